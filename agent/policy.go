@@ -1,0 +1,72 @@
+package agent
+
+import "encoding/json"
+
+// ToolSpec describes a tool to the model and to the policy gate.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema,omitempty"` // JSON schema of the arguments
+	Kind        Kind            `json:"kind"`             // KindRead or KindWrite
+	// Idempotent marks a write that is safe to run again: an interrupted
+	// attempt is retried instead of becoming Indeterminate.
+	Idempotent bool `json:"idempotent,omitempty"`
+	// Approval overrides the policy for this tool: "" (the policy decides),
+	// ApprovalAlways, ApprovalNever or ApprovalDeny.
+	Approval string `json:"approval,omitempty"`
+}
+
+// Per-tool approval overrides.
+const (
+	ApprovalAlways = "always" // every call waits for a person
+	ApprovalNever  = "never"  // calls run without approval
+	ApprovalDeny   = "deny"   // calls never run
+)
+
+// Verdict is the policy's decision about one tool call.
+type Verdict int
+
+// The verdicts.
+const (
+	Allow Verdict = iota
+	RequireApproval
+	Deny
+)
+
+// Gate is the policy's answer for one call: how to treat it and what kind
+// of step it is.
+type Gate struct {
+	Verdict Verdict
+	Kind    Kind
+	Reason  string // why a call is denied; shown to the model
+}
+
+// Policy decides, per tool call, whether it runs, waits for approval or is
+// denied, and classifies it as read or write. It must be deterministic.
+type Policy interface {
+	Decide(spec ToolSpec, call ToolCall) Gate
+}
+
+// GateWrites is the demo policy: every write waits for approval, reads run.
+// A tool's Approval field overrides it.
+type GateWrites struct{}
+
+// Decide implements Policy.
+func (GateWrites) Decide(spec ToolSpec, _ ToolCall) Gate {
+	g := Gate{Kind: spec.Kind, Verdict: Allow}
+	if g.Kind != KindRead {
+		g.Kind = KindWrite // anything not known to be a read has side effects
+	}
+	switch spec.Approval {
+	case ApprovalAlways:
+		g.Verdict = RequireApproval
+	case ApprovalNever:
+	case ApprovalDeny:
+		g.Verdict, g.Reason = Deny, "the policy denies "+spec.Name
+	default:
+		if g.Kind == KindWrite {
+			g.Verdict = RequireApproval
+		}
+	}
+	return g
+}

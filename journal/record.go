@@ -1,0 +1,127 @@
+package journal
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+
+	"github.com/agentrun/agentrun/agent"
+)
+
+// RecordType names a journal record.
+type RecordType string
+
+// The record types.
+const (
+	RunStarted    RecordType = "run.started"    // once, first: the input messages
+	StepStarted   RecordType = "step.started"   // before a step runs: step name and kind
+	StepCompleted RecordType = "step.completed" // after the step returns, before its result is used
+	SignalRecord  RecordType = "signal"         // an operator's approve, deny or reconcile
+	RunCompleted  RecordType = "run.completed"  // when the loop answers: the final message
+)
+
+// Record is one entry of a run's journal.
+type Record struct {
+	Type   RecordType      `json:"type"`
+	Input  []agent.Message `json:"input,omitempty"`  // run.started
+	Step   string          `json:"step,omitempty"`   // step.started, step.completed
+	Kind   agent.Kind      `json:"kind,omitempty"`   // step.started
+	Result json.RawMessage `json:"result,omitempty"` // step.completed
+	Signal *Signal         `json:"signal,omitempty"` // signal
+	Answer string          `json:"answer,omitempty"` // run.completed
+}
+
+// Signal names of the operator contract.
+const (
+	SignalApprove   = "approve"
+	SignalDeny      = "deny"
+	SignalReconcile = "reconcile"
+)
+
+// Reconcile outcomes.
+const (
+	OutcomeDone  = "done"
+	OutcomeRetry = "retry"
+)
+
+// Signal is an operator's input. The JSON field names are the payloads of
+// the operator contract: approve {"Marker"}, deny {"Marker","Reason"},
+// reconcile {"Step","Outcome","Result"}.
+type Signal struct {
+	Name    string `json:"Name"`
+	Marker  string `json:"Marker,omitempty"`
+	Reason  string `json:"Reason,omitempty"`
+	Step    string `json:"Step,omitempty"`
+	Outcome string `json:"Outcome,omitempty"`
+	Result  string `json:"Result,omitempty"`
+}
+
+// Store keeps the journals of runs.
+type Store interface {
+	// Load returns the records of a run, oldest first; a run with no
+	// journal has none (and no error).
+	Load(runID string) ([]Record, error)
+	// Append adds records to a run's journal after the first seen records.
+	// It returns ErrConflict, writing nothing, when the journal no longer
+	// holds exactly seen records: the caller loads again and re-decides.
+	// An append that returned nil survives a crash; one that returned any
+	// other error may or may not have happened.
+	Append(runID string, seen int, recs ...Record) error
+	// List returns the ids of the runs with a journal, sorted.
+	List() ([]string, error)
+}
+
+// Errors of the journal.
+var (
+	// ErrIndeterminate: a write step started and never recorded a result;
+	// nobody knows whether it took effect. A person must reconcile it.
+	ErrIndeterminate = errors.New("indeterminate")
+	// ErrInputMismatch: a run id was given with another input than the one
+	// its journal started with.
+	ErrInputMismatch = errors.New("input does not match the run's recorded input")
+	// ErrCorrupt: a journal holds a damaged record followed by good ones.
+	ErrCorrupt = errors.New("journal is corrupt")
+	// ErrConflict: the journal changed between Load and Append.
+	ErrConflict = errors.New("journal changed concurrently")
+	// ErrUnknownRun: no journal exists for the run id.
+	ErrUnknownRun = errors.New("unknown run")
+	// ErrInvalid: an operator input or a run id was refused; nothing was
+	// written.
+	ErrInvalid = errors.New("invalid")
+)
+
+// IndeterminateError names the write step whose outcome is unknown. It
+// unwraps to ErrIndeterminate.
+type IndeterminateError struct {
+	Step string
+}
+
+func (e *IndeterminateError) Error() string {
+	return fmt.Sprintf("step %s is indeterminate: it started and never recorded a result; check the world, then reconcile it with done RESULT or retry", e.Step)
+}
+
+// Unwrap returns ErrIndeterminate.
+func (e *IndeterminateError) Unwrap() error { return ErrIndeterminate }
+
+// MaxRunIDLen is the longest valid run id.
+const MaxRunIDLen = 128
+
+var runIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// RunIDFormat says what a valid run id looks like, for error messages.
+const RunIDFormat = "letters, digits, '_', '.', '-', starting with a letter or digit, at most 128 characters"
+
+// ValidRunID returns nil for a valid run id and otherwise an error that
+// names what is wrong and what is valid. A valid id is a safe file name.
+func ValidRunID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w run id: it is empty; want %s", ErrInvalid, RunIDFormat)
+	case len(id) > MaxRunIDLen:
+		return fmt.Errorf("%w run id: it has %d characters; want %s", ErrInvalid, len(id), RunIDFormat)
+	case !runIDRE.MatchString(id):
+		return fmt.Errorf("%w run id %q: want %s", ErrInvalid, id, RunIDFormat)
+	}
+	return nil
+}

@@ -1,0 +1,135 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/agentrun/agentrun/agent"
+)
+
+// Script is a deterministic conversation: turn N answers model step llm/N.
+type Script struct {
+	Turns []Turn `json:"turns"`
+}
+
+// Turn is one scripted model reply: tool calls, or a final text.
+type Turn struct {
+	ToolCalls []ScriptedCall `json:"tool_calls,omitempty"`
+	// Text may contain {{last_tool_result}}, replaced by the newest tool
+	// result in the turn's input.
+	Text string `json:"text,omitempty"`
+}
+
+// ScriptedCall is one tool call of a scripted turn.
+type ScriptedCall struct {
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args,omitempty"`
+}
+
+// LastToolResult is the placeholder a scripted text may carry.
+const LastToolResult = "{{last_tool_result}}"
+
+// HandExample is the built-in script: look up the access policy, file a
+// ticket, answer with the ticket id.
+func HandExample() Script {
+	return Script{Turns: []Turn{
+		{ToolCalls: []ScriptedCall{{Name: "lookup", Args: json.RawMessage(`{"topic":"database access"}`)}}},
+		{ToolCalls: []ScriptedCall{{Name: "create_ticket", Args: json.RawMessage(`{"title":"Read access to the orders database","body":"Requested through agentrun; the access policy requires a ticket approved by the data owner."}`)}}},
+		{Text: "Your request is filed as " + LastToolResult + ". The data owner will review it; access is granted for 90 days."},
+	}}
+}
+
+// ParseScript decodes and checks a JSON script.
+func ParseScript(b []byte) (Script, error) {
+	var s Script
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Script{}, fmt.Errorf(`script is not valid: %v (want {"turns":[{"tool_calls":[{"name":"lookup","args":{}}]},{"text":"..."}]})`, err)
+	}
+	if len(s.Turns) == 0 {
+		return Script{}, fmt.Errorf("script has no turns: want at least one turn")
+	}
+	for i, t := range s.Turns {
+		if (len(t.ToolCalls) == 0) == (t.Text == "") {
+			return Script{}, fmt.Errorf("script turn %d: want either tool_calls or text, not both or neither", i+1)
+		}
+		for j, c := range t.ToolCalls {
+			if c.Name == "" {
+				return Script{}, fmt.Errorf("script turn %d, call %d: the tool name is empty", i+1, j)
+			}
+			if len(c.Args) > 0 && !json.Valid(c.Args) {
+				return Script{}, fmt.Errorf("script turn %d, call %d: args are not JSON", i+1, j)
+			}
+		}
+	}
+	return s, nil
+}
+
+// LoadScript reads a JSON script from a file.
+func LoadScript(path string) (Script, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Script{}, fmt.Errorf("read script: %w", err)
+	}
+	s, err := ParseScript(b)
+	if err != nil {
+		return Script{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Scripted answers from a Script. It is safe for concurrent use.
+type Scripted struct {
+	script Script
+}
+
+// NewScripted returns a provider playing s.
+func NewScripted(s Script) *Scripted { return &Scripted{script: s} }
+
+// Name implements Provider.
+func (*Scripted) Name() string { return "scripted" }
+
+// Complete implements Provider: the turn is the number of assistant
+// messages in the input plus one.
+func (p *Scripted) Complete(ctx context.Context, req agent.ModelRequest) (agent.ModelReply, error) {
+	if err := ctx.Err(); err != nil {
+		return agent.ModelReply{}, err
+	}
+	n := 1
+	last := ""
+	for _, m := range req.Messages {
+		switch m.Role {
+		case agent.RoleAssistant:
+			n++
+		case agent.RoleTool:
+			last = m.Content
+		}
+	}
+	if n > len(p.script.Turns) {
+		return agent.ModelReply{}, &Error{Class: ClassBadRequest, Message: fmt.Sprintf("the script has %d turns and model call %d asked for another", len(p.script.Turns), n)}
+	}
+	t := p.script.Turns[n-1]
+	reply := agent.ModelReply{Model: p.Name(), Message: agent.Message{Role: agent.RoleAssistant}}
+	if len(t.ToolCalls) == 0 {
+		reply.Message.Content = strings.ReplaceAll(t.Text, LastToolResult, last)
+		reply.FinishReason = agent.FinishStop
+	} else {
+		for i, c := range t.ToolCalls {
+			args := c.Args
+			if len(args) == 0 {
+				args = json.RawMessage(`{}`)
+			}
+			reply.Message.ToolCalls = append(reply.Message.ToolCalls, agent.ToolCall{ID: fmt.Sprintf("call_%d_%d", n, i), Name: c.Name, Args: args})
+		}
+		reply.FinishReason = agent.FinishToolCalls
+	}
+	for _, m := range req.Messages {
+		reply.Usage.InputTokens += int64(len(m.Content)/4 + 1)
+	}
+	reply.Usage.OutputTokens = int64(len(reply.Message.Content)/4 + 1)
+	return reply, nil
+}
