@@ -23,13 +23,15 @@ const (
 
 // Record is one entry of a run's journal.
 type Record struct {
-	Type   RecordType      `json:"type"`
-	Input  []agent.Message `json:"input,omitempty"`  // run.started
-	Step   string          `json:"step,omitempty"`   // step.started, step.completed
-	Kind   agent.Kind      `json:"kind,omitempty"`   // step.started
-	Result json.RawMessage `json:"result,omitempty"` // step.completed
-	Signal *Signal         `json:"signal,omitempty"` // signal
-	Answer string          `json:"answer,omitempty"` // run.completed
+	Type  RecordType      `json:"type"`
+	Input []agent.Message `json:"input,omitempty"` // run.started
+	Step  string          `json:"step,omitempty"`  // step.started, step.completed
+	Kind  agent.Kind      `json:"kind,omitempty"`  // step.started
+	// Idempotent marks a write step that is safe to run again.
+	Idempotent bool            `json:"idempotent,omitempty"` // step.started
+	Result     json.RawMessage `json:"result,omitempty"`     // step.completed
+	Signal     *Signal         `json:"signal,omitempty"`     // signal
+	Answer     string          `json:"answer,omitempty"`     // run.completed
 }
 
 // Signal names of the operator contract.

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/agentrun/agentrun/agent"
+)
+
+// Exit codes.
+const (
+	ExitOK               = 0
+	ExitError            = 1
+	ExitUsage            = 2
+	ExitAwaitingApproval = 3
+	ExitIndeterminate    = 4
+)
+
+// UsageError is a command line that cannot be run.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+func usagef(format string, args ...any) error { return &UsageError{Msg: fmt.Sprintf(format, args...)} }
+
+// OutcomeError reports a run that stopped without completing; its exit code
+// says why.
+type OutcomeError struct{ Outcome agent.Outcome }
+
+func (e *OutcomeError) Error() string {
+	switch e.Outcome.Status {
+	case agent.StatusFailed:
+		return "run failed: " + e.Outcome.Reason
+	case agent.StatusIndeterminate:
+		return "run is Indeterminate at " + e.Outcome.Step
+	}
+	return "run is " + string(e.Outcome.Status)
+}
+
+// ExitCode maps an error from this package to a process exit code.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return ExitUsage
+	}
+	var oe *OutcomeError
+	if errors.As(err, &oe) {
+		switch oe.Outcome.Status {
+		case agent.StatusAwaitingApproval:
+			return ExitAwaitingApproval
+		case agent.StatusIndeterminate:
+			return ExitIndeterminate
+		case agent.StatusCompleted:
+			return ExitOK
+		}
+	}
+	return ExitError
+}
+
+// outcomeErr turns an outcome into the error that carries its exit code,
+// nil for Completed.
+func outcomeErr(o agent.Outcome) error {
+	if o.Status == agent.StatusCompleted {
+		return nil
+	}
+	return &OutcomeError{Outcome: o}
+}

@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/execute"
+	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/tools"
+)
+
+// DefaultJournal is the default journal folder (AGENTRUN_JOURNAL).
+const DefaultJournal = ".agentrun/journal"
+
+// Local is the local engine: a journal folder, a model and the tools.
+type Local struct {
+	Journal *journal.Journal
+	Exec    *execute.Executor
+}
+
+// OpenLocal builds the local engine from the environment: AGENTRUN_JOURNAL,
+// AGENTRUN_MODEL, AGENTRUN_TICKETS, AGENTRUN_DEMO_DELAY.
+func OpenLocal(getenv func(string) string) (*Local, error) {
+	dir := getenv("AGENTRUN_JOURNAL")
+	if dir == "" {
+		dir = DefaultJournal
+	}
+	store, err := journal.NewFileStore(dir)
+	if err != nil {
+		return nil, err
+	}
+	model, err := llm.New(getenv("AGENTRUN_MODEL"))
+	if err != nil {
+		return nil, fmt.Errorf("AGENTRUN_MODEL: %w", err)
+	}
+	demo, err := tools.DemoConfigFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	set, err := tools.NewSet(tools.Demo(demo)...)
+	if err != nil {
+		return nil, err
+	}
+	return &Local{
+		Journal: &journal.Journal{Store: store, Loop: agent.Loop{Tools: set.Specs()}},
+		Exec:    &execute.Executor{Model: model, Tools: set},
+	}, nil
+}
+
+// StartLocal starts or resumes runID and drives it until it completes or
+// needs a person. With an empty prompt it resumes an existing run.
+func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt string) error {
+	if err := journal.ValidRunID(runID); err != nil {
+		return usagef("%v", err)
+	}
+	var input []agent.Message
+	if strings.TrimSpace(prompt) == "" {
+		var err error
+		input, err = l.input(runID)
+		if errors.Is(err, journal.ErrUnknownRun) {
+			return usagef("run %s does not exist: give a prompt to start it", runID)
+		}
+		if err != nil {
+			return err
+		}
+	} else {
+		input = agent.UserMessages(prompt)
+	}
+	o, err := l.Journal.Run(ctx, runID, input, l.Exec)
+	if errors.Is(err, journal.ErrInputMismatch) {
+		return fmt.Errorf("run %s exists with another prompt; resume it with no prompt (go run ./starter --local --id %s) or choose another --id", runID, Quote(runID))
+	}
+	if err != nil {
+		return err
+	}
+	printOutcome(w, localCmd, runID, o)
+	return outcomeErr(o)
+}
+
+// input returns the recorded input of an existing run.
+func (l *Local) input(runID string) ([]agent.Message, error) {
+	recs, err := l.Journal.Store.Load(runID)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 || recs[0].Type != journal.RunStarted {
+		return nil, fmt.Errorf("run %s: %w", runID, journal.ErrUnknownRun)
+	}
+	return recs[0].Input, nil
+}
+
+// ReconcileUsage is the reconcile tool's command summary.
+const ReconcileUsage = `commands:
+  list                       runs waiting on a person
+  show RUN                   status, pending markers and steps of a run
+  approve RUN MARKER         let a gated tool call run
+  deny RUN MARKER REASON     refuse it; the model reads the reason
+  done RUN STEP RESULT       settle an indeterminate write: it took effect with RESULT
+  retry RUN STEP             settle an indeterminate write: run it once more`
+
+// ParseOperator turns reconcile arguments into a signal, or says what is
+// wrong. It does not handle list and show.
+func ParseOperator(args []string) (runID string, sig journal.Signal, err error) {
+	want := map[string]int{journal.SignalApprove: 3, journal.SignalDeny: 4, "done": 4, "retry": 3}
+	if len(args) == 0 {
+		return "", sig, usagef("missing command\n%s", ReconcileUsage)
+	}
+	n, ok := want[args[0]]
+	if !ok {
+		return "", sig, usagef("unknown command %q\n%s", args[0], ReconcileUsage)
+	}
+	if len(args) < n || (len(args) > n && args[0] != journal.SignalDeny) {
+		return "", sig, usagef("%s takes %d argument(s), got %d\n%s", args[0], n-1, len(args)-1, ReconcileUsage)
+	}
+	runID = args[1]
+	if err := journal.ValidRunID(runID); err != nil {
+		return "", sig, usagef("%v", err)
+	}
+	switch args[0] {
+	case journal.SignalApprove:
+		sig = journal.Signal{Name: journal.SignalApprove, Marker: args[2]}
+	case journal.SignalDeny:
+		sig = journal.Signal{Name: journal.SignalDeny, Marker: args[2], Reason: strings.Join(args[3:], " ")}
+	case "done":
+		sig = journal.Signal{Name: journal.SignalReconcile, Step: args[2], Outcome: journal.OutcomeDone, Result: args[3]}
+	case "retry":
+		sig = journal.Signal{Name: journal.SignalReconcile, Step: args[2], Outcome: journal.OutcomeRetry}
+	}
+	if sig.Name == journal.SignalReconcile {
+		err = journal.CheckReconcile(sig)
+	} else {
+		err = journal.CheckDecision(sig)
+	}
+	if err != nil {
+		return "", sig, usagef("%v", err)
+	}
+	return runID, sig, nil
+}
+
+// ReconcileLocal runs one operator command against the local journal.
+func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "list":
+			if len(args) != 1 {
+				return usagef("list takes no arguments")
+			}
+			runs, err := l.Journal.Waiting()
+			if err != nil {
+				return err
+			}
+			if len(runs) == 0 {
+				fmt.Fprintln(w, "no run waits on a person")
+			}
+			for _, r := range runs {
+				what := r.Indeterminate
+				if r.Status == agent.StatusAwaitingApproval {
+					markers := make([]string, len(r.Pending))
+					for i, p := range r.Pending {
+						markers[i] = p.Marker
+					}
+					what = strings.Join(markers, ", ")
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\n", r.RunID, r.Status, what)
+			}
+			return nil
+		case "show":
+			if len(args) != 2 {
+				return usagef("show takes one argument, the run id")
+			}
+			info, err := l.Journal.Show(args[1])
+			if err != nil {
+				return err
+			}
+			return printInfo(w, info)
+		}
+	}
+	runID, sig, err := ParseOperator(args)
+	if err != nil {
+		return err
+	}
+	if err := l.Journal.Signal(ctx, runID, sig); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "recorded %s for run %s; resume the run with:\n  go run ./starter --local --id %s\n", sig.Name, runID, Quote(runID))
+	return nil
+}
+
+func printInfo(w io.Writer, info journal.RunInfo) error {
+	fmt.Fprintf(w, "run %s: %s (%d records)\n", info.RunID, info.Status, info.Records)
+	for _, p := range info.Pending {
+		fmt.Fprintf(w, "  pending %s: %s %s\n", p.Marker, p.Tool, string(p.Args))
+	}
+	if info.Indeterminate != "" {
+		fmt.Fprintf(w, "  indeterminate: %s\n", info.Indeterminate)
+	}
+	if info.Reason != "" {
+		fmt.Fprintf(w, "  reason: %s\n", info.Reason)
+	}
+	if info.Answer != "" {
+		fmt.Fprintf(w, "  answer: %s\n", info.Answer)
+	}
+	for _, s := range info.Steps {
+		res, _ := json.Marshal(s.Result)
+		fmt.Fprintf(w, "  %-28s %-5s %-10s starts=%d result=%s\n", s.Name, s.Kind, s.State, s.Starts, res)
+	}
+	return nil
+}

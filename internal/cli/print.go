@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/agentrun/agentrun/agent"
+)
+
+// Quote quotes s for a POSIX shell when it needs quoting, so that a
+// printed command can be pasted as it is.
+func Quote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@,+%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// reconcileCmd is how an operator calls the reconcile tool in one mode.
+type reconcileCmd string
+
+const (
+	localCmd    reconcileCmd = "go run ./reconcile --local"
+	temporalCmd reconcileCmd = "go run ./reconcile"
+)
+
+func (c reconcileCmd) approve(run, marker string) string {
+	return fmt.Sprintf("%s approve %s %s", c, Quote(run), Quote(marker))
+}
+
+func (c reconcileCmd) deny(run, marker string) string {
+	return fmt.Sprintf("%s deny %s %s 'REASON'", c, Quote(run), Quote(marker))
+}
+
+func (c reconcileCmd) done(run, step string) string {
+	return fmt.Sprintf("%s done %s %s 'RESULT'", c, Quote(run), Quote(step))
+}
+
+func (c reconcileCmd) retry(run, step string) string {
+	return fmt.Sprintf("%s retry %s %s", c, Quote(run), Quote(step))
+}
+
+// printOutcome tells a person where a run stands and, when it waits on
+// them, the exact commands that unblock it.
+func printOutcome(w io.Writer, cmd reconcileCmd, runID string, o agent.Outcome) {
+	switch o.Status {
+	case agent.StatusCompleted:
+		fmt.Fprintf(w, "run %s: Completed\n%s\n", runID, o.Answer)
+	case agent.StatusAwaitingApproval:
+		fmt.Fprintf(w, "run %s: AwaitingApproval (%d call(s) wait for a person)\n", runID, len(o.Pending))
+		for _, p := range o.Pending {
+			fmt.Fprintf(w, "  marker %s\n    tool: %s\n    args: %s\n    approve: %s\n    deny:    %s\n",
+				p.Marker, p.Tool, string(p.Args), cmd.approve(runID, p.Marker), cmd.deny(runID, p.Marker))
+		}
+	case agent.StatusIndeterminate:
+		fmt.Fprintf(w, "run %s: Indeterminate at %s\n", runID, o.Step)
+		fmt.Fprintf(w, "  the write started and never recorded its result; it may or may not have taken effect.\n")
+		fmt.Fprintf(w, "  check the world, then either record what happened:\n    %s\n", cmd.done(runID, o.Step))
+		fmt.Fprintf(w, "  or run it once more:\n    %s\n", cmd.retry(runID, o.Step))
+	case agent.StatusFailed:
+		fmt.Fprintf(w, "run %s: Failed: %s\n", runID, o.Reason)
+	default:
+		fmt.Fprintf(w, "run %s: %s\n", runID, o.Status)
+	}
+}

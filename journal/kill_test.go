@@ -1,0 +1,157 @@
+package journal_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/tools"
+)
+
+// TestKillResumesWithoutRecall runs the hand example in five starter
+// processes in turn on one journal, SIGKILLs one inside lookup and one
+// inside create_ticket after the ticket exists, and checks that the run
+// completes with exactly 3 model calls and 1 ticket.
+func TestKillResumesWithoutRecall(t *testing.T) {
+	t.Parallel()
+	starter := testenv.Program(t, "starter")
+	reconcile := testenv.Program(t, "reconcile")
+	dir := t.TempDir()
+	jdir, tickets := filepath.Join(dir, "journal"), filepath.Join(dir, "tickets.jsonl")
+	env := append(os.Environ(), "AGENTRUN_JOURNAL="+jdir, "AGENTRUN_TICKETS="+tickets, "AGENTRUN_DEMO_DELAY=3s", "AGENTRUN_MODEL=scripted")
+	const run = "kill-1"
+	store, err := journal.NewFileStore(jdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := func(step string) bool { // started and not completed
+		recs, err := store.Load(run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, c := 0, 0
+		for _, r := range recs {
+			if r.Step == step && r.Type == journal.StepStarted {
+				s++
+			}
+			if r.Step == step && r.Type == journal.StepCompleted {
+				c++
+			}
+		}
+		return s > 0 && c == 0
+	}
+	startProc := func() (*exec.Cmd, *bytes.Buffer) {
+		var out bytes.Buffer
+		cmd := exec.Command(starter, "--local", "--id", run, prompt)
+		cmd.Env, cmd.Stdout, cmd.Stderr = env, &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd, &out
+	}
+	runProc := func(wantCode int) string {
+		cmd, out := startProc()
+		err := cmd.Wait()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != wantCode {
+			t.Fatalf("starter exited %d, want %d:\n%s", code, wantCode, out)
+		}
+		return out.String()
+	}
+	kill := func(cmd *exec.Cmd) {
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+	}
+	operator := func(args ...string) {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, reconcile, append([]string{"--local"}, args...)...)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("reconcile %v: %v\n%s", args, err, out)
+		}
+	}
+
+	// 1: killed inside lookup.
+	p1, _ := startProc()
+	testenv.WaitFor(t, 30*time.Second, "lookup to start", func() bool { return started("tool/1/0/lookup") })
+	kill(p1)
+	// 2: re-runs lookup, stops awaiting approval.
+	out := runProc(3)
+	if !strings.Contains(out, "approve: go run ./reconcile --local approve kill-1 tool/2/0/create_ticket") {
+		t.Fatalf("the awaiting run does not print the approve command:\n%s", out)
+	}
+	operator("approve", run, ticketStep)
+	// 3: killed inside create_ticket, after the ticket exists.
+	p3, _ := startProc()
+	testenv.WaitFor(t, 30*time.Second, "the ticket to be written", func() bool {
+		ts, err := tools.ReadTickets(tickets)
+		return err == nil && len(ts) == 1
+	})
+	if !started(ticketStep) {
+		t.Fatal("create_ticket is not in flight when the ticket exists")
+	}
+	kill(p3)
+	// 4: Indeterminate.
+	out = runProc(4)
+	if !strings.Contains(out, "Indeterminate at "+ticketStep) {
+		t.Fatalf("run 4 output:\n%s", out)
+	}
+	ts, err := tools.ReadTickets(tickets)
+	if err != nil || len(ts) != 1 {
+		t.Fatalf("tickets: %v %v, want 1", ts, err)
+	}
+	operator("done", run, ticketStep, ts[0].ID)
+	// 5: completes with the reconciled ticket.
+	out = runProc(0)
+	if !strings.Contains(out, "Completed") || !strings.Contains(out, ts[0].ID) {
+		t.Fatalf("run 5 output:\n%s", out)
+	}
+
+	recs, err := store.Load(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(typ journal.RecordType, prefix string) int {
+		n := 0
+		for _, r := range recs {
+			if r.Type == typ && strings.HasPrefix(r.Step, prefix) {
+				n++
+			}
+		}
+		return n
+	}
+	// Every model call is bracketed by its start record, so these count calls.
+	if n := count(journal.StepStarted, "llm/"); n != 3 {
+		t.Errorf("model calls: %d, want 3", n)
+	}
+	if n := count(journal.StepCompleted, "llm/"); n != 3 {
+		t.Errorf("model results: %d, want 3", n)
+	}
+	if n := count(journal.StepStarted, "tool/1/0/lookup"); n != 2 {
+		t.Errorf("lookup starts: %d, want 2 (re-run once after the kill)", n)
+	}
+	if n := count(journal.StepStarted, ticketStep); n != 1 {
+		t.Errorf("create_ticket starts: %d, want 1", n)
+	}
+	if ts, _ := tools.ReadTickets(tickets); len(ts) != 1 {
+		t.Errorf("tickets: %d, want 1", len(ts))
+	}
+}

@@ -1,0 +1,320 @@
+package journal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentrun/agentrun/agent"
+)
+
+// Run starts the run runID with input, or resumes it when its journal
+// already holds the same input, and drives the agent loop until the run
+// completes or needs a person. Every step goes through RunStep, so a
+// resumed run calls no model and no tool twice for one step. A Failed
+// outcome is returned as an outcome, not an error; an error means the run
+// could not go on (a store failure, a step that failed) and may be resumed.
+func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, exec agent.Executor) (agent.Outcome, error) {
+	if err := ValidRunID(runID); err != nil {
+		return agent.Outcome{}, err
+	}
+	if len(input) == 0 {
+		return agent.Outcome{}, fmt.Errorf("%w input: the prompt is empty; want at least one message", ErrInvalid)
+	}
+	if err := j.begin(runID, input); err != nil {
+		return agent.Outcome{}, err
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return agent.Outcome{}, err
+		}
+		recs, err := j.Store.Load(runID)
+		if err != nil {
+			return agent.Outcome{}, err
+		}
+		st := fold(recs)
+		if st.completed {
+			return agent.Outcome{Status: agent.StatusCompleted, Answer: st.answer}, nil
+		}
+		d := j.Loop.Next(st.input, st.facts())
+		if d.Outcome != nil {
+			if d.Outcome.Status == agent.StatusCompleted {
+				err := j.Store.Append(runID, len(recs), Record{Type: RunCompleted, Answer: d.Outcome.Answer})
+				if errors.Is(err, ErrConflict) {
+					continue
+				}
+				if err != nil {
+					return agent.Outcome{}, err
+				}
+			}
+			return *d.Outcome, nil
+		}
+		step := *d.Step
+		_, err = j.RunStep(ctx, runID, step, func(ctx context.Context) (json.RawMessage, error) {
+			return exec.Execute(ctx, step)
+		})
+		var ind *IndeterminateError
+		if errors.As(err, &ind) {
+			return agent.Outcome{Status: agent.StatusIndeterminate, Step: ind.Step}, nil
+		}
+		if err != nil {
+			return agent.Outcome{}, fmt.Errorf("run %s: step %s: %w", runID, step.Name, err)
+		}
+	}
+}
+
+// begin records the input of a new run, or checks it against the journal
+// of an existing one.
+func (j *Journal) begin(runID string, input []agent.Message) error {
+	for range maxConflicts {
+		recs, err := j.Store.Load(runID)
+		if err != nil {
+			return err
+		}
+		if len(recs) > 0 {
+			st := fold(recs)
+			if !st.started {
+				return fmt.Errorf("run %s: the journal does not start with %s: %w", runID, RunStarted, ErrCorrupt)
+			}
+			if !sameInput(st.input, input) {
+				return fmt.Errorf("run %s: %w; resume it with the prompt it started with, or choose another run id", runID, ErrInputMismatch)
+			}
+			return nil
+		}
+		err = j.Store.Append(runID, 0, Record{Type: RunStarted, Input: input})
+		if errors.Is(err, ErrConflict) {
+			continue
+		}
+		return err
+	}
+	return fmt.Errorf("start %s: %w %d times", runID, ErrConflict, maxConflicts)
+}
+
+// Signal records an operator's approve, deny or reconcile after checking
+// it against the run's current state. A refused signal returns an error
+// wrapping ErrInvalid (or ErrUnknownRun) that says what would be valid,
+// and writes nothing.
+func (j *Journal) Signal(ctx context.Context, runID string, sig Signal) error {
+	if err := ValidRunID(runID); err != nil {
+		return err
+	}
+	for range maxConflicts {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		recs, err := j.Store.Load(runID)
+		if err != nil {
+			return err
+		}
+		st := fold(recs)
+		if !st.started {
+			return fmt.Errorf("%w %q: no journal for it; see the runs with the list command", ErrUnknownRun, runID)
+		}
+		if err := j.check(st, sig); err != nil {
+			return err
+		}
+		err = j.Store.Append(runID, len(recs), Record{Type: SignalRecord, Signal: &sig})
+		if errors.Is(err, ErrConflict) {
+			continue
+		}
+		return err
+	}
+	return fmt.Errorf("signal %s: %w %d times", runID, ErrConflict, maxConflicts)
+}
+
+// check validates a signal against the run's state.
+func (j *Journal) check(st *state, sig Signal) error {
+	if st.completed {
+		return fmt.Errorf("%w %s: the run is already Completed", ErrInvalid, sig.Name)
+	}
+	facts := st.facts()
+	d := j.Loop.Next(st.input, facts)
+	switch sig.Name {
+	case SignalApprove, SignalDeny:
+		if err := CheckDecision(sig); err != nil {
+			return err
+		}
+		var pending []string
+		if d.Outcome != nil && d.Outcome.Status == agent.StatusAwaitingApproval {
+			for _, p := range d.Outcome.Pending {
+				if p.Marker == sig.Marker {
+					return nil
+				}
+				pending = append(pending, p.Marker)
+			}
+		}
+		if _, decided := facts.Decisions[sig.Marker]; decided {
+			return fmt.Errorf("%w %s: marker %s was already decided", ErrInvalid, sig.Name, sig.Marker)
+		}
+		return fmt.Errorf("%w %s: marker %s is not awaiting approval; pending: %s", ErrInvalid, sig.Name, sig.Marker, listOrNone(pending))
+	case SignalReconcile:
+		if err := CheckReconcile(sig); err != nil {
+			return err
+		}
+		if !facts.Indeterminate[sig.Step] {
+			return fmt.Errorf("%w reconcile: step %s is not indeterminate; indeterminate: %s", ErrInvalid, sig.Step, listOrNone(sortedKeys(facts.Indeterminate)))
+		}
+		return nil
+	}
+	return fmt.Errorf("%w signal %q: want approve, deny or reconcile", ErrInvalid, sig.Name)
+}
+
+// CheckDecision checks the shape of an approve or deny: a well-formed
+// marker, and a reason for a deny.
+func CheckDecision(sig Signal) error {
+	if !agent.IsToolStep(sig.Marker) {
+		return fmt.Errorf("%w %s: marker %q is not a tool step; want %s", ErrInvalid, sig.Name, sig.Marker, agent.StepFormat)
+	}
+	if sig.Name == SignalDeny && strings.TrimSpace(sig.Reason) == "" {
+		return fmt.Errorf("%w deny: the reason is empty; say why, the model reads it", ErrInvalid)
+	}
+	return nil
+}
+
+// CheckReconcile checks the shape of a reconcile: a tool step, outcome
+// done with a result, or retry without one.
+func CheckReconcile(sig Signal) error {
+	if !agent.IsToolStep(sig.Step) {
+		return fmt.Errorf("%w reconcile: step %q is not a tool step; want %s", ErrInvalid, sig.Step, agent.StepFormat)
+	}
+	switch sig.Outcome {
+	case OutcomeDone:
+		if sig.Result == "" {
+			return fmt.Errorf("%w reconcile: outcome done needs the result the step had (e.g. the ticket id)", ErrInvalid)
+		}
+	case OutcomeRetry:
+		if sig.Result != "" {
+			return fmt.Errorf("%w reconcile: outcome retry takes no result; use done to give one", ErrInvalid)
+		}
+	default:
+		return fmt.Errorf("%w reconcile: outcome %q: want %q or %q", ErrInvalid, sig.Outcome, OutcomeDone, OutcomeRetry)
+	}
+	return nil
+}
+
+// StepInfo is one step of a run as Show reports it.
+type StepInfo struct {
+	Name   string     `json:"name"`
+	Kind   agent.Kind `json:"kind"`
+	State  string     `json:"state"` // "completed", "started" or "reconciled"
+	Starts int        `json:"starts"`
+	Result string     `json:"result,omitempty"`
+}
+
+// RunInfo is a run as Show reports it.
+type RunInfo struct {
+	RunID         string          `json:"run_id"`
+	Status        agent.Status    `json:"status"`
+	Pending       []agent.Pending `json:"pending,omitempty"`
+	Indeterminate string          `json:"indeterminate,omitempty"`
+	Answer        string          `json:"answer,omitempty"`
+	Reason        string          `json:"reason,omitempty"`
+	Steps         []StepInfo      `json:"steps"`
+	Records       int             `json:"records"`
+}
+
+// Show reports a run's status, what it waits for, and its steps in the
+// order they first started.
+func (j *Journal) Show(runID string) (RunInfo, error) {
+	if err := ValidRunID(runID); err != nil {
+		return RunInfo{}, err
+	}
+	recs, err := j.Store.Load(runID)
+	if err != nil {
+		return RunInfo{}, err
+	}
+	st := fold(recs)
+	if !st.started {
+		return RunInfo{}, fmt.Errorf("%w %q: no journal for it; see the runs with the list command", ErrUnknownRun, runID)
+	}
+	info := RunInfo{RunID: runID, Records: len(recs), Status: agent.StatusCompleted, Answer: st.answer}
+	if !st.completed {
+		d := j.Loop.Next(st.input, st.facts())
+		info.Status = agent.StatusRunning
+		if o := d.Outcome; o != nil {
+			info.Status, info.Pending, info.Indeterminate, info.Answer, info.Reason = o.Status, o.Pending, o.Step, o.Answer, o.Reason
+			if o.Status == agent.StatusCompleted {
+				info.Status = agent.StatusRunning // answered, not yet recorded: the next run records it
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range recs {
+		if r.Type != StepStarted || seen[r.Step] {
+			continue
+		}
+		seen[r.Step] = true
+		s := st.steps[r.Step]
+		si := StepInfo{Name: r.Step, Kind: s.kind, Starts: s.starts, State: "started"}
+		if s.completed {
+			si.State, si.Result = "completed", summarize(s.result)
+		} else if s.reconcile != nil {
+			si.State = "reconciled " + s.reconcile.Outcome
+		}
+		info.Steps = append(info.Steps, si)
+	}
+	return info, nil
+}
+
+// Waiting returns the runs that wait on a person: AwaitingApproval or
+// Indeterminate.
+func (j *Journal) Waiting() ([]RunInfo, error) {
+	ids, err := j.Store.List()
+	if err != nil {
+		return nil, err
+	}
+	var out []RunInfo
+	for _, id := range ids {
+		info, err := j.Show(id)
+		if errors.Is(err, ErrUnknownRun) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if info.Status == agent.StatusAwaitingApproval || info.Status == agent.StatusIndeterminate {
+			out = append(out, info)
+		}
+	}
+	return out, nil
+}
+
+// summarize renders a recorded result for people: the text of a tool
+// result, the text or tool calls of a model reply.
+func summarize(raw []byte) string {
+	if r, err := agent.DecodeModelReply(raw); err == nil && (r.Message.Role != "" || r.Model != "") {
+		if len(r.Message.ToolCalls) > 0 {
+			names := make([]string, len(r.Message.ToolCalls))
+			for i, c := range r.Message.ToolCalls {
+				names[i] = c.Name
+			}
+			return "calls " + strings.Join(names, ", ")
+		}
+		return r.Message.Content
+	}
+	if r, err := agent.DecodeToolResult(raw); err == nil {
+		return r.Content
+	}
+	return string(raw)
+}
+
+func listOrNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var ks []string
+	for k, v := range m {
+		if v {
+			ks = append(ks, k)
+		}
+	}
+	slices.Sort(ks)
+	return ks
+}

@@ -1,0 +1,352 @@
+package journal_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/execute"
+	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/tools"
+)
+
+const prompt = "I need read access to the orders database."
+
+// counting wraps an executor, counts the calls of each step and can fail
+// a step once after it ran (a crash after the effect, before the record).
+type counting struct {
+	inner agent.Executor
+	mu    sync.Mutex
+	calls map[string]int
+	// crashAfter makes the named step run and then return an error, once.
+	crashAfter string
+}
+
+func (c *counting) Execute(ctx context.Context, s agent.Step) (json.RawMessage, error) {
+	c.mu.Lock()
+	c.calls[s.Name]++
+	crash := c.crashAfter == s.Name
+	if crash {
+		c.crashAfter = ""
+	}
+	c.mu.Unlock()
+	res, err := c.inner.Execute(ctx, s)
+	if crash {
+		return nil, errors.New("simulated crash after the step took effect")
+	}
+	return res, err
+}
+
+func (c *counting) count(prefix string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for k, v := range c.calls {
+		if strings.HasPrefix(k, prefix) {
+			n += v
+		}
+	}
+	return n
+}
+
+type fixture struct {
+	j       *journal.Journal
+	exec    *counting
+	tickets string
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	store, err := journal.NewFileStore(filepath.Join(dir, "journal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tickets := filepath.Join(dir, "tickets.jsonl")
+	set, err := tools.NewSet(tools.Demo(tools.DemoConfig{Tickets: tickets})...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{
+		j:       &journal.Journal{Store: store, Loop: agent.Loop{Tools: set.Specs()}},
+		exec:    &counting{inner: &execute.Executor{Model: llm.NewScripted(llm.HandExample()), Tools: set}, calls: map[string]int{}},
+		tickets: tickets,
+	}
+}
+
+func (f *fixture) run(t *testing.T, id string) agent.Outcome {
+	t.Helper()
+	o, err := f.j.Run(t.Context(), id, agent.UserMessages(prompt), f.exec)
+	if err != nil {
+		t.Fatalf("run %s: %v", id, err)
+	}
+	return o
+}
+
+func (f *fixture) records(t *testing.T, id string) []journal.Record {
+	t.Helper()
+	recs, err := f.j.Store.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+func (f *fixture) ticketCount(t *testing.T) int {
+	t.Helper()
+	ts, err := tools.ReadTickets(f.tickets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ts)
+}
+
+func (f *fixture) signal(t *testing.T, id string, s journal.Signal) {
+	t.Helper()
+	if err := f.j.Signal(t.Context(), id, s); err != nil {
+		t.Fatalf("signal %+v: %v", s, err)
+	}
+}
+
+const ticketStep = "tool/2/0/create_ticket"
+
+func TestHandExample(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	o := f.run(t, "hand")
+	if o.Status != agent.StatusAwaitingApproval || len(o.Pending) != 1 || o.Pending[0].Marker != ticketStep || o.Pending[0].Tool != "create_ticket" {
+		t.Fatalf("first run: got %+v, want AwaitingApproval on %s", o, ticketStep)
+	}
+	recs := f.records(t, "hand")
+	want := []string{"run.started", "step.started llm/1", "step.completed llm/1", "step.started tool/1/0/lookup",
+		"step.completed tool/1/0/lookup", "step.started llm/2", "step.completed llm/2"}
+	if got := describe(recs); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("records after first run:\n got %q\nwant %q", got, want)
+	}
+	if n := f.exec.count("llm/"); n != 2 {
+		t.Fatalf("model calls after first run: %d, want 2", n)
+	}
+	f.signal(t, "hand", journal.Signal{Name: journal.SignalApprove, Marker: ticketStep})
+
+	o = f.run(t, "hand")
+	if o.Status != agent.StatusCompleted || !strings.Contains(o.Answer, "TICKET-1") {
+		t.Fatalf("second run: got %+v, want Completed naming TICKET-1", o)
+	}
+	if n := f.exec.count("llm/"); n != 3 {
+		t.Fatalf("model calls after second run: %d, want 3 (exactly 1 more)", n)
+	}
+	if n := f.ticketCount(t); n != 1 {
+		t.Fatalf("tickets: %d, want 1", n)
+	}
+	before := len(f.records(t, "hand"))
+
+	o = f.run(t, "hand")
+	if o.Status != agent.StatusCompleted || !strings.Contains(o.Answer, "TICKET-1") {
+		t.Fatalf("third run: got %+v, want the recorded answer", o)
+	}
+	if n := f.exec.count(""); n != 5 {
+		t.Fatalf("steps executed in all: %d, want 5 (third run calls nothing)", n)
+	}
+	if n := len(f.records(t, "hand")); n != before {
+		t.Fatalf("third run wrote %d records, want 0", n-before)
+	}
+}
+
+func describe(recs []journal.Record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = strings.TrimSpace(string(r.Type) + " " + r.Step)
+	}
+	return out
+}
+
+// toIndeterminate runs the hand example up to a create_ticket that wrote
+// its ticket and crashed before recording the result.
+func toIndeterminate(t *testing.T, f *fixture, id string) {
+	t.Helper()
+	f.run(t, id)
+	f.signal(t, id, journal.Signal{Name: journal.SignalApprove, Marker: ticketStep})
+	f.exec.crashAfter = ticketStep
+	if _, err := f.j.Run(t.Context(), id, agent.UserMessages(prompt), f.exec); err == nil {
+		t.Fatal("the crashing run returned no error")
+	}
+	if n := f.ticketCount(t); n != 1 {
+		t.Fatalf("tickets after the crash: %d, want 1", n)
+	}
+	for range 2 { // stays Indeterminate, however often it is resumed
+		o := f.run(t, id)
+		if o.Status != agent.StatusIndeterminate || o.Step != ticketStep {
+			t.Fatalf("after the crash: got %+v, want Indeterminate at %s", o, ticketStep)
+		}
+	}
+	if n := f.exec.count(ticketStep); n != 1 {
+		t.Fatalf("create_ticket calls: %d, want 1", n)
+	}
+	info, err := f.j.Show(id)
+	if err != nil || info.Status != agent.StatusIndeterminate || info.Indeterminate != ticketStep {
+		t.Fatalf("show: %+v, %v; want Indeterminate at %s", info, err, ticketStep)
+	}
+}
+
+func TestIndeterminateWrite(t *testing.T) {
+	t.Parallel()
+	t.Run("done", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t)
+		toIndeterminate(t, f, "ind-done")
+		f.signal(t, "ind-done", journal.Signal{Name: journal.SignalReconcile, Step: ticketStep, Outcome: journal.OutcomeDone, Result: "TICKET-1"})
+		o := f.run(t, "ind-done")
+		if o.Status != agent.StatusCompleted || !strings.Contains(o.Answer, "TICKET-1") {
+			t.Fatalf("after done: %+v, want Completed naming the person's result TICKET-1", o)
+		}
+		if n := f.exec.count(ticketStep); n != 1 {
+			t.Fatalf("create_ticket calls: %d, want 1 (done never runs the write)", n)
+		}
+		if n := f.ticketCount(t); n != 1 {
+			t.Fatalf("tickets: %d, want 1", n)
+		}
+		if n := f.exec.count("llm/"); n != 3 {
+			t.Fatalf("model calls: %d, want 3", n)
+		}
+	})
+	t.Run("retry", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t)
+		toIndeterminate(t, f, "ind-retry")
+		f.signal(t, "ind-retry", journal.Signal{Name: journal.SignalReconcile, Step: ticketStep, Outcome: journal.OutcomeRetry})
+		o := f.run(t, "ind-retry")
+		if o.Status != agent.StatusCompleted || !strings.Contains(o.Answer, "TICKET-2") {
+			t.Fatalf("after retry: %+v, want Completed naming TICKET-2", o)
+		}
+		if n := f.exec.count(ticketStep); n != 2 {
+			t.Fatalf("create_ticket calls: %d, want 2 (retry runs it exactly once more)", n)
+		}
+		if n := f.ticketCount(t); n != 2 {
+			t.Fatalf("tickets: %d, want 2", n)
+		}
+	})
+	t.Run("retry that crashes again is Indeterminate again", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t)
+		toIndeterminate(t, f, "ind-twice")
+		f.signal(t, "ind-twice", journal.Signal{Name: journal.SignalReconcile, Step: ticketStep, Outcome: journal.OutcomeRetry})
+		f.exec.crashAfter = ticketStep
+		if _, err := f.j.Run(t.Context(), "ind-twice", agent.UserMessages(prompt), f.exec); err == nil {
+			t.Fatal("the crashing retry returned no error")
+		}
+		o := f.run(t, "ind-twice")
+		if o.Status != agent.StatusIndeterminate {
+			t.Fatalf("after a crashed retry: %+v, want Indeterminate", o)
+		}
+		if n := f.exec.count(ticketStep); n != 2 {
+			t.Fatalf("create_ticket calls: %d, want 2", n)
+		}
+	})
+}
+
+func TestReadStepRerunsAfterCrash(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.exec.crashAfter = "tool/1/0/lookup"
+	if _, err := f.j.Run(t.Context(), "read", agent.UserMessages(prompt), f.exec); err == nil {
+		t.Fatal("the crashing run returned no error")
+	}
+	o := f.run(t, "read")
+	if o.Status != agent.StatusAwaitingApproval {
+		t.Fatalf("after the crash: %+v, want AwaitingApproval", o)
+	}
+	if n := f.exec.count("tool/1/0/lookup"); n != 2 {
+		t.Fatalf("lookup calls: %d, want 2 (the unrecorded read is re-run)", n)
+	}
+	if n := f.exec.count("llm/1"); n != 1 {
+		t.Fatalf("llm/1 calls: %d, want 1 (the model call before it is not)", n)
+	}
+	if n := f.exec.count("llm/"); n != 2 {
+		t.Fatalf("model calls: %d, want 2", n)
+	}
+}
+
+func TestInputMismatch(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.run(t, "same")
+	n := len(f.records(t, "same"))
+	o := f.run(t, "same")
+	if o.Status != agent.StatusAwaitingApproval || f.exec.count("llm/") != 2 {
+		t.Fatalf("resume with the same input: %+v after %d model calls, want AwaitingApproval after 2", o, f.exec.count("llm/"))
+	}
+	_, err := f.j.Run(t.Context(), "same", agent.UserMessages("another prompt"), f.exec)
+	if !errors.Is(err, journal.ErrInputMismatch) {
+		t.Fatalf("other input: err %v, want ErrInputMismatch", err)
+	}
+	if got := len(f.records(t, "same")); got != n {
+		t.Fatalf("refused input wrote %d records", got-n)
+	}
+	err = f.j.Signal(t.Context(), "nosuch", journal.Signal{Name: journal.SignalApprove, Marker: ticketStep})
+	if !errors.Is(err, journal.ErrUnknownRun) {
+		t.Fatalf("signal of an unknown run: %v, want ErrUnknownRun", err)
+	}
+	if _, err := f.j.Show("nosuch"); !errors.Is(err, journal.ErrUnknownRun) {
+		t.Fatalf("show of an unknown run: %v, want ErrUnknownRun", err)
+	}
+	if recs := f.records(t, "nosuch"); len(recs) != 0 {
+		t.Fatalf("a refused signal created %d records", len(recs))
+	}
+}
+
+func TestSignalValidation(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.run(t, "v")
+	n := len(f.records(t, "v"))
+	bad := []struct {
+		name string
+		sig  journal.Signal
+		want string
+	}{
+		{"unknown marker", journal.Signal{Name: journal.SignalApprove, Marker: "tool/9/0/create_ticket"}, "is not awaiting approval; pending: tool/2/0/create_ticket"},
+		{"malformed marker", journal.Signal{Name: journal.SignalApprove, Marker: "ticket"}, "is not a tool step"},
+		{"deny without reason", journal.Signal{Name: journal.SignalDeny, Marker: ticketStep}, "reason is empty"},
+		{"reconcile a step that is not indeterminate", journal.Signal{Name: journal.SignalReconcile, Step: "tool/1/0/lookup", Outcome: journal.OutcomeDone, Result: "x"}, "is not indeterminate"},
+		{"done without result", journal.Signal{Name: journal.SignalReconcile, Step: ticketStep, Outcome: journal.OutcomeDone}, "needs the result"},
+		{"unknown outcome", journal.Signal{Name: journal.SignalReconcile, Step: ticketStep, Outcome: "maybe"}, `want "done" or "retry"`},
+		{"unknown signal", journal.Signal{Name: "approv", Marker: ticketStep}, "want approve, deny or reconcile"},
+	}
+	for _, c := range bad {
+		err := f.j.Signal(t.Context(), "v", c.sig)
+		if !errors.Is(err, journal.ErrInvalid) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: err %v, want one line wrapping ErrInvalid containing %q", c.name, err, c.want)
+		}
+	}
+	f.signal(t, "v", journal.Signal{Name: journal.SignalApprove, Marker: ticketStep})
+	err := f.j.Signal(t.Context(), "v", journal.Signal{Name: journal.SignalDeny, Marker: ticketStep, Reason: "changed my mind"})
+	if !errors.Is(err, journal.ErrInvalid) || !strings.Contains(err.Error(), "already decided") {
+		t.Errorf("deny after approve: %v, want already decided", err)
+	}
+	if got := len(f.records(t, "v")); got != n+1 {
+		t.Fatalf("records: %d, want %d (only the one valid approval written)", got, n+1)
+	}
+}
+
+func TestDenyTellsTheModel(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.run(t, "deny")
+	f.signal(t, "deny", journal.Signal{Name: journal.SignalDeny, Marker: ticketStep, Reason: "not during the freeze"})
+	o := f.run(t, "deny")
+	if o.Status != agent.StatusCompleted || !strings.Contains(o.Answer, "denied by operator: not during the freeze") {
+		t.Fatalf("after deny: %+v, want an answer quoting the denial", o)
+	}
+	if n := f.ticketCount(t); n != 0 {
+		t.Fatalf("tickets: %d, want 0", n)
+	}
+	if n := f.exec.count(ticketStep); n != 0 {
+		t.Fatalf("create_ticket calls: %d, want 0", n)
+	}
+}
