@@ -131,35 +131,60 @@ func (j *Journal) check(st *state, sig Signal) error {
 		return fmt.Errorf("%w %s: the run is already Completed", ErrInvalid, sig.Name)
 	}
 	facts := st.facts()
-	d := j.Loop.Next(st.input, facts)
+	return Validate(sig, j.Loop.Next(st.input, facts).Outcome, facts)
+}
+
+// Validate checks an operator's signal against where the run stands (o, nil
+// while a step runs) and what is recorded (f). Both engines use it. The
+// error wraps ErrInvalid and says what would be valid.
+func Validate(sig Signal, o *agent.Outcome, f *agent.Facts) error {
 	switch sig.Name {
 	case SignalApprove, SignalDeny:
 		if err := CheckDecision(sig); err != nil {
 			return err
 		}
+		if _, decided := f.Decisions[sig.Marker]; decided {
+			return fmt.Errorf("%w %s: marker %s was already decided", ErrInvalid, sig.Name, sig.Marker)
+		}
 		var pending []string
-		if d.Outcome != nil && d.Outcome.Status == agent.StatusAwaitingApproval {
-			for _, p := range d.Outcome.Pending {
+		if o != nil && o.Status == agent.StatusAwaitingApproval {
+			for _, p := range o.Pending {
 				if p.Marker == sig.Marker {
 					return nil
 				}
-				pending = append(pending, p.Marker)
+				if _, decided := f.Decisions[p.Marker]; !decided {
+					pending = append(pending, p.Marker)
+				}
 			}
-		}
-		if _, decided := facts.Decisions[sig.Marker]; decided {
-			return fmt.Errorf("%w %s: marker %s was already decided", ErrInvalid, sig.Name, sig.Marker)
 		}
 		return fmt.Errorf("%w %s: marker %s is not awaiting approval; pending: %s", ErrInvalid, sig.Name, sig.Marker, listOrNone(pending))
 	case SignalReconcile:
 		if err := CheckReconcile(sig); err != nil {
 			return err
 		}
-		if !facts.Indeterminate[sig.Step] {
-			return fmt.Errorf("%w reconcile: step %s is not indeterminate; indeterminate: %s", ErrInvalid, sig.Step, listOrNone(sortedKeys(facts.Indeterminate)))
+		if !f.Indeterminate[sig.Step] {
+			return fmt.Errorf("%w reconcile: step %s is not indeterminate; indeterminate: %s", ErrInvalid, sig.Step, listOrNone(sortedKeys(f.Indeterminate)))
 		}
 		return nil
 	}
 	return fmt.Errorf("%w signal %q: want approve, deny or reconcile", ErrInvalid, sig.Name)
+}
+
+// Apply records a validated signal in the facts: a decision, or a
+// reconciliation (done records the person's result; retry clears the
+// indeterminate mark so that the step runs once more).
+func Apply(sig Signal, f *agent.Facts) {
+	switch sig.Name {
+	case SignalApprove:
+		f.Decisions[sig.Marker] = agent.Approval{Approved: true}
+	case SignalDeny:
+		f.Decisions[sig.Marker] = agent.Approval{Reason: sig.Reason}
+	case SignalReconcile:
+		delete(f.Indeterminate, sig.Step)
+		if sig.Outcome == OutcomeDone {
+			f.Results[sig.Step] = agent.ReconciledResult(sig.Result)
+		}
+	}
 }
 
 // CheckDecision checks the shape of an approve or deny: a well-formed

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/execute"
+	"github.com/agentrun/agentrun/internal/shell"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/tools"
@@ -74,7 +75,7 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	}
 	o, err := l.Journal.Run(ctx, runID, input, l.Exec)
 	if errors.Is(err, journal.ErrInputMismatch) {
-		return fmt.Errorf("run %s exists with another prompt; resume it with no prompt (go run ./starter --local --id %s) or choose another --id", runID, Quote(runID))
+		return fmt.Errorf("run %s exists with another prompt; resume it with no prompt (go run ./starter --local --id %s) or choose another --id", runID, shell.Quote(runID))
 	}
 	if err != nil {
 		return err
@@ -188,7 +189,7 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 	if err := l.Journal.Signal(ctx, runID, sig); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "recorded %s for run %s; resume the run with:\n  go run ./starter --local --id %s\n", sig.Name, runID, Quote(runID))
+	fmt.Fprintf(w, "recorded %s for run %s; resume the run with:\n  go run ./starter --local --id %s\n", sig.Name, runID, shell.Quote(runID))
 	return nil
 }
 

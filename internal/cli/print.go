@@ -3,21 +3,10 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/shell"
 )
-
-// Quote quotes s for a POSIX shell when it needs quoting, so that a
-// printed command can be pasted as it is.
-func Quote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@,+%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
 
 // reconcileCmd is how an operator calls the reconcile tool in one mode.
 type reconcileCmd string
@@ -28,19 +17,19 @@ const (
 )
 
 func (c reconcileCmd) approve(run, marker string) string {
-	return fmt.Sprintf("%s approve %s %s", c, Quote(run), Quote(marker))
+	return fmt.Sprintf("%s approve %s %s", c, shell.Quote(run), shell.Quote(marker))
 }
 
 func (c reconcileCmd) deny(run, marker string) string {
-	return fmt.Sprintf("%s deny %s %s 'REASON'", c, Quote(run), Quote(marker))
+	return fmt.Sprintf("%s deny %s %s 'REASON'", c, shell.Quote(run), shell.Quote(marker))
 }
 
 func (c reconcileCmd) done(run, step string) string {
-	return fmt.Sprintf("%s done %s %s 'RESULT'", c, Quote(run), Quote(step))
+	return fmt.Sprintf("%s done %s %s 'RESULT'", c, shell.Quote(run), shell.Quote(step))
 }
 
 func (c reconcileCmd) retry(run, step string) string {
-	return fmt.Sprintf("%s retry %s %s", c, Quote(run), Quote(step))
+	return fmt.Sprintf("%s retry %s %s", c, shell.Quote(run), shell.Quote(step))
 }
 
 // printOutcome tells a person where a run stands and, when it waits on

@@ -1,0 +1,175 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/execute"
+	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/llm"
+)
+
+// Error types of the activities' failures; stable strings the workflow and
+// retry policies match on.
+const (
+	// ErrTypeIndeterminate: a write started on an earlier attempt and never
+	// recorded its result.
+	ErrTypeIndeterminate = "Indeterminate"
+	// ErrTypeGuard: the guard journal refused the step (a bad run id).
+	ErrTypeGuard = "GuardRefused"
+)
+
+// NonRetryableModelErrors are the model error types Temporal must not retry.
+var NonRetryableModelErrors = []string{
+	string(llm.ClassBadRequest), string(llm.ClassAuth), string(llm.ClassNotFound), string(llm.ClassContextLength),
+}
+
+// Catalog is what a run records once at its start: the model's name (for
+// step summaries) and the tools offered to the model.
+type Catalog struct {
+	Model string           `json:"model"`
+	Tools []agent.ToolSpec `json:"tools"`
+}
+
+// StepInput is the input of CallModel and CallTool.
+type StepInput struct {
+	Step agent.Step `json:"step"`
+	// Generation counts the executions of a write step: 1, then one more
+	// for each reconcile retry.
+	Generation int `json:"generation,omitempty"`
+	// RunKey names the run in the guard journal: the workflow's first run
+	// id, so that a later run under the same workflow id starts afresh.
+	RunKey string `json:"run_key,omitempty"`
+}
+
+// Activities are the activities of AgentRun, with their dependencies.
+type Activities struct {
+	Exec *execute.Executor
+	// Guard is the journal that makes writes Indeterminate instead of
+	// running them twice; its store must be shared by every worker of the
+	// task queue.
+	Guard *journal.Journal
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// HeartbeatEvery is how often a running step heartbeats. Default 1s.
+	HeartbeatEvery time.Duration
+}
+
+// ListTools returns the model's name and the tools on offer.
+func (a *Activities) ListTools(ctx context.Context) (Catalog, error) {
+	return Catalog{Model: a.Exec.Model.Name(), Tools: a.Exec.Tools.Specs()}, nil
+}
+
+// CallModel runs one model step. Provider failures become application
+// errors whose type is the llm error class; rate limits carry the
+// provider's Retry-After as the next retry delay.
+func (a *Activities) CallModel(ctx context.Context, in StepInput) (json.RawMessage, error) {
+	if in.Step.Kind != agent.KindModel || in.Step.Model == nil {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("step %s is not a model step", in.Step.Name), "BadStep", nil)
+	}
+	res, err := a.heartbeating(ctx, in, func(ctx context.Context) (json.RawMessage, error) {
+		return a.Exec.Execute(ctx, in.Step)
+	})
+	if err != nil {
+		return nil, modelError(ctx, err)
+	}
+	return res, nil
+}
+
+func modelError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	var e *llm.Error
+	if !errors.As(err, &e) {
+		e = &llm.Error{Class: llm.ClassNetwork, Message: err.Error()}
+	}
+	return temporal.NewApplicationErrorWithOptions(e.Error(), string(e.Class), temporal.ApplicationErrorOptions{
+		NonRetryable:   !e.Class.Retryable(),
+		NextRetryDelay: e.RetryAfter,
+	})
+}
+
+// CallTool runs one tool step; a write that is not idempotent goes
+// through the guard.
+func (a *Activities) CallTool(ctx context.Context, in StepInput) (json.RawMessage, error) {
+	if in.Step.Call == nil {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("step %s is not a tool step", in.Step.Name), "BadStep", nil)
+	}
+	run := func(ctx context.Context) (json.RawMessage, error) {
+		return a.heartbeating(ctx, in, func(ctx context.Context) (json.RawMessage, error) {
+			return a.Exec.Execute(ctx, in.Step)
+		})
+	}
+	if in.Step.Kind != agent.KindWrite || in.Step.Idempotent {
+		return run(ctx)
+	}
+	info := activity.GetInfo(ctx)
+	runID := info.WorkflowExecution.ID
+	res, err := a.Guard.RunStep(ctx, runID, agent.Step{Name: GuardStep(in), Kind: agent.KindWrite}, run)
+	var ind *journal.IndeterminateError
+	switch {
+	case errors.As(err, &ind):
+		a.logger().Warn("write is indeterminate", "run_id", runID, "step", in.Step.Name, "attempt", info.Attempt)
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("%s started on an earlier attempt and never recorded its result; check whether it took effect, then reconcile it (done RESULT or retry)", in.Step.Name),
+			ErrTypeIndeterminate, nil)
+	case errors.Is(err, journal.ErrInvalid):
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeGuard, nil)
+	}
+	return res, err
+}
+
+// GuardStep is the name of a write step in the guard journal: the run key,
+// the step, and the generation when it is above 1, e.g.
+// "RUNKEY/tool/2/0/create_ticket#2".
+func GuardStep(in StepInput) string {
+	name := in.Step.Name
+	if in.Generation > 1 {
+		name += "#" + strconv.Itoa(in.Generation)
+	}
+	if in.RunKey != "" {
+		name = in.RunKey + "/" + name
+	}
+	return name
+}
+
+// heartbeating runs fn while heartbeating every HeartbeatEvery.
+func (a *Activities) heartbeating(ctx context.Context, in StepInput, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	every := a.HeartbeatEvery
+	if every <= 0 {
+		every = time.Second
+	}
+	done := make(chan struct{})
+	defer close(done)
+	activity.RecordHeartbeat(ctx, in.Step.Name)
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx, in.Step.Name)
+			}
+		}
+	}()
+	return fn(ctx)
+}
+
+func (a *Activities) logger() *slog.Logger {
+	if a.Logger != nil {
+		return a.Logger
+	}
+	return slog.Default()
+}

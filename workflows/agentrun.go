@@ -1,0 +1,286 @@
+package workflows
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentrun/agentrun/activities"
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/journal"
+)
+
+// Activity timeouts and retries.
+const (
+	// HeartbeatTimeout is how soon a dead worker is noticed inside a step.
+	HeartbeatTimeout = 5 * time.Second
+	// StepTimeout bounds one attempt of a model or tool step.
+	StepTimeout = 10 * time.Minute
+)
+
+// a names the activities; the workflow never calls its methods directly.
+var a *activities.Activities
+
+// run is the state of one AgentRun execution.
+type run struct {
+	ctx     workflow.Context
+	id      string
+	in      Input
+	loop    agent.Loop
+	facts   *agent.Facts
+	gen     map[string]int // executions of each write step
+	outcome *agent.Outcome // where the run waits; nil while a step runs
+	state   State
+	changes int // operator inputs applied; the main loop waits on it
+}
+
+// AgentRun drives one agent run until it completes or fails, waiting for
+// people where the loop says so.
+func AgentRun(ctx workflow.Context, in Input) (Result, error) {
+	r := &run{
+		ctx:   ctx,
+		id:    workflow.GetInfo(ctx).WorkflowExecution.ID,
+		in:    in,
+		facts: agent.NewFacts(),
+		gen:   map[string]int{},
+		state: State{Status: agent.StatusRunning, Steps: []StepRecord{}},
+	}
+	if err := r.setHandlers(); err != nil {
+		return Result{}, err
+	}
+	if len(in.Messages) == 0 {
+		return r.fail("the input has no messages")
+	}
+	r.publish()
+
+	var cat activities.Catalog
+	lctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		ActivityID:          "tools",
+		Summary:             "tools · list",
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10},
+	})
+	if err := workflow.ExecuteActivity(lctx, a.ListTools).Get(ctx, &cat); err != nil {
+		return r.fail("list tools: " + err.Error())
+	}
+	r.state.Model = cat.Model
+	r.loop = agent.Loop{Tools: cat.Tools, MaxTurns: in.MaxTurns}
+
+	for {
+		d := r.loop.Next(in.Messages, r.facts)
+		if d.Step != nil {
+			if r.outcome != nil || r.state.Status != agent.StatusRunning {
+				r.outcome = nil
+				r.state.Status, r.state.Pending, r.state.Indeterminate, r.state.Why = agent.StatusRunning, nil, "", ""
+				r.publish()
+			}
+			if err := r.execute(*d.Step); err != nil {
+				return r.fail(err.Error())
+			}
+			continue
+		}
+		o := d.Outcome
+		switch o.Status {
+		case agent.StatusCompleted:
+			r.state.Status, r.state.Answer = agent.StatusCompleted, o.Answer
+			r.state.Pending, r.state.Indeterminate = nil, ""
+			r.publish()
+			r.drain()
+			return Result{Answer: o.Answer, Usage: r.state.Usage, Steps: len(r.state.Steps)}, nil
+		case agent.StatusFailed:
+			return r.fail(o.Reason)
+		}
+		r.outcome = o
+		r.state.Status, r.state.Pending, r.state.Indeterminate = o.Status, o.Pending, o.Step
+		r.publish()
+		seen := r.changes
+		if err := workflow.Await(ctx, func() bool { return r.changes != seen }); err != nil {
+			return Result{}, err
+		}
+	}
+}
+
+// execute runs one step as an activity and records its result as a fact.
+func (r *run) execute(s agent.Step) error {
+	in := activities.StepInput{Step: s, RunKey: workflow.GetInfo(r.ctx).FirstRunID}
+	opts := workflow.ActivityOptions{
+		ActivityID:          s.Name,
+		StartToCloseTimeout: StepTimeout,
+		HeartbeatTimeout:    HeartbeatTimeout,
+	}
+	var fn any
+	if s.Kind == agent.KindModel {
+		fn = a.CallModel
+		opts.Summary = s.Name + " · " + r.state.Model
+		opts.RetryPolicy = &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 10,
+			NonRetryableErrorTypes: activities.NonRetryableModelErrors,
+		}
+	} else {
+		fn = a.CallTool
+		opts.Summary = s.Name + " · " + string(s.Kind)
+		opts.RetryPolicy = &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 10,
+			NonRetryableErrorTypes: []string{activities.ErrTypeIndeterminate, activities.ErrTypeGuard},
+		}
+		if s.Kind == agent.KindWrite && !s.Idempotent {
+			r.gen[s.Name]++
+			in.Generation = r.gen[s.Name]
+			if in.Generation > 1 {
+				opts.ActivityID = s.Name + "#" + strconv.Itoa(in.Generation)
+			}
+			// A second attempt settles the write: its result or Indeterminate.
+			opts.RetryPolicy.MaximumAttempts = 3
+		}
+	}
+	var res json.RawMessage
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(r.ctx, opts), fn, in).Get(r.ctx, &res)
+	if err != nil {
+		if s.Kind == agent.KindWrite && !s.Idempotent {
+			// Whatever stopped it, nobody knows whether the write took effect.
+			r.facts.Indeterminate[s.Name] = true
+			r.state.Why = indeterminateWhy(err)
+			return nil
+		}
+		return fmt.Errorf("%s: %w", s.Name, errors.Unwrap(err))
+	}
+	r.facts.Results[s.Name] = res
+	r.state.Steps = append(r.state.Steps, StepRecord{Name: s.Name, Kind: s.Kind, Generation: in.Generation})
+	if s.Kind == agent.KindModel {
+		if reply, err := agent.DecodeModelReply(res); err == nil {
+			r.state.Usage = r.state.Usage.Add(reply.Usage)
+		}
+	}
+	return nil
+}
+
+func indeterminateWhy(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeIndeterminate {
+		return appErr.Message()
+	}
+	return "the last attempt failed: " + err.Error()
+}
+
+// fail ends the run as Failed.
+func (r *run) fail(reason string) (Result, error) {
+	r.state.Status, r.state.Reason = agent.StatusFailed, reason
+	r.state.Pending, r.state.Indeterminate = nil, ""
+	r.publish()
+	r.drain()
+	return Result{}, temporal.NewNonRetryableApplicationError(reason, ErrTypeFailed, nil)
+}
+
+// drain lets handlers in flight finish before the run closes.
+func (r *run) drain() {
+	_ = workflow.Await(r.ctx, func() bool { return workflow.AllHandlersFinished(r.ctx) })
+}
+
+// publish makes the state visible: search attributes and current details.
+func (r *run) publish() {
+	step := temporal.SearchAttributeUpdate(StepKey.ValueUnset())
+	switch r.state.Status {
+	case agent.StatusAwaitingApproval:
+		markers := make([]string, len(r.state.Pending))
+		for i, p := range r.state.Pending {
+			markers[i] = p.Marker
+		}
+		step = StepKey.ValueSet(strings.Join(markers, ","))
+	case agent.StatusIndeterminate:
+		step = StepKey.ValueSet(r.state.Indeterminate)
+	}
+	if err := workflow.UpsertTypedSearchAttributes(r.ctx, StatusKey.ValueSet(string(r.state.Status)), step); err != nil {
+		workflow.GetLogger(r.ctx).Warn("upsert search attributes", "error", err)
+	}
+	workflow.SetCurrentDetails(r.ctx, details(r.id, &r.state))
+}
+
+// setHandlers registers the state query, the operator signals and the
+// operator updates.
+func (r *run) setHandlers() error {
+	if err := workflow.SetQueryHandler(r.ctx, QueryState, func() (State, error) { return r.state, nil }); err != nil {
+		return err
+	}
+	for _, name := range []string{SignalApprove, SignalDeny, SignalReconcile} {
+		ch := workflow.GetSignalChannel(r.ctx, name)
+		workflow.Go(r.ctx, func(ctx workflow.Context) {
+			for {
+				var raw converter.RawValue
+				ch.Receive(ctx, &raw) // a RawValue always decodes
+				r.operate(name, raw)
+			}
+		})
+		err := workflow.SetUpdateHandlerWithOptions(r.ctx, name,
+			func(ctx workflow.Context, raw converter.RawValue) (State, error) {
+				sig, err := r.validate(name, raw)
+				if err != nil {
+					return r.state, err // the validator already refused it; unreachable in practice
+				}
+				r.apply(sig)
+				return r.state, nil
+			},
+			workflow.UpdateHandlerOptions{
+				Validator: func(ctx workflow.Context, raw converter.RawValue) error {
+					_, err := r.validate(name, raw)
+					return err
+				},
+				Description: "the " + name + " operator signal, answered at once",
+			})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// operate handles a signal: apply it, or record why it was rejected.
+func (r *run) operate(name string, raw converter.RawValue) {
+	sig, err := r.validate(name, raw)
+	if err != nil {
+		payload := ""
+		if p := raw.Payload(); p != nil {
+			payload = clip(string(p.GetData()), 500)
+		}
+		r.state.Rejected = append(r.state.Rejected, Rejected{Signal: name, Payload: payload, Reason: err.Error()})
+		if n := len(r.state.Rejected); n > MaxRejected {
+			r.state.Rejected = r.state.Rejected[n-MaxRejected:]
+		}
+		workflow.GetLogger(r.ctx).Warn("rejected operator signal", "signal", name, "reason", err.Error())
+		r.publish()
+		return
+	}
+	r.apply(sig)
+}
+
+// validate decodes a payload and checks it against where the run stands.
+// It changes nothing.
+func (r *run) validate(name string, raw converter.RawValue) (journal.Signal, error) {
+	sig, err := decodeOperator(name, raw)
+	if err != nil {
+		return sig, err
+	}
+	switch r.state.Status {
+	case agent.StatusCompleted, agent.StatusFailed:
+		return sig, fmt.Errorf("%s: the run is already %s", name, r.state.Status)
+	}
+	if err := journal.Validate(sig, r.outcome, r.facts); err != nil {
+		return sig, err
+	}
+	return sig, nil
+}
+
+// apply records a valid operator input and wakes the main loop.
+func (r *run) apply(sig journal.Signal) {
+	journal.Apply(sig, r.facts)
+	if sig.Name == SignalReconcile && sig.Outcome == journal.OutcomeDone {
+		r.state.Steps = append(r.state.Steps, StepRecord{Name: sig.Step, Kind: agent.KindWrite, Generation: r.gen[sig.Step], Reconciled: true})
+	}
+	r.changes++
+}

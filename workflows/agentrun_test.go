@@ -1,0 +1,323 @@
+package workflows_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/agentrun/agentrun/activities"
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/execute"
+	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/tools"
+	"github.com/agentrun/agentrun/workflows"
+)
+
+const (
+	prompt     = "I need read access to the orders database."
+	ticketStep = "tool/2/0/create_ticket"
+)
+
+type harness struct {
+	env     *testsuite.TestWorkflowEnvironment
+	acts    *activities.Activities
+	tickets string
+	mu      sync.Mutex
+	started map[string]int // activity starts by type
+	ids     []string       // activity ids in start order
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	env := s.NewTestWorkflowEnvironment()
+	tickets := filepath.Join(t.TempDir(), "tickets.jsonl")
+	set, err := tools.NewSet(tools.Demo(tools.DemoConfig{Tickets: tickets})...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{
+		env: env,
+		acts: &activities.Activities{
+			Exec:  &execute.Executor{Model: llm.NewScripted(llm.HandExample()), Tools: set},
+			Guard: &journal.Journal{Store: journal.NewMemStore()},
+		},
+		tickets: tickets,
+		started: map[string]int{},
+	}
+	env.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
+	env.RegisterActivity(h.acts)
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "hand-1"})
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.started[info.ActivityType.Name]++
+		h.ids = append(h.ids, info.ActivityID)
+	})
+	return h
+}
+
+func (h *harness) state(t *testing.T) workflows.State {
+	t.Helper()
+	v, err := h.env.QueryWorkflow(workflows.QueryState)
+	if err != nil {
+		t.Fatalf("query state: %v", err)
+	}
+	var s workflows.State
+	if err := v.Get(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (h *harness) modelCalls() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.started["CallModel"]
+}
+
+func (h *harness) ticketCount(t *testing.T) int {
+	t.Helper()
+	ts, err := tools.ReadTickets(h.tickets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ts)
+}
+
+func (h *harness) result(t *testing.T) workflows.Result {
+	t.Helper()
+	if !h.env.IsWorkflowCompleted() {
+		t.Fatal("the workflow did not complete")
+	}
+	if err := h.env.GetWorkflowError(); err != nil {
+		t.Fatalf("workflow error: %v", err)
+	}
+	var r workflows.Result
+	if err := h.env.GetWorkflowResult(&r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// at schedules fn at workflow time d.
+func (h *harness) at(d time.Duration, fn func()) { h.env.RegisterDelayedCallback(fn, d) }
+
+func (h *harness) run() {
+	h.env.ExecuteWorkflow(workflows.AgentRun, workflows.Input{Messages: agent.UserMessages(prompt)})
+}
+
+func jsonPayload(s string) converter.RawValue {
+	return converter.NewRawValue(&commonpb.Payload{
+		Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)},
+		Data:     []byte(s),
+	})
+}
+
+func TestHandExampleThroughSignals(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.at(time.Minute, func() {
+		s := h.state(t)
+		if s.Status != agent.StatusAwaitingApproval || len(s.Pending) != 1 || s.Pending[0].Marker != ticketStep {
+			t.Errorf("before approval: %+v, want AwaitingApproval on %s", s, ticketStep)
+		}
+		if n := h.modelCalls(); n != 2 {
+			t.Errorf("model calls before approval: %d, want 2", n)
+		}
+		h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
+	})
+	h.run()
+	r := h.result(t)
+	if !strings.Contains(r.Answer, "TICKET-1") {
+		t.Fatalf("answer %q does not name TICKET-1", r.Answer)
+	}
+	if n := h.modelCalls(); n != 3 {
+		t.Fatalf("model calls: %d, want 3", n)
+	}
+	if n := h.ticketCount(t); n != 1 {
+		t.Fatalf("tickets: %d, want 1", n)
+	}
+	want := []string{"tools", "llm/1", "tool/1/0/lookup", "llm/2", ticketStep, "llm/3"}
+	if strings.Join(h.ids, " ") != strings.Join(want, " ") {
+		t.Fatalf("activity ids %v, want %v", h.ids, want)
+	}
+	s := h.state(t)
+	if s.Status != agent.StatusCompleted || len(s.Steps) != 5 || s.Usage.InputTokens == 0 || r.Usage != s.Usage {
+		t.Fatalf("final state %+v, result %+v", s, r)
+	}
+}
+
+func TestHandExampleThroughUpdates(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	var rejected, completed []string
+	cb := func(name string) *testsuite.TestUpdateCallback {
+		return &testsuite.TestUpdateCallback{
+			OnAccept: func() {},
+			OnReject: func(err error) { rejected = append(rejected, name+": "+err.Error()) },
+			OnComplete: func(v any, err error) {
+				if err != nil {
+					t.Errorf("update %s failed: %v", name, err)
+				}
+				completed = append(completed, name)
+			},
+		}
+	}
+	h.at(time.Minute, func() {
+		h.env.UpdateWorkflow(workflows.SignalApprove, "u1", cb("wrong marker"), jsonPayload(`{"Marker":"tool/2/0/lookup"}`))
+		h.env.UpdateWorkflow(workflows.SignalApprove, "u2", cb("approve"), jsonPayload(`{"Marker":"`+ticketStep+`"}`))
+	})
+	h.run()
+	r := h.result(t)
+	if !strings.Contains(r.Answer, "TICKET-1") || h.modelCalls() != 3 || h.ticketCount(t) != 1 {
+		t.Fatalf("answer %q, model calls %d, tickets %d; want TICKET-1, 3, 1", r.Answer, h.modelCalls(), h.ticketCount(t))
+	}
+	if len(rejected) != 1 || !strings.Contains(rejected[0], "is not awaiting approval; pending: "+ticketStep) {
+		t.Fatalf("rejected updates %q, want the wrong marker refused naming the pending one", rejected)
+	}
+	if strings.Join(completed, ",") != "approve" {
+		t.Fatalf("completed updates %q, want approve", completed)
+	}
+	if s := h.state(t); len(s.Rejected) != 0 {
+		t.Fatalf("a rejected update left a trace in state: %+v", s.Rejected)
+	}
+}
+
+// TestBadOperatorInput: every class of bad payload is recorded as rejected
+// with a reason, never counts as a decision, and never wedges the run.
+func TestBadOperatorInput(t *testing.T) {
+	t.Parallel()
+	bad := []struct {
+		signal  string
+		payload converter.RawValue
+		reason  string
+	}{
+		{workflows.SignalApprove, converter.NewRawValue(nil), "approve has no payload"},
+		{workflows.SignalApprove, jsonPayload(`not json`), "invalid character"},
+		{workflows.SignalApprove, converter.NewRawValue(&commonpb.Payload{Metadata: map[string][]byte{converter.MetadataEncoding: []byte("binary/plain")}, Data: []byte("x")}), `encoding "binary/plain"`},
+		{workflows.SignalApprove, jsonPayload(`{"Marker":7}`), "cannot unmarshal number"},
+		{workflows.SignalApprove, jsonPayload(`{}`), `marker "" is not a tool step`},
+		{workflows.SignalApprove, jsonPayload(`{"Makrer":"tool/2/0/create_ticket"}`), `unknown field "Makrer"`},
+		{workflows.SignalDeny, jsonPayload(`{"Marker":"tool/2/0/create_ticket"}`), "reason is empty"},
+		{workflows.SignalApprove, jsonPayload(`{"Marker":"tool/9/0/create_ticket"}`), "is not awaiting approval; pending: tool/2/0/create_ticket"},
+		{workflows.SignalReconcile, jsonPayload(`{"Step":"tool/1/0/lookup","Outcome":"done","Result":"x"}`), "is not indeterminate"},
+		{workflows.SignalReconcile, jsonPayload(`{"Step":"tool/2/0/create_ticket","Outcome":"maybe"}`), `want "done" or "retry"`},
+	}
+	h := newHarness(t)
+	h.at(time.Minute, func() {
+		for _, b := range bad {
+			h.env.SignalWorkflow(b.signal, b.payload)
+		}
+	})
+	h.at(2*time.Minute, func() {
+		s := h.state(t)
+		if s.Status != agent.StatusAwaitingApproval {
+			t.Errorf("after bad input: %s, want AwaitingApproval", s.Status)
+		}
+		if len(s.Rejected) != len(bad) {
+			t.Fatalf("rejected %d inputs, want %d: %+v", len(s.Rejected), len(bad), s.Rejected)
+		}
+		for i, b := range bad {
+			if r := s.Rejected[i]; r.Signal != b.signal || !strings.Contains(r.Reason, b.reason) {
+				t.Errorf("rejected[%d] = %+v, want %s with reason containing %q", i, r, b.signal, b.reason)
+			}
+		}
+		h.env.SignalWorkflow(workflows.SignalApprove, jsonPayload(`{"Marker":"`+ticketStep+`"}`))
+		h.env.SignalWorkflow(workflows.SignalApprove, jsonPayload(`{"Marker":"`+ticketStep+`"}`)) // decided already
+	})
+	h.run()
+	r := h.result(t)
+	if !strings.Contains(r.Answer, "TICKET-1") || h.modelCalls() != 3 || h.ticketCount(t) != 1 {
+		t.Fatalf("answer %q, model calls %d, tickets %d; want TICKET-1, 3, 1", r.Answer, h.modelCalls(), h.ticketCount(t))
+	}
+	s := h.state(t)
+	if last := s.Rejected[len(s.Rejected)-1]; !strings.Contains(last.Reason, "already decided") {
+		t.Fatalf("second approval: %+v, want already decided", last)
+	}
+}
+
+// indeterminate makes the first execution of create_ticket time out the
+// way a SIGKILLed worker does, and runs the others for real.
+func (h *harness) indeterminate() {
+	h.env.OnActivity(h.acts.CallTool, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.StepInput) (json.RawMessage, error) {
+			if in.Step.Name == ticketStep && in.Generation == 1 {
+				return nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil)
+			}
+			return h.acts.CallTool(ctx, in)
+		})
+	h.at(time.Minute, func() {
+		h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
+	})
+}
+
+func TestIndeterminateFromTimeout(t *testing.T) {
+	t.Parallel()
+	t.Run("done", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		h.indeterminate()
+		h.at(time.Hour, func() {
+			s := h.state(t)
+			if s.Status != agent.StatusIndeterminate || s.Indeterminate != ticketStep {
+				t.Errorf("after the timeout: %+v, want Indeterminate at %s", s, ticketStep)
+			}
+			h.env.SignalWorkflow(workflows.SignalReconcile, map[string]string{"Step": ticketStep, "Outcome": "done", "Result": "TICKET-7"})
+		})
+		h.run()
+		r := h.result(t)
+		if !strings.Contains(r.Answer, "TICKET-7") {
+			t.Fatalf("answer %q does not name the reconciled TICKET-7", r.Answer)
+		}
+		if n := h.ticketCount(t); n != 0 {
+			t.Fatalf("tickets: %d, want 0 (done never runs the write)", n)
+		}
+		if n := h.modelCalls(); n != 3 {
+			t.Fatalf("model calls: %d, want 3", n)
+		}
+	})
+	t.Run("retry", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t)
+		h.indeterminate()
+		h.at(time.Hour, func() {
+			h.env.SignalWorkflow(workflows.SignalReconcile, map[string]string{"Step": ticketStep, "Outcome": "retry"})
+		})
+		h.run()
+		r := h.result(t)
+		if !strings.Contains(r.Answer, "TICKET-1") || h.ticketCount(t) != 1 {
+			t.Fatalf("answer %q with %d tickets, want TICKET-1 and 1 ticket", r.Answer, h.ticketCount(t))
+		}
+		if !contains(h.ids, ticketStep+"#2") {
+			t.Fatalf("activity ids %v lack the second generation %s#2", h.ids, ticketStep)
+		}
+	})
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

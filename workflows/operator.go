@@ -1,0 +1,97 @@
+package workflows
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/converter"
+
+	"github.com/agentrun/agentrun/journal"
+)
+
+// payloadFormats says, per operation, what a valid payload looks like.
+var payloadFormats = map[string]string{
+	SignalApprove:   `{"Marker":"tool/2/0/create_ticket"}`,
+	SignalDeny:      `{"Marker":"tool/2/0/create_ticket","Reason":"..."}`,
+	SignalReconcile: `{"Step":"tool/2/0/create_ticket","Outcome":"done","Result":"TICKET-7"} or {"Step":"...","Outcome":"retry"}`,
+}
+
+// Payloads of the operator contract, one type per operation so that a
+// field of another operation is refused as unknown.
+type (
+	approvePayload struct {
+		Marker string
+	}
+	denyPayload struct {
+		Marker string
+		Reason string
+	}
+	reconcilePayload struct {
+		Step    string
+		Outcome string
+		Result  string
+	}
+)
+
+// decodeOperator decodes and checks the shape of an operator's payload.
+// It never panics and does not look at the run's state.
+func decodeOperator(name string, raw converter.RawValue) (journal.Signal, error) {
+	want := payloadFormats[name]
+	p := raw.Payload()
+	if p == nil || len(p.GetData()) == 0 {
+		return journal.Signal{}, fmt.Errorf("%s has no payload; want %s", name, want)
+	}
+	if enc := string(p.GetMetadata()[converter.MetadataEncoding]); enc != converter.MetadataEncodingJSON {
+		return journal.Signal{}, fmt.Errorf("%s payload has encoding %q; want JSON like %s", name, enc, want)
+	}
+	var sig journal.Signal
+	var err error
+	switch name {
+	case SignalApprove:
+		var v approvePayload
+		err = strictJSON(p.GetData(), &v)
+		sig = journal.Signal{Name: name, Marker: v.Marker}
+	case SignalDeny:
+		var v denyPayload
+		err = strictJSON(p.GetData(), &v)
+		sig = journal.Signal{Name: name, Marker: v.Marker, Reason: v.Reason}
+	case SignalReconcile:
+		var v reconcilePayload
+		err = strictJSON(p.GetData(), &v)
+		sig = journal.Signal{Name: name, Step: v.Step, Outcome: v.Outcome, Result: v.Result}
+	default:
+		return journal.Signal{}, fmt.Errorf("unknown operation %q; want approve, deny or reconcile", name)
+	}
+	if err != nil {
+		return journal.Signal{}, fmt.Errorf("%s payload %s: %v; want %s", name, clip(string(p.GetData()), 200), err, want)
+	}
+	if name == SignalReconcile {
+		err = journal.CheckReconcile(sig)
+	} else {
+		err = journal.CheckDecision(sig)
+	}
+	return sig, err
+}
+
+func strictJSON(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("more than one JSON value")
+	}
+	return nil
+}
+
+// clip shortens s to at most n bytes for display, on one line.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,75 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentrun/agentrun/agent"
+)
+
+// Names of the workflow and its handlers: part of the operator contract.
+const (
+	WorkflowName    = "AgentRun"
+	QueryState      = "state"
+	SignalApprove   = "approve"
+	SignalDeny      = "deny"
+	SignalReconcile = "reconcile"
+	// ErrTypeFailed is the error type of a run that Failed.
+	ErrTypeFailed = "AgentRunFailed"
+	// MemoInputHash is the memo key holding the hash of the run's input,
+	// which the starter compares when it attaches to an existing run.
+	MemoInputHash = "AgentRunInputHash"
+)
+
+// The search attributes a run keeps current.
+var (
+	StatusKey = temporal.NewSearchAttributeKeyKeyword("AgentRunStatus")
+	StepKey   = temporal.NewSearchAttributeKeyKeyword("AgentRunStep")
+)
+
+// Input is the input of AgentRun.
+type Input struct {
+	Messages []agent.Message `json:"messages"`
+	// MaxTurns bounds the model calls; 0 means agent.DefaultMaxTurns.
+	MaxTurns int `json:"max_turns,omitempty"`
+}
+
+// Result is what a completed run returns.
+type Result struct {
+	Answer string      `json:"answer"`
+	Usage  agent.Usage `json:"usage"`
+	Steps  int         `json:"steps"`
+}
+
+// Rejected is an operator input the run refused.
+type Rejected struct {
+	Signal  string `json:"signal"`
+	Payload string `json:"payload"`
+	Reason  string `json:"reason"`
+}
+
+// StepRecord is one completed step as the state query shows it.
+type StepRecord struct {
+	Name       string     `json:"name"`
+	Kind       agent.Kind `json:"kind"`
+	Generation int        `json:"generation,omitempty"`
+	// Reconciled is set when a person recorded the result.
+	Reconciled bool `json:"reconciled,omitempty"`
+}
+
+// State is the answer of the state query.
+type State struct {
+	Status        agent.Status    `json:"status"`
+	Model         string          `json:"model,omitempty"`
+	Pending       []agent.Pending `json:"pending,omitempty"`
+	Indeterminate string          `json:"indeterminate,omitempty"`
+	// Why is the reason the step became Indeterminate.
+	Why      string       `json:"why,omitempty"`
+	Answer   string       `json:"answer,omitempty"`
+	Reason   string       `json:"reason,omitempty"` // Failed: why
+	Steps    []StepRecord `json:"steps"`
+	Usage    agent.Usage  `json:"usage"`
+	Rejected []Rejected   `json:"rejected,omitempty"`
+}
+
+// MaxRejected bounds the rejected inputs State keeps (the newest).
+const MaxRejected = 20
