@@ -2,19 +2,25 @@
 // person, show one, approve or deny a gated call, settle an indeterminate
 // write with done or retry.
 //
-//	go run ./reconcile --local list
-//	go run ./reconcile --local approve RUN MARKER
+//	go run ./reconcile list
+//	go run ./reconcile approve RUN MARKER
+//	go run ./reconcile --local done RUN STEP RESULT
+//
+// On Temporal, approve, deny, done and retry are workflow updates: the run
+// checks them at once and a refused input is an error here.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/agentrun/agentrun/internal/cli"
+	"github.com/agentrun/agentrun/internal/cluster"
 )
 
 func main() {
@@ -38,12 +44,25 @@ func main() {
 }
 
 func run(ctx context.Context, local bool, args []string) error {
-	if !local {
-		return &cli.UsageError{Msg: "only --local is available in this build"}
+	settings, err := cli.LoadSettings(os.Getenv)
+	if err != nil {
+		return &cli.UsageError{Msg: err.Error()}
 	}
-	l, err := cli.OpenLocal(os.Getenv)
+	if local {
+		l, err := cli.OpenLocal(settings)
+		if err != nil {
+			return err
+		}
+		return l.ReconcileLocal(ctx, os.Stdout, args)
+	}
+	if err := cli.CheckOperatorArgs(args); err != nil {
+		return err
+	}
+	conn, err := cluster.Dial(ctx, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		return err
 	}
-	return l.ReconcileLocal(ctx, os.Stdout, args)
+	defer conn.Close()
+	r := &cli.Remote{Conn: conn, Settings: settings}
+	return r.Reconcile(ctx, os.Stdout, args)
 }

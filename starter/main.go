@@ -1,29 +1,35 @@
 // Command starter starts an agent run, or resumes or attaches to one.
 //
-//	go run ./starter --local --id RUN PROMPT...   the local journal engine
+//	go run ./starter --id RUN [--wait] PROMPT...   a run on Temporal
+//	go run ./starter --local --id RUN PROMPT...    the local journal engine
 //
-// Exit codes: 0 Completed, 1 error or Failed, 2 usage, 3 AwaitingApproval,
-// 4 Indeterminate.
+// The same id with the same prompt attaches to (or resumes) the existing
+// run; with no prompt it attaches to whatever run has that id; another
+// prompt is refused. Exit codes: 0 Completed (or started, without --wait),
+// 1 error or Failed, 2 usage, 3 AwaitingApproval, 4 Indeterminate.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
 	"github.com/agentrun/agentrun/internal/cli"
+	"github.com/agentrun/agentrun/internal/cluster"
 )
 
 func main() {
 	fs := flag.NewFlagSet("starter", flag.ContinueOnError)
 	local := fs.Bool("local", false, "run on the local journal (AGENTRUN_JOURNAL), with no server")
-	id := fs.String("id", "", "the run id: "+"letters, digits, '_', '.', '-', at most 128 characters")
+	wait := fs.Bool("wait", false, "follow the run, printing each status change, until it ends")
+	id := fs.String("id", "", "the run id: letters, digits, '_', '.', '-', at most 128 characters")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: starter --local --id RUN [PROMPT...]")
+		fmt.Fprintln(fs.Output(), "usage: starter [--local] --id RUN [--wait] [PROMPT...]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -31,23 +37,36 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, *local, *id, strings.Join(fs.Args(), " "))
-	if err != nil && cli.ExitCode(err) != cli.ExitAwaitingApproval && cli.ExitCode(err) != cli.ExitIndeterminate {
+	err := run(ctx, *local, *wait, *id, strings.Join(fs.Args(), " "))
+	if code := cli.ExitCode(err); code == cli.ExitError || code == cli.ExitUsage {
 		fmt.Fprintln(os.Stderr, "starter:", err)
 	}
 	os.Exit(cli.ExitCode(err))
 }
 
-func run(ctx context.Context, local bool, id, prompt string) error {
-	if !local {
-		return &cli.UsageError{Msg: "only --local is available in this build"}
-	}
+func run(ctx context.Context, local, wait bool, id, prompt string) error {
 	if id == "" {
 		return &cli.UsageError{Msg: "--id is required: name the run (letters, digits, '_', '.', '-')"}
 	}
-	l, err := cli.OpenLocal(os.Getenv)
+	settings, err := cli.LoadSettings(os.Getenv)
+	if err != nil {
+		return &cli.UsageError{Msg: err.Error()}
+	}
+	if local {
+		if wait {
+			return &cli.UsageError{Msg: "--wait is for runs on Temporal; a --local run always runs until it completes or needs a person"}
+		}
+		l, err := cli.OpenLocal(settings)
+		if err != nil {
+			return err
+		}
+		return l.StartLocal(ctx, os.Stdout, id, prompt)
+	}
+	conn, err := cluster.Dial(ctx, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		return err
 	}
-	return l.StartLocal(ctx, os.Stdout, id, prompt)
+	defer conn.Close()
+	r := &cli.Remote{Conn: conn, Settings: settings}
+	return r.Start(ctx, os.Stdout, id, prompt, wait)
 }

@@ -12,12 +12,7 @@ import (
 	"github.com/agentrun/agentrun/internal/execute"
 	"github.com/agentrun/agentrun/internal/shell"
 	"github.com/agentrun/agentrun/journal"
-	"github.com/agentrun/agentrun/llm"
-	"github.com/agentrun/agentrun/tools"
 )
-
-// DefaultJournal is the default journal folder (AGENTRUN_JOURNAL).
-const DefaultJournal = ".agentrun/journal"
 
 // Local is the local engine: a journal folder, a model and the tools.
 type Local struct {
@@ -25,32 +20,19 @@ type Local struct {
 	Exec    *execute.Executor
 }
 
-// OpenLocal builds the local engine from the environment: AGENTRUN_JOURNAL,
-// AGENTRUN_MODEL, AGENTRUN_TICKETS, AGENTRUN_DEMO_DELAY.
-func OpenLocal(getenv func(string) string) (*Local, error) {
-	dir := getenv("AGENTRUN_JOURNAL")
-	if dir == "" {
-		dir = DefaultJournal
-	}
-	store, err := journal.NewFileStore(dir)
+// OpenLocal builds the local engine from the settings.
+func OpenLocal(s Settings) (*Local, error) {
+	store, err := journal.NewFileStore(s.Journal)
 	if err != nil {
 		return nil, err
 	}
-	model, err := llm.New(getenv("AGENTRUN_MODEL"))
-	if err != nil {
-		return nil, fmt.Errorf("AGENTRUN_MODEL: %w", err)
-	}
-	demo, err := tools.DemoConfigFromEnv()
-	if err != nil {
-		return nil, err
-	}
-	set, err := tools.NewSet(tools.Demo(demo)...)
+	exec, err := s.Executor()
 	if err != nil {
 		return nil, err
 	}
 	return &Local{
-		Journal: &journal.Journal{Store: store, Loop: agent.Loop{Tools: set.Specs()}},
-		Exec:    &execute.Executor{Model: model, Tools: set},
+		Journal: &journal.Journal{Store: store, Loop: agent.Loop{Tools: exec.Tools.Specs()}},
+		Exec:    exec,
 	}, nil
 }
 
@@ -212,4 +194,19 @@ func printInfo(w io.Writer, info journal.RunInfo) error {
 		fmt.Fprintf(w, "  %-28s %-5s %-10s starts=%d result=%s\n", s.Name, s.Kind, s.State, s.Starts, res)
 	}
 	return nil
+}
+
+// CheckOperatorArgs checks reconcile arguments before anything connects
+// anywhere, so that a typo is a usage error at once.
+func CheckOperatorArgs(args []string) error {
+	if len(args) > 0 && (args[0] == "list" || args[0] == "show") {
+		if args[0] == "show" && len(args) == 2 {
+			if err := journal.ValidRunID(args[1]); err != nil {
+				return usagef("%v", err)
+			}
+		}
+		return nil
+	}
+	_, _, err := ParseOperator(args)
+	return err
 }

@@ -1,0 +1,370 @@
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/cluster"
+	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/workflows"
+)
+
+// Remote drives runs on a Temporal cluster.
+type Remote struct {
+	Conn     *cluster.Conn
+	Settings Settings
+	// Poll is how often --wait looks at the run. Default 500ms.
+	Poll time.Duration
+}
+
+// InputHash is the hash of a run's input kept in its memo, so that a
+// starter can tell whether an existing run has the same prompt.
+func InputHash(in workflows.Input) string {
+	b, _ := json.Marshal(in.Messages)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Link is the Web UI address of a run.
+func (r *Remote) Link(runID string) string {
+	return fmt.Sprintf("%s/namespaces/%s/workflows/%s", strings.TrimRight(r.Settings.UI, "/"), url.PathEscape(r.Conn.Namespace), url.PathEscape(runID))
+}
+
+// Start starts the run runID, or attaches to the run of that id when it
+// has the same prompt (an empty prompt attaches to any existing run), and
+// with wait follows it until it ends.
+func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, wait bool) error {
+	if err := journal.ValidRunID(runID); err != nil {
+		return usagef("%v", err)
+	}
+	desc, err := r.describe(ctx, runID)
+	attached := err == nil
+	switch {
+	case errors.Is(err, journal.ErrUnknownRun) && strings.TrimSpace(prompt) == "":
+		return usagef("run %s does not exist: give a prompt to start it", runID)
+	case err != nil && !errors.Is(err, journal.ErrUnknownRun):
+		return err
+	}
+	if strings.TrimSpace(prompt) != "" {
+		in := workflows.Input{Messages: agent.UserMessages(prompt)}
+		hash := InputHash(in)
+		if attached && desc.hash != hash {
+			return errOtherPrompt(runID)
+		}
+		if !attached {
+			// Another starter may win the race: the conflict policy attaches.
+			_, err := r.Conn.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+				ID:                       runID,
+				TaskQueue:                r.Settings.TaskQueue,
+				WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+				StaticSummary:            summaryOf(prompt),
+				Memo:                     map[string]any{workflows.MemoInputHash: hash},
+				TypedSearchAttributes:    temporal.NewSearchAttributes(workflows.StatusKey.ValueSet(string(agent.StatusRunning))),
+			}, workflows.WorkflowName, in)
+			if err != nil {
+				return fmt.Errorf("start run %s: %w", runID, err)
+			}
+			if desc, err = r.describe(ctx, runID); err != nil {
+				return err
+			}
+			if desc.hash != hash {
+				return errOtherPrompt(runID)
+			}
+		}
+	}
+	verb := "started"
+	if attached {
+		verb = "attached to"
+	}
+	fmt.Fprintf(w, "%s run %s\n  Web UI: %s\n", verb, runID, r.Link(runID))
+	if !wait {
+		return nil
+	}
+	return r.follow(ctx, w, runID)
+}
+
+func summaryOf(prompt string) string {
+	s := strings.Join(strings.Fields(prompt), " ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+type description struct {
+	runID   string
+	status  enumspb.WorkflowExecutionStatus
+	hash    string
+	started time.Time
+}
+
+// describe returns what the cluster says of a run, or a clear error for
+// an unknown one.
+func (r *Remote) describe(ctx context.Context, runID string) (description, error) {
+	resp, err := r.Conn.DescribeWorkflowExecution(ctx, runID, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return description{}, fmt.Errorf("run %s not found in namespace %s: %w", runID, r.Conn.Namespace, journal.ErrUnknownRun)
+	}
+	if err != nil {
+		return description{}, fmt.Errorf("describe run %s: %w", runID, err)
+	}
+	info := resp.GetWorkflowExecutionInfo()
+	d := description{runID: info.GetExecution().GetRunId(), status: info.GetStatus(), started: info.GetStartTime().AsTime()}
+	if p := info.GetMemo().GetFields()[workflows.MemoInputHash]; p != nil {
+		_ = json.Unmarshal(p.GetData(), &d.hash)
+	}
+	return d, nil
+}
+
+// follow prints each status change of a run until it ends, and returns
+// the error that carries the exit code of its outcome.
+func (r *Remote) follow(ctx context.Context, w io.Writer, runID string) error {
+	poll := r.Poll
+	if poll <= 0 {
+		poll = 500 * time.Millisecond
+	}
+	last, warned := "", false
+	for {
+		desc, err := r.describe(ctx, runID)
+		if err != nil {
+			return err
+		}
+		if desc.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			return r.closed(ctx, w, runID, desc)
+		}
+		st, err := r.state(ctx, runID)
+		switch {
+		case err != nil && !warned:
+			fmt.Fprintf(w, "run %s: no worker answers yet on task queue %s (%v); waiting\n", runID, r.Settings.TaskQueue, err)
+			warned = true
+		case err == nil:
+			key := stateKey(st)
+			if key != last && st.Status != agent.StatusCompleted && st.Status != agent.StatusFailed {
+				printOutcome(w, temporalCmd, runID, outcomeOf(st))
+				if st.Status == agent.StatusAwaitingApproval || st.Status == agent.StatusIndeterminate {
+					for _, line := range signalHints(runID, st) {
+						fmt.Fprintln(w, "    or: "+line)
+					}
+				}
+				last = key
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+}
+
+// closed reports a run that ended.
+func (r *Remote) closed(ctx context.Context, w io.Writer, runID string, desc description) error {
+	var res workflows.Result
+	err := r.Conn.GetWorkflow(ctx, runID, desc.runID).Get(ctx, &res)
+	if err != nil {
+		o := agent.Outcome{Status: agent.StatusFailed, Reason: failureMessage(err)}
+		printOutcome(w, temporalCmd, runID, o)
+		return &OutcomeError{Outcome: o}
+	}
+	o := agent.Outcome{Status: agent.StatusCompleted, Answer: res.Answer}
+	printOutcome(w, temporalCmd, runID, o)
+	fmt.Fprintf(w, "  usage: %d input and %d output tokens over %d steps\n  Web UI: %s\n", res.Usage.InputTokens, res.Usage.OutputTokens, res.Steps, r.Link(runID))
+	return nil
+}
+
+// failureMessage is the message a run or an update failed with: the
+// application error's own message, without the client's wrapping.
+func failureMessage(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return appErr.Message()
+	}
+	return err.Error()
+}
+
+func (r *Remote) state(ctx context.Context, runID string) (workflows.State, error) {
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var st workflows.State
+	v, err := r.Conn.QueryWorkflow(qctx, runID, "", workflows.QueryState)
+	if err != nil {
+		return st, err
+	}
+	return st, v.Get(&st)
+}
+
+func stateKey(st workflows.State) string {
+	b, _ := json.Marshal([]any{st.Status, st.Pending, st.Indeterminate, len(st.Rejected)})
+	return string(b)
+}
+
+func outcomeOf(st workflows.State) agent.Outcome {
+	return agent.Outcome{Status: st.Status, Answer: st.Answer, Pending: st.Pending, Step: st.Indeterminate, Reason: st.Reason}
+}
+
+// signalHints are the temporal CLI commands for what a run waits on.
+func signalHints(runID string, st workflows.State) []string {
+	var out []string
+	for _, p := range st.Pending {
+		out = append(out, workflows.SignalCommand(runID, workflows.SignalApprove, workflows.ApprovePayload(p.Marker)))
+	}
+	if st.Indeterminate != "" {
+		out = append(out, workflows.SignalCommand(runID, workflows.SignalReconcile, workflows.DonePayload(st.Indeterminate, "RESULT")))
+	}
+	return out
+}
+
+// Reconcile runs one operator command against the cluster. approve, deny,
+// done and retry are updates: the run answers at once, and a refused input
+// is an error here, not a silent no-op.
+func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "list":
+			if len(args) != 1 {
+				return usagef("list takes no arguments")
+			}
+			return r.list(ctx, w)
+		case "show":
+			if len(args) != 2 {
+				return usagef("show takes one argument, the run id")
+			}
+			return r.show(ctx, w, args[1])
+		}
+	}
+	runID, sig, err := ParseOperator(args)
+	if err != nil {
+		return err
+	}
+	if _, err := r.describe(ctx, runID); err != nil {
+		return err
+	}
+	var payload any
+	switch {
+	case sig.Name == journal.SignalApprove:
+		payload = workflows.ApprovePayload(sig.Marker)
+	case sig.Name == journal.SignalDeny:
+		payload = workflows.DenyPayload(sig.Marker, sig.Reason)
+	case sig.Outcome == journal.OutcomeDone:
+		payload = workflows.DonePayload(sig.Step, sig.Result)
+	default:
+		payload = workflows.RetryPayload(sig.Step)
+	}
+	updateID := fmt.Sprintf("%s-%s-%d", sig.Name, strings.NewReplacer("/", "_").Replace(sig.Marker+sig.Step), time.Now().UnixNano())
+	uctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	h, err := r.Conn.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
+		WorkflowID: runID, UpdateName: sig.Name, UpdateID: updateID, Args: []any{payload},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		var st workflows.State
+		err = h.Get(uctx, &st)
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(uctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("no worker answered within 30s (update id %s; it may still be applied when one starts): is a worker running on task queue %s?", updateID, r.Settings.TaskQueue)
+	}
+	if err != nil {
+		return fmt.Errorf("%s refused: %s", args[0], failureMessage(err))
+	}
+	fmt.Fprintf(w, "%s accepted by run %s\n  Web UI: %s\n", args[0], runID, r.Link(runID))
+	return nil
+}
+
+func (r *Remote) list(ctx context.Context, w io.Writer) error {
+	query := `ExecutionStatus = "Running" AND AgentRunStatus IN ("AwaitingApproval", "Indeterminate")`
+	var token []byte
+	n := 0
+	for {
+		resp, err := r.Conn.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: r.Conn.Namespace, Query: query, NextPageToken: token})
+		if err != nil {
+			return fmt.Errorf("list runs: %w", err)
+		}
+		for _, e := range resp.GetExecutions() {
+			sa := e.GetSearchAttributes().GetIndexedFields()
+			var status, step string
+			if p := sa["AgentRunStatus"]; p != nil {
+				_ = json.Unmarshal(p.GetData(), &status)
+			}
+			if p := sa["AgentRunStep"]; p != nil {
+				_ = json.Unmarshal(p.GetData(), &step)
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\n", e.GetExecution().GetWorkflowId(), status, step)
+			n++
+		}
+		token = resp.GetNextPageToken()
+		if len(token) == 0 {
+			break
+		}
+	}
+	if n == 0 {
+		fmt.Fprintln(w, "no run waits on a person")
+	}
+	return nil
+}
+
+func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
+	if err := journal.ValidRunID(runID); err != nil {
+		return usagef("%v", err)
+	}
+	desc, err := r.describe(ctx, runID)
+	if err != nil {
+		return err
+	}
+	st, err := r.state(ctx, runID)
+	if err != nil {
+		return fmt.Errorf("query run %s (workflow %s): no worker answered (%v); is a worker running on task queue %s?", runID, workflowStatus(desc.status), err, r.Settings.TaskQueue)
+	}
+	fmt.Fprintf(w, "run %s: %s (workflow %s)\n", runID, st.Status, workflowStatus(desc.status))
+	for _, p := range st.Pending {
+		fmt.Fprintf(w, "  pending %s: %s %s\n", p.Marker, p.Tool, string(p.Args))
+	}
+	if st.Indeterminate != "" {
+		fmt.Fprintf(w, "  indeterminate: %s\n", st.Indeterminate)
+	}
+	if st.Reason != "" {
+		fmt.Fprintf(w, "  reason: %s\n", st.Reason)
+	}
+	if st.Answer != "" {
+		fmt.Fprintf(w, "  answer: %s\n", st.Answer)
+	}
+	for _, s := range st.Steps {
+		note := ""
+		if s.Reconciled {
+			note = " (reconciled)"
+		}
+		fmt.Fprintf(w, "  %-28s %-5s%s\n", s.Name, s.Kind, note)
+	}
+	fmt.Fprintf(w, "  usage: %d input, %d output tokens\n", st.Usage.InputTokens, st.Usage.OutputTokens)
+	for _, rj := range st.Rejected {
+		fmt.Fprintf(w, "  rejected %s %s: %s\n", rj.Signal, rj.Payload, rj.Reason)
+	}
+	fmt.Fprintf(w, "  Web UI: %s\n", r.Link(runID))
+	return nil
+}
+
+func errOtherPrompt(runID string) error {
+	return fmt.Errorf("run %s exists with another prompt: %w; attach with no prompt (go run ./starter --id %s) or choose another --id", runID, journal.ErrInputMismatch, runID)
+}
+
+// workflowStatus names a workflow execution status as the UI does.
+func workflowStatus(s enumspb.WorkflowExecutionStatus) string {
+	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
+}

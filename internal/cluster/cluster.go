@@ -1,0 +1,95 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
+	tlog "go.temporal.io/sdk/log"
+)
+
+// SearchAttributes are the attributes AgentRun upserts, with their types.
+var SearchAttributes = map[string]enumspb.IndexedValueType{
+	"AgentRunStatus": enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	"AgentRunStep":   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+}
+
+// Options loads the client options from the environment and the profile
+// file, like the temporal CLI.
+func Options(logger *slog.Logger) (client.Options, error) {
+	opts, err := envconfig.LoadDefaultClientOptions()
+	if err != nil {
+		return client.Options{}, fmt.Errorf("temporal client settings: %w", err)
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = client.DefaultNamespace
+	}
+	if opts.HostPort == "" {
+		opts.HostPort = client.DefaultHostPort
+	}
+	if logger != nil {
+		opts.Logger = tlog.NewStructuredLogger(logger)
+	}
+	return opts, nil
+}
+
+// Conn is a client of one namespace.
+type Conn struct {
+	client.Client
+	Namespace string
+	HostPort  string
+}
+
+// Dial connects to the cluster the environment names.
+func Dial(ctx context.Context, logger *slog.Logger) (*Conn, error) {
+	opts, err := Options(logger)
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.DialContext(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w; is the server running? (make dev-server, or set TEMPORAL_ADDRESS)", opts.HostPort, opts.Namespace, err)
+	}
+	return &Conn{Client: c, Namespace: opts.Namespace, HostPort: opts.HostPort}, nil
+}
+
+// EnsureSearchAttributes registers the run's search attributes in
+// namespace where they are missing. An attribute registered with another
+// type is an error: runs would fail on every workflow task.
+func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
+	list, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	if err != nil {
+		return fmt.Errorf("list search attributes: %w", err)
+	}
+	missing := map[string]enumspb.IndexedValueType{}
+	for name, typ := range SearchAttributes {
+		have, ok := list.GetCustomAttributes()[name]
+		switch {
+		case !ok:
+			missing[name] = typ
+		case have != typ:
+			return fmt.Errorf("search attribute %s is registered as %s in namespace %s; agentrun needs %s", name, have, namespace, typ)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: namespace, SearchAttributes: missing})
+	var exists *serviceerror.AlreadyExists
+	if err != nil && !errors.As(err, &exists) {
+		return fmt.Errorf("register search attributes %v: %w (register them with: temporal operator search-attribute create --name AgentRunStatus --type Keyword; likewise AgentRunStep)", keys(missing), err)
+	}
+	return nil
+}
+
+func keys(m map[string]enumspb.IndexedValueType) []string {
+	return slices.Sorted(maps.Keys(m))
+}
