@@ -1,0 +1,67 @@
+package e2e
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/workflows"
+)
+
+// TestHandExampleOnDevServer runs the hand example end to end: a real
+// worker, the starter, an approval with the real temporal workflow signal
+// command, and the starter attached with --wait until the answer.
+func TestHandExampleOnDevServer(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	worker := testenv.Start(t, f.env(), testenv.Program(t, "worker"))
+	starter := testenv.Program(t, "starter")
+	const run = "e2e-hand"
+
+	code, out := testenv.Run(t, f.env(), time.Minute, starter, "--id", run, prompt)
+	if code != 0 || !strings.Contains(out, "started run e2e-hand") || !strings.Contains(out, "/namespaces/default/workflows/e2e-hand") {
+		t.Fatalf("starter: exit %d\n%s", code, out)
+	}
+	st := waitStatus(t, srv, run, "AwaitingApproval", time.Minute)
+	if len(st.Pending) != 1 || st.Pending[0].Marker != ticketStep || st.Model != "scripted" {
+		t.Fatalf("awaiting state: %+v", st)
+	}
+	f.waitListed(t, run, `AgentRunStatus="AwaitingApproval" AND AgentRunStep="`+ticketStep+`"`)
+
+	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", mustJSON(map[string]string{"Marker": ticketStep}))
+
+	code, out = testenv.Run(t, f.env(), time.Minute, starter, "--id", run, "--wait", prompt)
+	if code != 0 || !strings.Contains(out, "attached to run e2e-hand") || !strings.Contains(out, "TICKET-1") {
+		t.Fatalf("starter --wait: exit %d\n%s", code, out)
+	}
+	if n := modelCalls(t, srv, run); n != 3 {
+		t.Fatalf("model calls: %d, want 3", n)
+	}
+	if n := f.ticketCount(t); n != 1 {
+		t.Fatalf("tickets: %d, want 1", n)
+	}
+	final, err := state(t, srv, run)
+	if err != nil || final.Status != agent.StatusCompleted || len(final.Steps) != 5 {
+		t.Fatalf("final state %+v, %v", final, err)
+	}
+	desc, err := srv.Client.DescribeWorkflowExecution(t.Context(), run, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa := desc.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()
+	if got := string(sa[workflows.StatusKey.GetName()].GetData()); got != `"Completed"` {
+		t.Fatalf("AgentRunStatus = %s, want Completed", got)
+	}
+
+	// A graceful stop: SIGTERM, exit 0.
+	if err := worker.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := worker.Wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("worker exit %d after SIGTERM:\n%s", code, worker.Output())
+	}
+}

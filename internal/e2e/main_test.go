@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/tools"
+	"github.com/agentrun/agentrun/workflows"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testenv.Stop()
+	os.Exit(code)
+}
+
+const (
+	prompt     = "I need read access to the orders database."
+	ticketStep = "tool/2/0/create_ticket"
+)
+
+// fleet is a task queue with its shared folders.
+type fleet struct {
+	srv     *testenv.Server
+	queue   string
+	dir     string
+	tickets string
+}
+
+func newFleet(t *testing.T, srv *testenv.Server) *fleet {
+	dir := t.TempDir()
+	return &fleet{srv: srv, queue: "q-" + strings.ReplaceAll(t.Name(), "/", "-"), dir: dir, tickets: filepath.Join(dir, "tickets.jsonl")}
+}
+
+func (f *fleet) env(extra ...string) []string {
+	return f.srv.Env(append([]string{
+		"AGENTRUN_TASK_QUEUE=" + f.queue,
+		"AGENTRUN_JOURNAL=" + filepath.Join(f.dir, "journal"),
+		"AGENTRUN_TICKETS=" + f.tickets,
+		"AGENTRUN_MODEL=scripted",
+	}, extra...)...)
+}
+
+func (f *fleet) ticketCount(t *testing.T) int {
+	t.Helper()
+	ts, err := tools.ReadTickets(f.tickets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ts)
+}
+
+// temporal runs the real temporal CLI against the dev server.
+func (f *fleet) temporal(t *testing.T, args ...string) string {
+	t.Helper()
+	args = append(args, "--address", f.srv.HostPort, "--namespace", "default")
+	code, out := testenv.Run(t, os.Environ(), time.Minute, f.srv.CLI, args...)
+	if code != 0 {
+		t.Fatalf("temporal %s: exit %d\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+func state(t *testing.T, srv *testenv.Server, runID string) (workflows.State, error) {
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	var st workflows.State
+	v, err := srv.Client.QueryWorkflow(ctx, runID, "", workflows.QueryState)
+	if err != nil {
+		return st, err
+	}
+	return st, v.Get(&st)
+}
+
+func waitStatus(t *testing.T, srv *testenv.Server, runID, status string, timeout time.Duration) workflows.State {
+	t.Helper()
+	var st workflows.State
+	testenv.WaitFor(t, timeout, runID+" to be "+status, func() bool {
+		s, err := state(t, srv, runID)
+		st = s
+		return err == nil && string(s.Status) == status
+	})
+	return st
+}
+
+// modelCalls sums the attempts of the CallModel activities in the run's
+// history: each ActivityTaskStarted event records its attempt number, and
+// a retried activity's earlier attempts count too.
+func modelCalls(t *testing.T, srv *testenv.Server, runID string) int {
+	t.Helper()
+	it := srv.Client.GetWorkflowHistory(t.Context(), runID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	scheduled := map[int64]string{}
+	calls := 0
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
+			scheduled[e.GetEventId()] = a.GetActivityType().GetName()
+		}
+		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] == "CallModel" {
+			calls += int(a.GetAttempt())
+		}
+	}
+	return calls
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprint(err))
+	}
+	return string(b)
+}
+
+// waitListed polls temporal workflow list --query until it lists runID
+// (visibility lags a little behind the run).
+func (f *fleet) waitListed(t *testing.T, runID, query string) {
+	t.Helper()
+	testenv.WaitFor(t, 30*time.Second, runID+" in temporal workflow list --query '"+query+"'", func() bool {
+		return strings.Contains(f.temporal(t, "workflow", "list", "--query", query), runID)
+	})
+}

@@ -1,0 +1,100 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+)
+
+// Server is a Temporal dev server shared by the tests of one process.
+type Server struct {
+	HostPort string
+	Client   client.Client
+	// CLI is the path of the temporal CLI that runs it.
+	CLI string
+	dev *testsuite.DevServer
+}
+
+var (
+	serverOnce sync.Once
+	server     *Server
+	serverErr  error
+)
+
+// TemporalCLI returns the pinned temporal CLI: $AGENTRUN_TEMPORAL_CLI, or
+// bin/temporal at the module root (make temporal-cli installs it there).
+func TemporalCLI() (string, error) {
+	if p := os.Getenv("AGENTRUN_TEMPORAL_CLI"); p != "" {
+		return p, nil
+	}
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("find the module root: %w", err)
+	}
+	p := filepath.Join(filepath.Dir(string(out[:len(out)-1])), "bin", "temporal")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("no temporal CLI at %s: run make temporal-cli (or set AGENTRUN_TEMPORAL_CLI)", p)
+	}
+	return p, nil
+}
+
+// DevServer returns the dev server of this test process, starting it on
+// first use with agentrun's search attributes. When it cannot start, the
+// test fails under CI=true and is skipped otherwise. Call Stop from
+// TestMain.
+func DevServer(t testing.TB) *Server {
+	t.Helper()
+	serverOnce.Do(func() {
+		cli, err := TemporalCLI()
+		if err != nil {
+			serverErr = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		quiet := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+		dev, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
+			ExistingPath:  cli,
+			ClientOptions: &client.Options{HostPort: "127.0.0.1:" + freePort(), Logger: quiet},
+			LogLevel:      "error",
+			ExtraArgs:     []string{"--search-attribute", "AgentRunStatus=Keyword", "--search-attribute", "AgentRunStep=Keyword"},
+			Stdout:        io.Discard,
+			Stderr:        os.Stderr,
+		})
+		if err != nil {
+			serverErr = fmt.Errorf("start the dev server: %w", err)
+			return
+		}
+		server = &Server{HostPort: dev.FrontendHostPort(), Client: dev.Client(), CLI: cli, dev: dev}
+	})
+	if serverErr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Temporal dev server: %v", serverErr)
+		}
+		t.Skipf("Temporal dev server unavailable (fails under CI=true): %v", serverErr)
+	}
+	return server
+}
+
+// Stop stops the dev server if one was started.
+func Stop() {
+	if server != nil {
+		_ = server.dev.Stop()
+	}
+}
+
+// Env returns the environment for a child process talking to the server.
+func (s *Server) Env(extra ...string) []string {
+	return append(append(os.Environ(), "TEMPORAL_ADDRESS="+s.HostPort, "TEMPORAL_NAMESPACE=default"), extra...)
+}
