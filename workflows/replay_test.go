@@ -1,0 +1,36 @@
+package workflows_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"go.temporal.io/sdk/worker"
+
+	"github.com/agentrun/agentrun/workflows"
+)
+
+// TestReplay replays histories captured from real runs on the dev server
+// (temporal workflow show -w RUN --output json): the hand example approved
+// by signals (one of them rejected), approved by an update, and a write
+// made Indeterminate by a SIGKILLed worker and reconciled with retry. A
+// change to the workflow that reorders its commands fails here.
+func TestReplay(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("testdata/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 3 {
+		t.Fatalf("found %d histories in testdata, want at least 3", len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			r := worker.NewWorkflowReplayer()
+			r.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
+			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
+				t.Fatalf("replay %s: %v", f, err)
+			}
+		})
+	}
+}
