@@ -1,9 +1,99 @@
 // Package tools holds the executable tools: a Set that maps names to
-// implementations and yields the specs the model sees, and the two demo
-// tools, lookup (a read) and create_ticket (a write).
+// implementations, yields the specs the model sees and runs each call under
+// its tool's timeout; the two demo tools, lookup (a read) and create_ticket
+// (a write); and the configuration that adds the tools of MCP servers.
 //
 // create_ticket appends one JSON line per ticket to a file and fsyncs it
 // before it returns, so a ticket that was reported exists; a ticket may also
 // exist when its caller died before hearing about it, which is exactly the
 // case the journal's write guard turns into Indeterminate.
+//
+// # Packages
+//
+// tools (this package) owns the Tool interface, Set, the demo tools, Config,
+// LoadConfig and Open. tools/mcp is the MCP client: it connects to one
+// server through github.com/modelcontextprotocol/go-sdk and exposes each of
+// its tools as a value that satisfies Tool. tools/mcp imports only agent
+// (never tools), so tools can import it and Open lives here, next to Set;
+// there is no cycle.
+//
+// # Timeouts
+//
+// Set.Call runs every call under its tool's timeout (DefaultTimeout, 2
+// minutes, unless configured). When it fires, Call returns a *TimeoutError
+// naming the tool and the timeout; errors.Is(err, ErrTimeout) is true, and
+// whether the tool did anything is unknown: a read may be retried, a write
+// is Indeterminate. Set.Timeout tells an engine the timeout, so it can set
+// its own deadline for the step above it.
+//
+// # Configuration file
+//
+// The environment variable AGENTRUN_TOOLS names a JSON file (ConfigFromEnv,
+// LoadConfig); without it a worker offers just the demo tools. Open
+// connects the servers and builds the Set; Set.Close stops them. Every
+// field is optional; example-tools.json uses them all:
+//
+//	{
+//	  "demo": {"lookup": true, "create_ticket": false},
+//	  "servers": [
+//	    {"name": "memory", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory@2026.8.31"],
+//	     "env": {"MEMORY_FILE_PATH": "/var/lib/agentrun/memory.jsonl"}},
+//	    {"name": "everything", "url": "http://127.0.0.1:3001/mcp",
+//	     "headers": {"Authorization": "Bearer replace-me"}}
+//	  ],
+//	  "tools": {
+//	    "create_entities": {"approval": "never", "idempotent": false},
+//	    "trigger-long-running-operation": {"kind": "write", "idempotent": true, "timeout": "5m"}
+//	  }
+//	}
+//
+// The fields:
+//
+//   - demo: an object turning demo tools on (true) or off (false) by name,
+//     "lookup" and "create_ticket". A demo tool not named is on; without
+//     "demo" both are on.
+//   - servers: an array of MCP servers, whose tools are offered after the
+//     demo tools, server by server, in the order each server lists them
+//     (all pages). Each server has:
+//   - servers[].name: required, unique; names the server in errors and logs.
+//   - servers[].command: the program of a stdio server. It is looked up in
+//     PATH when it has no slash; a relative path is relative to the
+//     worker's working directory. Exactly one of command and url is set.
+//   - servers[].args: an array of strings, the program's arguments (with
+//     command only).
+//   - servers[].env: an object of strings, added to the environment the
+//     worker inherited; a name given here wins (with command only).
+//   - servers[].url: the endpoint of a streamable HTTP server, http or
+//     https, e.g. "http://127.0.0.1:3001/mcp".
+//   - servers[].headers: an object of strings sent with every request (with
+//     url only), except headers the protocol sets itself (Accept,
+//     Content-Type, Mcp-Session-Id and the like).
+//   - tools: an object of per-tool overrides keyed by tool name; the name
+//     must be a tool that is offered (a demo tool that is on, or a server's
+//     tool). Each override has:
+//   - tools.NAME.kind: "read" or "write"; replaces the kind the tool
+//     declares (an MCP tool is a read when annotated readOnlyHint true,
+//     otherwise a write).
+//   - tools.NAME.approval: "always" (every call waits for a person),
+//     "never" (calls run without approval) or "deny" (calls never run);
+//     without it the policy decides (the demo policy gates every write).
+//   - tools.NAME.idempotent: true or false; whether a write is safe to run
+//     again, so that an interrupted call is retried instead of becoming
+//     Indeterminate. Default: for an MCP write, its idempotentHint; else
+//     false.
+//   - tools.NAME.timeout: a positive Go duration such as "30s" or "5m";
+//     bounds one call. Default "2m".
+//
+// An unknown field, a server with both or neither of command and url, a
+// field of the wrong type, a bad duration, kind or approval, an override
+// for a tool that no one offers, and two tools with the same name (across
+// the demo tools and all servers) are each refused with one line naming the
+// file, the field and what is valid, e.g.
+//
+//	tools.json: servers[0] ("memory"): both "command" and "url" are set; want exactly one: "command" (a stdio server) or "url" (a streamable HTTP server)
+//
+// # MCP tools
+//
+// See package tools/mcp for how an MCP tool's spec and results are built,
+// and what happens when a server dies.
 package tools

@@ -3,7 +3,11 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"sync"
+	"time"
 
 	"github.com/agentrun/agentrun/agent"
 )
@@ -17,29 +21,75 @@ type Tool interface {
 	Call(ctx context.Context, args json.RawMessage) (agent.ToolResult, error)
 }
 
-// Set is a fixed collection of tools, in the order they were added.
+// DefaultTimeout bounds one call of a tool whose configuration sets no
+// timeout.
+const DefaultTimeout = 2 * time.Minute
+
+// ErrTimeout is matched (errors.Is) by the error of a call that outlasted
+// its tool's timeout. Whether the tool did anything is unknown.
+var ErrTimeout = errors.New("tool call timed out")
+
+// TimeoutError is the error of a call that outlasted its tool's timeout.
+type TimeoutError struct {
+	Tool    string
+	Timeout time.Duration
+	// Err is what the tool returned once its context was cancelled, or nil
+	// if it had not returned yet.
+	Err error
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("tool %q did not finish within its timeout of %s", e.Tool, e.Timeout)
+}
+
+// Is makes errors.Is(err, ErrTimeout) true.
+func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
+
+// Unwrap returns the tool's own error.
+func (e *TimeoutError) Unwrap() error { return e.Err }
+
+// Set is a fixed collection of tools, in the order they were added, each
+// with its timeout.
 type Set struct {
-	tools []Tool
+	tools    []Tool
+	timeouts []time.Duration
+
+	mu      sync.Mutex
+	closers []io.Closer // the MCP clients behind the tools; nil after Close
 }
 
 // NewSet returns a set of the given tools; a name given twice is an error.
+// Each tool's timeout is DefaultTimeout unless it was made by Apply with a
+// timeout.
 func NewSet(ts ...Tool) (*Set, error) {
 	s := &Set{}
 	for _, t := range ts {
 		if _, ok := s.Lookup(t.Spec().Name); ok {
 			return nil, fmt.Errorf("tool %q is defined twice", t.Spec().Name)
 		}
+		d := DefaultTimeout
+		if o, ok := t.(*overridden); ok && o.timeout > 0 {
+			d = o.timeout
+		}
 		s.tools = append(s.tools, t)
+		s.timeouts = append(s.timeouts, d)
 	}
 	return s, nil
 }
 
+func (s *Set) index(name string) int {
+	for i, t := range s.tools {
+		if t.Spec().Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
 // Lookup returns the tool with the given name.
 func (s *Set) Lookup(name string) (Tool, bool) {
-	for _, t := range s.tools {
-		if t.Spec().Name == name {
-			return t, true
-		}
+	if i := s.index(name); i >= 0 {
+		return s.tools[i], true
 	}
 	return nil, false
 }
@@ -53,11 +103,80 @@ func (s *Set) Specs() []agent.ToolSpec {
 	return specs
 }
 
-// Call runs the named tool.
+// Timeout returns how long Call lets the named tool run: its configured
+// timeout, or DefaultTimeout (also for a name the set does not hold, whose
+// call fails at once). An engine sets its own deadline for a tool step above
+// this one, so that the tool's timeout, not the engine's, decides.
+func (s *Set) Timeout(name string) time.Duration {
+	if i := s.index(name); i >= 0 {
+		return s.timeouts[i]
+	}
+	return DefaultTimeout
+}
+
+// Call runs the named tool under its timeout. A call that outlasts it
+// returns a *TimeoutError (errors.Is(err, ErrTimeout)) as soon as the
+// timeout fires, even if the tool ignores its context; a result the tool
+// delivered in time, or together with its context ending, is returned as
+// is. If ctx ends first, Call returns the tool's error or ctx's.
 func (s *Set) Call(ctx context.Context, name string, args json.RawMessage) (agent.ToolResult, error) {
-	t, ok := s.Lookup(name)
-	if !ok {
+	i := s.index(name)
+	if i < 0 {
 		return agent.ToolResult{}, fmt.Errorf("unknown tool %q", name)
 	}
-	return t.Call(ctx, args)
+	t, d := s.tools[i], s.timeouts[i]
+	timedOut := &TimeoutError{Tool: name, Timeout: d}
+	cctx, cancel := context.WithTimeoutCause(ctx, d, timedOut)
+	defer cancel()
+	type answer struct {
+		r   agent.ToolResult
+		err error
+	}
+	ch := make(chan answer, 1) // the tool's goroutine never blocks on it
+	go func() {
+		r, err := t.Call(cctx, args)
+		ch <- answer{r, err}
+	}()
+	var a answer
+	select {
+	case a = <-ch:
+	case <-cctx.Done():
+		select {
+		case a = <-ch: // it answered as its context ended
+		default:
+			if context.Cause(cctx) == timedOut {
+				return agent.ToolResult{}, timedOut
+			}
+			return agent.ToolResult{}, context.Cause(ctx)
+		}
+	}
+	if a.err != nil && context.Cause(cctx) == timedOut {
+		// A new value: the tool may still hold timedOut as its context's cause.
+		return agent.ToolResult{}, &TimeoutError{Tool: name, Timeout: d, Err: a.err}
+	}
+	return a.r, a.err
+}
+
+// Close releases what the tools hold: it ends the sessions with the MCP
+// servers that Open connected and stops the stdio servers it started. Calls
+// of their tools after Close fail (mcp.ErrClosed). Close is idempotent; a
+// set made by NewSet holds nothing.
+func (s *Set) Close() error {
+	s.mu.Lock()
+	cs := s.closers
+	s.closers = nil
+	s.mu.Unlock()
+	return closeAll(cs)
+}
+
+// closeAll closes cs concurrently: a server that ignores the end of its
+// stdin takes seconds to stop.
+func closeAll(cs []io.Closer) error {
+	errs := make([]error, len(cs))
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Go(func() { errs[i] = c.Close() })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

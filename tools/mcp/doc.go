@@ -1,0 +1,40 @@
+// Package mcp exposes the tools of Model Context Protocol servers as agentrun
+// tools, through github.com/modelcontextprotocol/go-sdk. It imports agent
+// only; package tools builds Sets of these tools from its configuration
+// file (tools.Open).
+//
+// A Client is one server: a local program spoken to over stdio (Command,
+// Args, and Env added to the inherited environment) or a streamable HTTP
+// endpoint (URL, Headers). Client.Tools lists the server's tools, following
+// pagination.
+//
+// A Tool's spec carries the server's name, description and input JSON
+// schema. Its kind comes from its annotations: readOnlyHint true makes it a
+// read; anything else, including a tool without annotations, is a write,
+// and a write annotated idempotentHint true is Idempotent (an interrupted
+// call is retried instead of becoming Indeterminate). Package tools may
+// override all of these.
+//
+// Tool.Call guarantees:
+//
+//   - A result the server marks isError is a ToolResult with IsError and
+//     the result's text; arguments that are not a JSON object are an
+//     IsError result, and the server is not called.
+//   - The content is rendered as text: text blocks as they are, every other
+//     block as one line of JSON (resource links and embedded text resources
+//     in full; images, audio and binary resources with their type, media
+//     type and size, the data left out), joined with newlines; structured
+//     content follows as JSON unless a text block already holds the same
+//     JSON value (as the protocol asks servers to provide).
+//   - A transport or protocol failure, a cancelled or expired context, and
+//     a call after Close are Go errors. Whether the server acted on a call
+//     that failed is unknown.
+//   - When a session ends (a stdio server exits or is killed, an HTTP
+//     server drops the session), the call in flight fails with an error
+//     that names the reason (a stdio server's exit status and the end of
+//     its stderr). The next call makes one attempt to start a new session
+//     (a new process for stdio) before it runs; if the attempt fails, that
+//     call fails naming why the old session ended and why the restart
+//     failed, and the call after it tries again. A call is never repeated
+//     by this package.
+package mcp

@@ -1,0 +1,83 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/agentrun/agentrun/tools/mcp"
+)
+
+var _ Tool = (*mcp.Tool)(nil)
+
+// Open builds the tools a configuration names: the demo tools that are on
+// (made from demo), then the tools of each MCP server in order, with the
+// overrides applied. It connects to every server and lists its tools; the
+// servers run until the Set is closed. The zero Config gives just the demo
+// tools. Errors name the file and the field, as LoadConfig's do.
+func Open(ctx context.Context, cfg Config, demo DemoConfig) (*Set, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	var (
+		ts      []Tool
+		from    = map[string]string{} // tool name -> where it comes from, for errors
+		closers []io.Closer
+	)
+	fail := func(err error) (*Set, error) {
+		_ = closeAll(closers)
+		return nil, err
+	}
+	for _, t := range Demo(demo) {
+		name := t.Spec().Name
+		if on, ok := cfg.Demo[name]; ok && !on {
+			continue
+		}
+		ts = append(ts, t)
+		from[name] = "demo"
+	}
+	for i, s := range cfg.Servers {
+		f := serverField(i, s)
+		c, err := mcp.Connect(ctx, s, mcp.Options{Logger: cfg.Logger})
+		if err != nil {
+			return fail(fmt.Errorf("%s: %s: %w", cfg.file(), f, err))
+		}
+		closers = append(closers, c)
+		list, err := c.Tools(ctx)
+		if err != nil {
+			return fail(fmt.Errorf("%s: %s: %w", cfg.file(), f, err))
+		}
+		for _, t := range list {
+			name := t.Spec().Name
+			switch prev, dup := from[name]; {
+			case dup && prev == "demo":
+				return fail(cfg.fail(f, "tool %q is also a demo tool; tool names must be unique: turn the demo tool off with \"demo\": {%q: false}", name, name))
+			case dup:
+				return fail(cfg.fail(f, "tool %q is also offered by %s; tool names must be unique across the demo tools and all servers", name, prev))
+			}
+			from[name] = f
+			ts = append(ts, t)
+		}
+	}
+	for _, name := range sortedKeys(cfg.Tools) {
+		if _, ok := from[name]; !ok {
+			var names []string
+			for _, t := range ts {
+				names = append(names, t.Spec().Name)
+			}
+			return fail(cfg.fail(fmt.Sprintf("tools[%q]", name), "no demo tool that is on or server offers a tool named %q; the tools offered are: %s", name, strings.Join(names, ", ")))
+		}
+	}
+	for i, t := range ts {
+		if o, ok := cfg.Tools[t.Spec().Name]; ok {
+			ts[i] = Apply(t, o)
+		}
+	}
+	set, err := NewSet(ts...)
+	if err != nil {
+		return fail(fmt.Errorf("%s: %w", cfg.file(), err)) // unreachable: names were checked above
+	}
+	set.closers = closers
+	return set, nil
+}

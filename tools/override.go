@@ -1,0 +1,62 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/agentrun/agentrun/agent"
+)
+
+// Override changes how one tool is classified, gated and bounded. The zero
+// value changes nothing.
+type Override struct {
+	// Kind replaces the tool's kind: agent.KindRead or agent.KindWrite.
+	// Default "": the tool's own (for MCP tools, from the annotations).
+	Kind agent.Kind
+	// Approval replaces the policy's decision: agent.ApprovalAlways,
+	// agent.ApprovalNever or agent.ApprovalDeny. Default "": the policy
+	// decides.
+	Approval string
+	// Idempotent, when set, says whether a write is safe to run again.
+	// Default nil: the tool's own (for MCP tools, idempotentHint).
+	Idempotent *bool
+	// Timeout bounds one call. Default 0: DefaultTimeout.
+	Timeout time.Duration
+}
+
+// Apply returns t with o applied. A Set made from the result (NewSet, Open)
+// runs its calls under o.Timeout.
+func Apply(t Tool, o Override) Tool {
+	spec := t.Spec()
+	if o.Kind != "" {
+		spec.Kind = o.Kind
+	}
+	if o.Approval != "" {
+		spec.Approval = o.Approval
+	}
+	if o.Idempotent != nil {
+		spec.Idempotent = *o.Idempotent
+	}
+	timeout := o.Timeout
+	if prev, ok := t.(*overridden); ok {
+		t = prev.Tool
+		if timeout == 0 {
+			timeout = prev.timeout
+		}
+	}
+	return &overridden{Tool: t, spec: spec, timeout: timeout}
+}
+
+// overridden is a tool with an Override applied.
+type overridden struct {
+	Tool
+	spec    agent.ToolSpec
+	timeout time.Duration // 0: DefaultTimeout
+}
+
+func (o *overridden) Spec() agent.ToolSpec { return o.spec }
+
+func (o *overridden) Call(ctx context.Context, args json.RawMessage) (agent.ToolResult, error) {
+	return o.Tool.Call(ctx, args)
+}
