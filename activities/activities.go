@@ -16,6 +16,7 @@ import (
 	"github.com/agentrun/agentrun/internal/execute"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/tools"
 )
 
 // Error types of the activities' failures; stable strings the workflow and
@@ -118,6 +119,11 @@ func (a *Activities) CallTool(ctx context.Context, in StepInput) (json.RawMessag
 	res, err := a.Guard.RunStep(ctx, runID, agent.Step{Name: GuardStep(in), Kind: agent.KindWrite}, run)
 	var ind *journal.IndeterminateError
 	switch {
+	case errors.Is(err, tools.ErrTimeout):
+		a.logger().Warn("write timed out", "run_id", runID, "step", in.Step.Name, "attempt", info.Attempt)
+		return nil, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("%s: %v; it may or may not have taken effect: check, then reconcile it (done RESULT or retry)", in.Step.Name, err),
+			ErrTypeIndeterminate, nil)
 	case errors.As(err, &ind):
 		a.logger().Warn("write is indeterminate", "run_id", runID, "step", in.Step.Name, "attempt", info.Attempt)
 		return nil, temporal.NewNonRetryableApplicationError(

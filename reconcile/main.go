@@ -49,10 +49,11 @@ func run(ctx context.Context, local bool, args []string) error {
 		return &cli.UsageError{Msg: err.Error()}
 	}
 	if local {
-		l, err := cli.OpenLocal(settings)
+		l, err := cli.OpenLocal(ctx, settings)
 		if err != nil {
 			return err
 		}
+		defer l.Close()
 		return l.ReconcileLocal(ctx, os.Stdout, args)
 	}
 	if err := cli.CheckOperatorArgs(args); err != nil {

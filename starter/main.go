@@ -56,10 +56,11 @@ func run(ctx context.Context, local, wait bool, id, prompt string) error {
 		if wait {
 			return &cli.UsageError{Msg: "--wait is for runs on Temporal; a --local run always runs until it completes or needs a person"}
 		}
-		l, err := cli.OpenLocal(settings)
+		l, err := cli.OpenLocal(ctx, settings)
 		if err != nil {
 			return err
 		}
+		defer l.Close()
 		return l.StartLocal(ctx, os.Stdout, id, prompt)
 	}
 	conn, err := cluster.Dial(ctx, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))

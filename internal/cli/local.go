@@ -20,13 +20,13 @@ type Local struct {
 	Exec    *execute.Executor
 }
 
-// OpenLocal builds the local engine from the settings.
-func OpenLocal(s Settings) (*Local, error) {
+// OpenLocal builds the local engine from the settings. Close it when done.
+func OpenLocal(ctx context.Context, s Settings) (*Local, error) {
 	store, err := journal.NewFileStore(s.Journal)
 	if err != nil {
 		return nil, err
 	}
-	exec, err := s.Executor()
+	exec, err := s.Executor(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -35,6 +35,9 @@ func OpenLocal(s Settings) (*Local, error) {
 		Exec:    exec,
 	}, nil
 }
+
+// Close stops the tools' servers.
+func (l *Local) Close() error { return l.Exec.Tools.Close() }
 
 // StartLocal starts or resumes runID and drives it until it completes or
 // needs a person. With an empty prompt it resumes an existing run.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"time"
 
@@ -30,6 +31,9 @@ type Settings struct {
 	StopTimeout time.Duration
 	// Demo configures the demo tools (AGENTRUN_TICKETS, AGENTRUN_DEMO_DELAY).
 	Demo tools.DemoConfig
+	// Tools is the tools file named by AGENTRUN_TOOLS: MCP servers and
+	// per-tool overrides. Unset: the demo tools alone.
+	Tools tools.Config
 }
 
 // Defaults of Settings.
@@ -61,16 +65,21 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		return s, err
 	}
 	s.Demo = demo
+	if s.Tools, err = tools.ConfigFromEnv(); err != nil {
+		return s, err
+	}
 	return s, nil
 }
 
-// Executor builds the model provider and the tools the settings name.
-func (s Settings) Executor() (*execute.Executor, error) {
+// Executor builds the model provider and the tools the settings name: the
+// demo tools and the MCP servers of AGENTRUN_TOOLS. Close its Tools when
+// done.
+func (s Settings) Executor(ctx context.Context) (*execute.Executor, error) {
 	model, err := llm.New(s.Model)
 	if err != nil {
 		return nil, fmt.Errorf("AGENTRUN_MODEL: %w", err)
 	}
-	set, err := tools.NewSet(tools.Demo(s.Demo)...)
+	set, err := tools.Open(ctx, s.Tools, s.Demo)
 	if err != nil {
 		return nil, err
 	}

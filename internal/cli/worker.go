@@ -21,10 +21,11 @@ func GuardDir(s Settings) string { return filepath.Join(s.Journal, "temporal") }
 // RunWorker runs one worker of the fleet until ctx is done, then stops
 // gracefully: running steps get StopTimeout to finish.
 func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
-	exec, err := s.Executor()
+	exec, err := s.Executor(ctx)
 	if err != nil {
 		return err
 	}
+	defer exec.Tools.Close()
 	store, err := journal.NewFileStore(GuardDir(s))
 	if err != nil {
 		return err

@@ -1,0 +1,52 @@
+# agentrun: durable LLM agent runs on Temporal.
+#   make demo    the hand example on a local Temporal dev server (leaves it running)
+#   make stop    stop what make demo / make dev-server started
+#   make test    the test suite (the README's test command)
+#   make check   gofmt, go vet, staticcheck, and the tests with -race
+
+TEMPORAL_CLI_VERSION := v1.5.1
+TEMPORAL := bin/temporal
+GO ?= go
+
+.PHONY: all build demo dev-server worker stop test check lint temporal-cli mcp-servers clean
+
+all: build
+
+build:
+	$(GO) build -o bin/ ./worker ./starter ./reconcile
+
+temporal-cli: $(TEMPORAL)
+
+$(TEMPORAL):
+	@echo "installing the temporal CLI $(TEMPORAL_CLI_VERSION) into ./bin (a few minutes the first time)"
+	GOBIN=$(CURDIR)/bin $(GO) install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_CLI_VERSION)
+
+mcp-servers:
+	bash tools/mcp/testdata/install.sh
+
+demo: $(TEMPORAL) build
+	bash scripts/demo.sh
+
+dev-server: $(TEMPORAL)
+	bash scripts/dev-server.sh
+
+worker: $(TEMPORAL) build
+	bash scripts/dev-server.sh
+	bash scripts/worker.sh
+
+stop:
+	bash scripts/stop.sh
+
+test: $(TEMPORAL) build
+	$(GO) test -count=1 -timeout 30m ./...
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@2025.1.1 ./...
+
+check: $(TEMPORAL) build lint
+	$(GO) test -count=1 -race -timeout 40m ./...
+
+clean:
+	rm -rf bin/starter bin/worker bin/reconcile

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The hand example on Temporal: the run stops awaiting approval, an
+# operator approves it with `temporal workflow signal`, the run completes.
+source "$(dirname "$0")/lib.sh"
+bash scripts/dev-server.sh
+bash scripts/worker.sh
+
+run="demo-$(date +%Y%m%d-%H%M%S)"
+prompt="I need read access to the orders database."
+echo
+echo "\$ bin/starter --id $run '$prompt'"
+bin/starter --id "$run" "$prompt"
+
+echo
+echo "waiting for the run to ask for approval..."
+awaiting() { bin/temporal workflow query -w "$run" --name state --output json 2>/dev/null | grep -q '"status": *"AwaitingApproval"'; }
+wait_for 60 "the run to await approval" awaiting
+bin/reconcile show "$run"
+
+marker="tool/2/0/create_ticket"
+echo
+echo "an operator approves it:"
+echo "\$ temporal workflow signal -w $run --name approve --input '{\"Marker\":\"$marker\"}'"
+bin/temporal workflow signal -w "$run" --name approve --input "{\"Marker\":\"$marker\"}"
+
+echo
+echo "\$ bin/starter --id $run --wait '$prompt'"
+bin/starter --id "$run" --wait "$prompt"
+
+echo
+echo "The dev server keeps running: look at the run in the Web UI ($AGENTRUN_UI_URL/namespaces/default/workflows/$run)."
+echo "make stop stops the worker and the server."

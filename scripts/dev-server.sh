@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Start the Temporal dev server with its Web UI and agentrun's search
+# attributes, state in .agentrun/temporal.db, unless one already answers.
+source "$(dirname "$0")/lib.sh"
+if bin/temporal operator cluster health >/dev/null 2>&1; then
+  echo "Temporal already answers at $TEMPORAL_ADDRESS"
+  exit 0
+fi
+host=${TEMPORAL_ADDRESS%:*}; port=${TEMPORAL_ADDRESS##*:}
+echo "starting the Temporal dev server at $TEMPORAL_ADDRESS (Web UI $AGENTRUN_UI_URL, log $STATE/server.log)"
+nohup bin/temporal server start-dev --ip "$host" --port "$port" --ui-port "$UI_PORT" \
+  --db-filename "$STATE/temporal.db" \
+  --search-attribute AgentRunStatus=Keyword --search-attribute AgentRunStep=Keyword \
+  --log-level warn >"$STATE/server.log" 2>&1 &
+echo $! >"$STATE/server.pid"
+wait_for 60 "the dev server" bin/temporal operator cluster health || { tail -20 "$STATE/server.log" >&2; exit 1; }
+# A database from an older setup may lack them; creating is idempotent.
+for sa in AgentRunStatus AgentRunStep; do
+  bin/temporal operator search-attribute create --name "$sa" --type Keyword >/dev/null 2>&1 || true
+done
