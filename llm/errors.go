@@ -1,9 +1,20 @@
 package llm
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // Class sorts provider failures by what the engine should do with them.
@@ -50,4 +61,204 @@ func ClassOf(err error) Class {
 		return e.Class
 	}
 	return ClassNetwork
+}
+
+// The helpers below turn a failed HTTP call of a provider into the error its
+// Complete returns. They hold no provider's wire format beyond the shapes of
+// JSON error bodies that OpenAI, Anthropic and the OpenAI-compatible servers
+// (vLLM, Ollama, llama.cpp, LM Studio) send.
+
+// callError classifies err, the failure of one SDK call made with ctx.
+// res is the HTTP response the SDK saw, if any (its body already read and
+// replaced by the SDK). The caller's own cancellation comes back wrapped,
+// as it is; everything else is an *Error whose Message went through scrub.
+func callError(ctx context.Context, name string, err error, res *http.Response, scrub func(string) string) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("%s: %w", name, cerr)
+	}
+	switch {
+	case res != nil && res.StatusCode >= 400:
+		return httpError(res, scrub, time.Now())
+	case isNetworkError(err):
+		return &Error{Class: ClassNetwork, Message: scrub(err.Error())}
+	case res != nil:
+		// The server answered but the SDK could not take the answer.
+		return &Error{Class: ClassServer, StatusCode: res.StatusCode, Message: scrub("the server's answer could not be read: " + err.Error())}
+	default:
+		// No request went out: the SDK refused it. Trying again cannot help.
+		return &Error{Class: ClassBadRequest, Message: scrub("the request could not be sent: " + err.Error())}
+	}
+}
+
+// isNetworkError reports whether err is a failure to exchange a request and
+// a whole response: refused or dropped connections, DNS failures, timeouts
+// (the caller's own context has been checked before).
+func isNetworkError(err error) bool {
+	var urlErr *url.Error
+	var netErr net.Error
+	return errors.As(err, &urlErr) || errors.As(err, &netErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}
+
+// httpError classifies an error response by its status and body.
+func httpError(res *http.Response, scrub func(string) string, now time.Time) *Error {
+	var body []byte
+	if res.Body != nil {
+		body, _ = io.ReadAll(io.LimitReader(res.Body, 1<<16))
+	}
+	msg, code, typ := parseErrorBody(body)
+	if msg == "" {
+		msg = http.StatusText(res.StatusCode)
+		if msg == "" {
+			msg = "the server answered with an error"
+		}
+	}
+	e := &Error{Class: statusClass(res.StatusCode), StatusCode: res.StatusCode, RetryAfter: retryAfter(res.Header, now)}
+	if e.Class == ClassBadRequest && contextTooLong(code, typ, msg) {
+		e.Class = ClassContextLength
+		msg = "the conversation is longer than the model's context window: " + msg
+	}
+	e.Message = scrub(msg)
+	return e
+}
+
+// statusClass sorts an HTTP error status.
+func statusClass(status int) Class {
+	switch {
+	case status == http.StatusTooManyRequests:
+		return ClassRateLimit
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return ClassAuth
+	case status == http.StatusNotFound:
+		return ClassNotFound
+	case status == http.StatusRequestTimeout:
+		return ClassNetwork
+	case status == http.StatusConflict || status >= 500: // 529 is Anthropic's "overloaded"
+		return ClassServer
+	case status >= 400:
+		return ClassBadRequest
+	}
+	return ClassServer
+}
+
+// parseErrorBody reads the message, code and type of a JSON error body:
+// {"error":{"message":...,"type":...,"code":...}} (OpenAI, Anthropic,
+// llama.cpp), {"error":"..."} (Ollama), {"message":...,"type":...,"code":400}
+// (vLLM) or {"detail":"..."}. A body that is not JSON gives its text, unless
+// it looks like an HTML page.
+func parseErrorBody(body []byte) (msg, code, typ string) {
+	var top struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if err := json.Unmarshal(body, &top); err != nil {
+		text := strings.TrimSpace(string(body))
+		if text == "" || strings.HasPrefix(text, "<") {
+			return "", "", ""
+		}
+		return truncate(text, 500), "", ""
+	}
+	var inner struct {
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+	}
+	var s string
+	switch {
+	case json.Unmarshal(top.Error, &inner) == nil && (inner.Message != "" || inner.Type != ""):
+		return inner.Message, jsonText(inner.Code), inner.Type
+	case json.Unmarshal(top.Error, &s) == nil && s != "":
+		return s, "", ""
+	case top.Message != "":
+		return top.Message, jsonText(top.Code), top.Type
+	case json.Unmarshal(top.Detail, &s) == nil && s != "":
+		return s, "", ""
+	case len(top.Detail) > 0:
+		return truncate(string(top.Detail), 500), "", ""
+	}
+	return "", "", ""
+}
+
+// jsonText is a JSON string's value, or another JSON value's text.
+func jsonText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	if string(raw) == "null" {
+		return ""
+	}
+	return string(raw)
+}
+
+// contextTooLong reports whether a 400 says the conversation does not fit
+// the model's context window, in the words of OpenAI
+// (context_length_exceeded), Anthropic ("prompt is too long", "exceed
+// context limit"), vLLM ("maximum context length") and llama.cpp
+// (exceed_context_size_error).
+func contextTooLong(code, typ, msg string) bool {
+	if code == "context_length_exceeded" || typ == "exceed_context_size_error" {
+		return true
+	}
+	msg = strings.ToLower(msg)
+	for _, s := range []string{"maximum context length", "context length exceeded", "context_length_exceeded", "prompt is too long", "exceed context limit", "exceeds the available context size", "context window"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// retryAfter reads how long the server asks the client to wait: the
+// retry-after-ms header (milliseconds), else Retry-After in seconds or as
+// an HTTP date. Zero means no (usable) header.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < float64(math.MaxInt64/int64(time.Millisecond)) {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s > 0 && s < float64(math.MaxInt64/int64(time.Second)) {
+			return time.Duration(s * float64(time.Second))
+		}
+		return 0
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// scrubber returns a function that removes secret from a text. A provider
+// passes every error message through it (a server may echo the request's
+// headers in its error body), and keeps its key nowhere else, so that no
+// way of printing a provider can show the key.
+func scrubber(secret string) func(string) string {
+	return func(s string) string {
+		if secret == "" {
+			return s
+		}
+		return strings.ReplaceAll(s, secret, "[redacted]")
+	}
+}
+
+// truncate shortens s to at most n bytes, on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }

@@ -3,6 +3,8 @@ package llm
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/agentrun/agentrun/agent"
@@ -18,10 +20,22 @@ type Provider interface {
 }
 
 // ModelFormat lists the accepted values of AGENTRUN_MODEL, for errors.
-const ModelFormat = `"scripted" (the built-in hand example) or "scripted:PATH" (a JSON script)`
+const ModelFormat = `"scripted" (the built-in hand example), "scripted:PATH" (a JSON script), ` +
+	`"openai:MODEL" (Chat Completions of OpenAI or, with OPENAI_BASE_URL, of a compatible server; key in OPENAI_API_KEY) ` +
+	`or "anthropic:MODEL" (the Anthropic Messages API; key in ANTHROPIC_API_KEY)`
 
-// New builds the provider named by spec, the value of AGENTRUN_MODEL.
+// New builds the provider named by spec, the value of AGENTRUN_MODEL, with
+// the settings of the process environment (see NewFromEnv).
 func New(spec string) (Provider, error) {
+	return NewFromEnv(spec, os.Getenv)
+}
+
+// NewFromEnv builds the provider named by spec, reading its settings with
+// getenv: OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID and
+// OPENAI_PROJECT_ID for "openai:MODEL"; ANTHROPIC_API_KEY and
+// ANTHROPIC_BASE_URL for "anthropic:MODEL"; AGENTRUN_MAX_TOKENS (the cap
+// on a reply's tokens) for both.
+func NewFromEnv(spec string, getenv func(string) string) (Provider, error) {
 	kind, arg, _ := strings.Cut(spec, ":")
 	switch kind {
 	case "", "scripted":
@@ -33,6 +47,43 @@ func New(spec string) (Provider, error) {
 			return nil, err
 		}
 		return NewScripted(s), nil
+	case "openai", "anthropic":
+		model := strings.TrimSpace(arg)
+		if model == "" {
+			return nil, fmt.Errorf("model %q names no model after %q: want %s", spec, kind+":", ModelFormat)
+		}
+		var maxTokens int64
+		if s := strings.TrimSpace(getenv("AGENTRUN_MAX_TOKENS")); s != "" {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || n <= 0 {
+				return nil, fmt.Errorf("AGENTRUN_MAX_TOKENS is %q: want a positive whole number of tokens", s)
+			}
+			maxTokens = n
+		}
+		if kind == "openai" {
+			p, err := NewOpenAI(OpenAIConfig{
+				Model:        model,
+				APIKey:       getenv("OPENAI_API_KEY"),
+				BaseURL:      getenv("OPENAI_BASE_URL"),
+				Organization: getenv("OPENAI_ORG_ID"),
+				Project:      getenv("OPENAI_PROJECT_ID"),
+				MaxTokens:    maxTokens,
+			})
+			if err != nil {
+				return nil, err
+			}
+			return p, nil
+		}
+		p, err := NewAnthropic(AnthropicConfig{
+			Model:     model,
+			APIKey:    getenv("ANTHROPIC_API_KEY"),
+			BaseURL:   getenv("ANTHROPIC_BASE_URL"),
+			MaxTokens: maxTokens,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
 	}
 	return nil, fmt.Errorf("unknown model %q: want %s", spec, ModelFormat)
 }

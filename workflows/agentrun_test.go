@@ -2,9 +2,9 @@ package workflows_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"sync"

@@ -117,7 +117,7 @@ type description struct {
 // describe returns what the cluster says of a run, or a clear error for
 // an unknown one.
 func (r *Remote) describe(ctx context.Context, runID string) (description, error) {
-	resp, err := r.Conn.DescribeWorkflowExecution(ctx, runID, "")
+	resp, err := describeRaw(ctx, r.Conn, runID)
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return description{}, fmt.Errorf("run %s not found in namespace %s: %w", runID, r.Conn.Namespace, journal.ErrUnknownRun)
@@ -367,4 +367,13 @@ func errOtherPrompt(runID string) error {
 // workflowStatus names a workflow execution status as the UI does.
 func workflowStatus(s enumspb.WorkflowExecutionStatus) string {
 	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
+}
+
+// describeRaw returns the server's description of the latest run of an id.
+func describeRaw(ctx context.Context, c client.Client, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	d, err := c.DescribeWorkflow(ctx, runID, "")
+	if err != nil {
+		return nil, err
+	}
+	return d.RawResponse, nil
 }

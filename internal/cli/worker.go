@@ -58,4 +58,3 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	logger.Info("worker stopped")
 	return nil
 }
-

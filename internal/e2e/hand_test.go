@@ -48,7 +48,7 @@ func TestHandExampleOnDevServer(t *testing.T) {
 	if err != nil || final.Status != agent.StatusCompleted || len(final.Steps) != 5 {
 		t.Fatalf("final state %+v, %v", final, err)
 	}
-	desc, err := srv.Client.DescribeWorkflowExecution(t.Context(), run, "")
+	desc, err := srv.Describe(t, run)
 	if err != nil {
 		t.Fatal(err)
 	}

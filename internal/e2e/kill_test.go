@@ -74,7 +74,7 @@ func killRunning(t *testing.T, srv *testenv.Server, workers map[int]*testenv.Pro
 	t.Helper()
 	pid := 0
 	testenv.WaitFor(t, 2*time.Minute, id+" to run on a worker", func() bool {
-		desc, err := srv.Client.DescribeWorkflowExecution(t.Context(), runID, "")
+		desc, err := srv.Describe(t, runID)
 		if err != nil {
 			return false
 		}

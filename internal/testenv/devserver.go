@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
@@ -97,4 +98,13 @@ func Stop() {
 // Env returns the environment for a child process talking to the server.
 func (s *Server) Env(extra ...string) []string {
 	return append(append(os.Environ(), "TEMPORAL_ADDRESS="+s.HostPort, "TEMPORAL_NAMESPACE=default"), extra...)
+}
+
+// Describe returns the server's description of the latest run of an id.
+func (s *Server) Describe(t testing.TB, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	d, err := s.Client.DescribeWorkflow(t.Context(), runID, "")
+	if err != nil {
+		return nil, err
+	}
+	return d.RawResponse, nil
 }

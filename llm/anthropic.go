@@ -1,0 +1,264 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"github.com/agentrun/agentrun/agent"
+)
+
+// DefaultMaxTokens caps an Anthropic reply when AGENTRUN_MAX_TOKENS is not
+// set: the Messages API requires a cap.
+const DefaultMaxTokens = 4096
+
+// AnthropicConfig configures the Anthropic provider (the Messages API). Its
+// String, GoString and LogValue never show the key.
+type AnthropicConfig struct {
+	// Model is the model to call, e.g. "claude-sonnet-4-5". Required.
+	Model string
+	// APIKey authenticates the calls. Required.
+	APIKey string `json:"-"`
+	// BaseURL is the API root, without /v1. Default: https://api.anthropic.com/.
+	BaseURL string
+	// MaxTokens caps the tokens of a reply (max_tokens). Default 4096
+	// (DefaultMaxTokens).
+	MaxTokens int64
+	// HTTPClient sends the requests. Default: the SDK's client.
+	HTTPClient *http.Client
+}
+
+func (c AnthropicConfig) withDefaults() AnthropicConfig {
+	if c.MaxTokens == 0 {
+		c.MaxTokens = DefaultMaxTokens
+	}
+	return c
+}
+
+func (c AnthropicConfig) validate() error {
+	if c.Model == "" {
+		return fmt.Errorf("anthropic: no model: want anthropic:MODEL, e.g. anthropic:claude-sonnet-4-5")
+	}
+	if c.APIKey == "" {
+		return fmt.Errorf("anthropic: no API key: set ANTHROPIC_API_KEY")
+	}
+	if c.BaseURL != "" {
+		if err := checkBaseURL(c.BaseURL); err != nil {
+			return fmt.Errorf("anthropic: ANTHROPIC_BASE_URL: %w", err)
+		}
+	}
+	if c.MaxTokens <= 0 {
+		return fmt.Errorf("anthropic: MaxTokens is %d: want a positive number of tokens", c.MaxTokens)
+	}
+	// The SDK refuses a non-streaming call that may outlast ten minutes;
+	// say so now rather than on every model step.
+	if _, err := anthropic.CalculateNonStreamingTimeout(int(c.MaxTokens), c.Model, nil); err != nil {
+		return fmt.Errorf("anthropic: max tokens %d is too many for one non-streaming call to %s (%v): lower AGENTRUN_MAX_TOKENS", c.MaxTokens, c.Model, err)
+	}
+	return nil
+}
+
+// String describes the configuration without its key.
+func (c AnthropicConfig) String() string {
+	return fmt.Sprintf("anthropic:%s (base URL %q, key %s)", c.Model, redactURL(c.BaseURL), keyState(c.APIKey))
+}
+
+// GoString is String: %#v must not print the key either.
+func (c AnthropicConfig) GoString() string { return c.String() }
+
+// LogValue keeps the key out of structured logs.
+func (c AnthropicConfig) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+// Anthropic answers model steps through the Messages API, with tool use. It
+// makes exactly one HTTP request per Complete: the SDK's retries are off,
+// the engine retries by the class of the returned *Error. It never logs,
+// and its OpenTelemetry spans (if an application registers a tracer) never
+// carry the conversation. It is safe for concurrent use.
+type Anthropic struct {
+	model     string
+	maxTokens int64
+	scrub     func(string) string // removes the key from error messages; the key lives only there
+	client    anthropic.Client
+}
+
+var _ Provider = (*Anthropic)(nil)
+
+// NewAnthropic returns an Anthropic provider. It reads no environment
+// variable: NewFromEnv does.
+func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	opts := []option.RequestOption{
+		option.WithoutEnvironmentDefaults(), // no ANTHROPIC_* read behind our back
+		option.WithAPIKey(cfg.APIKey),
+		option.WithMaxRetries(0),
+		option.WithOpenTelemetryTracesContentMode(option.OpenTelemetryContentModeMetadataOnly),
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	return &Anthropic{model: cfg.Model, maxTokens: cfg.MaxTokens, scrub: scrubber(cfg.APIKey), client: anthropic.NewClient(opts...)}, nil
+}
+
+// Name implements Provider.
+func (p *Anthropic) Name() string { return "anthropic:" + p.model }
+
+// String is Name: printing a provider never shows its key.
+func (p *Anthropic) String() string { return p.Name() }
+
+// GoString is Name.
+func (p *Anthropic) GoString() string { return p.Name() }
+
+// Complete implements Provider. Every error is an *Error, except the
+// caller's cancellation, which comes back wrapped as it is.
+func (p *Anthropic) Complete(ctx context.Context, req agent.ModelRequest) (agent.ModelReply, error) {
+	params, err := p.params(req)
+	if err != nil {
+		return agent.ModelReply{}, err
+	}
+	// The body comes back raw and is decoded here, so that a body that
+	// does not parse (a server fault) is told apart from one that did not
+	// arrive whole (a network fault).
+	var res *http.Response
+	var body []byte
+	if _, err := p.client.Messages.New(ctx, params, option.WithResponseInto(&res), option.WithResponseBodyInto(&body)); err != nil {
+		return agent.ModelReply{}, callError(ctx, p.Name(), err, res, p.scrub)
+	}
+	var m anthropic.Message
+	if err := json.Unmarshal(body, &m); err != nil {
+		return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: p.scrub("the server's answer is not a message: " + err.Error())}
+	}
+	msg := agent.Message{Role: agent.RoleAssistant}
+	var text strings.Builder
+	for _, b := range m.Content {
+		switch b.Type {
+		case "text":
+			text.WriteString(b.Text)
+		case "tool_use":
+			args := b.Input
+			if len(args) == 0 || string(args) == "null" {
+				args = json.RawMessage(`{}`)
+			}
+			msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{ID: b.ID, Name: b.Name, Args: args})
+		}
+		// thinking and server-tool blocks carry nothing the agent uses
+	}
+	msg.Content = text.String()
+	return agent.ModelReply{
+		Message:      msg,
+		FinishReason: anthropicFinish(m.StopReason),
+		// Cached prompt tokens are counted apart from input_tokens; the
+		// agent's InputTokens is the whole prompt, as OpenAI's is.
+		Usage: agent.Usage{
+			InputTokens:  m.Usage.InputTokens + m.Usage.CacheCreationInputTokens + m.Usage.CacheReadInputTokens,
+			OutputTokens: m.Usage.OutputTokens,
+		},
+		Model: p.Name(),
+	}, nil
+}
+
+// anthropicFinish maps a stop_reason to the agent's finish reasons; others
+// pass through.
+func anthropicFinish(r anthropic.StopReason) string {
+	switch r {
+	case anthropic.StopReasonEndTurn:
+		return agent.FinishStop
+	case anthropic.StopReasonToolUse:
+		return agent.FinishToolCalls
+	case anthropic.StopReasonMaxTokens:
+		return agent.FinishLength
+	}
+	return string(r)
+}
+
+// params maps a model request to the wire: system messages go to the
+// system parameter; tool results are tool_result blocks of a user message,
+// and consecutive user-side messages (tool results, user text) share one.
+func (p *Anthropic) params(req agent.ModelRequest) (anthropic.MessageNewParams, error) {
+	params := anthropic.MessageNewParams{Model: p.model, MaxTokens: p.maxTokens}
+	var msgs []anthropic.MessageParam
+	// user appends a block to the user message at the end, or opens one.
+	user := func(b anthropic.ContentBlockParamUnion) {
+		if n := len(msgs); n > 0 && msgs[n-1].OfUser != nil {
+			msgs[n-1].OfUser.Content = append(msgs[n-1].OfUser.Content, b)
+			return
+		}
+		msgs = append(msgs, anthropic.NewUserMessage(b))
+	}
+	for i, m := range req.Messages {
+		switch m.Role {
+		case agent.RoleSystem:
+			if m.Content != "" {
+				params.System = append(params.System, anthropic.TextBlockParam{Text: m.Content})
+			}
+		case agent.RoleUser:
+			user(anthropic.NewTextBlock(m.Content))
+		case agent.RoleTool:
+			r := anthropic.ToolResultBlockParam{ToolUseID: m.ToolCallID}
+			if m.Content != "" { // the API refuses an empty text block
+				r.Content = []anthropic.ToolResultBlockParamContentUnion{{OfText: &anthropic.TextBlockParam{Text: m.Content}}}
+			}
+			if m.IsError {
+				r.IsError = anthropic.Bool(true)
+			}
+			user(anthropic.ContentBlockParamUnion{OfToolResult: &r})
+		case agent.RoleAssistant:
+			var blocks []anthropic.ContentBlockParamUnion
+			if m.Content != "" {
+				blocks = append(blocks, anthropic.NewTextBlock(m.Content))
+			}
+			for _, tc := range m.ToolCalls {
+				blocks = append(blocks, anthropic.NewToolUseBlock(tc.ID, toolInput(tc.Args), tc.Name))
+			}
+			if len(blocks) > 0 { // the API refuses an empty assistant turn
+				msgs = append(msgs, anthropic.NewAssistantMessage(blocks...))
+			}
+		default:
+			return params, &Error{Class: ClassBadRequest, Message: fmt.Sprintf("message %d has role %q: want system, user, assistant or tool", i, m.Role)}
+		}
+	}
+	params.Messages = msgs
+	for _, t := range req.Tools {
+		fields, err := schemaFields(t)
+		if err != nil {
+			return params, err
+		}
+		schema := anthropic.ToolInputSchemaParam{ExtraFields: map[string]any{}}
+		for k, v := range fields {
+			switch k {
+			case "type": // always "object": the API takes nothing else
+			case "properties":
+				schema.Properties = v
+			default:
+				schema.ExtraFields[k] = v
+			}
+		}
+		tool := anthropic.ToolParam{Name: t.Name, InputSchema: schema}
+		if t.Description != "" {
+			tool.Description = anthropic.String(t.Description)
+		}
+		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: &tool})
+	}
+	return params, nil
+}
+
+// toolInput is a recorded tool call's arguments as a tool_use input, which
+// must be a JSON object.
+func toolInput(args json.RawMessage) json.RawMessage {
+	t := strings.TrimSpace(string(args))
+	if strings.HasPrefix(t, "{") && json.Valid([]byte(t)) {
+		return json.RawMessage(t)
+	}
+	return json.RawMessage(`{}`)
+}

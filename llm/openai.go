@@ -1,0 +1,282 @@
+package llm
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/agentrun/agentrun/agent"
+)
+
+// OpenAIConfig configures the OpenAI provider: the Chat Completions API of
+// OpenAI or of any compatible server (vLLM, Ollama, llama.cpp server, LM
+// Studio). Its String, GoString and LogValue never show the key.
+type OpenAIConfig struct {
+	// Model is the model the server runs, e.g. "gpt-4o-mini". Required.
+	Model string
+	// APIKey is sent as a bearer token. Required unless BaseURL is set: a
+	// local server may need no key. Default: none.
+	APIKey string `json:"-"`
+	// BaseURL is the API root the paths are relative to, e.g.
+	// "http://localhost:11434/v1". Default: https://api.openai.com/v1/.
+	BaseURL string
+	// Organization and Project are sent as the OpenAI-Organization and
+	// OpenAI-Project headers when set. Default: not sent.
+	Organization string
+	Project      string
+	// MaxTokens caps the tokens of a reply (max_completion_tokens). Default
+	// 0: not sent, the server's own limit applies (a fixed default would
+	// make a small local model reject every long prompt).
+	MaxTokens int64
+	// HTTPClient sends the requests. Default: the SDK's client.
+	HTTPClient *http.Client
+}
+
+func (c OpenAIConfig) validate() error {
+	if c.Model == "" {
+		return fmt.Errorf("openai: no model: want openai:MODEL, e.g. openai:gpt-4o-mini")
+	}
+	if c.BaseURL == "" && c.APIKey == "" {
+		return fmt.Errorf("openai: no API key: set OPENAI_API_KEY, or set OPENAI_BASE_URL to a server that needs no key")
+	}
+	if c.BaseURL != "" {
+		if err := checkBaseURL(c.BaseURL); err != nil {
+			return fmt.Errorf("openai: OPENAI_BASE_URL: %w", err)
+		}
+	}
+	if c.MaxTokens < 0 {
+		return fmt.Errorf("openai: MaxTokens is %d: want a positive number of tokens, or 0 for the server's limit", c.MaxTokens)
+	}
+	return nil
+}
+
+// String describes the configuration without its key.
+func (c OpenAIConfig) String() string {
+	return fmt.Sprintf("openai:%s (base URL %q, key %s)", c.Model, redactURL(c.BaseURL), keyState(c.APIKey))
+}
+
+// GoString is String: %#v must not print the key either.
+func (c OpenAIConfig) GoString() string { return c.String() }
+
+// LogValue keeps the key out of structured logs.
+func (c OpenAIConfig) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+// OpenAI answers model steps through the Chat Completions API, with tool
+// calls. It makes exactly one HTTP request per Complete: the SDK's retries
+// are off, the engine retries by the class of the returned *Error. It never
+// logs. It is safe for concurrent use.
+type OpenAI struct {
+	model     string
+	maxTokens int64
+	scrub     func(string) string // removes the key from error messages; the key lives only there
+	chat      openai.ChatCompletionService
+}
+
+var _ Provider = (*OpenAI)(nil)
+
+// NewOpenAI returns an OpenAI provider. It reads no environment variable:
+// NewFromEnv does.
+func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	opts := []option.RequestOption{
+		option.WithBaseURL(cmp.Or(cfg.BaseURL, "https://api.openai.com/v1/")),
+		option.WithAPIKey(cfg.APIKey),
+		option.WithMaxRetries(0),
+	}
+	if cfg.Organization != "" {
+		opts = append(opts, option.WithOrganization(cfg.Organization))
+	}
+	if cfg.Project != "" {
+		opts = append(opts, option.WithProject(cfg.Project))
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	// The service, not openai.NewClient: the client would also read
+	// OPENAI_* variables from the process environment behind our back.
+	return &OpenAI{
+		model:     cfg.Model,
+		maxTokens: cfg.MaxTokens,
+		scrub:     scrubber(cfg.APIKey),
+		chat:      openai.NewChatCompletionService(opts...),
+	}, nil
+}
+
+// Name implements Provider.
+func (p *OpenAI) Name() string { return "openai:" + p.model }
+
+// String is Name: printing a provider never shows its key.
+func (p *OpenAI) String() string { return p.Name() }
+
+// GoString is Name.
+func (p *OpenAI) GoString() string { return p.Name() }
+
+// Complete implements Provider. Every error is an *Error, except the
+// caller's cancellation, which comes back wrapped as it is.
+func (p *OpenAI) Complete(ctx context.Context, req agent.ModelRequest) (agent.ModelReply, error) {
+	params, err := p.params(req)
+	if err != nil {
+		return agent.ModelReply{}, err
+	}
+	// The body comes back raw and is decoded here, so that a body that
+	// does not parse (a server fault) is told apart from one that did not
+	// arrive whole (a network fault), whatever its content type.
+	var res *http.Response
+	var body []byte
+	if _, err := p.chat.New(ctx, params, option.WithResponseInto(&res), option.WithResponseBodyInto(&body)); err != nil {
+		return agent.ModelReply{}, callError(ctx, p.Name(), err, res, p.scrub)
+	}
+	var c openai.ChatCompletion
+	if err := json.Unmarshal(body, &c); err != nil {
+		return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: p.scrub("the server's answer is not a chat completion: " + err.Error())}
+	}
+	if len(c.Choices) == 0 {
+		return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: "the server's answer has no choices"}
+	}
+	ch := c.Choices[0]
+	msg := agent.Message{Role: agent.RoleAssistant, Content: ch.Message.Content}
+	if msg.Content == "" {
+		msg.Content = ch.Message.Refusal
+	}
+	for i, tc := range ch.Message.ToolCalls {
+		id := tc.ID
+		if id == "" { // some compatible servers leave it out
+			id = fmt.Sprintf("call_%d", i)
+		}
+		msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{ID: id, Name: tc.Function.Name, Args: toolArgs(tc.Function.Arguments)})
+	}
+	return agent.ModelReply{
+		Message:      msg,
+		FinishReason: ch.FinishReason, // OpenAI's names are the agent's: stop, tool_calls, length
+		Usage:        agent.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens},
+		Model:        p.Name(),
+	}, nil
+}
+
+// params maps a model request to the wire.
+func (p *OpenAI) params(req agent.ModelRequest) (openai.ChatCompletionNewParams, error) {
+	params := openai.ChatCompletionNewParams{Model: p.model}
+	if p.maxTokens > 0 {
+		params.MaxCompletionTokens = openai.Int(p.maxTokens)
+	}
+	for i, m := range req.Messages {
+		switch m.Role {
+		case agent.RoleSystem:
+			params.Messages = append(params.Messages, openai.SystemMessage(m.Content))
+		case agent.RoleUser:
+			params.Messages = append(params.Messages, openai.UserMessage(m.Content))
+		case agent.RoleAssistant:
+			var a openai.ChatCompletionAssistantMessageParam
+			if m.Content != "" || len(m.ToolCalls) == 0 {
+				a.Content.OfString = openai.String(m.Content)
+			}
+			for _, tc := range m.ToolCalls {
+				args := string(tc.Args)
+				if args == "" {
+					args = "{}"
+				}
+				a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+						ID:       tc.ID,
+						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: args},
+					},
+				})
+			}
+			params.Messages = append(params.Messages, openai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+		case agent.RoleTool:
+			params.Messages = append(params.Messages, openai.ToolMessage(m.Content, m.ToolCallID))
+		default:
+			return params, &Error{Class: ClassBadRequest, Message: fmt.Sprintf("message %d has role %q: want system, user, assistant or tool", i, m.Role)}
+		}
+	}
+	for _, t := range req.Tools {
+		schema, err := schemaFields(t)
+		if err != nil {
+			return params, err
+		}
+		fn := shared.FunctionDefinitionParam{Name: t.Name, Parameters: shared.FunctionParameters{}}
+		if t.Description != "" {
+			fn.Description = openai.String(t.Description)
+		}
+		for k, v := range schema {
+			fn.Parameters[k] = v
+		}
+		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(fn))
+	}
+	return params, nil
+}
+
+// emptySchema is the schema of a tool that takes no arguments.
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// schemaFields splits a tool's JSON schema into its top-level fields, each
+// kept as the exact JSON it came as. No schema means no arguments.
+func schemaFields(t agent.ToolSpec) (map[string]json.RawMessage, error) {
+	s := t.Schema
+	if len(strings.TrimSpace(string(s))) == 0 || strings.TrimSpace(string(s)) == "null" {
+		s = emptySchema
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(s, &fields); err != nil || fields == nil {
+		return nil, &Error{Class: ClassBadRequest, Message: fmt.Sprintf("tool %s: the schema of its arguments is not a JSON object", t.Name)}
+	}
+	return fields, nil
+}
+
+// toolArgs keeps a tool call's arguments as JSON. Arguments that are not
+// valid JSON (models do produce them) become a JSON string, so the tool
+// reports an error to the model instead of the run failing.
+func toolArgs(s string) json.RawMessage {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return json.RawMessage(`{}`)
+	}
+	if json.Valid([]byte(t)) {
+		return json.RawMessage(t)
+	}
+	b, _ := json.Marshal(s) // a string always encodes
+	return b
+}
+
+// checkBaseURL accepts an absolute http or https URL.
+func checkBaseURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http or https URL", redactURL(s))
+	}
+	return nil
+}
+
+// redactURL hides a password in a URL.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	return "(unparsable URL)"
+}
+
+// keyState says whether a key is set, never what it is.
+func keyState(key string) string {
+	if key == "" {
+		return "not set"
+	}
+	return "set"
+}
+
+func statusOf(res *http.Response) int {
+	if res == nil {
+		return 0
+	}
+	return res.StatusCode
+}
