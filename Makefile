@@ -21,8 +21,12 @@ $(TEMPORAL):
 	@echo "installing the temporal CLI $(TEMPORAL_CLI_VERSION) into ./bin (a few minutes the first time)"
 	GOBIN=$(CURDIR)/bin $(GO) install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_CLI_VERSION)
 
-mcp-servers:
-	bash tools/mcp/testdata/install.sh
+MCP_SERVERS := tools/mcp/testdata/node_modules/.package-lock.json
+
+mcp-servers: $(MCP_SERVERS)
+
+$(MCP_SERVERS): tools/mcp/testdata/package-lock.json
+	sh tools/mcp/testdata/install.sh
 
 demo: $(TEMPORAL) build
 	bash scripts/demo.sh
@@ -37,7 +41,7 @@ worker: $(TEMPORAL) build
 stop:
 	bash scripts/stop.sh
 
-test: $(TEMPORAL) build
+test: $(TEMPORAL) $(MCP_SERVERS) build
 	$(GO) test -count=1 -timeout 30m ./...
 
 lint:
@@ -45,7 +49,7 @@ lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
-check: $(TEMPORAL) build lint
+check: $(TEMPORAL) $(MCP_SERVERS) build lint
 	$(GO) test -count=1 -race -timeout 40m ./...
 
 clean:
