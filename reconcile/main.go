@@ -48,6 +48,9 @@ func run(ctx context.Context, local bool, args []string) error {
 	if err != nil {
 		return &cli.UsageError{Msg: err.Error()}
 	}
+	if err := cli.CheckOperatorArgs(args); err != nil {
+		return err
+	}
 	if local {
 		l, err := cli.OpenLocal(ctx, settings)
 		if err != nil {
@@ -55,9 +58,6 @@ func run(ctx context.Context, local bool, args []string) error {
 		}
 		defer l.Close()
 		return l.ReconcileLocal(ctx, os.Stdout, args)
-	}
-	if err := cli.CheckOperatorArgs(args); err != nil {
-		return err
 	}
 	conn, err := cluster.Dial(ctx, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {

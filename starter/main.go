@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentrun/agentrun/internal/cli"
 	"github.com/agentrun/agentrun/internal/cluster"
+	"github.com/agentrun/agentrun/journal"
 )
 
 func main() {
@@ -47,6 +48,9 @@ func main() {
 func run(ctx context.Context, local, wait bool, id, prompt string) error {
 	if id == "" {
 		return &cli.UsageError{Msg: "--id is required: name the run (letters, digits, '_', '.', '-')"}
+	}
+	if err := journal.ValidRunID(id); err != nil {
+		return &cli.UsageError{Msg: err.Error()}
 	}
 	settings, err := cli.LoadSettings(os.Getenv)
 	if err != nil {

@@ -90,19 +90,27 @@ const ReconcileUsage = `commands:
   done RUN STEP RESULT       settle an indeterminate write: it took effect with RESULT
   retry RUN STEP             settle an indeterminate write: run it once more`
 
-// ParseOperator turns reconcile arguments into a signal, or says what is
-// wrong. It does not handle list and show.
+// operatorArgs names the arguments of each operator command.
+var operatorArgs = map[string]string{
+	journal.SignalApprove: "RUN MARKER",
+	journal.SignalDeny:    "RUN MARKER REASON",
+	"done":                "RUN STEP RESULT",
+	"retry":               "RUN STEP",
+}
+
+// ParseOperator turns reconcile arguments into a signal, or says in one
+// line what is wrong. It does not handle list and show.
 func ParseOperator(args []string) (runID string, sig journal.Signal, err error) {
-	want := map[string]int{journal.SignalApprove: 3, journal.SignalDeny: 4, "done": 4, "retry": 3}
 	if len(args) == 0 {
-		return "", sig, usagef("missing command\n%s", ReconcileUsage)
+		return "", sig, usagef("missing command: want list, show, approve, deny, done or retry")
 	}
-	n, ok := want[args[0]]
+	spec, ok := operatorArgs[args[0]]
 	if !ok {
-		return "", sig, usagef("unknown command %q\n%s", args[0], ReconcileUsage)
+		return "", sig, usagef("unknown command %q: want list, show, approve, deny, done or retry", args[0])
 	}
-	if len(args) < n || (len(args) > n && args[0] != journal.SignalDeny) {
-		return "", sig, usagef("%s takes %d argument(s), got %d\n%s", args[0], n-1, len(args)-1, ReconcileUsage)
+	n := len(strings.Fields(spec))
+	if len(args)-1 < n || (len(args)-1 > n && args[0] != journal.SignalDeny) {
+		return "", sig, usagef("%s takes %s; got %d argument(s)", args[0], spec, len(args)-1)
 	}
 	runID = args[1]
 	if err := journal.ValidRunID(runID); err != nil {
@@ -131,12 +139,12 @@ func ParseOperator(args []string) (runID string, sig journal.Signal, err error) 
 
 // ReconcileLocal runs one operator command against the local journal.
 func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) error {
+	if err := CheckOperatorArgs(args); err != nil {
+		return err
+	}
 	if len(args) > 0 {
 		switch args[0] {
 		case "list":
-			if len(args) != 1 {
-				return usagef("list takes no arguments")
-			}
 			runs, err := l.Journal.Waiting()
 			if err != nil {
 				return err
@@ -157,9 +165,6 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 			}
 			return nil
 		case "show":
-			if len(args) != 2 {
-				return usagef("show takes one argument, the run id")
-			}
 			info, err := l.Journal.Show(args[1])
 			if err != nil {
 				return err
@@ -199,16 +204,26 @@ func printInfo(w io.Writer, info journal.RunInfo) error {
 	return nil
 }
 
-// CheckOperatorArgs checks reconcile arguments before anything connects
-// anywhere, so that a typo is a usage error at once.
+// CheckOperatorArgs checks reconcile arguments before anything is opened
+// or connected, so that a typo is a one-line usage error that touched
+// nothing.
 func CheckOperatorArgs(args []string) error {
-	if len(args) > 0 && (args[0] == "list" || args[0] == "show") {
-		if args[0] == "show" && len(args) == 2 {
+	if len(args) > 0 {
+		switch args[0] {
+		case "list":
+			if len(args) != 1 {
+				return usagef("list takes no arguments; got %d", len(args)-1)
+			}
+			return nil
+		case "show":
+			if len(args) != 2 {
+				return usagef("show takes RUN; got %d argument(s)", len(args)-1)
+			}
 			if err := journal.ValidRunID(args[1]); err != nil {
 				return usagef("%v", err)
 			}
+			return nil
 		}
-		return nil
 	}
 	_, _, err := ParseOperator(args)
 	return err

@@ -235,17 +235,14 @@ func signalHints(runID string, st workflows.State) []string {
 // done and retry are updates: the run answers at once, and a refused input
 // is an error here, not a silent no-op.
 func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) error {
+	if err := CheckOperatorArgs(args); err != nil {
+		return err
+	}
 	if len(args) > 0 {
 		switch args[0] {
 		case "list":
-			if len(args) != 1 {
-				return usagef("list takes no arguments")
-			}
 			return r.list(ctx, w)
 		case "show":
-			if len(args) != 2 {
-				return usagef("show takes one argument, the run id")
-			}
 			return r.show(ctx, w, args[1])
 		}
 	}

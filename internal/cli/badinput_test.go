@@ -1,0 +1,87 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentrun/agentrun/internal/testenv"
+)
+
+// TestBadInputWritesNothing: every refused run id, marker, step, outcome
+// or prompt gets a one-line error naming what was wrong and what is valid,
+// the exit code says which kind of refusal it was, and the journal is
+// byte for byte what it was.
+func TestBadInputWritesNothing(t *testing.T) {
+	t.Parallel()
+	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
+	dir := t.TempDir()
+	jdir := filepath.Join(dir, "journal")
+	env := append(os.Environ(), "AGENTRUN_JOURNAL="+jdir, "AGENTRUN_TICKETS="+filepath.Join(dir, "tickets.jsonl"), "AGENTRUN_MODEL=scripted")
+	if code, out := testenv.Run(t, env, time.Minute, starter, "--local", "--id", "r1", "file a ticket"); code != 3 {
+		t.Fatalf("setup run: exit %d, want 3 (AwaitingApproval)\n%s", code, out)
+	}
+	before := snapshot(t, dir)
+
+	cases := []struct {
+		prog string
+		args []string
+		code int
+		want string
+	}{
+		{starter, []string{"--local", "--id", "../x", "p"}, 2, "letters, digits"},
+		{starter, []string{"--local", "--id", "", "p"}, 2, "--id is required"},
+		{starter, []string{"--local", "--id", strings.Repeat("a", 129), "p"}, 2, "129 characters"},
+		{starter, []string{"--local", "--id", "ré", "p"}, 2, "letters, digits"},
+		{starter, []string{"--local", "--id", "new-run"}, 2, "give a prompt to start it"},
+		{starter, []string{"--local", "--id", "r1", "another prompt"}, 1, "exists with another prompt"},
+		{starter, []string{"--local", "--wait", "--id", "r1"}, 2, "--wait is for runs on Temporal"},
+		{reconcile, []string{"--local", "approve", "r1", "tool/9/0/create_ticket"}, 1, "not awaiting approval; pending: tool/2/0/create_ticket"},
+		{reconcile, []string{"--local", "approve", "r1", "ticket"}, 2, "not a tool step"},
+		{reconcile, []string{"--local", "approve", "../x", "tool/2/0/create_ticket"}, 2, "letters, digits"},
+		{reconcile, []string{"--local", "approve", "nosuch", "tool/2/0/create_ticket"}, 1, "unknown run"},
+		{reconcile, []string{"--local", "deny", "r1", "tool/2/0/create_ticket"}, 2, "deny takes RUN MARKER REASON"},
+		{reconcile, []string{"--local", "done", "r1", "tool/2/0/create_ticket", ""}, 2, "needs the result"},
+		{reconcile, []string{"--local", "done", "r1", "tool/2/0/create_ticket", "TICKET-1"}, 1, "is not indeterminate"},
+		{reconcile, []string{"--local", "retry", "r1", "llm/x"}, 2, "not a tool step"},
+		{reconcile, []string{"--local", "frobnicate"}, 2, `unknown command "frobnicate"`},
+		{reconcile, []string{"--local", "show", "nosuch"}, 1, "unknown run"},
+		{reconcile, []string{"--local", "show"}, 2, "show takes RUN"},
+	}
+	for _, c := range cases {
+		code, out := testenv.Run(t, env, time.Minute, c.prog, c.args...)
+		line := strings.TrimSpace(out)
+		if code != c.code || !strings.Contains(line, c.want) || strings.Count(line, "\n") != 0 {
+			t.Errorf("%s %q: exit %d, output %q; want exit %d and one line containing %q", filepath.Base(c.prog), c.args, code, out, c.code, c.want)
+		}
+	}
+	if after := snapshot(t, dir); after != before {
+		t.Fatalf("refused input changed the files:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// snapshot lists every file under dir with its content.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		b.WriteString(path + "\n")
+		if !info.IsDir() {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			b.Write(data)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
