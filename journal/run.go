@@ -343,3 +343,10 @@ func sortedKeys(m map[string]bool) []string {
 	slices.Sort(ks)
 	return ks
 }
+
+// Reconcile settles an indeterminate write step: outcome "done" records
+// result as the step's result (the tool never runs again), "retry" lets
+// the step run once more. It is Signal with a reconcile payload.
+func (j *Journal) Reconcile(ctx context.Context, runID, step, outcome, result string) error {
+	return j.Signal(ctx, runID, Signal{Name: SignalReconcile, Step: step, Outcome: outcome, Result: result})
+}
