@@ -1,0 +1,96 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"strconv"
+)
+
+// The line format is described in doc.go:
+//
+//	<8 lowercase hex digits: CRC-32C of JSON> <space> <compact JSON> \n
+
+// castagnoli is the CRC-32C table; the checksum covers the JSON bytes only.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+const (
+	crcDigits    = 8             // hex digits of the checksum
+	lineOverhead = crcDigits + 2 // checksum, space and newline
+)
+
+// knownType reports whether t is one of the five record types.
+func knownType(t RecordType) bool {
+	switch t {
+	case RunStarted, StepStarted, StepCompleted, SignalRecord, RunCompleted:
+		return true
+	}
+	return false
+}
+
+const knownTypes = "run.started, step.started, step.completed, signal, run.completed"
+
+// encodeRecord returns rec as one journal line, newline included. It refuses
+// (with an error wrapping ErrInvalid) a record of unknown type or one that
+// does not encode, so that nothing Load would reject is ever written.
+func encodeRecord(rec Record) ([]byte, error) {
+	return appendRecord(nil, rec)
+}
+
+// appendRecord appends the line of rec to dst.
+func appendRecord(dst []byte, rec Record) ([]byte, error) {
+	if !knownType(rec.Type) {
+		return dst, fmt.Errorf("%w record: unknown type %q; want one of %s", ErrInvalid, rec.Type, knownTypes)
+	}
+	var js bytes.Buffer
+	enc := json.NewEncoder(&js)
+	enc.SetEscapeHTML(false) // keep tool output such as "<b>" readable; JSON escapes control characters anyway
+	if err := enc.Encode(rec); err != nil {
+		return dst, fmt.Errorf("%w %s record: %v", ErrInvalid, rec.Type, err)
+	}
+	payload := bytes.TrimSuffix(js.Bytes(), []byte("\n")) // Encode ends with a newline; compact JSON has no other
+	dst = fmt.Appendf(dst, "%08x ", crc32.Checksum(payload, castagnoli))
+	dst = append(dst, payload...)
+	return append(dst, '\n'), nil
+}
+
+// decodeLine parses one journal line, with or without its final newline. It
+// checks the checksum, that the JSON is an object that decodes into a Record,
+// and that the record's type is known. Its errors are short and lowercase,
+// meant to follow a position ("line 3 (byte 412): ").
+func decodeLine(line []byte) (Record, error) {
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	if len(line) < lineOverhead-1+2 { // checksum, space and at least "{}"
+		return Record{}, fmt.Errorf("line too short (%d bytes)", len(line))
+	}
+	if line[crcDigits] != ' ' {
+		return Record{}, errors.New("no space after the checksum")
+	}
+	sum := line[:crcDigits]
+	for _, c := range sum {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return Record{}, fmt.Errorf("checksum %q is not 8 lowercase hex digits", sum)
+		}
+	}
+	want, _ := strconv.ParseUint(string(sum), 16, 32) // checked above: cannot fail
+	payload := line[crcDigits+1:]
+	if bytes.IndexByte(payload, '\n') >= 0 {
+		return Record{}, errors.New("newline inside the record")
+	}
+	if got := crc32.Checksum(payload, castagnoli); uint32(want) != got {
+		return Record{}, fmt.Errorf("checksum mismatch: line says %s, record has %08x", sum, got)
+	}
+	if payload[0] != '{' {
+		return Record{}, errors.New("record is not a JSON object")
+	}
+	var rec Record
+	if err := json.Unmarshal(payload, &rec); err != nil {
+		return Record{}, fmt.Errorf("bad record JSON: %v", err)
+	}
+	if !knownType(rec.Type) {
+		return Record{}, fmt.Errorf("unknown record type %q", rec.Type)
+	}
+	return rec, nil
+}
