@@ -184,23 +184,15 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 }
 
 func printInfo(w io.Writer, info journal.RunInfo) error {
-	fmt.Fprintf(w, "run %s: %s (%d records)\n", info.RunID, info.Status, info.Records)
-	for _, p := range info.Pending {
-		fmt.Fprintf(w, "  pending %s: %s %s\n", p.Marker, p.Tool, string(p.Args))
-	}
-	if info.Indeterminate != "" {
-		fmt.Fprintf(w, "  indeterminate: %s\n", info.Indeterminate)
-	}
-	if info.Reason != "" {
-		fmt.Fprintf(w, "  reason: %s\n", info.Reason)
-	}
-	if info.Answer != "" {
-		fmt.Fprintf(w, "  answer: %s\n", info.Answer)
+	v := runView{
+		Header:  fmt.Sprintf("run %s: %s (%d records)", info.RunID, info.Status, info.Records),
+		Pending: info.Pending, Indeterminate: info.Indeterminate, Reason: info.Reason, Answer: info.Answer,
 	}
 	for _, s := range info.Steps {
 		res, _ := json.Marshal(s.Result)
-		fmt.Fprintf(w, "  %-28s %-5s %-10s starts=%d result=%s\n", s.Name, s.Kind, s.State, s.Starts, res)
+		v.Steps = append(v.Steps, fmt.Sprintf("%-28s %-5s %-10s starts=%d result=%s", s.Name, s.Kind, s.State, s.Starts, res))
 	}
+	printRun(w, v)
 	return nil
 }
 

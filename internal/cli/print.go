@@ -55,3 +55,29 @@ func printOutcome(w io.Writer, cmd reconcileCmd, runID string, o agent.Outcome) 
 		fmt.Fprintf(w, "run %s: %s\n", runID, o.Status)
 	}
 }
+
+// runView is a run as show prints it, from either engine.
+type runView struct {
+	Header        string
+	Pending       []agent.Pending
+	Indeterminate string
+	Reason        string
+	Answer        string
+	Steps         []string // one line each
+	Tail          []string // further lines, after the steps
+}
+
+func printRun(w io.Writer, v runView) {
+	fmt.Fprintln(w, v.Header)
+	for _, p := range v.Pending {
+		fmt.Fprintf(w, "  pending %s: %s %s\n", p.Marker, p.Tool, string(p.Args))
+	}
+	for _, kv := range [][2]string{{"indeterminate", v.Indeterminate}, {"reason", v.Reason}, {"answer", v.Answer}} {
+		if kv[1] != "" {
+			fmt.Fprintf(w, "  %s: %s\n", kv[0], kv[1])
+		}
+	}
+	for _, l := range append(v.Steps, v.Tail...) {
+		fmt.Fprintln(w, "  "+l)
+	}
+}

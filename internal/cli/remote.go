@@ -329,31 +329,23 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 	if err != nil {
 		return fmt.Errorf("query run %s (workflow %s): no worker answered (%v); is a worker running on task queue %s?", runID, workflowStatus(desc.status), err, r.Settings.TaskQueue)
 	}
-	fmt.Fprintf(w, "run %s: %s (workflow %s)\n", runID, st.Status, workflowStatus(desc.status))
-	for _, p := range st.Pending {
-		fmt.Fprintf(w, "  pending %s: %s %s\n", p.Marker, p.Tool, string(p.Args))
-	}
-	if st.Indeterminate != "" {
-		fmt.Fprintf(w, "  indeterminate: %s\n", st.Indeterminate)
-	}
-	if st.Reason != "" {
-		fmt.Fprintf(w, "  reason: %s\n", st.Reason)
-	}
-	if st.Answer != "" {
-		fmt.Fprintf(w, "  answer: %s\n", st.Answer)
+	v := runView{
+		Header:  fmt.Sprintf("run %s: %s (workflow %s)", runID, st.Status, workflowStatus(desc.status)),
+		Pending: st.Pending, Indeterminate: st.Indeterminate, Reason: st.Reason, Answer: st.Answer,
 	}
 	for _, s := range st.Steps {
 		note := ""
 		if s.Reconciled {
 			note = " (reconciled)"
 		}
-		fmt.Fprintf(w, "  %-28s %-5s%s\n", s.Name, s.Kind, note)
+		v.Steps = append(v.Steps, fmt.Sprintf("%-28s %-5s%s", s.Name, s.Kind, note))
 	}
-	fmt.Fprintf(w, "  usage: %d input, %d output tokens\n", st.Usage.InputTokens, st.Usage.OutputTokens)
+	v.Tail = append(v.Tail, fmt.Sprintf("usage: %d input, %d output tokens", st.Usage.InputTokens, st.Usage.OutputTokens))
 	for _, rj := range st.Rejected {
-		fmt.Fprintf(w, "  rejected %s %s: %s\n", rj.Signal, rj.Payload, rj.Reason)
+		v.Tail = append(v.Tail, fmt.Sprintf("rejected %s %s: %s", rj.Signal, rj.Payload, rj.Reason))
 	}
-	fmt.Fprintf(w, "  Web UI: %s\n", r.Link(runID))
+	v.Tail = append(v.Tail, "Web UI: "+r.Link(runID))
+	printRun(w, v)
 	return nil
 }
 
