@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -40,10 +41,11 @@ func TestProviderRateLimitThenAnswer(t *testing.T) {
 		return http.StatusOK, nil, answer
 	})
 	worker := testenv.Start(t, f.env(fake.workerEnv(key)...), testenv.Program(t, "worker"))
+	starter := testenv.Program(t, "starter") // built before the clock starts
 	const run = "e2e-provider-ratelimit"
 
 	began := time.Now()
-	code, out := testenv.Run(t, f.env(), 2*time.Minute, testenv.Program(t, "starter"), "--id", run, "--wait", prompt)
+	code, out := testenv.Run(t, f.env(), 2*time.Minute, starter, "--id", run, "--wait", prompt)
 	took := time.Since(began)
 	if code != 0 || !strings.Contains(out, "started run "+run) || !strings.Contains(out, want) {
 		t.Fatalf("starter --wait: exit %d after %v\n%s\nworker:\n%s", code, took, out, worker.Output())
@@ -119,10 +121,11 @@ func TestProviderRejectsKey(t *testing.T) {
 		}})
 	})
 	worker := testenv.Start(t, f.env(fake.workerEnv(key)...), testenv.Program(t, "worker"))
+	starter := testenv.Program(t, "starter") // built before the clock starts
 	const run = "e2e-provider-badkey"
 
 	began := time.Now()
-	code, out := testenv.Run(t, f.env(), 2*time.Minute, testenv.Program(t, "starter"), "--id", run, "--wait", prompt)
+	code, out := testenv.Run(t, f.env(), 2*time.Minute, starter, "--id", run, "--wait", prompt)
 	took := time.Since(began)
 	t.Logf("starter --wait exited %d after %v", code, took.Round(time.Millisecond))
 	const wantMsg = "Incorrect API key provided: sk-test-****7890"
@@ -131,7 +134,6 @@ func TestProviderRejectsKey(t *testing.T) {
 	}
 	// The first retry of a retryable failure would come 1s later, the
 	// whole budget of 10 attempts takes minutes: 10s is "at once".
-	t.Logf("history:\n%s\nworker:\n%s", f.temporal(t, "workflow", "show", "-w", run), worker.Output())
 	if took > 10*time.Second {
 		t.Fatalf("starter --wait took %v: a rejected key must fail the run at once", took)
 	}
@@ -165,13 +167,50 @@ func TestProviderRejectsKey(t *testing.T) {
 		t.Fatalf("the history does not carry the provider's message %q:\n%s", wantMsg, history)
 	}
 	stopWorker(t, worker)
-	for what, text := range map[string]string{"history": history, "worker log": worker.Output(), "starter output": out} {
-		for _, secret := range []string{key, middle} {
-			if strings.Contains(text, secret) {
-				t.Errorf("the %s holds %q:\n%s", what, secret, text)
-			}
-		}
+	assertNoSecret(t, map[string]string{"history": decodedHistory(t, history, prompt), "worker log": worker.Output(), "starter output": out}, key, middle)
+}
+
+// TestProviderScrubsEchoedKey: an OpenAI-compatible proxy that echoes the
+// whole Authorization header in its 401 body. The provider's scrubber
+// replaces the key, so the run's failure, its history and the worker's
+// log show "[redacted]" and never the key.
+func TestProviderScrubsEchoedKey(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	const (
+		key    = "sk-test-agentrun-ECHOED-5551234567"
+		middle = "ECHOED-5551234567"
+	)
+	fake := newFakeOpenAI(t, func(_ int, r *http.Request) (int, http.Header, string) {
+		return http.StatusUnauthorized, nil, mustJSON(map[string]any{"error": map[string]any{
+			"message": "invalid credentials in header Authorization: " + r.Header.Get("Authorization"),
+			"type":    "authentication_error",
+			"code":    "invalid_api_key",
+		}})
+	})
+	worker := testenv.Start(t, f.env(fake.workerEnv(key)...), testenv.Program(t, "worker"))
+	const run = "e2e-provider-echoed-key"
+	code, out := testenv.Run(t, f.env(), 2*time.Minute, testenv.Program(t, "starter"), "--id", run, "--wait", prompt)
+	const wantMsg = "invalid credentials in header Authorization: Bearer [redacted]"
+	if code != 1 || !strings.Contains(out, wantMsg) {
+		t.Fatalf("starter --wait: exit %d, want 1 with %q\n%s\nworker:\n%s", code, wantMsg, out, worker.Output())
 	}
+	if n := len(fake.requests()); n != 1 {
+		t.Fatalf("the server got %d chat requests, want 1", n)
+	}
+	if n := modelCalls(t, srv, run); n != 1 {
+		t.Fatalf("CallModel attempts: %d, want 1", n)
+	}
+	if got := statusAttr(t, srv, run); got != "Failed" {
+		t.Fatalf("AgentRunStatus = %q, want Failed", got)
+	}
+	history := f.temporal(t, "workflow", "show", "-w", run, "--output", "json")
+	if !strings.Contains(history, wantMsg) {
+		t.Fatalf("the history does not carry %q:\n%s", wantMsg, history)
+	}
+	stopWorker(t, worker)
+	assertNoSecret(t, map[string]string{"history": decodedHistory(t, history, prompt), "worker log": worker.Output(), "starter output": out}, key, middle)
 }
 
 // fakeOpenAI is an OpenAI-compatible server that records each chat request
@@ -282,6 +321,7 @@ func stopWorker(t *testing.T, p *testenv.Proc) {
 	}
 }
 
+// readFile returns a file's content.
 func readFile(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -289,4 +329,55 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// decodedHistory returns the JSON of a history as the CLI printed it,
+// followed by the decoded text of every payload in it (the CLI prints a
+// payload's data in base64, where a plain search would not see a key). It
+// fails the test unless the decoded text shows want, proof that the
+// payloads were found.
+func decodedHistory(t *testing.T, history, want string) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(history), &v); err != nil {
+		t.Fatalf("history is not JSON: %v\n%s", err, history)
+	}
+	var b strings.Builder
+	b.WriteString(history)
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for _, x := range v {
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		case string:
+			if d, err := base64.StdEncoding.DecodeString(v); err == nil {
+				b.WriteString("\n")
+				b.Write(d)
+			}
+		}
+	}
+	walk(v)
+	decoded := b.String()[len(history):]
+	if !strings.Contains(decoded, want) {
+		t.Fatalf("no payload of the history decodes to a text holding %q", want)
+	}
+	return b.String()
+}
+
+// assertNoSecret fails the test for each text that holds one of secrets.
+func assertNoSecret(t *testing.T, texts map[string]string, secrets ...string) {
+	t.Helper()
+	for what, text := range texts {
+		for _, secret := range secrets {
+			if strings.Contains(text, secret) {
+				t.Errorf("the %s holds %q:\n%s", what, secret, text)
+			}
+		}
+	}
 }
