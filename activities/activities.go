@@ -106,10 +106,14 @@ func (a *Activities) CallTool(ctx context.Context, in StepInput) (json.RawMessag
 	if in.Step.Call == nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("step %s is not a tool step", in.Step.Name), "BadStep", nil)
 	}
+	exec := func(ctx context.Context) (json.RawMessage, error) {
+		return a.Exec.Execute(ctx, in.Step)
+	}
+	if in.Step.Kind == agent.KindWrite {
+		exec = a.holdAfter(in.Step, exec) // a test-only crash point; inert unless set
+	}
 	run := func(ctx context.Context) (json.RawMessage, error) {
-		return a.heartbeating(ctx, in, func(ctx context.Context) (json.RawMessage, error) {
-			return a.Exec.Execute(ctx, in.Step)
-		})
+		return a.heartbeating(ctx, in, exec)
 	}
 	if in.Step.Kind != agent.KindWrite || in.Step.Idempotent {
 		return run(ctx)

@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"bytes"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/mcptest"
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -128,7 +127,9 @@ func TestMCPIdempotentWriteKilledIsRetried(t *testing.T) {
 	testenv.Start(t, m.env(), testenv.Program(t, "worker"))
 
 	res := m.result(t, run)
-	if want := "Done: Observations deleted successfully"; res.Answer != want || res.Steps != 5 {
+	// The tool's text, then its structured content, which no text block
+	// holds (see tools/mcp's doc).
+	if want := "Done: Observations deleted successfully\n" + `{"message":"Observations deleted successfully","success":true}`; res.Answer != want || res.Steps != 5 {
 		t.Fatalf("result %+v, want answer %q over 5 steps", res, want)
 	}
 	// The retry ran the tool again (the server replaced the file once
@@ -186,7 +187,7 @@ type mcpFleet struct {
 
 func newMCPFleet(t *testing.T, script string) *mcpFleet {
 	t.Helper()
-	bin := memoryServerBin(t)
+	bin := mcptest.Bin(t, mcptest.Memory)
 	m := &mcpFleet{fleet: newFleet(t, testenv.DevServer(t)), memFile: filepath.Join(t.TempDir(), "memory.jsonl")}
 	cfg := map[string]any{
 		"demo":    map[string]bool{"lookup": false, "create_ticket": false},
@@ -268,31 +269,6 @@ func (m *mcpFleet) result(t *testing.T, run string) workflows.Result {
 		t.Fatalf("run result: %v", err)
 	}
 	return res
-}
-
-// memoryServerBin returns the installed @modelcontextprotocol/server-memory
-// (tools/mcp/testdata/install.sh). A missing install fails the test under
-// CI=true and skips it otherwise. (tools/internal/mcptest does the same but
-// cannot be imported from here.)
-func memoryServerBin(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "tools", "mcp", "testdata"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "node_modules", ".bin", "mcp-server-memory")
-	_, err = os.Stat(bin)
-	if err == nil {
-		_, err = exec.LookPath("node")
-	}
-	if err != nil {
-		msg := fmt.Sprintf("MCP server mcp-server-memory is not installed (%v): run %s", err, filepath.Join(dir, "install.sh"))
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return bin
 }
 
 // runHistory is what a run's history says about its activities and status.

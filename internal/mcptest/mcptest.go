@@ -28,7 +28,7 @@ import (
 // Dir returns the absolute path of tools/mcp/testdata.
 func Dir() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "mcp", "testdata")
+	return filepath.Join(filepath.Dir(file), "..", "..", "tools", "mcp", "testdata")
 }
 
 // The installed servers, in node_modules/.bin.

@@ -1,0 +1,48 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"sync"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/agentrun/agentrun/agent"
+)
+
+// envTestHoldAfter names a test-only crash point; production never sets
+// it. When a worker's environment has AGENTRUN_TEST_HOLD_AFTER=TOOL, every
+// write call of TOOL that returns without error (its effect has happened)
+// is held before its result reaches the guard or Temporal: the worker logs
+// "hold after TOOL: waiting to be killed" at Warn and keeps heartbeating
+// until the activity's context is done, then fails the attempt with the
+// context's error, so the result is never recorded. Tests SIGKILL the
+// worker while it holds.
+const envTestHoldAfter = "AGENTRUN_TEST_HOLD_AFTER"
+
+// testHoldAfter is the tool named by envTestHoldAfter, read once; "" (the
+// production case) turns the hook off.
+var testHoldAfter = sync.OnceValue(func() string { return os.Getenv(envTestHoldAfter) })
+
+// holdAfter returns fn, or, when the test hook names the step's tool, fn
+// followed by the hold described at envTestHoldAfter. CallTool applies it
+// to writes only, inside the guard's step function, so a held write has
+// started and never completes in the guard journal.
+func (a *Activities) holdAfter(step agent.Step, fn func(context.Context) (json.RawMessage, error)) func(context.Context) (json.RawMessage, error) {
+	tool := testHoldAfter()
+	if tool == "" || step.Call == nil || step.Call.Name != tool {
+		return fn
+	}
+	return func(ctx context.Context) (json.RawMessage, error) {
+		res, err := fn(ctx)
+		if err != nil {
+			return res, err
+		}
+		info := activity.GetInfo(ctx)
+		a.logger().Warn("hold after "+tool+": waiting to be killed",
+			"run_id", info.WorkflowExecution.ID, "step", step.Name, "attempt", info.Attempt)
+		<-ctx.Done()
+		return nil, context.Cause(ctx)
+	}
+}
