@@ -54,3 +54,13 @@ check: $(TEMPORAL) $(MCP_SERVERS) build lint
 
 clean:
 	rm -rf bin/starter bin/worker bin/reconcile
+
+# compose-check: check docker-compose.yml and the Dockerfile without a Docker
+# engine: the Compose file model (Debian's docker-compose, `apt-get install -y
+# docker-compose`), then the deployment test (go test ./deploy, which also runs
+# in make test).
+.PHONY: compose-check
+compose-check:
+	@command -v docker-compose >/dev/null || { echo "compose-check needs docker-compose: apt-get install -y docker-compose"; exit 1; }
+	docker-compose -f docker-compose.yml config -q
+	$(GO) test -count=1 ./deploy

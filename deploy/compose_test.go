@@ -1,0 +1,606 @@
+package deploy
+
+import (
+	"bufio"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Paths from this package's folder, where go test runs.
+const (
+	composePath      = "../docker-compose.yml"
+	dockerfilePath   = "../Dockerfile"
+	dockerignorePath = "../.dockerignore"
+	repoRoot         = ".."
+)
+
+// The pinned versions: the server and UI that the pinned Temporal CLI's dev
+// server runs (shared/DESIGN.md §6), so that the compose setup and the tests
+// run the same Temporal.
+const (
+	serverImage     = "temporalio/server:1.29.1"
+	uiImage         = "temporalio/ui:2.42.1"
+	adminToolsRepo  = "temporalio/admin-tools"
+	adminToolsMinor = "1.29.1"
+)
+
+var wantServices = []string{"postgres", "temporal-schema", "temporal", "temporal-setup", "temporal-ui", "worker"}
+
+// composeFile is the part of a compose file the checks read.
+type composeFile struct {
+	Services map[string]service `yaml:"services"`
+	Volumes  map[string]any     `yaml:"volumes"`
+}
+
+type service struct {
+	Image           string `yaml:"image"`
+	Build           any    `yaml:"build"`
+	Entrypoint      any    `yaml:"entrypoint"`
+	Command         any    `yaml:"command"`
+	Environment     any    `yaml:"environment"` // a map or a list of KEY[=VALUE]
+	Volumes         []any  `yaml:"volumes"`     // short strings or long maps
+	DependsOn       any    `yaml:"depends_on"`  // a list or a map
+	StopGracePeriod string `yaml:"stop_grace_period"`
+	StopSignal      string `yaml:"stop_signal"`
+	Deploy          struct {
+		Replicas *int `yaml:"replicas"`
+	} `yaml:"deploy"`
+}
+
+func loadCompose(t *testing.T) composeFile {
+	t.Helper()
+	b, err := os.ReadFile(composePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c composeFile
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		t.Fatalf("%s: %v", composePath, err)
+	}
+	return c
+}
+
+// envVar is one entry of a service's environment. Null is true for a bare
+// name: the value is passed through from the environment of docker compose.
+type envVar struct {
+	Value string
+	Null  bool
+}
+
+func environment(t *testing.T, name string, s service) map[string]envVar {
+	t.Helper()
+	env := map[string]envVar{}
+	switch e := s.Environment.(type) {
+	case nil:
+	case map[string]any:
+		for k, v := range e {
+			if v == nil {
+				env[k] = envVar{Null: true}
+			} else {
+				env[k] = envVar{Value: fmt.Sprint(v)}
+			}
+		}
+	case []any:
+		for _, item := range e {
+			k, v, ok := strings.Cut(fmt.Sprint(item), "=")
+			env[k] = envVar{Value: v, Null: !ok}
+		}
+	default:
+		t.Fatalf("service %s: environment is a %T, want a map or a list", name, e)
+	}
+	return env
+}
+
+// interpolation matches a compose variable reference: ${NAME}, ${NAME:-default},
+// ${NAME-default}, ${NAME:?err}, ${NAME?err}, and $NAME.
+var interpolation = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
+
+// withDefaults resolves s as docker compose would in an empty environment:
+// every reference takes its default (or the empty string). The checks must
+// not depend on the environment of whoever runs the tests.
+func withDefaults(s string) string {
+	s = strings.ReplaceAll(s, "$$", "\x00")
+	s = interpolation.ReplaceAllStringFunc(s, func(m string) string {
+		sub := interpolation.FindStringSubmatch(m)
+		if sub[2] == ":-" || sub[2] == "-" {
+			return sub[3]
+		}
+		return ""
+	})
+	return strings.ReplaceAll(s, "\x00", "$")
+}
+
+// onlyReference reports whether s is a single variable reference with no
+// literal default, e.g. "${OPENAI_API_KEY}".
+func onlyReference(s string) bool {
+	m := interpolation.FindStringSubmatch(s)
+	return m != nil && m[0] == s && m[3] == ""
+}
+
+// words flattens a command or entrypoint (a string or a list) to its words.
+func words(v any) []string {
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case string:
+		return strings.Fields(v)
+	case []any:
+		var out []string
+		for _, w := range v {
+			out = append(out, strings.Fields(fmt.Sprint(w))...)
+		}
+		return out
+	}
+	return strings.Fields(fmt.Sprint(v))
+}
+
+// mount is one entry of a service's volumes.
+type mount struct{ Source, Target, Type string }
+
+func mounts(t *testing.T, c composeFile, name string) []mount {
+	t.Helper()
+	var out []mount
+	for _, v := range c.Services[name].Volumes {
+		var m mount
+		switch v := v.(type) {
+		case string:
+			parts := strings.Split(v, ":")
+			if len(parts) == 1 { // an anonymous volume
+				m = mount{Target: parts[0], Type: "volume"}
+				break
+			}
+			m = mount{Source: parts[0], Target: parts[1], Type: "volume"}
+			if strings.HasPrefix(m.Source, ".") || strings.HasPrefix(m.Source, "/") || strings.HasPrefix(m.Source, "~") {
+				m.Type = "bind"
+			}
+		case map[string]any:
+			m = mount{Source: fmt.Sprint(v["source"]), Target: fmt.Sprint(v["target"]), Type: fmt.Sprint(v["type"])}
+		default:
+			t.Fatalf("service %s: a volume is a %T", name, v)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// dependencies maps each service that name depends on to its condition
+// (service_started for the list form).
+func dependencies(t *testing.T, c composeFile, name string) map[string]string {
+	t.Helper()
+	deps := map[string]string{}
+	switch d := c.Services[name].DependsOn.(type) {
+	case nil:
+	case []any:
+		for _, s := range d {
+			deps[fmt.Sprint(s)] = "service_started"
+		}
+	case map[string]any:
+		for s, opts := range d {
+			cond := "service_started"
+			if o, ok := opts.(map[string]any); ok && o["condition"] != nil {
+				cond = fmt.Sprint(o["condition"])
+			}
+			deps[s] = cond
+		}
+	default:
+		t.Fatalf("service %s: depends_on is a %T", name, d)
+	}
+	return deps
+}
+
+// mountedScripts returns the contents of the files under ./deploy that the
+// service runs: words of its entrypoint and command that name a path inside
+// one of its bind mounts of a repository folder.
+func mountedScripts(t *testing.T, c composeFile, name string) map[string]string {
+	t.Helper()
+	s := c.Services[name]
+	scripts := map[string]string{}
+	for _, w := range append(words(s.Entrypoint), words(s.Command)...) {
+		for _, m := range mounts(t, c, name) {
+			if m.Type != "bind" || !strings.HasPrefix(w, m.Target+"/") {
+				continue
+			}
+			rel := path.Join(m.Source, strings.TrimPrefix(w, m.Target+"/"))
+			file := filepath.Join(repoRoot, filepath.FromSlash(rel))
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("service %s runs %s, which is %s in the repository: %v", name, w, rel, err)
+			}
+			scripts[rel] = string(b)
+		}
+	}
+	if len(scripts) == 0 {
+		t.Fatalf("service %s runs no script from a mounted repository folder (entrypoint %v, command %v)", name, s.Entrypoint, s.Command)
+	}
+	return scripts
+}
+
+func TestComposeServices(t *testing.T) {
+	c := loadCompose(t)
+	for _, name := range wantServices {
+		if _, ok := c.Services[name]; !ok {
+			t.Errorf("service %s is missing", name)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	if r := c.Services["worker"].Deploy.Replicas; r == nil || *r < 2 {
+		got := "unset"
+		if r != nil {
+			got = fmt.Sprint(*r)
+		}
+		t.Errorf("worker: deploy.replicas is %s, want a fleet of at least 2", got)
+	}
+	env := environment(t, "worker", c.Services["worker"])
+	if got := withDefaults(env["TEMPORAL_ADDRESS"].Value); got != "temporal:7233" {
+		t.Errorf("worker: TEMPORAL_ADDRESS = %q, want temporal:7233", got)
+	}
+	for _, k := range []string{"AGENTRUN_JOURNAL", "AGENTRUN_TICKETS"} {
+		if got := withDefaults(env[k].Value); !strings.HasPrefix(got, "/data/") {
+			t.Errorf("worker: %s = %q, want a path in the shared /data volume", k, got)
+		}
+	}
+	if c.Services["worker"].Build == nil {
+		t.Error("worker: no build: want the image built from ./Dockerfile")
+	}
+}
+
+func TestComposeImagesArePinned(t *testing.T) {
+	c := loadCompose(t)
+	for name, s := range c.Services {
+		if s.Image == "" {
+			if s.Build == nil {
+				t.Errorf("service %s has neither image nor build", name)
+			}
+			continue
+		}
+		img := withDefaults(s.Image)
+		if img != s.Image {
+			t.Errorf("service %s: image %q depends on the environment: pin it in the file", name, s.Image)
+		}
+		repo, tag, ok := strings.Cut(img, ":")
+		if !ok || tag == "" || tag == "latest" {
+			t.Errorf("service %s: image %q is not pinned to a version", name, img)
+		}
+		if repo == adminToolsRepo && !strings.HasPrefix(tag, adminToolsMinor) {
+			t.Errorf("service %s: image %q: want admin-tools of the server's release %s", name, img, adminToolsMinor)
+		}
+	}
+	for name, want := range map[string]string{"temporal": serverImage, "temporal-ui": uiImage} {
+		if got := c.Services[name].Image; got != want {
+			t.Errorf("service %s: image %q, want %q", name, got, want)
+		}
+	}
+	for _, name := range []string{"temporal-schema", "temporal-setup"} {
+		if repo, _, _ := strings.Cut(c.Services[name].Image, ":"); repo != adminToolsRepo {
+			t.Errorf("service %s: image %q, want %s", name, c.Services[name].Image, adminToolsRepo)
+		}
+	}
+}
+
+func TestComposeWorkerStopsGracefully(t *testing.T) {
+	w := loadCompose(t).Services["worker"]
+	grace, err := time.ParseDuration(w.StopGracePeriod)
+	if err != nil {
+		t.Fatalf("worker: stop_grace_period %q: %v", w.StopGracePeriod, err)
+	}
+	raw := environment(t, "worker", w)["AGENTRUN_STOP_TIMEOUT"].Value
+	if raw == "" {
+		t.Fatal("worker: AGENTRUN_STOP_TIMEOUT is not set: set it explicitly, below stop_grace_period")
+	}
+	stop, err := time.ParseDuration(withDefaults(raw))
+	if err != nil {
+		t.Fatalf("worker: AGENTRUN_STOP_TIMEOUT %q: %v", raw, err)
+	}
+	// Docker sends SIGKILL after the grace period; the worker needs its stop
+	// timeout plus a moment to report the steps it gave up on and disconnect.
+	if grace < stop+5*time.Second {
+		t.Errorf("worker: stop_grace_period %v must exceed AGENTRUN_STOP_TIMEOUT %v by at least 5s", grace, stop)
+	}
+	if w.StopSignal != "" && w.StopSignal != "SIGTERM" {
+		t.Errorf("worker: stop_signal %q, want SIGTERM (the worker stops gracefully on it)", w.StopSignal)
+	}
+}
+
+func TestComposeWorkerSharesOneDataVolume(t *testing.T) {
+	c := loadCompose(t)
+	var atData []mount
+	for _, m := range mounts(t, c, "worker") {
+		if path.Clean(m.Target) == "/data" {
+			atData = append(atData, m)
+		}
+	}
+	if len(atData) != 1 {
+		t.Fatalf("worker: %d mounts at /data, want exactly one named volume", len(atData))
+	}
+	m := atData[0]
+	if m.Type != "volume" || m.Source == "" {
+		t.Fatalf("worker: /data is mounted from %q (%s), want a named volume shared by all replicas", m.Source, m.Type)
+	}
+	if _, ok := c.Volumes[m.Source]; !ok {
+		t.Errorf("worker: volume %q is not declared under the top-level volumes", m.Source)
+	}
+}
+
+func TestComposeStartupOrder(t *testing.T) {
+	c := loadCompose(t)
+	for _, d := range []struct{ service, on, condition string }{
+		{"worker", "temporal-setup", "service_completed_successfully"},
+		{"temporal", "temporal-schema", "service_completed_successfully"},
+		{"temporal-schema", "postgres", "service_healthy"},
+	} {
+		if got := dependencies(t, c, d.service)[d.on]; got != d.condition {
+			t.Errorf("%s depends on %s with condition %q, want %q", d.service, d.on, got, d.condition)
+		}
+	}
+	if _, ok := dependencies(t, c, "temporal-setup")["temporal"]; !ok {
+		t.Error("temporal-setup does not depend on temporal")
+	}
+}
+
+func TestComposeSetupCreatesSearchAttributes(t *testing.T) {
+	scripts := mountedScripts(t, loadCompose(t), "temporal-setup")
+	for _, name := range []string{"AgentRunStatus", "AgentRunStep"} {
+		found := false
+		for _, text := range scripts {
+			for _, line := range strings.Split(text, "\n") {
+				if strings.Contains(line, "temporal operator search-attribute create") &&
+					strings.Contains(line, "--name "+name) && strings.Contains(line, "--type Keyword") {
+					found = true
+				}
+			}
+		}
+		if !found {
+			t.Errorf("temporal-setup: no `temporal operator search-attribute create --name %s --type Keyword` in %v", name, slices.Sorted(maps.Keys(scripts)))
+		}
+	}
+	for _, want := range []string{"operator cluster health", "operator namespace create"} {
+		if !anyContains(scripts, want) {
+			t.Errorf("temporal-setup: its scripts never run `temporal %s`", want)
+		}
+	}
+}
+
+func TestComposeSchemaSetup(t *testing.T) {
+	c := loadCompose(t)
+	scripts := mountedScripts(t, c, "temporal-schema")
+	for _, want := range []string{
+		"temporal-sql-tool", "setup-schema", "update-schema",
+		"postgresql/v12", "temporal_visibility", "visibility",
+	} {
+		if !anyContains(scripts, want) {
+			t.Errorf("temporal-schema: its scripts never mention %q", want)
+		}
+	}
+	for _, name := range []string{"temporal-schema", "temporal"} {
+		if got := environment(t, name, c.Services[name])["DB"].Value; got != "postgres12" {
+			t.Errorf("%s: DB = %q, want postgres12", name, got)
+		}
+	}
+}
+
+// secretName matches environment variables that hold credentials.
+var secretName = regexp.MustCompile(`(?i)(API_?KEY|TOKEN|SECRET|PASSWORD|PWD)$`)
+
+// secretValue matches strings that look like real provider keys.
+var secretValue = regexp.MustCompile(`\b(sk-(ant-)?[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16})\b`)
+
+func TestComposeHasNoSecrets(t *testing.T) {
+	c := loadCompose(t)
+	for name, s := range c.Services {
+		for k, v := range environment(t, name, s) {
+			if !secretName.MatchString(k) {
+				continue
+			}
+			// API keys and tokens: passed through, with no value or default
+			// here. Database passwords: a variable (a development default is
+			// allowed, so `docker compose up` works out of the box).
+			isKey := !strings.HasSuffix(strings.ToUpper(k), "PASSWORD") && !strings.HasSuffix(strings.ToUpper(k), "PWD")
+			switch {
+			case v.Null:
+			case isKey && !onlyReference(v.Value):
+				t.Errorf("service %s: %s has a value in the file (%q): leave it bare to pass it through", name, k, v.Value)
+			case !isKey && !interpolation.MatchString(v.Value):
+				t.Errorf("service %s: %s is a literal: use a variable such as ${%s:-...}", name, k, k)
+			}
+		}
+	}
+	env := environment(t, "worker", c.Services["worker"])
+	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY"} {
+		if v, ok := env[k]; !ok || !v.Null {
+			t.Errorf("worker: %s should be listed bare (passed through from the environment), got %+v present=%v", k, v, ok)
+		}
+	}
+	for _, f := range []string{composePath, dockerfilePath} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := secretValue.Find(b); m != nil {
+			t.Errorf("%s contains what looks like a credential: %.8s...", f, m)
+		}
+	}
+}
+
+// settingSources are the Go packages that read agentrun's own settings.
+var settingSources = []string{"internal/cli", "tools", "llm"}
+
+func TestComposeAgentrunSettingsExist(t *testing.T) {
+	c := loadCompose(t)
+	var sources strings.Builder
+	for _, dir := range settingSources {
+		err := filepath.WalkDir(filepath.Join(repoRoot, dir), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules") {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return nil
+			}
+			b, err := os.ReadFile(p)
+			sources.Write(b)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := 0
+	for name, s := range c.Services {
+		for k := range environment(t, name, s) {
+			if !strings.HasPrefix(k, "AGENTRUN_") {
+				continue
+			}
+			seen++
+			if !strings.Contains(sources.String(), `"`+k+`"`) {
+				t.Errorf("service %s sets %s, which no program reads (not found in %v)", name, k, settingSources)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Error("no AGENTRUN_ settings in the compose file")
+	}
+}
+
+// instruction is one Dockerfile instruction, continuation lines joined.
+type instruction struct {
+	Stage int // index of the FROM it belongs to (0 is the first stage)
+	Cmd   string
+	Args  string
+}
+
+func loadDockerfile(t *testing.T) (ins []instruction, stages []string) {
+	t.Helper()
+	f, err := os.Open(dockerfilePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var logical strings.Builder
+	sc := bufio.NewScanner(f)
+	flush := func() {
+		line := strings.TrimSpace(logical.String())
+		logical.Reset()
+		if line == "" {
+			return
+		}
+		cmd, args, _ := strings.Cut(line, " ")
+		cmd = strings.ToUpper(cmd)
+		if cmd == "FROM" {
+			stages = append(stages, strings.TrimSpace(args))
+		}
+		ins = append(ins, instruction{Stage: len(stages) - 1, Cmd: cmd, Args: strings.TrimSpace(args)})
+	}
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		if body, ok := strings.CutSuffix(strings.TrimRight(line, " \t"), `\`); ok {
+			logical.WriteString(body + " ")
+			continue
+		}
+		logical.WriteString(line)
+		flush()
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	flush()
+	return ins, stages
+}
+
+func TestDockerfile(t *testing.T) {
+	ins, stages := loadDockerfile(t)
+	if len(stages) < 2 {
+		t.Fatalf("Dockerfile has %d stages, want a build stage and a runtime stage", len(stages))
+	}
+	if !strings.HasPrefix(stages[0], "golang:1.26") {
+		t.Errorf("build stage FROM %q, want golang:1.26 (go.mod's Go)", stages[0])
+	}
+	final := len(stages) - 1
+	if !strings.HasPrefix(stages[final], "debian:bookworm-slim") {
+		t.Errorf("final stage FROM %q, want debian:bookworm-slim", stages[final])
+	}
+
+	var build, user, stopSignal string
+	var entry []string
+	for _, in := range ins {
+		switch {
+		case in.Cmd == "RUN" && strings.Contains(in.Args, "go build"):
+			build = in.Args
+		case in.Cmd == "USER" && in.Stage == final:
+			user = in.Args
+		case in.Cmd == "STOPSIGNAL" && in.Stage == final:
+			stopSignal = in.Args
+		case (in.Cmd == "ENTRYPOINT" || in.Cmd == "CMD") && in.Stage == final:
+			entry = append(entry, in.Args)
+		}
+	}
+	if !strings.Contains(build, "CGO_ENABLED=0") {
+		t.Errorf("go build %q: want CGO_ENABLED=0 (static binaries)", build)
+	}
+	for _, prog := range []string{"./worker", "./starter", "./reconcile"} {
+		if !slices.Contains(strings.Fields(build), prog) {
+			t.Errorf("go build %q does not build %s", build, prog)
+		}
+	}
+	name, _, _ := strings.Cut(user, ":")
+	if name == "" || name == "root" || name == "0" {
+		t.Errorf("final stage USER %q: want a non-root user", user)
+	}
+	if stopSignal != "SIGTERM" {
+		t.Errorf("STOPSIGNAL %q, want SIGTERM", stopSignal)
+	}
+	if !strings.Contains(strings.Join(entry, " "), `"worker"`) {
+		t.Errorf("ENTRYPOINT/CMD %v: want the worker by default", entry)
+	}
+}
+
+func TestDockerignoreKeepsSources(t *testing.T) {
+	b, err := os.ReadFile(dockerignorePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var patterns []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			patterns = append(patterns, line)
+		}
+	}
+	// The build needs the module files and every package; bin/ holds a
+	// 250 MB CLI that must stay out of the build context.
+	for _, keep := range []string{"go.mod", "go.sum", "worker", "starter", "reconcile", "internal", "agent"} {
+		for _, p := range patterns {
+			if ok, _ := filepath.Match(p, keep); ok {
+				t.Errorf(".dockerignore pattern %q excludes %s, which the build needs", p, keep)
+			}
+		}
+	}
+	if !slices.Contains(patterns, "bin") && !slices.Contains(patterns, "bin/") && !slices.Contains(patterns, "/bin") {
+		t.Error(".dockerignore does not exclude bin/")
+	}
+}
+
+func anyContains(files map[string]string, s string) bool {
+	for _, text := range files {
+		if strings.Contains(text, s) {
+			return true
+		}
+	}
+	return false
+}
