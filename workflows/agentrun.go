@@ -199,17 +199,18 @@ func (r *run) publish() {
 	if err := workflow.UpsertTypedSearchAttributes(r.ctx, StatusKey.ValueSet(string(r.state.Status)), step); err != nil {
 		workflow.GetLogger(r.ctx).Warn("upsert search attributes", "error", err)
 	}
-	workflow.SetCurrentDetails(r.ctx, details(r.id, &r.state))
+	workflow.SetCurrentDetails(r.ctx, details(workflow.GetInfo(r.ctx).Namespace, r.id, &r.state))
 }
 
 // setHandlers registers the state query, the operator signals and the
 // operator updates.
 func (r *run) setHandlers() error {
-	if err := workflow.SetQueryHandler(r.ctx, QueryState, func() (State, error) { return r.state, nil }); err != nil {
+	if err := workflow.SetQueryHandlerWithOptions(r.ctx, QueryState, func() (State, error) { return r.state, nil },
+		workflow.QueryHandlerOptions{Description: "where the run stands: status, pending markers, the indeterminate step, steps, usage, rejected inputs"}); err != nil {
 		return err
 	}
 	for _, name := range []string{SignalApprove, SignalDeny, SignalReconcile} {
-		ch := workflow.GetSignalChannel(r.ctx, name)
+		ch := workflow.GetSignalChannelWithOptions(r.ctx, name, workflow.SignalChannelOptions{Description: "payload " + payloadFormats[name]})
 		workflow.Go(r.ctx, func(ctx workflow.Context) {
 			for {
 				var raw converter.RawValue

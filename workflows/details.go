@@ -1,29 +1,34 @@
 package workflows
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/shell"
 )
 
 // SignalCommand is the temporal CLI command that sends an operator signal,
-// as an operator would type it.
+// on one line, as an operator would type it.
 func SignalCommand(runID, name string, payload any) string {
-	b, _ := json.Marshal(payload)
-	return fmt.Sprintf("temporal workflow signal -w %s --name %s --input %s", shell.Quote(runID), name, shell.Quote(string(b)))
+	return signalCommand("", runID, name, payload, " ")
 }
 
-// TctlCommand is the tctl equivalent of SignalCommand.
-func TctlCommand(runID, name string, payload any) string {
+// signalCommand renders the command; sep goes before --input (a line
+// break in markdown blocks). A namespace other than default is named.
+func signalCommand(namespace, runID, name string, payload any, sep string) string {
 	b, _ := json.Marshal(payload)
-	return fmt.Sprintf("tctl workflow signal -w %s -n %s -i %s", shell.Quote(runID), name, shell.Quote(string(b)))
+	ns := ""
+	if namespace != "" && namespace != "default" {
+		ns = " --namespace " + shell.Quote(namespace)
+	}
+	return fmt.Sprintf("temporal workflow signal%s -w %s --name %s%s--input %s", ns, shell.Quote(runID), name, sep, shell.Quote(string(b)))
 }
 
-// ApprovePayload, DenyPayload, DonePayload and RetryPayload are the
-// operator payloads as the CLI takes them.
+// ApprovePayload is the payload of approve.
 func ApprovePayload(marker string) any { return approvePayload{Marker: marker} }
 
 // DenyPayload is the payload of deny.
@@ -39,37 +44,93 @@ func RetryPayload(step string) any {
 	return struct{ Step, Outcome string }{step, "retry"}
 }
 
-// details renders the run's current details: what it waits for and the
-// exact commands that unblock it, in markdown.
-func details(runID string, s *State) string {
+// StaticDetails is the run's fixed details in the UI: where to look, which
+// holds even while no worker runs.
+func StaticDetails(runID string) string {
+	return "An agentrun run: every model call and tool call is an activity named after its step.\n\n" +
+		"- What it waits for, and the exact command that unblocks it: **Current Details** (needs a running worker).\n" +
+		"- Where it stands, also without a worker: the search attributes `AgentRunStatus` and `AgentRunStep`.\n" +
+		"- Everything it knows: **Queries** → `state`, or `temporal workflow query -w " + shell.Quote(runID) + " --name state`.\n"
+}
+
+// plural renders "1 step" or "2 steps".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// details renders the run's current details in markdown: what it waits for
+// and the exact commands that unblock it. The UI renders it unstyled in a
+// frame that loses its last few pixels, so every command sits in its own
+// block, long commands break before --input, and a rule closes the text.
+func details(namespace, runID string, s *State) string {
 	var b strings.Builder
+	cmd := func(name string, payload any) string {
+		return "```sh\n" + signalCommand(namespace, runID, name, payload, " \\\n  ") + "\n```\n"
+	}
 	switch s.Status {
 	case agent.StatusAwaitingApproval:
-		fmt.Fprintf(&b, "**Awaiting approval** of %d tool call(s).\n", len(s.Pending))
-		for _, p := range s.Pending {
-			fmt.Fprintf(&b, "\n### `%s`\nTool `%s` with arguments:\n```json\n%s\n```\nApprove:\n```\n%s\n```\nDeny:\n```\n%s\n```\n",
-				p.Marker, p.Tool, clip(string(p.Args), 2000),
-				SignalCommand(runID, SignalApprove, ApprovePayload(p.Marker)),
-				SignalCommand(runID, SignalDeny, DenyPayload(p.Marker, "REASON")))
+		fmt.Fprintf(&b, "**Awaiting approval** of %s.\n", plural(len(s.Pending), "tool call"))
+		for i, p := range s.Pending {
+			fmt.Fprintf(&b, "\n#### %d. `%s` (`%s`)\n\nArguments:\n\n```json\n%s\n```\n\nApprove:\n\n%s\nDeny (replace REASON; the model reads it):\n\n%s",
+				i+1, p.Tool, p.Marker, prettyJSON(p.Args, 2000), cmd(SignalApprove, ApprovePayload(p.Marker)), cmd(SignalDeny, DenyPayload(p.Marker, "REASON")))
+			b1, _ := json.Marshal(ApprovePayload(p.Marker))
+			fmt.Fprintf(&b, "\nIn the Web UI: More Actions → Send a Signal → `approve`, Data `%s`\n", b1)
 		}
 	case agent.StatusIndeterminate:
-		fmt.Fprintf(&b, "**Indeterminate**: the write `%s` started and never recorded its result; it may or may not have taken effect.\n", s.Indeterminate)
+		fmt.Fprintf(&b, "**Indeterminate**: the write `%s` started and never recorded its result; it may or may not have taken effect. Nothing runs until a person decides.\n", s.Indeterminate)
 		if s.Why != "" {
-			fmt.Fprintf(&b, "\n%s\n", s.Why)
+			fmt.Fprintf(&b, "\nCause:\n\n```\n%s\n```\n", cut(s.Why, 1000))
 		}
-		fmt.Fprintf(&b, "\nCheck the world, then record what happened:\n```\n%s\n```\nor run it once more:\n```\n%s\n```\n",
-			SignalCommand(runID, SignalReconcile, DonePayload(s.Indeterminate, "RESULT")),
-			SignalCommand(runID, SignalReconcile, RetryPayload(s.Indeterminate)))
+		fmt.Fprintf(&b, "\nCheck the world first, then record what happened, with the real result in place of RESULT:\n\n%s\nor, only if it did not take effect, run it once more:\n\n%s",
+			cmd(SignalReconcile, DonePayload(s.Indeterminate, "RESULT")), cmd(SignalReconcile, RetryPayload(s.Indeterminate)))
 	case agent.StatusCompleted:
-		fmt.Fprintf(&b, "**Completed** after %d step(s).\n\n%s\n", len(s.Steps), clip(s.Answer, 2000))
+		fmt.Fprintf(&b, "**Completed** after %s.\n\n", plural(len(s.Steps), "step"))
+		for _, line := range strings.Split(cut(s.Answer, 4000), "\n") {
+			fmt.Fprintf(&b, "> %s\n", line)
+		}
+		for _, st := range s.Steps {
+			if st.Reconciled {
+				fmt.Fprintf(&b, "\n`%s` was reconciled by a person (done): the result is theirs.\n", st.Name)
+			}
+		}
 	case agent.StatusFailed:
-		fmt.Fprintf(&b, "**Failed**: %s\n", s.Reason)
+		fmt.Fprintf(&b, "**Failed**:\n\n```\n%s\n```\n", cut(s.Reason, 2000))
 	default:
-		fmt.Fprintf(&b, "**Running**: %d step(s) completed.\n", len(s.Steps))
+		fmt.Fprintf(&b, "**Running**: %s completed.\n", plural(len(s.Steps), "step"))
 	}
 	if n := len(s.Rejected); n > 0 {
 		r := s.Rejected[n-1]
-		fmt.Fprintf(&b, "\n**Rejected input** (%d so far; newest): `%s` %s: %s\n", n, r.Signal, clip(r.Payload, 200), r.Reason)
+		fmt.Fprintf(&b, "\n**Rejected input** (%d so far; the newest): signal `%s` with\n\n```\n%s\n```\n\n%s\n", n, r.Signal, r.Payload, r.Reason)
 	}
+	b.WriteString("\n---\n")
 	return b.String()
+}
+
+// prettyJSON indents JSON for people, cut to at most n bytes.
+func prettyJSON(raw []byte, n int) string {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		return cut(string(raw), n)
+	}
+	return cut(buf.String(), n)
+}
+
+// cut shortens s to at most n bytes at a character boundary, keeping its
+// lines, and marks the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// clip shortens s to at most n bytes on one line, for one-line displays.
+func clip(s string, n int) string {
+	return cut(strings.Join(strings.Fields(s), " "), n)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"go.temporal.io/sdk/converter"
 
@@ -85,13 +84,4 @@ func strictJSON(data []byte, v any) error {
 		return fmt.Errorf("more than one JSON value")
 	}
 	return nil
-}
-
-// clip shortens s to at most n bytes for display, on one line.
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

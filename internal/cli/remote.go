@@ -74,6 +74,7 @@ func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, w
 				WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 				StaticSummary:            summaryOf(prompt),
+				StaticDetails:            workflows.StaticDetails(runID),
 				Memo:                     map[string]any{workflows.MemoInputHash: hash},
 				TypedSearchAttributes:    temporal.NewSearchAttributes(workflows.StatusKey.ValueSet(string(agent.StatusRunning))),
 			}, workflows.WorkflowName, in)

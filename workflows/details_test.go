@@ -1,0 +1,66 @@
+package workflows
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agentrun/agentrun/agent"
+)
+
+func TestDetails(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		ns    string
+		state State
+		want  []string
+	}{
+		{"awaiting approval", "default", State{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{
+			Marker: "tool/2/0/create_ticket", Tool: "create_ticket", Args: json.RawMessage(`{"title":"x"}`)}}}, []string{
+			"**Awaiting approval** of 1 tool call.",
+			"```json\n{\n  \"title\": \"x\"\n}\n```",
+			"temporal workflow signal -w run-1 --name approve \\\n  --input '{\"Marker\":\"tool/2/0/create_ticket\"}'",
+			"--name deny \\\n  --input '{\"Marker\":\"tool/2/0/create_ticket\",\"Reason\":\"REASON\"}'",
+		}},
+		{"indeterminate in another namespace", "prod", State{Status: agent.StatusIndeterminate, Indeterminate: "tool/2/0/create_ticket"}, []string{
+			"**Indeterminate**: the write `tool/2/0/create_ticket`",
+			"temporal workflow signal --namespace prod -w run-1 --name reconcile \\\n  --input '{\"Step\":\"tool/2/0/create_ticket\",\"Outcome\":\"done\",\"Result\":\"RESULT\"}'",
+			"--input '{\"Step\":\"tool/2/0/create_ticket\",\"Outcome\":\"retry\"}'",
+		}},
+		{"completed keeps the answer's lines", "default", State{Status: agent.StatusCompleted, Answer: "line one\nline two",
+			Steps: []StepRecord{{Name: "llm/1"}, {Name: "tool/2/0/create_ticket", Reconciled: true}}}, []string{
+			"**Completed** after 2 steps.", "> line one\n> line two", "`tool/2/0/create_ticket` was reconciled by a person",
+		}},
+		{"failed", "default", State{Status: agent.StatusFailed, Reason: "Authentication (HTTP 401): bad key"}, []string{
+			"**Failed**:\n\n```\nAuthentication (HTTP 401): bad key\n```",
+		}},
+		{"rejected input", "default", State{Status: agent.StatusRunning, Rejected: []Rejected{{Signal: "approve", Payload: `{"Marker":7}`, Reason: "bad"}}}, []string{
+			"**Rejected input** (1 so far; the newest): signal `approve` with\n\n```\n{\"Marker\":7}\n```\n\nbad",
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			got := details(c.ns, "run-1", &c.state)
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("details lack %q:\n%s", w, got)
+				}
+			}
+			if !strings.HasSuffix(got, "\n---\n") {
+				t.Errorf("details do not end with a rule (the UI frame cuts the last lines):\n%s", got)
+			}
+		})
+	}
+}
+
+func TestCutKeepsCharacters(t *testing.T) {
+	t.Parallel()
+	if got := cut("héllo", 2); got != "h…" {
+		t.Fatalf("cut = %q, want h…", got)
+	}
+	if got := clip("a\n  b", 10); got != "a b" {
+		t.Fatalf("clip = %q", got)
+	}
+}
