@@ -50,7 +50,7 @@ func StaticDetails(runID string) string {
 	return "An agentrun run: every model call and tool call is an activity named after its step.\n\n" +
 		"- What it waits for, and the exact command that unblocks it: **Current Details** (needs a running worker).\n" +
 		"- Where it stands, also without a worker: the search attributes `AgentRunStatus` and `AgentRunStep`.\n" +
-		"- Everything it knows: **Queries** → `state`, or `temporal workflow query -w " + shell.Quote(runID) + " --name state`.\n"
+		"- Everything it knows: **Queries** → `state`, or\n\n```sh\ntemporal workflow query -w " + shell.Quote(runID) + " --name state\n```\n\n---\n"
 }
 
 // plural renders "1 step" or "2 steps".
