@@ -39,6 +39,9 @@ var NonRetryableModelErrors = []string{
 type Catalog struct {
 	Model string           `json:"model"`
 	Tools []agent.ToolSpec `json:"tools"`
+	// Timeouts holds each tool's timeout, so that a step's activity
+	// outlives the call it makes.
+	Timeouts map[string]time.Duration `json:"timeouts,omitempty"`
 }
 
 // StepInput is the input of CallModel and CallTool.
@@ -67,7 +70,11 @@ type Activities struct {
 
 // ListTools returns the model's name and the tools on offer.
 func (a *Activities) ListTools(ctx context.Context) (Catalog, error) {
-	return Catalog{Model: a.Exec.Model.Name(), Tools: a.Exec.Tools.Specs()}, nil
+	c := Catalog{Model: a.Exec.Model.Name(), Tools: a.Exec.Tools.Specs(), Timeouts: map[string]time.Duration{}}
+	for _, t := range c.Tools {
+		c.Timeouts[t.Name] = a.Exec.Tools.Timeout(t.Name)
+	}
+	return c, nil
 }
 
 // CallModel runs one model step. Provider failures become application

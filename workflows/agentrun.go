@@ -30,15 +30,18 @@ var a *activities.Activities
 
 // run is the state of one AgentRun execution.
 type run struct {
-	ctx     workflow.Context
-	id      string
-	in      Input
-	loop    agent.Loop
-	facts   *agent.Facts
-	gen     map[string]int // executions of each write step
-	outcome *agent.Outcome // where the run waits; nil while a step runs
-	state   State
-	changes int // operator inputs applied; the main loop waits on it
+	ctx   workflow.Context
+	id    string
+	in    Input
+	loop  agent.Loop
+	facts *agent.Facts
+	gen   map[string]int // executions of each write step
+	// timeouts are the tools' own timeouts; a tool step's attempt gets a
+	// minute more, so the tool's timeout fires first.
+	timeouts map[string]time.Duration
+	outcome  *agent.Outcome // where the run waits; nil while a step runs
+	state    State
+	changes  int // operator inputs applied; the main loop waits on it
 }
 
 // AgentRun drives one agent run until it completes or fails, waiting for
@@ -71,6 +74,7 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 		return r.fail("list tools: " + err.Error())
 	}
 	r.state.Model = cat.Model
+	r.timeouts = cat.Timeouts
 	r.loop = agent.Loop{Tools: cat.Tools, MaxTurns: in.MaxTurns}
 
 	for {
@@ -126,6 +130,9 @@ func (r *run) execute(s agent.Step) error {
 	} else {
 		fn = a.CallTool
 		opts.Summary = s.Name + " · " + string(s.Kind)
+		if t, ok := r.timeouts[s.Call.Name]; ok && t > 0 {
+			opts.StartToCloseTimeout = t + time.Minute
+		}
 		opts.RetryPolicy = &temporal.RetryPolicy{
 			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 10,
 			NonRetryableErrorTypes: []string{activities.ErrTypeIndeterminate, activities.ErrTypeGuard},

@@ -40,8 +40,9 @@ type harness struct {
 	acts    *activities.Activities
 	tickets string
 	mu      sync.Mutex
-	started map[string]int // activity starts by type
-	ids     []string       // activity ids in start order
+	started map[string]int           // activity starts by type
+	ids     []string                 // activity ids in start order
+	timeout map[string]time.Duration // start-to-close by activity id
 }
 
 func newHarness(t *testing.T) *harness {
@@ -62,6 +63,7 @@ func newHarness(t *testing.T) *harness {
 		},
 		tickets: tickets,
 		started: map[string]int{},
+		timeout: map[string]time.Duration{},
 	}
 	env.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
 	env.RegisterActivity(h.acts)
@@ -71,6 +73,7 @@ func newHarness(t *testing.T) *harness {
 		defer h.mu.Unlock()
 		h.started[info.ActivityType.Name]++
 		h.ids = append(h.ids, info.ActivityID)
+		h.timeout[info.ActivityID] = info.StartToCloseTimeout
 	})
 	return h
 }
@@ -159,6 +162,10 @@ func TestHandExampleThroughSignals(t *testing.T) {
 	want := []string{"tools", "llm/1", "tool/1/0/lookup", "llm/2", ticketStep, "llm/3"}
 	if strings.Join(h.ids, " ") != strings.Join(want, " ") {
 		t.Fatalf("activity ids %v, want %v", h.ids, want)
+	}
+	// A tool step outlives its tool's timeout (2m by default) by a minute.
+	if got := h.timeout["tool/1/0/lookup"]; got != 3*time.Minute {
+		t.Fatalf("lookup's start-to-close timeout %v, want 3m", got)
 	}
 	s := h.state(t)
 	if s.Status != agent.StatusCompleted || len(s.Steps) != 5 || s.Usage.InputTokens == 0 || r.Usage != s.Usage {
