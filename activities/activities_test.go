@@ -1,0 +1,129 @@
+package activities_test
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/agentrun/agentrun/activities"
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/execute"
+	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/tools"
+)
+
+// slowDemo returns the demo tools, each sleeping delay inside its call and
+// bounded by timeout.
+func slowDemo(t *testing.T, delay, timeout time.Duration) (*activities.Activities, string) {
+	t.Helper()
+	tickets := filepath.Join(t.TempDir(), "tickets.jsonl")
+	var ts []tools.Tool
+	for _, tool := range tools.Demo(tools.DemoConfig{Tickets: tickets, Delay: delay}) {
+		ts = append(ts, tools.Apply(tool, tools.Override{Timeout: timeout}))
+	}
+	set, err := tools.NewSet(ts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &activities.Activities{
+		Exec:  &execute.Executor{Model: llm.NewScripted(llm.HandExample()), Tools: set},
+		Guard: &journal.Journal{Store: journal.NewMemStore()},
+	}, tickets
+}
+
+func toolStep(name string, kind agent.Kind, args string) activities.StepInput {
+	return activities.StepInput{Step: agent.Step{
+		Name: "tool/1/0/" + name, Kind: kind,
+		Call: &agent.ToolCall{ID: "c1", Name: name, Args: json.RawMessage(args)},
+	}, Generation: 1, RunKey: "first-run"}
+}
+
+// TestToolTimeouts: a read that outlasts its tool's timeout becomes an
+// error result the model sees; a write that does is Indeterminate at once
+// (non-retryable), though its ticket was written.
+func TestToolTimeouts(t *testing.T) {
+	t.Parallel()
+	var suite testsuite.WorkflowTestSuite
+	acts, tickets := slowDemo(t, 2*time.Second, 100*time.Millisecond)
+
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(acts)
+	v, err := env.ExecuteActivity(acts.CallTool, toolStep("lookup", agent.KindRead, `{"topic":"vpn"}`))
+	if err != nil {
+		t.Fatalf("read that timed out: %v, want an error result", err)
+	}
+	var raw json.RawMessage
+	if err := v.Get(&raw); err != nil {
+		t.Fatal(err)
+	}
+	res, err := agent.DecodeToolResult(raw)
+	if err != nil || !res.IsError || res.Content != `tool "lookup" did not finish within its timeout of 100ms` {
+		t.Fatalf("read result %+v (%v), want the timeout as an error result", res, err)
+	}
+
+	env = suite.NewTestActivityEnvironment()
+	env.RegisterActivity(acts)
+	_, err = env.ExecuteActivity(acts.CallTool, toolStep("create_ticket", agent.KindWrite, `{"title":"t"}`))
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) || appErr.Type() != activities.ErrTypeIndeterminate || !appErr.NonRetryable() {
+		t.Fatalf("write that timed out: %v, want a non-retryable %s error", err, activities.ErrTypeIndeterminate)
+	}
+	if ts, _ := tools.ReadTickets(tickets); len(ts) != 1 {
+		t.Fatalf("tickets: %d, want 1 (the write took effect before its timeout)", len(ts))
+	}
+}
+
+// TestWriteGuard: the guard returns a recorded result without running the
+// tool, and a start without a result as a non-retryable Indeterminate.
+func TestWriteGuard(t *testing.T) {
+	t.Parallel()
+	var suite testsuite.WorkflowTestSuite
+	acts, tickets := slowDemo(t, 0, time.Minute)
+	in := toolStep("create_ticket", agent.KindWrite, `{"title":"t"}`)
+	run := func() (json.RawMessage, error) {
+		env := suite.NewTestActivityEnvironment()
+		env.RegisterActivity(acts)
+		v, err := env.ExecuteActivity(acts.CallTool, in)
+		if err != nil {
+			return nil, err
+		}
+		var raw json.RawMessage
+		return raw, v.Get(&raw)
+	}
+	first, err := run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := run() // the worker died after the record, before reporting
+	if err != nil || string(again) != string(first) {
+		t.Fatalf("second attempt: %s, %v; want the recorded %s", again, err, first)
+	}
+	if ts, _ := tools.ReadTickets(tickets); len(ts) != 1 {
+		t.Fatalf("tickets: %d, want 1", len(ts))
+	}
+
+	// A start without a result, as a killed worker leaves it.
+	in.Step.Name = "tool/2/0/create_ticket"
+	store := acts.Guard.Store
+	recs, _ := store.Load("default-test-workflow-id")
+	if err := store.Append("default-test-workflow-id", len(recs), journal.Record{Type: journal.StepStarted, Step: activities.GuardStep(in), Kind: agent.KindWrite}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = run()
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) || appErr.Type() != activities.ErrTypeIndeterminate || !appErr.NonRetryable() {
+		t.Fatalf("attempt after a start without a result: %v, want Indeterminate", err)
+	}
+	if ts, _ := tools.ReadTickets(tickets); len(ts) != 1 {
+		t.Fatalf("tickets: %d, want still 1", len(ts))
+	}
+	if got := activities.GuardStep(activities.StepInput{Step: in.Step, Generation: 2, RunKey: "k"}); got != "k/tool/2/0/create_ticket#2" {
+		t.Fatalf("GuardStep = %s", got)
+	}
+}
