@@ -66,6 +66,9 @@ func EverythingHTTP(t testing.TB) string {
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
+	// Wait returns this long after the server exits even if a child of it
+	// still holds its output open.
+	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
 	}
@@ -108,6 +111,13 @@ func freePort(t testing.TB) int {
 // Serve runs server over streamable HTTP on an httptest server and returns
 // its endpoint. Every request passes through check first, if it is not nil.
 // The server is closed when the test ends.
+//
+// The server's tool handlers must return once the test has ended (watch
+// t.Context(), not only the request's context): a client's
+// notifications/cancelled is best effort and can reach the server before the
+// call it cancels, and closing a session (on the client's DELETE) waits for
+// the session's handlers. If the server has not closed CloseTimeout after the
+// test, the test fails and the server is left to finish in the background.
 func Serve(t testing.TB, server *sdk.Server, check func(*http.Request)) string {
 	t.Helper()
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, nil)
@@ -117,9 +127,24 @@ func Serve(t testing.TB, server *sdk.Server, check func(*http.Request)) string {
 		}
 		h.ServeHTTP(w, r)
 	}))
-	t.Cleanup(ts.Close)
+	t.Cleanup(func() {
+		closed := make(chan struct{})
+		go func() {
+			defer close(closed)
+			ts.Close() // waits for every request in progress
+		}()
+		select {
+		case <-closed:
+		case <-time.After(CloseTimeout):
+			ts.CloseClientConnections()
+			t.Errorf("in-process MCP server %s did not close within %s of the end of the test: a request handler is still running (a tool that ignores the end of the test?)", ts.URL, CloseTimeout)
+		}
+	})
 	return ts.URL + "/mcp"
 }
+
+// CloseTimeout bounds the closing of a server that Serve started.
+const CloseTimeout = 20 * time.Second
 
 type lockedBuffer struct {
 	mu sync.Mutex

@@ -54,6 +54,26 @@ type Options struct {
 // DefaultConnectTimeout is the default of Options.ConnectTimeout.
 const DefaultConnectTimeout = time.Minute
 
+// The bounds of Close. The SDK closes a stdio server's stdin, then sends
+// SIGTERM and SIGKILL after five seconds each, but it starts only once no
+// request is in flight, and a request blocked writing to a server that
+// stopped reading its stdin is in flight for ever. So Close kills the server
+// itself when the SDK has not closed the session within closeGrace, and
+// gives up, with an error, killGrace after that.
+const (
+	closeGrace = 12 * time.Second
+	killGrace  = 5 * time.Second
+	// unwindGrace bounds how long Close lets the requests it ended return
+	// before it closes the session: the SDK sends their
+	// notifications/cancelled in the background, and only until the
+	// session starts closing.
+	unwindGrace = time.Second
+	// waitDelay bounds how long exec.Cmd.Wait waits for a stdio server's
+	// output to end once it has exited: a child of the server can hold its
+	// stdout and stderr open for ever.
+	waitDelay = 2 * time.Second
+)
+
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -76,8 +96,51 @@ type Client struct {
 	srv  Server
 	opts Options
 	sdk  *sdk.Client
-	lock chan struct{} // a mutex that a context can abandon
-	cur  *session      // guarded by lock; nil after Close
+	// life ends (with ErrClosed) when Close starts: it ends the requests in
+	// flight and a restart, which would otherwise keep the session open.
+	life       context.Context
+	end        context.CancelCauseFunc
+	lock       chan struct{} // a mutex that a context can abandon
+	cur        *session      // guarded by lock; nil after Close
+	closeGrace time.Duration // closeGrace; tests shorten it
+	inflight   inflight      // the requests (Call, Tools) in progress
+}
+
+// inflight counts requests in progress.
+type inflight struct {
+	mu   sync.Mutex
+	n    int
+	none chan struct{} // closed when n drops to 0
+}
+
+func (f *inflight) add() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == 0 {
+		f.none = make(chan struct{})
+	}
+	f.n++
+}
+
+func (f *inflight) done() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n--
+	if f.n == 0 {
+		close(f.none)
+	}
+}
+
+// idle returns a channel that is closed once no request is in progress.
+func (f *inflight) idle() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == 0 {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	return f.none
 }
 
 // session is one connected session with the server.
@@ -106,17 +169,70 @@ func Connect(ctx context.Context, srv Server, opts Options) (*Client, error) {
 		return nil, fmt.Errorf("mcp server %q: set exactly one of Command and URL", srv.Name)
 	}
 	c := &Client{
-		srv:  srv,
-		opts: opts.withDefaults(),
-		sdk:  sdk.NewClient(&sdk.Implementation{Name: "agentrun", Version: "v1"}, nil),
-		lock: make(chan struct{}, 1),
+		srv:        srv,
+		opts:       opts.withDefaults(),
+		sdk:        sdk.NewClient(&sdk.Implementation{Name: "agentrun", Version: "v1"}, nil),
+		lock:       make(chan struct{}, 1),
+		closeGrace: closeGrace,
 	}
+	c.life, c.end = context.WithCancelCause(context.Background())
 	s, err := c.connect(ctx)
 	if err != nil {
+		c.end(ErrClosed)
 		return nil, fmt.Errorf("mcp server %q: %w", srv.Name, err)
 	}
 	c.cur = s
 	return c, nil
+}
+
+// bound returns ctx, ended also when Close starts (with cause ErrClosed).
+func (c *Client) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(c.life, func() { cancel(context.Cause(c.life)) })
+	return ctx, func() {
+		stop()
+		cancel(context.Canceled)
+	}
+}
+
+// closedError returns the error of a request that Close ended, or err.
+func (c *Client) closedError(ctx context.Context, err error) error {
+	if ctx.Err() == nil && c.life.Err() != nil {
+		return fmt.Errorf("mcp server %q: %w", c.srv.Name, ErrClosed)
+	}
+	return err
+}
+
+// await runs f, a request of c that is given ctx, and returns its result,
+// or, as soon as ctx ends, ctx's error wrapped as "mcp server NAME: WHAT:
+// ...": the SDK writes a request to a stdio server without watching the
+// request's context, and the write blocks while the server does not read. f
+// goes on in the background until the write fails (at the latest when Close
+// kills the server).
+func await[T any](ctx context.Context, c *Client, what string, f func(context.Context) (T, error)) (T, error) {
+	type answer struct {
+		v   T
+		err error
+	}
+	ch := make(chan answer, 1)
+	c.inflight.add()
+	go func() {
+		defer c.inflight.done()
+		v, err := f(ctx)
+		ch <- answer{v, err}
+	}()
+	select {
+	case a := <-ch:
+		return a.v, a.err
+	case <-ctx.Done():
+		select {
+		case a := <-ch: // it returned as ctx ended
+			return a.v, a.err
+		default:
+			var zero T
+			return zero, fmt.Errorf("mcp server %q: %s: %w", c.srv.Name, what, ctx.Err())
+		}
+	}
 }
 
 // Name returns the server's name.
@@ -133,6 +249,7 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 		}
 		s.stderr = &tail{max: 2048}
 		s.cmd.Stderr = s.stderr
+		s.cmd.WaitDelay = waitDelay
 		t = &sdk.CommandTransport{Command: s.cmd}
 	} else {
 		t = &sdk.StreamableClientTransport{
@@ -174,7 +291,7 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 		switch {
 		case s.cmd != nil && errors.As(err, &exit):
 			s.cause = errors.New(s.exited(exit.String()))
-		case s.cmd != nil && err == nil:
+		case s.cmd != nil && (err == nil || errors.Is(err, exec.ErrWaitDelay)):
 			s.cause = errors.New(s.exited("exit status 0"))
 		case s.cmd != nil:
 			s.cause = fmt.Errorf("session ended: %w%s", err, s.stderr.suffix())
@@ -199,7 +316,7 @@ func (s *session) exited(status string) string {
 }
 
 // session returns the live session, making one attempt to replace an
-// ended one.
+// ended one. ctx is bounded by the client's life (see bound).
 func (c *Client) session(ctx context.Context) (*session, error) {
 	select {
 	case c.lock <- struct{}{}:
@@ -217,6 +334,9 @@ func (c *Client) session(ctx context.Context) (*session, error) {
 	_ = old.cs.Close() // releases what the SDK holds; the connection is already closed
 	s, err := c.connect(ctx)
 	if err != nil {
+		if c.life.Err() != nil {
+			return nil, fmt.Errorf("mcp server %q: %w (while restarting it: %v)", c.srv.Name, ErrClosed, err)
+		}
 		return nil, fmt.Errorf("mcp server %q: the session ended (%v) and the restart failed: %w", c.srv.Name, old.cause, err)
 	}
 	c.opts.Logger.Warn("mcp server restarted", "server", c.srv.Name, "cause", old.cause.Error())
@@ -227,43 +347,97 @@ func (c *Client) session(ctx context.Context) (*session, error) {
 // Tools lists the server's tools, following pagination, in the order the
 // server gives them.
 func (c *Client) Tools(ctx context.Context) ([]*Tool, error) {
-	s, err := c.session(ctx)
+	bctx, stop := c.bound(ctx)
+	defer stop()
+	ts, err := await(bctx, c, "list tools", func(bctx context.Context) ([]*Tool, error) {
+		s, err := c.session(bctx)
+		if err != nil {
+			return nil, err
+		}
+		var ts []*Tool
+		for t, err := range s.cs.Tools(bctx, nil) {
+			if err != nil {
+				return nil, c.failure(bctx, s, "list tools", err)
+			}
+			spec, err := toolSpec(t)
+			if err != nil {
+				return nil, fmt.Errorf("mcp server %q: tool %q: %w", c.srv.Name, t.Name, err)
+			}
+			ts = append(ts, &Tool{c: c, spec: spec})
+		}
+		return ts, nil
+	})
 	if err != nil {
-		return nil, err
-	}
-	var ts []*Tool
-	for t, err := range s.cs.Tools(ctx, nil) {
-		if err != nil {
-			return nil, c.failure(ctx, s, "list tools", err)
-		}
-		spec, err := toolSpec(t)
-		if err != nil {
-			return nil, fmt.Errorf("mcp server %q: tool %q: %w", c.srv.Name, t.Name, err)
-		}
-		ts = append(ts, &Tool{c: c, spec: spec})
+		return nil, c.closedError(ctx, err)
 	}
 	return ts, nil
 }
 
 // Close ends the session and, for stdio, stops the server: it closes the
 // server's stdin and waits for it to exit, sending SIGTERM and then SIGKILL
-// if it takes more than five seconds each. Close is idempotent.
+// if it takes more than five seconds each. Requests in flight and a restart
+// in progress end with ErrClosed. Close returns within seconds whatever the
+// server does (at worst about half a minute): if the session has not ended
+// by then, it returns an error and leaves the rest in the background. Close
+// is idempotent.
 func (c *Client) Close() error {
-	c.lock <- struct{}{}
+	c.end(ErrClosed)
+	// Let the requests just ended return, so that the server hears of
+	// their cancellation before the session closes: a server can wait for
+	// its handlers when a session closes (the go-sdk does).
+	unwind := time.NewTimer(unwindGrace)
+	select {
+	case <-c.inflight.idle():
+	case <-unwind.C:
+	}
+	unwind.Stop()
+	deadline := time.NewTimer(c.closeGrace + killGrace)
+	defer deadline.Stop()
+	select {
+	case c.lock <- struct{}{}: // a restart in progress has ended
+	case <-deadline.C:
+		return fmt.Errorf("mcp server %q: close: a restart of the server did not end within %s", c.srv.Name, c.closeGrace+killGrace)
+	}
 	s := c.cur
 	c.cur = nil
 	<-c.lock
 	if s == nil {
 		return nil
 	}
-	err := s.cs.Close() // for a session that ended, its end's error
+	err := c.closeSession(s) // for a session that ended, its end's error
 	var exit *exec.ExitError
-	if err == nil || errors.As(err, &exit) {
+	if err == nil || errors.As(err, &exit) || errors.Is(err, exec.ErrWaitDelay) {
 		// The server is gone; how it exited (a server that ignores the end
 		// of its stdin exits on SIGTERM) does not matter any more.
 		return nil
 	}
 	return fmt.Errorf("mcp server %q: close: %w", c.srv.Name, err)
+}
+
+// closeSession closes s, bounded: see closeGrace.
+func (c *Client) closeSession(s *session) error {
+	done := make(chan error, 1)
+	go func() { done <- s.cs.Close() }()
+	t := time.NewTimer(c.closeGrace)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+	}
+	if s.cmd == nil {
+		return fmt.Errorf("the session did not end within %s", c.closeGrace)
+	}
+	// Unblocks a write to the server's stdin; the SDK then stops waiting and
+	// waits for the process, which waitDelay bounds.
+	_ = s.cmd.Process.Kill()
+	t.Reset(killGrace)
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return fmt.Errorf("the session did not end within %s, nor %s after SIGKILL", c.closeGrace, killGrace)
+	}
 }
 
 // failure describes an error of a request on session s. After a transport
@@ -315,13 +489,21 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (agent.ToolResult
 	if problem != "" {
 		return agent.ToolResult{IsError: true, Content: t.spec.Name + ": " + problem}, nil
 	}
-	s, err := t.c.session(ctx)
+	bctx, stop := t.c.bound(ctx)
+	defer stop()
+	res, err := await(bctx, t.c, "call "+t.spec.Name, func(bctx context.Context) (*sdk.CallToolResult, error) {
+		s, err := t.c.session(bctx)
+		if err != nil {
+			return nil, err
+		}
+		res, err := s.cs.CallTool(bctx, &sdk.CallToolParams{Name: t.spec.Name, Arguments: arguments})
+		if err != nil {
+			return nil, t.c.failure(bctx, s, "call "+t.spec.Name, err)
+		}
+		return res, nil
+	})
 	if err != nil {
-		return agent.ToolResult{}, err
-	}
-	res, err := s.cs.CallTool(ctx, &sdk.CallToolParams{Name: t.spec.Name, Arguments: arguments})
-	if err != nil {
-		return agent.ToolResult{}, t.c.failure(ctx, s, "call "+t.spec.Name, err)
+		return agent.ToolResult{}, t.c.closedError(ctx, err)
 	}
 	return toolResult(res), nil
 }

@@ -262,8 +262,17 @@ func newInProcess(t *testing.T) *inProcess {
 		})
 	s.AddTool(&sdk.Tool{Name: "slow", InputSchema: object},
 		func(ctx context.Context, _ *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			<-ctx.Done()
-			return nil, ctx.Err()
+			// The client's notifications/cancelled is best effort: it can
+			// reach the server before the call it cancels (they travel in
+			// separate HTTP requests), and then the call's context never
+			// ends. Closing the session waits for this handler, and closing
+			// the HTTP server waits for that, so the test's end bounds it.
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-t.Context().Done():
+				return nil, t.Context().Err()
+			}
 		})
 	s.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
@@ -442,9 +451,20 @@ func TestKilledServerIsRestartedOnTheNextCall(t *testing.T) {
 		_, err := ts["trigger-long-running-operation"].Call(t.Context(), json.RawMessage(`{"duration":60,"steps":1}`))
 		errc <- err
 	}()
-	<-sent
+	select {
+	case <-sent:
+	case err := <-errc:
+		t.Fatalf("the call ended before it was sent: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call was not sent within 30s")
+	}
 	killServer(t, c)
-	err := <-errc
+	var err error
+	select {
+	case err = <-errc:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call in flight did not end within 30s of the kill")
+	}
 	t.Logf("the call in flight: %v", err)
 	want := `mcp server "everything": call trigger-long-running-operation: `
 	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "(server exited: signal: killed; stderr: Starting default (STDIO) server...") {

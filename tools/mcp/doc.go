@@ -29,6 +29,13 @@
 //   - A transport or protocol failure, a cancelled or expired context, and
 //     a call after Close are Go errors. Whether the server acted on a call
 //     that failed is unknown.
+//   - Nothing waits without a bound: a call (and Tools) returns when its
+//     context ends, even while the request is stuck in a write to a stdio
+//     server that stopped reading; a connect or restart is bounded by
+//     Options.ConnectTimeout; Close ends the calls in flight (ErrClosed)
+//     and a restart in progress, kills a stdio server that does not stop,
+//     does not wait for a child of the server that holds its output open,
+//     and returns within seconds (at worst about half a minute).
 //   - When a session ends (a stdio server exits or is killed, an HTTP
 //     server drops the session), the call in flight fails with an error
 //     that names the reason (a stdio server's exit status and the end of
