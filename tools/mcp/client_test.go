@@ -436,28 +436,7 @@ func TestKilledServerIsRestartedOnTheNextCall(t *testing.T) {
 
 	// Killed during a call: that call fails naming the exit; the next call
 	// restarts the server.
-	sent := make(chan struct{})
-	var once sync.Once
-	c.sdk.AddSendingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
-		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-			if method == "tools/call" {
-				once.Do(func() { close(sent) })
-			}
-			return next(ctx, method, req)
-		}
-	})
-	errc := make(chan error, 1)
-	go func() {
-		_, err := ts["trigger-long-running-operation"].Call(t.Context(), json.RawMessage(`{"duration":60,"steps":1}`))
-		errc <- err
-	}()
-	select {
-	case <-sent:
-	case err := <-errc:
-		t.Fatalf("the call ended before it was sent: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the call was not sent within 30s")
-	}
+	errc := startCall(t, c, ts["trigger-long-running-operation"], `{"duration":60,"steps":1}`)
 	killServer(t, c)
 	var err error
 	select {
