@@ -44,6 +44,10 @@ func RetryPayload(step string) any {
 	return struct{ Step, Outcome string }{step, "retry"}
 }
 
+// Summary is the run's static summary in the UI: its prompt on one line,
+// cut at a character boundary to at most 200 bytes.
+func Summary(prompt string) string { return clip(prompt, 200) }
+
 // StaticDetails is the run's fixed details in the UI: where to look, which
 // holds even while no worker runs.
 func StaticDetails(runID string) string {

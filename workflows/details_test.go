@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/agentrun/agentrun/agent"
 )
@@ -59,6 +60,9 @@ func TestCutKeepsCharacters(t *testing.T) {
 	t.Parallel()
 	if got := cut("héllo", 2); got != "h…" {
 		t.Fatalf("cut = %q, want h…", got)
+	}
+	if got := Summary(strings.Repeat("é", 150)); len(got) > 203 || !utf8.ValidString(got) {
+		t.Fatalf("Summary of 300 bytes of é = %q (%d bytes), want valid UTF-8 of at most 200 bytes and the mark", got, len(got))
 	}
 	if got := clip("a\n  b", 10); got != "a b" {
 		t.Fatalf("clip = %q", got)

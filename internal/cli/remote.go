@@ -73,7 +73,7 @@ func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, w
 				TaskQueue:                r.Settings.TaskQueue,
 				WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-				StaticSummary:            summaryOf(prompt),
+				StaticSummary:            workflows.Summary(prompt),
 				StaticDetails:            workflows.StaticDetails(runID),
 				Memo:                     map[string]any{workflows.MemoInputHash: hash},
 				TypedSearchAttributes:    temporal.NewSearchAttributes(workflows.StatusKey.ValueSet(string(agent.StatusRunning))),
@@ -98,14 +98,6 @@ func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, w
 		return nil
 	}
 	return r.follow(ctx, w, runID)
-}
-
-func summaryOf(prompt string) string {
-	s := strings.Join(strings.Fields(prompt), " ")
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
 }
 
 type description struct {
