@@ -37,19 +37,40 @@ type Outcome struct {
 
 // Step is the next step the loop wants executed.
 type Step struct {
-	Name  string        `json:"name"`
-	Kind  Kind          `json:"kind"`
-	Model *ModelRequest `json:"model,omitempty"` // model steps
-	Call  *ToolCall     `json:"call,omitempty"`  // tool steps
+	Name  string      `json:"name"`
+	Kind  Kind        `json:"kind"`
+	Model *ModelInput `json:"model,omitempty"` // model steps
+	Call  *ToolCall   `json:"call,omitempty"`  // tool steps
 	// Idempotent is set for a write that is safe to run again.
 	Idempotent bool `json:"idempotent,omitempty"`
 }
 
-// Decision is the loop's answer: either a step to execute or an outcome.
+// Decision is the loop's answer: either a step to execute or an outcome,
+// and the checkpoint the loop reached on the way.
 type Decision struct {
 	Step    *Step
 	Outcome *Outcome
+	// Checkpoint is the start of the turn the decision is about. Facts about
+	// the steps before it are no longer needed (see Facts.Forget).
+	Checkpoint Checkpoint
 }
+
+// Checkpoint is where a run stands at the start of a turn: the model calls
+// made so far, the conversation through the latest reply, and the tool
+// calls that reply asked for. Everything before it is settled. Its size
+// does not grow with the number of turns, so an engine can carry it instead
+// of every fact (the Temporal workflow does, across continue-as-new).
+type Checkpoint struct {
+	Turn         int          `json:"turn"` // model calls completed
+	Conversation Conversation `json:"conversation"`
+	Calls        []ToolCall   `json:"calls,omitempty"` // the tool calls of reply Turn
+	// Input is the run's input, until the first model step has put it in
+	// the conversation.
+	Input []Message `json:"input,omitempty"`
+}
+
+// Start is the checkpoint of a new run with the given input.
+func Start(input []Message) Checkpoint { return Checkpoint{Input: input} }
 
 // Approval is a person's decision about a gated call.
 type Approval struct {
@@ -61,12 +82,12 @@ type Approval struct {
 // it; the loop only reads it.
 type Facts struct {
 	// Results holds the recorded result of each completed step.
-	Results map[string]json.RawMessage
+	Results map[string]json.RawMessage `json:"results,omitempty"`
 	// Decisions holds approvals and denials by marker.
-	Decisions map[string]Approval
+	Decisions map[string]Approval `json:"decisions,omitempty"`
 	// Indeterminate holds the write steps that started and never recorded
 	// a result, and are not yet reconciled.
-	Indeterminate map[string]bool
+	Indeterminate map[string]bool `json:"indeterminate,omitempty"`
 }
 
 // NewFacts returns empty facts.
@@ -78,6 +99,31 @@ func NewFacts() *Facts {
 	}
 }
 
+// Forget drops the facts about steps before the checkpoint's turn: the
+// model steps up to cp.Turn and the tool steps of earlier turns. The loop
+// started from cp never reads them.
+func (f *Facts) Forget(cp Checkpoint) {
+	old := func(name string) bool {
+		n, tool := StepTurn(name)
+		return n > 0 && (n < cp.Turn || (!tool && n == cp.Turn))
+	}
+	for name := range f.Results {
+		if old(name) {
+			delete(f.Results, name)
+		}
+	}
+	for name := range f.Decisions {
+		if old(name) {
+			delete(f.Decisions, name)
+		}
+	}
+	for name := range f.Indeterminate {
+		if old(name) {
+			delete(f.Indeterminate, name)
+		}
+	}
+}
+
 // DefaultMaxTurns bounds the model calls of one run.
 const DefaultMaxTurns = 25
 
@@ -86,11 +132,31 @@ type Loop struct {
 	Tools    []ToolSpec // the tools offered to the model, in this order
 	Policy   Policy     // nil means GateWrites
 	MaxTurns int        // 0 means DefaultMaxTurns
+	// ToolsKey is the content-store key of the tool specs, passed to model
+	// steps; "" lets the executor use its own tools.
+	ToolsKey string
 }
 
-// Next replays the run from its input over the recorded facts and returns
-// the next step to execute, or the outcome where the run stops.
-func (l Loop) Next(input []Message, f *Facts) Decision {
+// Next replays the run from the checkpoint over the recorded facts and
+// returns the next step to execute, or the outcome where the run stops.
+func (l Loop) Next(cp Checkpoint, f *Facts) Decision {
+	return l.next(cp, f, "")
+}
+
+// Find returns the step named name as the loop would execute it, with its
+// input, walking the recorded facts from cp; false when the run never got
+// there. Unlike Next it also finds steps that have a result.
+func (l Loop) Find(cp Checkpoint, f *Facts, name string) (Step, bool) {
+	d := l.next(cp, f, name)
+	if d.Step == nil || d.Step.Name != name {
+		return Step{}, false
+	}
+	return *d.Step, true
+}
+
+// next is Next; a non-empty stop names a step to return when it is reached
+// even if it has a result.
+func (l Loop) next(cp Checkpoint, f *Facts, stop string) Decision {
 	policy := l.Policy
 	if policy == nil {
 		policy = GateWrites{}
@@ -99,57 +165,69 @@ func (l Loop) Next(input []Message, f *Facts) Decision {
 	if maxTurns <= 0 {
 		maxTurns = DefaultMaxTurns
 	}
-	msgs := append([]Message(nil), input...)
-	for n := 1; ; n++ {
-		if n > maxTurns {
-			return failed(fmt.Sprintf("the model made %d calls without a final answer (limit %d)", n-1, maxTurns))
+	for {
+		n := cp.Turn
+		newMsgs := cp.Input
+		if n > 0 {
+			newMsgs = nil
+			var pending []Pending
+			for i, call := range cp.Calls {
+				step := ToolStep(n, i, call.Name)
+				res, d := l.toolResult(policy, step, call, f, stop)
+				if d != nil {
+					d.Checkpoint = cp
+					if d.Outcome != nil && d.Outcome.Status == StatusAwaitingApproval {
+						pending = append(pending, d.Outcome.Pending...)
+						continue
+					}
+					return *d
+				}
+				newMsgs = append(newMsgs, Message{Role: RoleTool, ToolCallID: call.ID, Name: call.Name, Content: res.Content, ContentRef: res.ContentRef, IsError: res.IsError, Step: step})
+			}
+			if len(pending) > 0 {
+				return Decision{Outcome: &Outcome{Status: StatusAwaitingApproval, Pending: pending}, Checkpoint: cp}
+			}
 		}
-		name := ModelStep(n)
+		if n >= maxTurns {
+			return Decision{Outcome: failedOutcome(fmt.Sprintf("the model made %d calls without a final answer (limit %d)", n, maxTurns)), Checkpoint: cp}
+		}
+		name := ModelStep(n + 1)
 		raw, ok := f.Results[name]
-		if !ok {
-			req := &ModelRequest{Messages: msgs, Tools: l.Tools}
-			return Decision{Step: &Step{Name: name, Kind: KindModel, Model: req}}
+		if !ok || name == stop {
+			in := &ModelInput{Conversation: cp.Conversation, New: newMsgs, Tools: l.ToolsKey}
+			return Decision{Step: &Step{Name: name, Kind: KindModel, Model: in}, Checkpoint: cp}
 		}
 		reply, err := DecodeModelReply(raw)
 		if err != nil {
-			return failed(fmt.Sprintf("recorded result of %s is not a model reply: %v", name, err))
+			return Decision{Outcome: failedOutcome(fmt.Sprintf("recorded result of %s is not a model reply: %v", name, err)), Checkpoint: cp}
 		}
 		calls := reply.Message.ToolCalls
 		if reply.FinishReason == FinishLength && len(calls) > 0 {
-			return failed(fmt.Sprintf("%s was cut off by the model's length limit while asking for %d tool call(s); they were not executed", name, len(calls)))
+			return Decision{Outcome: failedOutcome(fmt.Sprintf("%s was cut off by the model's length limit while asking for %d tool call(s); they were not executed", name, len(calls))), Checkpoint: cp}
 		}
 		reply.Message.Role = RoleAssistant
-		msgs = append(msgs, reply.Message)
+		conv := cp.Conversation
+		if reply.Conversation != nil {
+			conv = *reply.Conversation
+		} else {
+			// Recorded before conversations were kept by reference: carry
+			// the messages inline.
+			conv.Tail = append(append(append([]Message(nil), conv.Tail...), newMsgs...), reply.Message)
+		}
+		cp = Checkpoint{Turn: n + 1, Conversation: conv, Calls: calls}
 		if len(calls) == 0 {
-			return Decision{Outcome: &Outcome{Status: StatusCompleted, Answer: reply.Message.Content}}
-		}
-		var pending []Pending
-		for i, call := range calls {
-			step := ToolStep(n, i, call.Name)
-			res, d := l.toolResult(policy, step, call, f)
-			if d != nil {
-				if d.Outcome != nil && d.Outcome.Status == StatusAwaitingApproval {
-					pending = append(pending, d.Outcome.Pending...)
-					continue
-				}
-				return *d
-			}
-			msgs = append(msgs, Message{Role: RoleTool, ToolCallID: call.ID, Name: call.Name, Content: res.Content, IsError: res.IsError})
-		}
-		if len(pending) > 0 {
-			return Decision{Outcome: &Outcome{Status: StatusAwaitingApproval, Pending: pending}}
+			return Decision{Outcome: &Outcome{Status: StatusCompleted, Answer: reply.Message.Content}, Checkpoint: cp}
 		}
 	}
 }
 
 // toolResult returns the result of one tool call when it is known, or the
 // decision that stands in its way.
-func (l Loop) toolResult(policy Policy, step string, call ToolCall, f *Facts) (ToolResult, *Decision) {
-	if raw, ok := f.Results[step]; ok {
+func (l Loop) toolResult(policy Policy, step string, call ToolCall, f *Facts, stop string) (ToolResult, *Decision) {
+	if raw, ok := f.Results[step]; ok && step != stop {
 		r, err := DecodeToolResult(raw)
 		if err != nil {
-			d := failed(fmt.Sprintf("recorded result of %s is not a tool result: %v", step, err))
-			return ToolResult{}, &d
+			return ToolResult{}, &Decision{Outcome: failedOutcome(fmt.Sprintf("recorded result of %s is not a tool result: %v", step, err))}
 		}
 		return r, nil
 	}
@@ -198,6 +276,6 @@ func (l Loop) toolNames() string {
 	return strings.Join(names, ", ")
 }
 
-func failed(reason string) Decision {
-	return Decision{Outcome: &Outcome{Status: StatusFailed, Reason: reason}}
+func failedOutcome(reason string) *Outcome {
+	return &Outcome{Status: StatusFailed, Reason: reason}
 }

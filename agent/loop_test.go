@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -76,11 +77,11 @@ func TestLoop(t *testing.T) {
 			t.Parallel()
 			f := agent.NewFacts()
 			c.facts(f)
-			d := loop.Next(input, f)
+			d := loop.Next(agent.Start(input), f)
 			if got := describe(d); !strings.HasPrefix(got, c.want) {
 				t.Fatalf("got %q, want prefix %q", got, c.want)
 			}
-			if again := describe(loop.Next(input, f)); again != describe(d) {
+			if again := describe(loop.Next(agent.Start(input), f)); again != describe(d) {
 				t.Fatalf("not deterministic: %q then %q", describe(d), again)
 			}
 		})
@@ -107,27 +108,94 @@ func describe(d agent.Decision) string {
 // result, the denial reason and the unknown-tool message, in call order.
 func TestLoopModelSeesToolResults(t *testing.T) {
 	t.Parallel()
-	loop := agent.Loop{Tools: []agent.ToolSpec{readSpec, writeSpec}}
+	loop := agent.Loop{Tools: []agent.ToolSpec{readSpec, writeSpec}, ToolsKey: "sha256:tools"}
 	f := agent.NewFacts()
 	f.Results["llm/1"] = reply(t, "", agent.FinishToolCalls, call("lookup"), call("create_ticket"), call("nosuch"))
 	f.Results["tool/1/0/lookup"] = agent.EncodeToolResult(agent.ToolResult{Content: "policy text"})
 	f.Decisions["tool/1/1/create_ticket"] = agent.Approval{Reason: "freeze"}
-	d := loop.Next(input, f)
+	d := loop.Next(agent.Start(input), f)
 	if d.Step == nil || d.Step.Name != "llm/2" {
 		t.Fatalf("got %+v, want llm/2", d)
 	}
-	msgs := d.Step.Model.Messages
-	if len(msgs) != 5 {
-		t.Fatalf("messages: %d, want 5 (user, assistant, 3 tool results)", len(msgs))
+	// A reply recorded without a conversation reference carries the
+	// conversation inline: user and assistant, then the new tool results.
+	in := d.Step.Model
+	if tail := in.Conversation.Tail; len(tail) != 2 || tail[0].Role != agent.RoleUser || tail[1].Role != agent.RoleAssistant {
+		t.Fatalf("conversation: %+v, want user and assistant inline", in.Conversation)
 	}
 	want := []string{"policy text", "denied by operator: freeze", `unknown tool "nosuch"; available tools: lookup, create_ticket`}
+	steps := []string{"tool/1/0/lookup", "tool/1/1/create_ticket", "tool/1/2/nosuch"}
+	if len(in.New) != len(want) {
+		t.Fatalf("new messages: %d, want %d tool results", len(in.New), len(want))
+	}
 	for i, w := range want {
-		if m := msgs[2+i]; m.Role != agent.RoleTool || m.Content != w || m.ToolCallID == "" {
-			t.Errorf("message %d = %+v, want tool result %q", 2+i, m, w)
+		if m := in.New[i]; m.Role != agent.RoleTool || m.Content != w || m.ToolCallID == "" || m.Step != steps[i] {
+			t.Errorf("new message %d = %+v, want tool result %q of %s", i, m, w, steps[i])
 		}
 	}
-	if len(d.Step.Model.Tools) != 2 {
-		t.Errorf("tools offered: %d, want 2", len(d.Step.Model.Tools))
+	if in.Tools != "sha256:tools" {
+		t.Errorf("tools key %q, want the loop's", in.Tools)
+	}
+}
+
+// TestLoopCheckpoint: a loop started from the checkpoint of its last
+// decision, over facts that forgot everything before it, decides exactly
+// as one replaying every fact from the start; model inputs carry the
+// reply's conversation reference and stay the same size whatever the turn.
+func TestLoopCheckpoint(t *testing.T) {
+	t.Parallel()
+	loop := agent.Loop{Tools: []agent.ToolSpec{readSpec, writeSpec}, MaxTurns: 100}
+	all, pruned := agent.NewFacts(), agent.NewFacts()
+	cp := agent.Start(input)
+	var sizes []int
+	for i := 1; ; i++ {
+		full := loop.Next(agent.Start(input), all)
+		d := loop.Next(cp, pruned)
+		if describe(full) != describe(d) {
+			t.Fatalf("decision %d: from the checkpoint %q, from the start %q", i, describe(d), describe(full))
+		}
+		if d.Outcome != nil {
+			if d.Checkpoint.Turn != 40 || d.Outcome.Status != agent.StatusCompleted {
+				t.Fatalf("turn %d: %s, want Completed at turn 40", d.Checkpoint.Turn, describe(d))
+			}
+			break
+		}
+		cp = d.Checkpoint
+		pruned.Forget(cp)
+		if len(pruned.Results) > 2 {
+			t.Fatalf("decision %d: %d facts kept, want at most the current turn's", i, len(pruned.Results))
+		}
+		var res json.RawMessage
+		turn := cp.Turn + 1
+		switch s := d.Step; {
+		case s.Kind == agent.KindModel:
+			b, _ := json.Marshal(s.Model)
+			sizes = append(sizes, len(b))
+			conv := agent.Conversation{Head: fmt.Sprintf("sha256:%064d", turn), Stored: 2 * turn}
+			m := agent.Message{Role: agent.RoleAssistant}
+			if turn < 40 {
+				m.ToolCalls = []agent.ToolCall{call("lookup")}
+			} else {
+				m.Content = "done"
+			}
+			res, _ = agent.EncodeModelReply(agent.ModelReply{Message: m, Conversation: &conv})
+		default:
+			res = agent.EncodeToolResult(agent.ToolResult{ContentRef: &agent.Ref{Key: "sha256:r", Size: 4096, Preview: "..."}})
+		}
+		all.Results[d.Step.Name] = res
+		pruned.Results[d.Step.Name] = res
+	}
+	if sizes[10] != sizes[len(sizes)-1] {
+		t.Fatalf("model input sizes grew: turn 11 %d bytes, turn 40 %d bytes", sizes[10], sizes[len(sizes)-1])
+	}
+	if got, ok := loop.Find(agent.Start(input), all, "tool/7/0/lookup"); !ok || got.Call == nil || got.Call.Name != "lookup" {
+		t.Fatalf("Find tool/7/0/lookup = %+v, %v", got, ok)
+	}
+	if got, ok := loop.Find(agent.Start(input), all, "llm/9"); !ok || got.Model.Conversation.Head != fmt.Sprintf("sha256:%064d", 8) || len(got.Model.New) != 1 {
+		t.Fatalf("Find llm/9 = %+v, %v; want the conversation after llm/8 and one tool result", got, ok)
+	}
+	if _, ok := loop.Find(agent.Start(input), all, "llm/41"); ok {
+		t.Fatal("Find found a step the run never reached")
 	}
 }
 
@@ -140,7 +208,7 @@ func TestLoopMaxTurns(t *testing.T) {
 	}
 	f.Results["tool/1/0/lookup"] = agent.EncodeToolResult(agent.ToolResult{Content: "x"})
 	f.Results["tool/2/0/lookup"] = agent.EncodeToolResult(agent.ToolResult{Content: "x"})
-	if d := loop.Next(input, f); d.Outcome == nil || d.Outcome.Status != agent.StatusFailed || !strings.Contains(d.Outcome.Reason, "limit 2") {
+	if d := loop.Next(agent.Start(input), f); d.Outcome == nil || d.Outcome.Status != agent.StatusFailed || !strings.Contains(d.Outcome.Reason, "limit 2") {
 		t.Fatalf("got %+v, want Failed at the turn limit", d)
 	}
 }

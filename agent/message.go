@@ -24,19 +24,53 @@ type Message struct {
 	Name       string `json:"name,omitempty"`
 	// IsError marks a tool message that reports a failure to the model.
 	IsError bool `json:"is_error,omitempty"`
+	// ContentRef holds Content when it is too large to carry inline: the
+	// text is in the content store and Content is empty.
+	ContentRef *Ref `json:"content_ref,omitempty"`
+	// Step names the step that produced a tool message, e.g.
+	// "tool/2/0/lookup".
+	Step string `json:"step,omitempty"`
 }
+
+// Text returns the message's content when it is inline, else the preview
+// of its reference.
+func (m Message) Text() string {
+	if m.ContentRef != nil {
+		return m.ContentRef.Preview
+	}
+	return m.Content
+}
+
+// Ref points at a value kept in the content store instead of inline: its
+// key, its size in bytes, and the start of it for people to read.
+type Ref struct {
+	Key     string `json:"key"`
+	Size    int    `json:"size"`
+	Preview string `json:"preview,omitempty"`
+}
+
+// InlineLimit is the largest value (message text, tool arguments, a tool
+// result) carried inline; larger ones live in the content store.
+const InlineLimit = 1024
+
+// PreviewLen is the length, in bytes, of a reference's preview.
+const PreviewLen = 120
 
 // ToolCall is one tool invocation requested by the model.
 type ToolCall struct {
 	ID   string          `json:"id"`
 	Name string          `json:"name"`
 	Args json.RawMessage `json:"args,omitempty"`
+	// ArgsRef holds Args when they are too large to carry inline.
+	ArgsRef *Ref `json:"args_ref,omitempty"`
 }
 
 // ToolResult is what a tool step returns to the model.
 type ToolResult struct {
 	Content string `json:"content"`
 	IsError bool   `json:"is_error,omitempty"`
+	// ContentRef holds Content when it is too large to carry inline.
+	ContentRef *Ref `json:"content_ref,omitempty"`
 }
 
 // Usage counts the tokens of one model call.
@@ -57,10 +91,36 @@ const (
 	FinishLength    = "length"
 )
 
-// ModelRequest is the input of a model step.
+// ModelRequest is what a provider answers: the whole conversation, with
+// every value inline, and the tools on offer.
 type ModelRequest struct {
 	Messages []Message  `json:"messages"`
 	Tools    []ToolSpec `json:"tools,omitempty"`
+}
+
+// Conversation refers to the messages of a run: a chain of nodes in the
+// content store (Head, the newest node's key; "" for none, holding Stored
+// messages in all) followed by a few recent messages kept inline (Tail). Its
+// size does not grow with the number of turns.
+type Conversation struct {
+	Head   string    `json:"head,omitempty"`
+	Stored int       `json:"stored,omitempty"`
+	Tail   []Message `json:"tail,omitempty"`
+}
+
+// Len is the number of messages in the conversation.
+func (c Conversation) Len() int { return c.Stored + len(c.Tail) }
+
+// ModelInput is the input of a model step: the conversation so far, the
+// messages that follow it (tool results, or the run's input on the first
+// turn), and the key of the tool specs on offer in the content store. It
+// carries references, so it stays small whatever the turn.
+type ModelInput struct {
+	Conversation Conversation `json:"conversation"`
+	New          []Message    `json:"new,omitempty"`
+	// Tools is the content-store key of the JSON list of tool specs; ""
+	// means the executor's own tools.
+	Tools string `json:"tools,omitempty"`
 }
 
 // ModelReply is the recorded result of a model step.
@@ -70,6 +130,13 @@ type ModelReply struct {
 	Usage        Usage   `json:"usage"`
 	// Model names the provider and model that answered, e.g. "scripted".
 	Model string `json:"model,omitempty"`
+	// Conversation is the conversation after this reply: the step's input
+	// conversation, its new messages and the reply. Nil in replies recorded
+	// before conversations were kept by reference.
+	Conversation *Conversation `json:"conversation,omitempty"`
+	// Elided counts the oldest tool results left out of the request to fit
+	// the model's context budget (each replaced by a marker).
+	Elided int `json:"elided,omitempty"`
 }
 
 // UserMessages turns a prompt into the input messages of a run.

@@ -46,3 +46,21 @@ func ValidStep(s string) bool {
 
 // IsToolStep reports whether s names a tool step.
 func IsToolStep(s string) bool { return strings.HasPrefix(s, "tool/") && ValidStep(s) }
+
+// StepTurn returns the model call a step belongs to: N for "llm/N" and
+// "tool/N/I/NAME" (tool reports which), 0 for anything else.
+func StepTurn(name string) (n int, tool bool) {
+	rest, ok := strings.CutPrefix(name, "llm/")
+	if !ok {
+		if rest, ok = strings.CutPrefix(name, "tool/"); !ok {
+			return 0, false
+		}
+		tool = true
+		rest, _, _ = strings.Cut(rest, "/")
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n < 1 {
+		return 0, false
+	}
+	return n, tool
+}

@@ -39,7 +39,7 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 		if st.completed {
 			return agent.Outcome{Status: agent.StatusCompleted, Answer: st.answer}, nil
 		}
-		d := j.Loop.Next(st.input, st.facts())
+		d := j.Loop.Next(agent.Start(st.input), st.facts())
 		if d.Outcome != nil {
 			if d.Outcome.Status == agent.StatusCompleted {
 				err := j.Store.Append(runID, len(recs), Record{Type: RunCompleted, Answer: d.Outcome.Answer})
@@ -131,7 +131,7 @@ func (j *Journal) check(st *state, sig Signal) error {
 		return fmt.Errorf("%w %s: the run is already Completed", ErrInvalid, sig.Name)
 	}
 	facts := st.facts()
-	return Validate(sig, j.Loop.Next(st.input, facts).Outcome, facts)
+	return Validate(sig, j.Loop.Next(agent.Start(st.input), facts).Outcome, facts)
 }
 
 // Validate checks an operator's signal against where the run stands (o, nil
@@ -257,7 +257,7 @@ func (j *Journal) Show(runID string) (RunInfo, error) {
 	}
 	info := RunInfo{RunID: runID, Records: len(recs), Status: agent.StatusCompleted, Answer: st.answer}
 	if !st.completed {
-		d := j.Loop.Next(st.input, st.facts())
+		d := j.Loop.Next(agent.Start(st.input), st.facts())
 		info.Status = agent.StatusRunning
 		if o := d.Outcome; o != nil {
 			info.Status, info.Pending, info.Indeterminate, info.Answer, info.Reason = o.Status, o.Pending, o.Step, o.Answer, o.Reason
