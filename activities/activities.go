@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/execute"
+	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/tools"
@@ -27,6 +27,9 @@ const (
 	ErrTypeIndeterminate = "Indeterminate"
 	// ErrTypeGuard: the guard journal refused the step (a bad run id).
 	ErrTypeGuard = "GuardRefused"
+	// ErrTypeContent: a value the step refers to is missing from the
+	// content store or damaged there; nothing is guessed.
+	ErrTypeContent = "ContentMissing"
 )
 
 // NonRetryableModelErrors are the model error types Temporal must not retry.
@@ -35,10 +38,13 @@ var NonRetryableModelErrors = []string{
 }
 
 // Catalog is what a run records once at its start: the model's name (for
-// step summaries) and the tools offered to the model.
+// step summaries), the tools offered to the model as the policy sees them
+// (names, kinds, approval; descriptions and schemas are in the content
+// store under ToolsKey, which model steps refer to).
 type Catalog struct {
-	Model string           `json:"model"`
-	Tools []agent.ToolSpec `json:"tools"`
+	Model    string           `json:"model"`
+	Tools    []agent.ToolSpec `json:"tools"`
+	ToolsKey string           `json:"tools_key,omitempty"`
 	// Timeouts holds each tool's timeout, so that a step's activity
 	// outlives the call it makes.
 	Timeouts map[string]time.Duration `json:"timeouts,omitempty"`
@@ -68,10 +74,17 @@ type Activities struct {
 	HeartbeatEvery time.Duration
 }
 
-// ListTools returns the model's name and the tools on offer.
+// ListTools returns the model's name and the tools on offer, and keeps
+// their full specs in the content store.
 func (a *Activities) ListTools(ctx context.Context) (Catalog, error) {
-	c := Catalog{Model: a.Exec.Model.Name(), Tools: a.Exec.Tools.Specs(), Timeouts: map[string]time.Duration{}}
-	for _, t := range c.Tools {
+	key, err := a.Exec.PutTools(ctx)
+	if err != nil {
+		return Catalog{}, fmt.Errorf("keep the tool specs: %w", err)
+	}
+	c := Catalog{Model: a.Exec.Model.Name(), ToolsKey: key, Timeouts: map[string]time.Duration{}}
+	for _, t := range a.Exec.Tools.Specs() {
+		t.Description, t.Schema = "", nil
+		c.Tools = append(c.Tools, t)
 		c.Timeouts[t.Name] = a.Exec.Tools.Timeout(t.Name)
 	}
 	return c, nil
@@ -93,9 +106,25 @@ func (a *Activities) CallModel(ctx context.Context, in StepInput) (json.RawMessa
 	return res, nil
 }
 
+// contentError is the non-retryable failure of a step whose referenced
+// content is missing or damaged, or nil for other errors.
+func contentError(ctx context.Context, err error) error {
+	var ce *execute.ContentError
+	if !errors.As(err, &ce) {
+		return nil
+	}
+	run := activity.GetInfo(ctx).WorkflowExecution.ID
+	return temporal.NewNonRetryableApplicationError(
+		fmt.Sprintf("run %s, step %s: content %s: %v; nothing is guessed: restore the content store (AGENTRUN_JOURNAL) or start the run again", run, ce.Step, ce.Key, ce.Err),
+		ErrTypeContent, nil)
+}
+
 func modelError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return err
+	}
+	if cerr := contentError(ctx, err); cerr != nil {
+		return cerr
 	}
 	var e *llm.Error
 	if !errors.As(err, &e) {
@@ -113,8 +142,17 @@ func (a *Activities) CallTool(ctx context.Context, in StepInput) (json.RawMessag
 	if in.Step.Call == nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("step %s is not a tool step", in.Step.Name), "BadStep", nil)
 	}
+	// Arguments kept by reference are read before the guard records a
+	// start: a missing value must not look like a write that may have run.
+	step, err := a.Exec.Prepare(ctx, in.Step)
+	if err != nil {
+		if cerr := contentError(ctx, err); cerr != nil {
+			return nil, cerr
+		}
+		return nil, err
+	}
 	exec := func(ctx context.Context) (json.RawMessage, error) {
-		return a.Exec.Execute(ctx, in.Step)
+		return a.Exec.Execute(ctx, step)
 	}
 	if in.Step.Kind == agent.KindWrite {
 		exec = a.holdAfter(in.Step, exec) // a test-only crash point; inert unless set
@@ -123,7 +161,11 @@ func (a *Activities) CallTool(ctx context.Context, in StepInput) (json.RawMessag
 		return a.heartbeating(ctx, in, exec)
 	}
 	if in.Step.Kind != agent.KindWrite || in.Step.Idempotent {
-		return run(ctx)
+		res, err := run(ctx)
+		if cerr := contentError(ctx, err); cerr != nil {
+			return nil, cerr
+		}
+		return res, err
 	}
 	info := activity.GetInfo(ctx)
 	runID := info.WorkflowExecution.ID
@@ -168,7 +210,6 @@ func (a *Activities) heartbeating(ctx context.Context, in StepInput, fn func(con
 	}
 	done := make(chan struct{})
 	defer close(done)
-	activity.RecordHeartbeat(ctx, in.Step.Name)
 	go func() {
 		t := time.NewTicker(every)
 		defer t.Stop()

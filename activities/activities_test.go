@@ -12,7 +12,8 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/execute"
+	"github.com/agentrun/agentrun/content"
+	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/tools"
@@ -32,7 +33,7 @@ func slowDemo(t *testing.T, delay, timeout time.Duration) (*activities.Activitie
 		t.Fatal(err)
 	}
 	return &activities.Activities{
-		Exec:  &execute.Executor{Model: llm.NewScripted(llm.HandExample()), Tools: set},
+		Exec:  &execute.Executor{Model: llm.NewScripted(llm.HandExample()), Tools: set, Content: content.NewMemStore()},
 		Guard: &journal.Journal{Store: journal.NewMemStore()},
 	}, tickets
 }

@@ -53,6 +53,13 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 			return *d.Outcome, nil
 		}
 		step := *d.Step
+		if p, ok := exec.(preparer); ok {
+			// Values kept by reference are read before a write's start is
+			// recorded: a missing one must not look like a write that ran.
+			if step, err = p.Prepare(ctx, step); err != nil {
+				return agent.Outcome{}, fmt.Errorf("run %s: %w", runID, err)
+			}
+		}
 		_, err = j.RunStep(ctx, runID, step, func(ctx context.Context) (json.RawMessage, error) {
 			return exec.Execute(ctx, step)
 		})
@@ -64,6 +71,12 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 			return agent.Outcome{}, fmt.Errorf("run %s: step %s: %w", runID, step.Name, err)
 		}
 	}
+}
+
+// preparer is an executor that reads a step's referenced values before it
+// runs (execute.Executor).
+type preparer interface {
+	Prepare(ctx context.Context, step agent.Step) (agent.Step, error)
 }
 
 // begin records the input of a new run, or checks it against the journal

@@ -10,7 +10,8 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/execute"
+	"github.com/agentrun/agentrun/content"
+	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/tools"
@@ -75,7 +76,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	return &fixture{
 		j:       &journal.Journal{Store: store, Loop: agent.Loop{Tools: set.Specs()}},
-		exec:    &counting{inner: &execute.Executor{Model: llm.NewScripted(llm.HandExample()), Tools: set}, calls: map[string]int{}},
+		exec:    &counting{inner: &execute.Executor{Model: llm.NewScripted(llm.HandExample()), Tools: set, Content: content.NewMemStore()}, calls: map[string]int{}},
 		tickets: tickets,
 	}
 }

@@ -24,6 +24,19 @@ const ModelFormat = `"scripted" (the built-in hand example), "scripted:PATH" (a 
 	`"openai:MODEL" (Chat Completions of OpenAI or, with OPENAI_BASE_URL, of a compatible server; key in OPENAI_API_KEY) ` +
 	`or "anthropic:MODEL" (the Anthropic Messages API; key in ANTHROPIC_API_KEY)`
 
+// DefaultContextBudget is the context budget, in estimated tokens, of the
+// provider named by spec: 128000 for openai, 200000 for anthropic, 0 (no
+// budget) for the scripted model.
+func DefaultContextBudget(spec string) int {
+	switch kind, _, _ := strings.Cut(spec, ":"); kind {
+	case "openai":
+		return 128_000
+	case "anthropic":
+		return 200_000
+	}
+	return 0
+}
+
 // New builds the provider named by spec, the value of AGENTRUN_MODEL, with
 // the settings of the process environment (see NewFromEnv).
 func New(spec string) (Provider, error) {

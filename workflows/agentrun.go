@@ -30,22 +30,25 @@ var a *activities.Activities
 
 // run is the state of one AgentRun execution.
 type run struct {
-	ctx   workflow.Context
-	id    string
-	in    Input
-	loop  agent.Loop
+	ctx  workflow.Context
+	id   string
+	in   Input
+	loop agent.Loop
+	cp   agent.Checkpoint // the start of the current turn
+	// facts are about the current turn only: older ones are forgotten.
 	facts *agent.Facts
-	gen   map[string]int // executions of each write step
-	// timeouts are the tools' own timeouts; a tool step's attempt gets a
-	// minute more, so the tool's timeout fires first.
-	timeouts map[string]time.Duration
-	outcome  *agent.Outcome // where the run waits; nil while a step runs
-	state    State
-	changes  int // operator inputs applied; the main loop waits on it
+	gen   map[string]int // executions of each write step of the turn
+	cat   activities.Catalog
+	// stepsHere counts the steps this execution ran, for ContinueAfter.
+	stepsHere int
+	outcome   *agent.Outcome // where the run waits; nil while a step runs
+	state     State
+	changes   int // operator inputs applied; the main loop waits on it
 }
 
 // AgentRun drives one agent run until it completes or fails, waiting for
-// people where the loop says so.
+// people where the loop says so. It continues as new when Temporal suggests
+// it (or after in.ContinueAfter steps), carrying a checkpoint.
 func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 	r := &run{
 		ctx:   ctx,
@@ -55,31 +58,39 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 		gen:   map[string]int{},
 		state: State{Status: agent.StatusRunning, Steps: []StepRecord{}},
 	}
+	if c := in.Continued; c != nil {
+		r.restore(c)
+	}
 	if err := r.setHandlers(); err != nil {
 		return Result{}, err
 	}
-	if len(in.Messages) == 0 {
+	if in.Continued == nil && len(in.Messages) == 0 {
 		return r.fail("the input has no messages")
 	}
 	r.publish()
 
-	var cat activities.Catalog
-	lctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		ActivityID:          "tools",
-		Summary:             "tools · list",
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10},
-	})
-	if err := workflow.ExecuteActivity(lctx, a.ListTools).Get(ctx, &cat); err != nil {
-		return r.fail("list tools: " + err.Error())
+	if in.Continued == nil {
+		lctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			ActivityID:          "tools",
+			Summary:             "tools · list",
+			StartToCloseTimeout: time.Minute,
+			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10},
+		})
+		if err := workflow.ExecuteActivity(lctx, a.ListTools).Get(ctx, &r.cat); err != nil {
+			return r.fail("list tools: " + err.Error())
+		}
+		r.state.Model = r.cat.Model
+		r.cp = agent.Start(in.Messages)
 	}
-	r.state.Model = cat.Model
-	r.timeouts = cat.Timeouts
-	r.loop = agent.Loop{Tools: cat.Tools, MaxTurns: in.MaxTurns}
+	r.loop = agent.Loop{Tools: r.cat.Tools, MaxTurns: in.MaxTurns, ToolsKey: r.cat.ToolsKey}
 
 	for {
-		d := r.loop.Next(in.Messages, r.facts)
+		d := r.loop.Next(r.cp, r.facts)
+		r.advance(d.Checkpoint)
 		if d.Step != nil {
+			if r.shouldContinue() {
+				return Result{}, r.continueAsNew()
+			}
 			if r.outcome != nil || r.state.Status != agent.StatusRunning {
 				r.outcome = nil
 				r.state.Status, r.state.Pending, r.state.Indeterminate, r.state.Why = agent.StatusRunning, nil, "", ""
@@ -97,7 +108,7 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 			r.state.Pending, r.state.Indeterminate = nil, ""
 			r.publish()
 			r.drain()
-			return Result{Answer: o.Answer, Usage: r.state.Usage, Steps: len(r.state.Steps)}, nil
+			return Result{Answer: o.Answer, Usage: r.state.Usage, Steps: r.state.StepCount}, nil
 		case agent.StatusFailed:
 			return r.fail(o.Reason)
 		}
@@ -108,6 +119,81 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 		if err := workflow.Await(ctx, func() bool { return r.changes != seen }); err != nil {
 			return Result{}, err
 		}
+	}
+}
+
+// advance moves the run to a newer checkpoint and forgets what it settled.
+func (r *run) advance(cp agent.Checkpoint) {
+	if cp.Turn == r.cp.Turn {
+		return
+	}
+	r.cp = cp
+	r.facts.Forget(cp)
+	for name := range r.gen {
+		if _, ok := r.facts.Indeterminate[name]; !ok {
+			if n, _ := agent.StepTurn(name); n < cp.Turn {
+				delete(r.gen, name)
+			}
+		}
+	}
+}
+
+// shouldContinue reports whether the run should continue as new before its
+// next step: Temporal suggests it, or ContinueAfter steps ran here.
+func (r *run) shouldContinue() bool {
+	if workflow.GetInfo(r.ctx).GetContinueAsNewSuggested() {
+		return true
+	}
+	return r.in.ContinueAfter > 0 && r.stepsHere >= r.in.ContinueAfter
+}
+
+// continueAsNew ends this execution with a continue-as-new that carries the
+// checkpoint, after applying every operator input already delivered.
+func (r *run) continueAsNew() error {
+	r.drain()
+	for _, name := range operatorSignals {
+		ch := workflow.GetSignalChannel(r.ctx, name)
+		for {
+			var raw converter.RawValue
+			if !ch.ReceiveAsync(&raw) {
+				break
+			}
+			r.operate(name, raw)
+		}
+	}
+	next := Input{MaxTurns: r.in.MaxTurns, ContinueAfter: r.in.ContinueAfter, Continued: r.checkpoint()}
+	workflow.GetLogger(r.ctx).Info("continuing as new", "turn", r.cp.Turn, "steps", r.state.StepCount)
+	return workflow.NewContinueAsNewError(r.ctx, WorkflowName, next)
+}
+
+// checkpoint is what a continued run needs: bounded whatever the turn.
+func (r *run) checkpoint() *Continued {
+	st := r.state
+	st.Status, st.Pending, st.Indeterminate = agent.StatusRunning, nil, ""
+	return &Continued{Checkpoint: r.cp, Facts: r.facts, Generations: r.gen, Catalog: r.cat, State: st, Runs: r.state.Runs + 1}
+}
+
+// restore takes over a previous execution's checkpoint.
+func (r *run) restore(c *Continued) {
+	r.cp, r.cat, r.state = c.Checkpoint, c.Catalog, c.State
+	r.state.Runs = c.Runs
+	if r.state.Steps == nil {
+		r.state.Steps = []StepRecord{}
+	}
+	if c.Facts != nil {
+		r.facts = c.Facts
+		if r.facts.Results == nil {
+			r.facts.Results = map[string]json.RawMessage{}
+		}
+		if r.facts.Decisions == nil {
+			r.facts.Decisions = map[string]agent.Approval{}
+		}
+		if r.facts.Indeterminate == nil {
+			r.facts.Indeterminate = map[string]bool{}
+		}
+	}
+	if c.Generations != nil {
+		r.gen = c.Generations
 	}
 }
 
@@ -130,7 +216,7 @@ func (r *run) execute(s agent.Step) error {
 	} else {
 		fn = a.CallTool
 		opts.Summary = s.Name + " · " + string(s.Kind)
-		if t, ok := r.timeouts[s.Call.Name]; ok && t > 0 {
+		if t, ok := r.cat.Timeouts[s.Call.Name]; ok && t > 0 {
 			opts.StartToCloseTimeout = t + time.Minute
 		}
 		opts.RetryPolicy = &temporal.RetryPolicy{
@@ -159,7 +245,8 @@ func (r *run) execute(s agent.Step) error {
 		return fmt.Errorf("%s: %w", s.Name, errors.Unwrap(err))
 	}
 	r.facts.Results[s.Name] = res
-	r.state.Steps = append(r.state.Steps, StepRecord{Name: s.Name, Kind: s.Kind, Generation: in.Generation})
+	r.stepsHere++
+	r.record(StepRecord{Name: s.Name, Kind: s.Kind, Generation: in.Generation})
 	if s.Kind == agent.KindModel {
 		if reply, err := agent.DecodeModelReply(res); err == nil {
 			r.state.Usage = r.state.Usage.Add(reply.Usage)
@@ -190,6 +277,16 @@ func (r *run) drain() {
 	_ = workflow.Await(r.ctx, func() bool { return workflow.AllHandlersFinished(r.ctx) })
 }
 
+// record adds a completed step to the state, which keeps the newest
+// MaxSteps of them.
+func (r *run) record(s StepRecord) {
+	r.state.StepCount++
+	r.state.Steps = append(r.state.Steps, s)
+	if n := len(r.state.Steps); n > MaxSteps {
+		r.state.Steps = append([]StepRecord(nil), r.state.Steps[n-MaxSteps:]...)
+	}
+}
+
 // publish makes the state visible: search attributes and current details.
 func (r *run) publish() {
 	step := temporal.SearchAttributeUpdate(StepKey.ValueUnset())
@@ -216,7 +313,7 @@ func (r *run) setHandlers() error {
 		workflow.QueryHandlerOptions{Description: "where the run stands: status, pending markers, the indeterminate step, steps, usage, rejected inputs"}); err != nil {
 		return err
 	}
-	for _, name := range []string{SignalApprove, SignalDeny, SignalReconcile} {
+	for _, name := range operatorSignals {
 		ch := workflow.GetSignalChannelWithOptions(r.ctx, name, workflow.SignalChannelOptions{Description: "payload " + payloadFormats[name]})
 		workflow.Go(r.ctx, func(ctx workflow.Context) {
 			for {
@@ -288,7 +385,7 @@ func (r *run) validate(name string, raw converter.RawValue) (journal.Signal, err
 func (r *run) apply(sig journal.Signal) {
 	journal.Apply(sig, r.facts)
 	if sig.Name == SignalReconcile && sig.Outcome == journal.OutcomeDone {
-		r.state.Steps = append(r.state.Steps, StepRecord{Name: sig.Step, Kind: agent.KindWrite, Generation: r.gen[sig.Step], Reconciled: true})
+		r.record(StepRecord{Name: sig.Step, Kind: agent.KindWrite, Generation: r.gen[sig.Step], Reconciled: true})
 	}
 	r.changes++
 }

@@ -23,7 +23,8 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/execute"
+	"github.com/agentrun/agentrun/content"
+	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/tools"
@@ -58,7 +59,7 @@ func newHarness(t *testing.T) *harness {
 	h := &harness{
 		env: env,
 		acts: &activities.Activities{
-			Exec:  &execute.Executor{Model: llm.NewScripted(llm.HandExample()), Tools: set},
+			Exec:  &execute.Executor{Model: llm.NewScripted(llm.HandExample()), Tools: set, Content: content.NewMemStore()},
 			Guard: &journal.Journal{Store: journal.NewMemStore()},
 		},
 		tickets: tickets,

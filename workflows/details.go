@@ -91,7 +91,7 @@ func details(namespace, runID string, s *State) string {
 		fmt.Fprintf(&b, "\nCheck the world first, then record what happened, with the real result in place of RESULT:\n\n%s\nor, only if it did not take effect, run it once more:\n\n%s",
 			cmd(SignalReconcile, DonePayload(s.Indeterminate, "RESULT")), cmd(SignalReconcile, RetryPayload(s.Indeterminate)))
 	case agent.StatusCompleted:
-		fmt.Fprintf(&b, "**Completed** after %s.\n\n", plural(len(s.Steps), "step"))
+		fmt.Fprintf(&b, "**Completed** after %s.\n\n", plural(s.StepCount, "step"))
 		for _, line := range strings.Split(cut(s.Answer, 4000), "\n") {
 			fmt.Fprintf(&b, "> %s\n", line)
 		}
@@ -103,7 +103,7 @@ func details(namespace, runID string, s *State) string {
 	case agent.StatusFailed:
 		fmt.Fprintf(&b, "**Failed**:\n\n```\n%s\n```\n", cut(s.Reason, 2000))
 	default:
-		fmt.Fprintf(&b, "**Running**: %s completed.\n", plural(len(s.Steps), "step"))
+		fmt.Fprintf(&b, "**Running**: %s completed.\n", plural(s.StepCount, "step"))
 	}
 	if n := len(s.Rejected); n > 0 {
 		r := s.Rejected[n-1]

@@ -30,7 +30,7 @@ func TestDetails(t *testing.T) {
 			"--input '{\"Step\":\"tool/2/0/create_ticket\",\"Outcome\":\"retry\"}'",
 		}},
 		{"completed keeps the answer's lines", "default", State{Status: agent.StatusCompleted, Answer: "line one\nline two",
-			Steps: []StepRecord{{Name: "llm/1"}, {Name: "tool/2/0/create_ticket", Reconciled: true}}}, []string{
+			Steps: []StepRecord{{Name: "llm/1"}, {Name: "tool/2/0/create_ticket", Reconciled: true}}, StepCount: 2}, []string{
 			"**Completed** after 2 steps.", "> line one\n> line two", "`tool/2/0/create_ticket` was reconciled by a person",
 		}},
 		{"failed", "default", State{Status: agent.StatusFailed, Reason: "Authentication (HTTP 401): bad key"}, []string{

@@ -3,6 +3,7 @@ package workflows
 import (
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 )
 
@@ -26,11 +27,33 @@ var (
 	StepKey   = temporal.NewSearchAttributeKeyKeyword("AgentRunStep")
 )
 
+// operatorSignals are the operator's signals (and updates).
+var operatorSignals = []string{SignalApprove, SignalDeny, SignalReconcile}
+
 // Input is the input of AgentRun.
 type Input struct {
 	Messages []agent.Message `json:"messages"`
 	// MaxTurns bounds the model calls; 0 means agent.DefaultMaxTurns.
 	MaxTurns int `json:"max_turns,omitempty"`
+	// ContinueAfter makes each execution continue as new after this many
+	// steps; 0 (the default) continues only when Temporal suggests it.
+	ContinueAfter int `json:"continue_after,omitempty"`
+	// Continued is set on an execution that continues a run: where the
+	// previous one stopped. Messages is then empty.
+	Continued *Continued `json:"continued,omitempty"`
+}
+
+// Continued is the checkpoint a run carries across continue-as-new: the
+// loop's checkpoint, the facts about the current turn, the catalog and the
+// state. Its size does not grow with the number of turns.
+type Continued struct {
+	Checkpoint  agent.Checkpoint   `json:"checkpoint"`
+	Facts       *agent.Facts       `json:"facts,omitempty"`
+	Generations map[string]int     `json:"generations,omitempty"`
+	Catalog     activities.Catalog `json:"catalog"`
+	State       State              `json:"state"`
+	// Runs counts the executions before this one.
+	Runs int `json:"runs"`
 }
 
 // Result is what a completed run returns.
@@ -63,13 +86,21 @@ type State struct {
 	Pending       []agent.Pending `json:"pending,omitempty"`
 	Indeterminate string          `json:"indeterminate,omitempty"`
 	// Why is the reason the step became Indeterminate.
-	Why      string       `json:"why,omitempty"`
-	Answer   string       `json:"answer,omitempty"`
-	Reason   string       `json:"reason,omitempty"` // Failed: why
-	Steps    []StepRecord `json:"steps"`
-	Usage    agent.Usage  `json:"usage"`
-	Rejected []Rejected   `json:"rejected,omitempty"`
+	Why    string `json:"why,omitempty"`
+	Answer string `json:"answer,omitempty"`
+	Reason string `json:"reason,omitempty"` // Failed: why
+	// Steps are the newest completed steps, at most MaxSteps of them;
+	// StepCount counts them all.
+	Steps     []StepRecord `json:"steps"`
+	StepCount int          `json:"step_count"`
+	Usage     agent.Usage  `json:"usage"`
+	// Runs counts the continue-as-new executions before the current one.
+	Runs     int        `json:"runs,omitempty"`
+	Rejected []Rejected `json:"rejected,omitempty"`
 }
 
 // MaxRejected bounds the rejected inputs State keeps (the newest).
 const MaxRejected = 20
+
+// MaxSteps bounds the completed steps State lists (the newest).
+const MaxSteps = 50

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/execute"
+	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/internal/shell"
 	"github.com/agentrun/agentrun/journal"
 )

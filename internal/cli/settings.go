@@ -4,9 +4,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
-	"github.com/agentrun/agentrun/internal/execute"
+	"github.com/agentrun/agentrun/content"
+	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/tools"
 )
@@ -16,7 +20,9 @@ import (
 type Settings struct {
 	// Journal is the journal folder. Default ".agentrun/journal"
 	// (AGENTRUN_JOURNAL). Temporal workers keep the write guard's journal in
-	// its subfolder "temporal"; every worker of a task queue must share it.
+	// its subfolder "temporal", and both engines keep the content store
+	// (large values, conversations) in "content"; every worker of a task
+	// queue must share it.
 	Journal string
 	// Model names the model provider (AGENTRUN_MODEL). Default "scripted".
 	Model string
@@ -26,6 +32,11 @@ type Settings struct {
 	// UI is the Temporal Web UI's address, for links. Default
 	// "http://localhost:8233" (AGENTRUN_UI_URL).
 	UI string
+	// ContextBudget bounds the estimated tokens of a model request: past it
+	// the oldest tool results are left out. Default by provider: 128000
+	// (openai), 200000 (anthropic), none (scripted)
+	// (AGENTRUN_CONTEXT_BUDGET).
+	ContextBudget int
 	// StopTimeout is how long a stopping worker lets running steps finish.
 	// Default 10s (AGENTRUN_STOP_TIMEOUT).
 	StopTimeout time.Duration
@@ -60,6 +71,14 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		}
 		s.StopTimeout = d
 	}
+	s.ContextBudget = llm.DefaultContextBudget(s.Model)
+	if v := getenv("AGENTRUN_CONTEXT_BUDGET"); v != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n <= 0 {
+			return s, fmt.Errorf("AGENTRUN_CONTEXT_BUDGET=%q is not a positive number: want the most tokens a model request may hold, e.g. 100000", v)
+		}
+		s.ContextBudget = n
+	}
 	demo, err := tools.DemoConfigFromEnv()
 	if err != nil {
 		return s, err
@@ -71,17 +90,29 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	return s, nil
 }
 
-// Executor builds the model provider and the tools the settings name: the
-// demo tools and the MCP servers of AGENTRUN_TOOLS. Close its Tools when
-// done.
+// ContentDir is the content store's folder: <AGENTRUN_JOURNAL>/content.
+func (s Settings) ContentDir() string { return filepath.Join(s.Journal, "content") }
+
+// Content opens the content store.
+func (s Settings) Content() (content.Store, error) {
+	return content.NewFileStore(s.ContentDir())
+}
+
+// Executor builds the model provider, the tools the settings name (the
+// demo tools and the MCP servers of AGENTRUN_TOOLS) and the content store.
+// Close its Tools when done.
 func (s Settings) Executor(ctx context.Context) (*execute.Executor, error) {
 	model, err := llm.New(s.Model)
 	if err != nil {
 		return nil, fmt.Errorf("AGENTRUN_MODEL: %w", err)
 	}
+	store, err := s.Content()
+	if err != nil {
+		return nil, err
+	}
 	set, err := tools.Open(ctx, s.Tools, s.Demo)
 	if err != nil {
 		return nil, err
 	}
-	return &execute.Executor{Model: model, Tools: set}, nil
+	return &execute.Executor{Model: model, Tools: set, Content: store, ContextBudget: s.ContextBudget}, nil
 }

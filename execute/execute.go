@@ -1,0 +1,181 @@
+package execute
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/content"
+	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/tools"
+)
+
+// Executor runs steps with a model provider, a tool set and a content
+// store. A read that outlasts its tool's timeout becomes an error result
+// the model sees; a write that does is an error (its effect is unknown: the
+// engine's guard turns it into Indeterminate).
+type Executor struct {
+	Model llm.Provider
+	Tools *tools.Set
+	// Content keeps large values and conversations. Required.
+	Content content.Store
+	// ContextBudget bounds the estimated tokens of a model request (about
+	// four bytes a token); 0 means no bound.
+	ContextBudget int
+
+	once  sync.Once
+	cache *cache
+}
+
+var _ agent.Executor = (*Executor)(nil)
+
+// ContentError is a reference whose content is missing from the store or
+// damaged there. It wraps content.ErrNotFound or content.ErrDamaged.
+type ContentError struct {
+	Step string
+	Key  string
+	Err  error
+}
+
+func (e *ContentError) Error() string {
+	return fmt.Sprintf("step %s: content %s: %v", e.Step, e.Key, e.Err)
+}
+
+func (e *ContentError) Unwrap() error { return e.Err }
+
+func (e *Executor) caches() *cache {
+	e.once.Do(func() { e.cache = newCache() })
+	return e.cache
+}
+
+// Execute runs step and returns its result in recorded form.
+func (e *Executor) Execute(ctx context.Context, step agent.Step) (json.RawMessage, error) {
+	switch {
+	case step.Kind == agent.KindModel && step.Model != nil:
+		reply, err := e.callModel(ctx, step)
+		if err != nil {
+			return nil, err
+		}
+		return agent.EncodeModelReply(reply)
+	case step.Call != nil:
+		step, err := e.Prepare(ctx, step)
+		if err != nil {
+			return nil, err
+		}
+		res, err := e.Tools.Call(ctx, step.Call.Name, step.Call.Args)
+		if errors.Is(err, tools.ErrTimeout) && step.Kind == agent.KindRead {
+			// A read that timed out changed nothing: the model hears of it.
+			res, err = agent.ToolResult{IsError: true, Content: err.Error()}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if res.Content, res.ContentRef, err = e.stash(ctx, res.Content); err != nil {
+			return nil, fmt.Errorf("step %s: keep the result: %w", step.Name, err)
+		}
+		return agent.EncodeToolResult(res), nil
+	}
+	return nil, fmt.Errorf("step %s: nothing to execute", step.Name)
+}
+
+// Prepare returns a tool step with its arguments inline, read from the
+// store when they are a reference. An engine calls it before a write's
+// guard records the start, so that a missing value never looks like a write
+// that may have run.
+func (e *Executor) Prepare(ctx context.Context, step agent.Step) (agent.Step, error) {
+	if step.Call == nil || step.Call.ArgsRef == nil {
+		return step, nil
+	}
+	b, err := e.get(ctx, step.Name, step.Call.ArgsRef.Key)
+	if err != nil {
+		return step, err
+	}
+	c := *step.Call
+	c.Args, c.ArgsRef = b, nil
+	step.Call = &c
+	return step, nil
+}
+
+// callModel builds the request from the conversation, asks the model, and
+// returns the reply with large values by reference and the conversation
+// extended by the step's new messages and the reply.
+func (e *Executor) callModel(ctx context.Context, step agent.Step) (agent.ModelReply, error) {
+	in := step.Model
+	past, err := e.Messages(ctx, step.Name, in.Conversation)
+	if err != nil {
+		return agent.ModelReply{}, err
+	}
+	added, err := e.resolve(ctx, step.Name, in.New)
+	if err != nil {
+		return agent.ModelReply{}, err
+	}
+	specs, err := e.toolSpecs(ctx, step.Name, in.Tools)
+	if err != nil {
+		return agent.ModelReply{}, err
+	}
+	msgs, elided := fit(append(past, added...), specs, e.ContextBudget)
+	reply, err := e.Model.Complete(ctx, agent.ModelRequest{Messages: msgs, Tools: specs})
+	if err != nil {
+		return agent.ModelReply{}, err
+	}
+	if reply.Model == "" {
+		reply.Model = e.Model.Name()
+	}
+	reply.Elided = elided
+	reply.Message.Role = agent.RoleAssistant
+	full := reply.Message                 // as the provider said it, for the cache
+	if len(reply.Message.ToolCalls) > 0 { // a final answer stays inline: it is the run's result
+		if reply.Message.Content, reply.Message.ContentRef, err = e.stash(ctx, reply.Message.Content); err != nil {
+			return agent.ModelReply{}, fmt.Errorf("step %s: keep the reply: %w", step.Name, err)
+		}
+	}
+	calls := make([]agent.ToolCall, len(reply.Message.ToolCalls))
+	for i, c := range reply.Message.ToolCalls {
+		if len(c.Args) > agent.InlineLimit {
+			key, err := e.put(ctx, c.Args)
+			if err != nil {
+				return agent.ModelReply{}, fmt.Errorf("step %s: keep the arguments of call %d: %w", step.Name, i, err)
+			}
+			c.ArgsRef, c.Args = &agent.Ref{Key: key, Size: len(c.Args), Preview: preview(string(c.Args))}, nil
+		}
+		calls[i] = c
+	}
+	reply.Message.ToolCalls = calls
+	newMsgs := append(append([]agent.Message(nil), in.New...), reply.Message)
+	conv, err := e.extend(ctx, in.Conversation, newMsgs, append(append(past, added...), full))
+	if err != nil {
+		return agent.ModelReply{}, fmt.Errorf("step %s: keep the conversation: %w", step.Name, err)
+	}
+	reply.Conversation = &conv
+	return reply, nil
+}
+
+// toolSpecs returns the tool specs stored under key, or the executor's own
+// tools for "".
+func (e *Executor) toolSpecs(ctx context.Context, step, key string) ([]agent.ToolSpec, error) {
+	if key == "" {
+		return e.Tools.Specs(), nil
+	}
+	b, err := e.get(ctx, step, key)
+	if err != nil {
+		return nil, err
+	}
+	var specs []agent.ToolSpec
+	if err := json.Unmarshal(b, &specs); err != nil {
+		return nil, &ContentError{Step: step, Key: key, Err: fmt.Errorf("%w: not a list of tool specs: %v", content.ErrDamaged, err)}
+	}
+	return specs, nil
+}
+
+// PutTools keeps the tool specs in the store and returns their key, for
+// model steps to refer to.
+func (e *Executor) PutTools(ctx context.Context) (string, error) {
+	b, err := json.Marshal(e.Tools.Specs())
+	if err != nil {
+		return "", err
+	}
+	return e.put(ctx, b)
+}
