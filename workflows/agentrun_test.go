@@ -48,24 +48,38 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	env := s.NewTestWorkflowEnvironment()
+	return newScriptHarness(t, llm.HandExample())
+}
+
+// newScriptHarness is a harness whose model plays script.
+func newScriptHarness(t *testing.T, script llm.Script) *harness {
+	t.Helper()
 	tickets := filepath.Join(t.TempDir(), "tickets.jsonl")
 	set, err := tools.NewSet(tools.Demo(tools.DemoConfig{Tickets: tickets})...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &harness{
-		env: env,
 		acts: &activities.Activities{
-			Exec:  &execute.Executor{Model: llm.NewScripted(llm.HandExample()), Tools: set, Content: content.NewMemStore()},
+			Exec:  &execute.Executor{Model: llm.NewScripted(script), Tools: set, Content: content.NewMemStore()},
 			Guard: &journal.Journal{Store: journal.NewMemStore()},
 		},
 		tickets: tickets,
 		started: map[string]int{},
 		timeout: map[string]time.Duration{},
 	}
+	h.newEnv()
+	return h
+}
+
+// newEnv gives the harness a fresh test environment with the same
+// activities and counters: the next execution of a run that continued as
+// new.
+func (h *harness) newEnv() {
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	env := s.NewTestWorkflowEnvironment()
+	h.env = env
 	env.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
 	env.RegisterActivity(h.acts)
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "hand-1"})
@@ -76,7 +90,6 @@ func newHarness(t *testing.T) *harness {
 		h.ids = append(h.ids, info.ActivityID)
 		h.timeout[info.ActivityID] = info.StartToCloseTimeout
 	})
-	return h
 }
 
 func (h *harness) state(t *testing.T) workflows.State {
@@ -266,6 +279,14 @@ func TestBadOperatorInput(t *testing.T) {
 // indeterminate makes the first execution of create_ticket time out the
 // way a SIGKILLed worker does, and runs the others for real.
 func (h *harness) indeterminate() {
+	h.mockIndeterminate()
+	h.at(time.Minute, func() {
+		h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
+	})
+}
+
+// mockIndeterminate is indeterminate without the approval.
+func (h *harness) mockIndeterminate() {
 	h.env.OnActivity(h.acts.CallTool, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in activities.StepInput) (json.RawMessage, error) {
 			if in.Step.Name == ticketStep && in.Generation == 1 {
@@ -273,9 +294,6 @@ func (h *harness) indeterminate() {
 			}
 			return h.acts.CallTool(ctx, in)
 		})
-	h.at(time.Minute, func() {
-		h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
-	})
 }
 
 func TestIndeterminateFromTimeout(t *testing.T) {
