@@ -139,7 +139,11 @@ func (r *Remote) follow(ctx context.Context, w io.Writer, runID string) error {
 		if err != nil {
 			return err
 		}
-		if desc.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		switch desc.status {
+		case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		case enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+			// The run goes on in a new execution: look again.
+		default:
 			return r.closed(ctx, w, runID, desc)
 		}
 		st, err := r.state(ctx, runID)

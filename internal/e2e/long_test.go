@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/mcptest"
+	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/workflows"
+)
+
+// TestLongRunOnDevServer: a 300-turn run whose model calls the everything
+// server's echo with 4 KB each turn (the shape that got runs terminated
+// near turn 110 when every model step carried the whole conversation)
+// completes on a real worker, continuing as new on the way; every CallModel
+// input stays at most 2 KiB and the history at most 10 KiB per turn across
+// the whole chain of executions. The starter, attached with --wait, follows
+// the run to its answer across the switches.
+func TestLongRunOnDevServer(t *testing.T) {
+	t.Parallel()
+	const turns, size = 300, 4096
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	var script struct {
+		Turns []map[string]any `json:"turns"`
+	}
+	for i := 1; i < turns; i++ {
+		msg := fmt.Sprintf("turn %04d ", i) + strings.Repeat(string(rune('a'+i%26)), size-10)
+		script.Turns = append(script.Turns, map[string]any{"tool_calls": []any{map[string]any{"name": "echo", "args": map[string]string{"message": msg}}}})
+	}
+	script.Turns = append(script.Turns, map[string]any{"text": "Last echo had {{last_tool_result}}"})
+	cfg := map[string]any{
+		"demo":    map[string]bool{"lookup": false, "create_ticket": false},
+		"servers": []any{map[string]any{"name": "everything", "command": mcptest.Bin(t, mcptest.Everything)}},
+		"tools":   map[string]any{"echo": map[string]string{"kind": "read"}},
+	}
+	toolsFile, scriptFile := filepath.Join(f.dir, "tools.json"), filepath.Join(f.dir, "script.json")
+	for file, v := range map[string]any{toolsFile: cfg, scriptFile: script} {
+		if err := os.WriteFile(file, []byte(mustJSON(v)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := f.env("AGENTRUN_TOOLS="+toolsFile, "AGENTRUN_MODEL=scripted:"+scriptFile)
+	testenv.Start(t, env, testenv.Program(t, "worker"))
+
+	const run = "e2e-long"
+	in := workflows.Input{Messages: agent.UserMessages("Echo everything."), MaxTurns: turns + 10, ContinueAfter: 250}
+	if _, err := srv.Client.ExecuteWorkflow(t.Context(), client.StartWorkflowOptions{ID: run, TaskQueue: f.queue}, workflows.WorkflowName, in); err != nil {
+		t.Fatal(err)
+	}
+	code, out := testenv.Run(t, env, 10*time.Minute, testenv.Program(t, "starter"), "--id", run, "--wait")
+	if code != 0 || !strings.Contains(out, "Last echo had Echo: turn 0299 ") {
+		t.Fatalf("starter --wait: exit %d\n%s", code, out)
+	}
+
+	// Walk the chain of executions back from the newest.
+	var (
+		runs, events, maxInput, models int
+		bytes                          int
+	)
+	for runID := ""; ; runs++ {
+		it := srv.Client.GetWorkflowHistory(t.Context(), run, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		var first *historypb.HistoryEvent
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = e
+			}
+			events++
+			bytes += proto.Size(e)
+			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "CallModel" {
+				models++
+				n := 0
+				for _, p := range a.GetInput().GetPayloads() {
+					n += len(p.GetData())
+				}
+				maxInput = max(maxInput, n)
+			}
+		}
+		runID = first.GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
+		if runID == "" {
+			break
+		}
+	}
+	perTurn := bytes / turns
+	t.Logf("%d turns in %d executions: %d events, %d history bytes (%d per turn), largest CallModel input %d bytes", turns, runs+1, events, bytes, perTurn, maxInput)
+	if models != turns {
+		t.Fatalf("CallModel activities: %d, want %d", models, turns)
+	}
+	if runs < 1 {
+		t.Fatalf("the run never continued as new (ContinueAfter 250 steps, %d steps)", 2*turns-1)
+	}
+	if maxInput > 2048 {
+		t.Fatalf("largest CallModel input: %d bytes, want at most 2 KiB", maxInput)
+	}
+	if perTurn > 10<<10 {
+		t.Fatalf("history: %d bytes per turn, want at most 10 KiB", perTurn)
+	}
+	var st workflows.State
+	v, err := srv.Client.QueryWorkflow(t.Context(), run, "", workflows.QueryState)
+	if err == nil {
+		err = v.Get(&st)
+	}
+	if err != nil || st.StepCount != 2*turns-1 || st.Runs != runs || len(st.Steps) != workflows.MaxSteps {
+		t.Fatalf("state: %v, steps %d (listed %d), executions before %d; want %d steps, %d", err, st.StepCount, len(st.Steps), st.Runs, 2*turns-1, runs)
+	}
+}
