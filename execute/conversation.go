@@ -34,7 +34,7 @@ func (e *Executor) Messages(ctx context.Context, step string, c agent.Conversati
 	if len(stored) != c.Stored {
 		return nil, &ContentError{Step: step, Key: c.Head, Err: fmt.Errorf("%w: the chain holds %d messages, the reference says %d", content.ErrDamaged, len(stored), c.Stored)}
 	}
-	tail, err := e.resolve(ctx, step, c.Tail)
+	tail, err := e.Resolve(ctx, step, c.Tail)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func (e *Executor) chain(ctx context.Context, step, head string) ([]agent.Messag
 		if n.Stored != len(msgs) {
 			return nil, &ContentError{Step: step, Key: head, Err: fmt.Errorf("%w: a node says %d messages precede it, the chain holds %d", content.ErrDamaged, n.Stored, len(msgs))}
 		}
-		res, err := e.resolve(ctx, step, n.Messages)
+		res, err := e.Resolve(ctx, step, n.Messages)
 		if err != nil {
 			return nil, err
 		}
@@ -110,8 +110,8 @@ func (e *Executor) extend(ctx context.Context, c agent.Conversation, added, all 
 	return agent.Conversation{Head: key, Stored: c.Stored + len(tail)}, nil
 }
 
-// resolve returns msgs with every reference replaced by its content.
-func (e *Executor) resolve(ctx context.Context, step string, msgs []agent.Message) ([]agent.Message, error) {
+// Resolve returns msgs with every reference replaced by its content.
+func (e *Executor) Resolve(ctx context.Context, step string, msgs []agent.Message) ([]agent.Message, error) {
 	out := make([]agent.Message, len(msgs))
 	for i, m := range msgs {
 		if m.ContentRef != nil {
@@ -190,4 +190,10 @@ func preview(text string) string {
 		n--
 	}
 	return text[:n] + "…"
+}
+
+// Value returns the content a reference points at; step names the step
+// that needs it, for errors.
+func (e *Executor) Value(ctx context.Context, step string, r *agent.Ref) ([]byte, error) {
+	return e.get(ctx, step, r.Key)
 }

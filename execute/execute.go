@@ -108,7 +108,7 @@ func (e *Executor) callModel(ctx context.Context, step agent.Step) (agent.ModelR
 	if err != nil {
 		return agent.ModelReply{}, err
 	}
-	added, err := e.resolve(ctx, step.Name, in.New)
+	added, err := e.Resolve(ctx, step.Name, in.New)
 	if err != nil {
 		return agent.ModelReply{}, err
 	}

@@ -49,12 +49,21 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{reconcile, []string{"--local", "frobnicate"}, 2, `unknown command "frobnicate"`},
 		{reconcile, []string{"--local", "show", "nosuch"}, 1, "unknown run"},
 		{reconcile, []string{"--local", "show"}, 2, "show takes RUN"},
+		{reconcile, []string{"--local", "show", "r1", "--step", "llm/x"}, 2, `step "llm/x" is not a step name`},
+		{reconcile, []string{"--local", "show", "r1", "--step"}, 2, "show takes RUN [--step STEP]"},
+		{reconcile, []string{"--local", "show", "r1", "--step", "tool/9/0/lookup"}, 1, "run r1 has not reached it"},
 	}
 	for _, c := range cases {
 		code, out := testenv.Run(t, env, time.Minute, c.prog, c.args...)
 		line := strings.TrimSpace(out)
 		if code != c.code || !strings.Contains(line, c.want) || strings.Count(line, "\n") != 0 {
 			t.Errorf("%s %q: exit %d, output %q; want exit %d and one line containing %q", filepath.Base(c.prog), c.args, code, out, c.code, c.want)
+		}
+	}
+	for _, v := range []string{"0", "-5", "lots"} {
+		code, out := testenv.Run(t, append(env, "AGENTRUN_CONTEXT_BUDGET="+v), time.Minute, starter, "--local", "--id", "r1")
+		if line := strings.TrimSpace(out); code != 2 || !strings.Contains(line, "AGENTRUN_CONTEXT_BUDGET") || !strings.Contains(line, "positive number") || strings.Contains(line, "\n") {
+			t.Errorf("AGENTRUN_CONTEXT_BUDGET=%s: exit %d, output %q; want exit 2 and one line", v, code, out)
 		}
 	}
 	if after := snapshot(t, dir); after != before {
@@ -84,4 +93,36 @@ func snapshot(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestShowStepLocal: reconcile --local show RUN --step prints a step's
+// whole input and output, with the values kept by reference read back from
+// the content store.
+func TestShowStepLocal(t *testing.T) {
+	t.Parallel()
+	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
+	dir := t.TempDir()
+	topic := strings.Repeat("very long topic ", 100) // 1,600 bytes: kept by reference
+	script := `{"turns":[{"tool_calls":[{"name":"lookup","args":{"topic":"` + topic + `"}}]},{"text":"Looked up: {{last_tool_result}}"}]}`
+	scriptFile := filepath.Join(dir, "script.json")
+	if err := os.WriteFile(scriptFile, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "AGENTRUN_JOURNAL="+filepath.Join(dir, "journal"), "AGENTRUN_TICKETS="+filepath.Join(dir, "tickets.jsonl"), "AGENTRUN_MODEL=scripted:"+scriptFile)
+	if code, out := testenv.Run(t, env, time.Minute, starter, "--local", "--id", "r1", "look it up"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	code, out := testenv.Run(t, env, time.Minute, reconcile, "--local", "show", "r1", "--step", "tool/1/0/lookup")
+	if code != 0 || !strings.Contains(out, `input: lookup({"topic":"`+topic+`"})`) || !strings.Contains(out, "output:\nNo policy found for "+topic) {
+		t.Fatalf("show --step tool/1/0/lookup: exit %d\n%s", code, out)
+	}
+	code, out = testenv.Run(t, env, time.Minute, reconcile, "--local", "show", "r1", "--step=llm/2")
+	if code != 0 || !strings.Contains(out, "input: 3 messages (2 before the step, 1 new)") || !strings.Contains(out, "--- 3. tool tool/1/0/lookup\nNo policy found for "+topic) ||
+		!strings.Contains(out, "--- 4. assistant\nLooked up: No policy found for "+topic) {
+		t.Fatalf("show --step llm/2: exit %d\n%s", code, out)
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, "journal", "content"))
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("content store: %v, %d entries; want the large values there", err, len(entries))
+	}
 }

@@ -85,6 +85,7 @@ func (l *Local) input(runID string) ([]agent.Message, error) {
 const ReconcileUsage = `commands:
   list                       runs waiting on a person
   show RUN                   status, pending markers and steps of a run
+  show RUN --step STEP       one step's whole input and output (e.g. llm/7, tool/7/0/echo)
   approve RUN MARKER         let a gated tool call run
   deny RUN MARKER REASON     refuse it; the model reads the reason
   done RUN STEP RESULT       settle an indeterminate write: it took effect with RESULT
@@ -165,7 +166,15 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 			}
 			return nil
 		case "show":
-			info, err := l.Journal.Show(args[1])
+			runID, name, _ := showArgs(args)
+			if name != "" {
+				step, res, err := l.Journal.Step(runID, name)
+				if err != nil {
+					return err
+				}
+				return printStep(ctx, w, l.Exec, runID, step, res)
+			}
+			info, err := l.Journal.Show(runID)
 			if err != nil {
 				return err
 			}
@@ -208,13 +217,8 @@ func CheckOperatorArgs(args []string) error {
 			}
 			return nil
 		case "show":
-			if len(args) != 2 {
-				return usagef("show takes RUN; got %d argument(s)", len(args)-1)
-			}
-			if err := journal.ValidRunID(args[1]); err != nil {
-				return usagef("%v", err)
-			}
-			return nil
+			_, _, err := showArgs(args)
+			return err
 		}
 	}
 	_, _, err := ParseOperator(args)

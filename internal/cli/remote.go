@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/internal/cluster"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/workflows"
@@ -240,7 +241,11 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 		case "list":
 			return r.list(ctx, w)
 		case "show":
-			return r.show(ctx, w, args[1])
+			runID, name, _ := showArgs(args)
+			if name != "" {
+				return r.showStep(ctx, w, runID, name)
+			}
+			return r.show(ctx, w, runID)
 		}
 	}
 	runID, sig, err := ParseOperator(args)
@@ -344,6 +349,20 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 	v.Tail = append(v.Tail, "Web UI: "+r.Link(runID))
 	printRun(w, v)
 	return nil
+}
+
+// showStep prints one step's whole input and output, from the history and
+// the content store (which must be the workers': AGENTRUN_JOURNAL).
+func (r *Remote) showStep(ctx context.Context, w io.Writer, runID, name string) error {
+	step, res, err := r.findStep(ctx, runID, name)
+	if err != nil {
+		return err
+	}
+	store, err := r.Settings.Content()
+	if err != nil {
+		return err
+	}
+	return printStep(ctx, w, &execute.Executor{Content: store}, runID, step, res)
 }
 
 func errOtherPrompt(runID string) error {

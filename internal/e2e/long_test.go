@@ -109,6 +109,17 @@ func TestLongRunOnDevServer(t *testing.T) {
 	if perTurn > 10<<10 {
 		t.Fatalf("history: %d bytes per turn, want at most 10 KiB", perTurn)
 	}
+	// The words behind the references, from an earlier execution.
+	reconcile := testenv.Program(t, "reconcile")
+	code, out = testenv.Run(t, env, time.Minute, reconcile, "show", run, "--step", "tool/7/0/echo")
+	want7 := "turn 0007 " + strings.Repeat("h", size-10)
+	if code != 0 || !strings.Contains(out, `input: echo({"message":"`+want7+`"})`) || !strings.Contains(out, "output:\nEcho: "+want7) {
+		t.Fatalf("reconcile show --step tool/7/0/echo: exit %d\n%.600s", code, out)
+	}
+	code, out = testenv.Run(t, env, time.Minute, reconcile, "show", run, "--step", "llm/8")
+	if code != 0 || !strings.Contains(out, "input: 15 messages (14 before the step, 1 new)") || !strings.Contains(out, "--- 15. tool tool/7/0/echo\nEcho: "+want7) {
+		t.Fatalf("reconcile show --step llm/8: exit %d\n%.600s", code, out)
+	}
 	var st workflows.State
 	v, err := srv.Client.QueryWorkflow(t.Context(), run, "", workflows.QueryState)
 	if err == nil {
