@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/agentrun/agentrun/internal/devserver"
 )
 
 // Paths from this package's folder, where go test runs.
@@ -347,6 +349,71 @@ func TestComposeStartupOrder(t *testing.T) {
 	}
 	if _, ok := dependencies(t, c, "temporal-setup")["temporal"]; !ok {
 		t.Error("temporal-setup does not depend on temporal")
+	}
+}
+
+// serverWorkdir is the working directory of the temporalio/server image: a
+// relative DYNAMIC_CONFIG_FILE_PATH is resolved against it.
+const serverWorkdir = "/etc/temporal"
+
+// mountedFile returns the repository file that a path inside service name's
+// container comes from, through one of its bind mounts.
+func mountedFile(t *testing.T, c composeFile, name, target string) (string, bool) {
+	t.Helper()
+	for _, m := range mounts(t, c, name) {
+		rel, ok := strings.CutPrefix(target, path.Clean(m.Target)+"/")
+		if m.Type == "bind" && ok {
+			return filepath.Join(repoRoot, filepath.FromSlash(path.Join(m.Source, rel))), true
+		}
+	}
+	return "", false
+}
+
+// dynamicValue is one constrained value of a dynamic config key.
+type dynamicValue struct {
+	Value       any            `yaml:"value"`
+	Constraints map[string]any `yaml:"constraints"`
+}
+
+func TestComposeServerDynamicConfig(t *testing.T) {
+	c := loadCompose(t)
+	cfg := withDefaults(environment(t, "temporal", c.Services["temporal"])["DYNAMIC_CONFIG_FILE_PATH"].Value)
+	if cfg == "" {
+		t.Fatal("temporal: DYNAMIC_CONFIG_FILE_PATH is not set: the server would run without agentrun's dynamic config")
+	}
+	if !path.IsAbs(cfg) {
+		cfg = path.Join(serverWorkdir, cfg)
+	}
+	file, ok := mountedFile(t, c, "temporal", cfg)
+	if !ok {
+		t.Fatalf("temporal: the dynamic config %s is not in a bind mount of a repository folder", cfg)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("temporal: dynamic config %s: %v", cfg, err)
+	}
+	var keys map[string][]dynamicValue
+	if err := yaml.Unmarshal(b, &keys); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	// The same values as every dev server the project starts: without them
+	// each shard dispatches at most 20 tasks a second (~90 ms a step).
+	for _, want := range devserver.DynamicConfig {
+		vals, ok := keys[want.Key]
+		if !ok {
+			t.Errorf("%s: no %s (want %s)", file, want.Key, want.Value)
+			continue
+		}
+		if len(vals) != 1 {
+			t.Errorf("%s: %s has %d values, want one: - value: %s", file, want.Key, len(vals), want.Value)
+			continue
+		}
+		if got := fmt.Sprint(vals[0].Value); got != want.Value {
+			t.Errorf("%s: %s = %s, want %s", file, want.Key, got, want.Value)
+		}
+		if len(vals[0].Constraints) != 0 {
+			t.Errorf("%s: %s is constrained to %v, want it for every namespace and queue", file, want.Key, vals[0].Constraints)
+		}
 	}
 }
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Start the Temporal dev server with its Web UI and agentrun's search
 # attributes, state in .agentrun/temporal.db, unless one already answers.
+# The dynamic config values lift the dev server's own rate limit of ~90 ms
+# per activity (internal/devserver.DynamicConfig, checked against this file).
 source "$(dirname "$0")/lib.sh"
 if bin/temporal operator cluster health >/dev/null 2>&1; then
   echo "Temporal already answers at $TEMPORAL_ADDRESS"
@@ -11,6 +13,8 @@ echo "starting the Temporal dev server at $TEMPORAL_ADDRESS (Web UI $AGENTRUN_UI
 nohup bin/temporal server start-dev --ip "$host" --port "$port" --ui-port "$UI_PORT" \
   --db-filename "$STATE/temporal.db" \
   --search-attribute AgentRunStatus=Keyword --search-attribute AgentRunStep=Keyword \
+  --dynamic-config-value history.transferProcessorMaxPollRPS=1000 \
+  --dynamic-config-value system.enableActivityEagerExecution=true \
   --log-level warn >"$STATE/server.log" 2>&1 &
 echo $! >"$STATE/server.pid"
 wait_for 60 "the dev server" bin/temporal operator cluster health || { tail -20 "$STATE/server.log" >&2; exit 1; }

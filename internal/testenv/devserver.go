@@ -2,20 +2,16 @@ package testenv
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
+
+	"github.com/agentrun/agentrun/internal/devserver"
 )
 
 // Server is a Temporal dev server shared by the tests of one process.
@@ -35,25 +31,12 @@ var (
 
 // TemporalCLI returns the pinned temporal CLI: $AGENTRUN_TEMPORAL_CLI, or
 // bin/temporal at the module root (make temporal-cli installs it there).
-func TemporalCLI() (string, error) {
-	if p := os.Getenv("AGENTRUN_TEMPORAL_CLI"); p != "" {
-		return p, nil
-	}
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("find the module root: %w", err)
-	}
-	p := filepath.Join(filepath.Dir(string(out[:len(out)-1])), "bin", "temporal")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("no temporal CLI at %s: run make temporal-cli (or set AGENTRUN_TEMPORAL_CLI)", p)
-	}
-	return p, nil
-}
+func TemporalCLI() (string, error) { return devserver.CLI() }
 
 // DevServer returns the dev server of this test process, starting it on
-// first use with agentrun's search attributes. When it cannot start, the
-// test fails under CI=true and is skipped otherwise. Call Stop from
-// TestMain.
+// first use with agentrun's search attributes and the project's dynamic
+// config (devserver.DynamicConfig). When it cannot start, the test fails
+// under CI=true and is skipped otherwise. Call Stop from TestMain.
 func DevServer(t testing.TB) *Server {
 	t.Helper()
 	serverOnce.Do(func() {
@@ -64,17 +47,9 @@ func DevServer(t testing.TB) *Server {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		quiet := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
-		dev, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
-			ExistingPath:  cli,
-			ClientOptions: &client.Options{HostPort: "127.0.0.1:" + freePort(), Logger: quiet},
-			LogLevel:      "error",
-			ExtraArgs:     []string{"--search-attribute", "AgentRunStatus=Keyword", "--search-attribute", "AgentRunStep=Keyword"},
-			Stdout:        io.Discard,
-			Stderr:        os.Stderr,
-		})
+		dev, err := devserver.Start(ctx, cli, os.Stderr)
 		if err != nil {
-			serverErr = fmt.Errorf("start the dev server: %w", err)
+			serverErr = err
 			return
 		}
 		server = &Server{HostPort: dev.FrontendHostPort(), Client: dev.Client(), CLI: cli, dev: dev}

@@ -3,9 +3,7 @@ package testenv
 import (
 	"bytes"
 	"errors"
-	"net"
 	"os/exec"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -99,13 +97,4 @@ func Run(t testing.TB, env []string, timeout time.Duration, path string, args ..
 	p := Start(t, env, path, args...)
 	code := p.Wait(t, timeout)
 	return code, p.Output()
-}
-
-func freePort() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "7233"
-	}
-	defer l.Close()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }

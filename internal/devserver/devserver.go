@@ -1,0 +1,103 @@
+package devserver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/testsuite"
+)
+
+// Setting is one dynamic config value of the server.
+type Setting struct {
+	Key   string
+	Value string
+}
+
+// DynamicConfig is what every dev server the project starts runs with.
+//
+// history.transferProcessorMaxPollRPS: the dev server has one history
+// shard, and its transfer queue reader defaults to 20 polls a second, so
+// each dispatch (an activity, then the next workflow task) waits for a 50 ms
+// slot. system.enableActivityEagerExecution: the server otherwise ignores
+// the SDK's requests to hand an activity straight back to the worker that
+// scheduled it. Raising the rate alone caused 2 s stalls on some dispatches;
+// with both, a chain of no-op activities costs 5–7 ms per activity.
+var DynamicConfig = []Setting{
+	{"history.transferProcessorMaxPollRPS", "1000"},
+	{"system.enableActivityEagerExecution", "true"},
+}
+
+// SearchAttributes are agentrun's search attributes, NAME=TYPE.
+var SearchAttributes = []string{"AgentRunStatus=Keyword", "AgentRunStep=Keyword"}
+
+// Args returns the `temporal server start-dev` flags for SearchAttributes
+// and DynamicConfig.
+func Args() []string {
+	var args []string
+	for _, sa := range SearchAttributes {
+		args = append(args, "--search-attribute", sa)
+	}
+	for _, s := range DynamicConfig {
+		args = append(args, "--dynamic-config-value", s.Key+"="+s.Value)
+	}
+	return args
+}
+
+// CLI returns the pinned temporal CLI: $AGENTRUN_TEMPORAL_CLI, or
+// bin/temporal at the module root (make temporal-cli installs it there).
+func CLI() (string, error) {
+	if p := os.Getenv("AGENTRUN_TEMPORAL_CLI"); p != "" {
+		return p, nil
+	}
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("find the module root: %w", err)
+	}
+	p := filepath.Join(filepath.Dir(strings.TrimSpace(string(out))), "bin", "temporal")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("no temporal CLI at %s: run make temporal-cli (or set AGENTRUN_TEMPORAL_CLI)", p)
+	}
+	return p, nil
+}
+
+// Start starts a dev server with the CLI at cli and returns it once its
+// default namespace answers; the caller stops it with Stop. The server's
+// log goes to stderr (errors only).
+func Start(ctx context.Context, cli string, stderr io.Writer) (*testsuite.DevServer, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, fmt.Errorf("start the dev server: %w", err)
+	}
+	quiet := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	dev, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
+		ExistingPath:  cli,
+		ClientOptions: &client.Options{HostPort: "127.0.0.1:" + port, Logger: quiet},
+		LogLevel:      "error",
+		ExtraArgs:     Args(),
+		Stdout:        io.Discard,
+		Stderr:        stderr,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start the dev server (%s): %w", cli, err)
+	}
+	return dev, nil
+}
+
+func freePort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
+}
