@@ -12,16 +12,19 @@ import (
 // TestReplay replays histories captured from real runs on the dev server
 // (temporal workflow show -w RUN --output json): the hand example approved
 // by signals (one of them rejected), approved by an update, and a write
-// made Indeterminate by a SIGKILLed worker and reconciled with retry. A
-// change to the workflow that reorders its commands fails here.
+// made Indeterminate by a SIGKILLed worker and reconciled with retry, and
+// the three executions of a hand example that continued as new every two
+// steps (continue-as-new-1 and -2 end in a continue-as-new, -3 starts from
+// a checkpoint). A change to the workflow that reorders its commands fails
+// here.
 func TestReplay(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("testdata/*.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 3 {
-		t.Fatalf("found %d histories in testdata, want at least 3", len(files))
+	if len(files) < 6 {
+		t.Fatalf("found %d histories in testdata, want at least 6", len(files))
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
