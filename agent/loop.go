@@ -24,6 +24,17 @@ type Pending struct {
 	Marker string          `json:"marker"`
 	Tool   string          `json:"tool"`
 	Args   json.RawMessage `json:"args,omitempty"`
+	// ArgsRef stands for Args when they are kept by reference.
+	ArgsRef *Ref `json:"args_ref,omitempty"`
+}
+
+// ArgsText is the call's arguments for people: the JSON, or the size and
+// preview of arguments kept by reference.
+func (p Pending) ArgsText() string {
+	if p.ArgsRef != nil {
+		return fmt.Sprintf("(%d bytes, kept by reference) %s", p.ArgsRef.Size, p.ArgsRef.Preview)
+	}
+	return string(p.Args)
 }
 
 // Outcome is where a run stops when it cannot go on by itself.
@@ -243,7 +254,7 @@ func (l Loop) toolResult(policy Policy, step string, call ToolCall, f *Facts, st
 		a, decided := f.Decisions[step]
 		if !decided {
 			return ToolResult{}, &Decision{Outcome: &Outcome{Status: StatusAwaitingApproval,
-				Pending: []Pending{{Marker: step, Tool: call.Name, Args: call.Args}}}}
+				Pending: []Pending{{Marker: step, Tool: call.Name, Args: call.Args, ArgsRef: call.ArgsRef}}}}
 		}
 		if !a.Approved {
 			return ToolResult{IsError: true, Content: "denied by operator: " + a.Reason}, nil

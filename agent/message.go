@@ -1,6 +1,10 @@
 package agent
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+)
 
 // Role is who wrote a message.
 type Role string
@@ -173,4 +177,40 @@ func DecodeModelReply(b []byte) (ModelReply, error) {
 	var r ModelReply
 	err := json.Unmarshal(b, &r)
 	return r, err
+}
+
+// Summarize renders a recorded step result for people, on one line of at
+// most about PreviewLen bytes: the text of a tool result (or its
+// reference's preview), the text or the tool calls of a model reply.
+func Summarize(raw []byte) string {
+	if r, err := DecodeModelReply(raw); err == nil && (r.Message.Role != "" || r.Model != "") {
+		if len(r.Message.ToolCalls) > 0 {
+			names := make([]string, len(r.Message.ToolCalls))
+			for i, c := range r.Message.ToolCalls {
+				names[i] = c.Name
+			}
+			return "calls " + strings.Join(names, ", ")
+		}
+		return Clip(r.Message.Text(), PreviewLen)
+	}
+	if r, err := DecodeToolResult(raw); err == nil {
+		if r.ContentRef != nil {
+			return Clip(r.ContentRef.Preview, PreviewLen)
+		}
+		return Clip(r.Content, PreviewLen)
+	}
+	return Clip(string(raw), PreviewLen)
+}
+
+// Clip puts s on one line and cuts it at a character boundary to at most
+// n bytes, marking the cut with an ellipsis.
+func Clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -246,7 +246,7 @@ func (r *run) execute(s agent.Step) error {
 	}
 	r.facts.Results[s.Name] = res
 	r.stepsHere++
-	r.record(StepRecord{Name: s.Name, Kind: s.Kind, Generation: in.Generation})
+	r.record(StepRecord{Name: s.Name, Kind: s.Kind, Generation: in.Generation, Preview: agent.Summarize(res)})
 	if s.Kind == agent.KindModel {
 		if reply, err := agent.DecodeModelReply(res); err == nil {
 			r.state.Usage = r.state.Usage.Add(reply.Usage)
@@ -385,7 +385,7 @@ func (r *run) validate(name string, raw converter.RawValue) (journal.Signal, err
 func (r *run) apply(sig journal.Signal) {
 	journal.Apply(sig, r.facts)
 	if sig.Name == SignalReconcile && sig.Outcome == journal.OutcomeDone {
-		r.record(StepRecord{Name: sig.Step, Kind: agent.KindWrite, Generation: r.gen[sig.Step], Reconciled: true})
+		r.record(StepRecord{Name: sig.Step, Kind: agent.KindWrite, Generation: r.gen[sig.Step], Reconciled: true, Preview: agent.Clip(sig.Result, agent.PreviewLen)})
 	}
 	r.changes++
 }

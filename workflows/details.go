@@ -78,8 +78,12 @@ func details(namespace, runID string, s *State) string {
 	case agent.StatusAwaitingApproval:
 		fmt.Fprintf(&b, "**Awaiting approval** of %s.\n", plural(len(s.Pending), "tool call"))
 		for i, p := range s.Pending {
-			fmt.Fprintf(&b, "\n#### %d. `%s` (`%s`)\n\nArguments:\n\n```json\n%s\n```\n\nApprove:\n\n%s\nDeny (replace REASON; the model reads it):\n\n%s",
-				i+1, p.Tool, p.Marker, prettyJSON(p.Args, 2000), cmd(SignalApprove, ApprovePayload(p.Marker)), cmd(SignalDeny, DenyPayload(p.Marker, "REASON")))
+			args := "```json\n" + prettyJSON(p.Args, 2000) + "\n```\n"
+			if p.ArgsRef != nil {
+				args = fmt.Sprintf("%d bytes, kept by reference; the start:\n\n```\n%s\n```\n\nAll of them: `reconcile show %s --step %s`\n", p.ArgsRef.Size, p.ArgsRef.Preview, shell.Quote(runID), p.Marker)
+			}
+			fmt.Fprintf(&b, "\n#### %d. `%s` (`%s`)\n\nArguments:\n\n%s\nApprove:\n\n%s\nDeny (replace REASON; the model reads it):\n\n%s",
+				i+1, p.Tool, p.Marker, args, cmd(SignalApprove, ApprovePayload(p.Marker)), cmd(SignalDeny, DenyPayload(p.Marker, "REASON")))
 			b1, _ := json.Marshal(ApprovePayload(p.Marker))
 			fmt.Fprintf(&b, "\nIn the Web UI: More Actions → Send a Signal → `approve`, Data `%s`\n", b1)
 		}
@@ -104,6 +108,10 @@ func details(namespace, runID string, s *State) string {
 		fmt.Fprintf(&b, "**Failed**:\n\n```\n%s\n```\n", cut(s.Reason, 2000))
 	default:
 		fmt.Fprintf(&b, "**Running**: %s completed.\n", plural(s.StepCount, "step"))
+		if n := len(s.Steps); n > 0 && s.Steps[n-1].Preview != "" {
+			last := s.Steps[n-1]
+			fmt.Fprintf(&b, "\nLast, `%s`:\n\n```\n%s\n```\n", last.Name, last.Preview)
+		}
 	}
 	if n := len(s.Rejected); n > 0 {
 		r := s.Rejected[n-1]
@@ -135,6 +143,4 @@ func cut(s string, n int) string {
 }
 
 // clip shortens s to at most n bytes on one line, for one-line displays.
-func clip(s string, n int) string {
-	return cut(strings.Join(strings.Fields(s), " "), n)
-}
+func clip(s string, n int) string { return agent.Clip(s, n) }

@@ -24,6 +24,15 @@ func TestDetails(t *testing.T) {
 			"temporal workflow signal -w run-1 --name approve \\\n  --input '{\"Marker\":\"tool/2/0/create_ticket\"}'",
 			"--name deny \\\n  --input '{\"Marker\":\"tool/2/0/create_ticket\",\"Reason\":\"REASON\"}'",
 		}},
+		{"arguments kept by reference", "default", State{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{
+			Marker: "tool/7/0/write_file", Tool: "write_file", ArgsRef: &agent.Ref{Key: "sha256:ab", Size: 5000, Preview: `{"path":"a.txt","text":"hello…`}}}}, []string{
+			"5000 bytes, kept by reference; the start:\n\n```\n{\"path\":\"a.txt\",\"text\":\"hello…\n```",
+			"All of them: `reconcile show run-1 --step tool/7/0/write_file`",
+		}},
+		{"running shows the last step", "default", State{Status: agent.StatusRunning, StepCount: 120,
+			Steps: []StepRecord{{Name: "tool/60/0/echo", Preview: "Echo: turn 60"}}}, []string{
+			"**Running**: 120 steps completed.", "Last, `tool/60/0/echo`:\n\n```\nEcho: turn 60\n```",
+		}},
 		{"indeterminate in another namespace", "prod", State{Status: agent.StatusIndeterminate, Indeterminate: "tool/2/0/create_ticket"}, []string{
 			"**Indeterminate**: the write `tool/2/0/create_ticket`",
 			"temporal workflow signal --namespace prod -w run-1 --name reconcile \\\n  --input '{\"Step\":\"tool/2/0/create_ticket\",\"Outcome\":\"done\",\"Result\":\"RESULT\"}'",

@@ -77,6 +77,8 @@ type StepRecord struct {
 	Generation int        `json:"generation,omitempty"`
 	// Reconciled is set when a person recorded the result.
 	Reconciled bool `json:"reconciled,omitempty"`
+	// Preview is the start of the step's result, on one line.
+	Preview string `json:"preview,omitempty"`
 }
 
 // State is the answer of the state query.

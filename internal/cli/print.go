@@ -42,7 +42,7 @@ func printOutcome(w io.Writer, cmd reconcileCmd, runID string, o agent.Outcome) 
 		fmt.Fprintf(w, "run %s: AwaitingApproval (%d call(s) wait for a person)\n", runID, len(o.Pending))
 		for _, p := range o.Pending {
 			fmt.Fprintf(w, "  marker %s\n    tool: %s\n    args: %s\n    approve: %s\n    deny:    %s\n",
-				p.Marker, p.Tool, string(p.Args), cmd.approve(runID, p.Marker), cmd.deny(runID, p.Marker))
+				p.Marker, p.Tool, p.ArgsText(), cmd.approve(runID, p.Marker), cmd.deny(runID, p.Marker))
 		}
 	case agent.StatusIndeterminate:
 		fmt.Fprintf(w, "run %s: Indeterminate at %s\n", runID, o.Step)
@@ -70,7 +70,7 @@ type runView struct {
 func printRun(w io.Writer, v runView) {
 	fmt.Fprintln(w, v.Header)
 	for _, p := range v.Pending {
-		fmt.Fprintf(w, "  pending %s: %s %s\n", p.Marker, p.Tool, string(p.Args))
+		fmt.Fprintf(w, "  pending %s: %s %s\n", p.Marker, p.Tool, p.ArgsText())
 	}
 	for _, kv := range [][2]string{{"indeterminate", v.Indeterminate}, {"reason", v.Reason}, {"answer", v.Answer}} {
 		if kv[1] != "" {

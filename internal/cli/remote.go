@@ -335,12 +335,15 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 		Header:  fmt.Sprintf("run %s: %s (workflow %s)", runID, st.Status, workflowStatus(desc.status)),
 		Pending: st.Pending, Indeterminate: st.Indeterminate, Reason: st.Reason, Answer: st.Answer,
 	}
+	if n := st.StepCount - len(st.Steps); n > 0 {
+		v.Steps = append(v.Steps, fmt.Sprintf("(%d earlier steps; see one with --step STEP)", n))
+	}
 	for _, s := range st.Steps {
 		note := ""
 		if s.Reconciled {
 			note = " (reconciled)"
 		}
-		v.Steps = append(v.Steps, fmt.Sprintf("%-28s %-5s%s", s.Name, s.Kind, note))
+		v.Steps = append(v.Steps, fmt.Sprintf("%-28s %-5s %s%s", s.Name, s.Kind, s.Preview, note))
 	}
 	v.Tail = append(v.Tail, fmt.Sprintf("usage: %d input, %d output tokens", st.Usage.InputTokens, st.Usage.OutputTokens))
 	for _, rj := range st.Rejected {
