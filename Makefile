@@ -3,12 +3,13 @@
 #   make stop    stop what make demo / make dev-server started
 #   make test    the test suite (the README's test command)
 #   make check   gofmt, go vet, staticcheck, and the tests with -race
+#   make bench   the performance table, written to BENCHMARKS.md
 
 TEMPORAL_CLI_VERSION := v1.5.1
 TEMPORAL := bin/temporal
 GO ?= go
 
-.PHONY: all build demo dev-server worker stop test check lint temporal-cli mcp-servers clean
+.PHONY: all build demo dev-server worker stop test check lint bench temporal-cli mcp-servers clean
 
 all: build
 
@@ -43,6 +44,13 @@ stop:
 
 test: $(TEMPORAL) $(MCP_SERVERS) build
 	$(GO) test -count=1 -timeout 30m ./...
+
+# bench: AgentRun's step overhead and the journal's appends against
+# baselines measured in the same run, on a dev server the bench starts;
+# prints the table and writes it to BENCHMARKS.md. BENCH_FLAGS=-quick for a
+# smoke run.
+bench: $(TEMPORAL)
+	$(GO) run ./bench $(BENCH_FLAGS)
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }

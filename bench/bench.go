@@ -1,0 +1,311 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+	"google.golang.org/grpc"
+
+	"github.com/agentrun/agentrun/internal/devserver"
+)
+
+// config is the bench's one settings struct.
+type config struct {
+	// Quick makes a short smoke run: a few turns, rounds and appends.
+	// Default false (the full run, a few minutes).
+	Quick bool
+	// Out is the Markdown file the table is written to, overwritten.
+	// Default "BENCHMARKS.md".
+	Out string
+	// CLI is the temporal CLI that runs the dev server. Default: $AGENTRUN_TEMPORAL_CLI
+	// or bin/temporal at the module root (devserver.CLI).
+	CLI string
+	// Dir holds the journals and the fsync probes, so it should be on the
+	// disk a journal would use. Default: a new folder under os.TempDir(),
+	// removed at the end.
+	Dir string
+	// CPUProfile, when set, is where a CPU profile of the bench process
+	// (its workers) during the step overhead section goes. Default none.
+	CPUProfile string
+}
+
+func (c config) withDefaults() (config, error) {
+	c.Out = cmp.Or(c.Out, "BENCHMARKS.md")
+	if c.CLI == "" {
+		cli, err := devserver.CLI()
+		if err != nil {
+			return c, fmt.Errorf("%w: %v", errDevServer, err)
+		}
+		c.CLI = cli
+	}
+	return c, nil
+}
+
+// params are the sizes of one bench run.
+type params struct {
+	steps   stepParams
+	journal journalParams
+	long    longParams
+	// fsyncSamples is how many write+fsync probes the machine's fsync floor
+	// takes its median over.
+	fsyncSamples int
+}
+
+func paramsFor(quick bool) params {
+	if quick {
+		return params{
+			steps:        stepParams{Turns: 3, Rounds: 2},
+			journal:      journalParams{Appends: 10, Small: 10, Large: 4000, Steps: 5},
+			long:         longParams{Turns: 1000, ToolOutput: 4096},
+			fsyncSamples: 20,
+		}
+	}
+	return params{
+		steps:        stepParams{Turns: 25, Rounds: 30},
+		journal:      journalParams{Appends: 200, Small: 10, Large: 4000, Steps: 50},
+		long:         longParams{Turns: 1000, ToolOutput: 4096},
+		fsyncSamples: 200,
+	}
+}
+
+// errDevServer: the bench could not start its Temporal dev server.
+var errDevServer = errors.New("the Temporal dev server did not start")
+
+// benchEnv is what the sections share.
+type benchEnv struct {
+	hostPort string
+	dir      string
+	logger   *slog.Logger
+	sdkLog   tlog.Logger
+}
+
+// subdir returns a new folder under the bench's folder.
+func (e *benchEnv) subdir(name string) string {
+	p := filepath.Join(e.dir, name)
+	_ = os.MkdirAll(p, 0o700) // a failure shows up where the folder is used
+	return p
+}
+
+// dial returns a client of the dev server whose RPCs rpcs counts (nil: not
+// counted). Each worker gets its own, so that its RPCs are its own.
+func (e *benchEnv) dial(rpcs *rpcCounter) (client.Client, error) {
+	opts := client.Options{HostPort: e.hostPort, Namespace: "default", Logger: e.sdkLog}
+	if rpcs != nil {
+		opts.ConnectionOptions.DialOptions = []grpc.DialOption{grpc.WithChainUnaryInterceptor(rpcs.intercept)}
+	}
+	c, err := client.Dial(opts)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", e.hostPort, err)
+	}
+	return c, nil
+}
+
+// run runs the bench: it starts a tuned dev server, measures every section,
+// prints the report to stdout and writes it to cfg.Out. progress receives
+// what it is doing and the server's errors. An error wrapping errDevServer
+// means the server could not start.
+func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
+	began := time.Now()
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return err
+	}
+	p := paramsFor(cfg.Quick)
+	dir := cfg.Dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "agentrun-bench-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(progress, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	env := &benchEnv{dir: dir, logger: logger, sdkLog: tlog.NewStructuredLogger(logger)}
+
+	m, err := describeMachine(dir, p.fsyncSamples)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "bench: starting a dev server (%s)\n", cfg.CLI)
+	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	dev, err := devserver.Start(startCtx, cfg.CLI, progress)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("%w: %v", errDevServer, err)
+	}
+	defer dev.Stop()
+	env.hostPort = dev.FrontendHostPort()
+
+	var rows []row
+	var findings []string
+	fmt.Fprintf(progress, "bench: step overhead (%d turns, %d rounds each)\n", p.steps.Turns, p.steps.Rounds)
+	stopProfile, err := startProfile(cfg.CPUProfile)
+	if err != nil {
+		return err
+	}
+	steps, err := stepOverhead(ctx, env, p.steps)
+	stopProfile()
+	if err != nil {
+		return fmt.Errorf("step overhead: %w", err)
+	}
+	rows, findings = append(rows, steps.rows...), append(findings, steps.findings...)
+
+	fmt.Fprintf(progress, "bench: local journal (%d appends each)\n", p.journal.Appends)
+	jrows, err := localJournal(ctx, env, p.journal)
+	if err != nil {
+		return fmt.Errorf("local journal: %w", err)
+	}
+	rows = append(rows, jrows...)
+
+	lrows, err := longRun(ctx, env, p.long)
+	if err != nil {
+		return fmt.Errorf("long run: %w", err)
+	}
+	rows = append(rows, lrows...)
+
+	m.LoadEnd = loadAverage()
+	var b bytes.Buffer
+	writeReport(&b, cfg, m, serverVersion(cfg.CLI), rows, findings, time.Since(began))
+	if _, err := stdout.Write(b.Bytes()); err != nil {
+		return err
+	}
+	if err := os.WriteFile(cfg.Out, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write the table: %w", err)
+	}
+	fmt.Fprintf(progress, "bench: wrote %s in %s\n", cfg.Out, time.Since(began).Round(time.Second))
+	return nil
+}
+
+func writeReport(w io.Writer, cfg config, m machine, server string, rows []row, findings []string, took time.Duration) {
+	mode := "full run"
+	if cfg.Quick {
+		mode = "quick smoke run (-quick): too few samples to trust"
+	}
+	fmt.Fprintf(w, "# agentrun benchmarks\n\n")
+	fmt.Fprintf(w, "Written by `make bench` (`go run ./bench`), %s, which overwrites this file. "+
+		"The bench starts its own Temporal dev server (%s; in memory, headless, with agentrun's search attributes and %s) "+
+		"and runs its workers in its own process. Every figure is measured side by side with its baseline in the same run "+
+		"(runs alternate, appends interleave); ratio = measured / baseline, and the goal applies to the ratio. "+
+		"Times are medians. A missed goal is marked ✗; the bench measures and exits 0 anyway.\n\n",
+		mode, server, dynamicConfigText())
+	fmt.Fprintf(w, "Machine: %s.\n\n", m)
+	writeTable(w, rows)
+	fmt.Fprintf(w, "\n%s\n", verdict(rows))
+	if len(findings) > 0 {
+		fmt.Fprintf(w, "\nWhere AgentRun's step time goes (computed from this run's histories and RPC counts):\n\n")
+		for _, f := range findings {
+			fmt.Fprintf(w, "- %s\n", f)
+		}
+	}
+	fmt.Fprintf(w, "\nThe bench took %s.\n", took.Round(time.Second))
+}
+
+func dynamicConfigText() string {
+	var parts []string
+	for _, s := range devserver.DynamicConfig {
+		parts = append(parts, s.Key+"="+s.Value)
+	}
+	return strings.Join(parts, " and ")
+}
+
+// serverVersion asks the CLI which server and UI it runs.
+func serverVersion(cli string) string {
+	out, err := exec.Command(cli, "--version").Output()
+	if err != nil {
+		return "temporal CLI " + cli
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// startProfile starts a CPU profile into path ("" does nothing) and returns
+// the function that stops it.
+func startProfile(path string) (func(), error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// rpcCounter counts a client's unary RPCs by method.
+type rpcCounter struct {
+	mu    sync.Mutex
+	calls map[string]int64
+}
+
+func newRPCCounter() *rpcCounter { return &rpcCounter{calls: map[string]int64{}} }
+
+func (c *rpcCounter) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	c.mu.Lock()
+	c.calls[path.Base(method)]++
+	c.mu.Unlock()
+	return invoke(ctx, method, req, reply, cc, opts...)
+}
+
+func (c *rpcCounter) snapshot() map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.calls)
+}
+
+func diffCalls(after, before map[string]int64) map[string]int64 {
+	d := map[string]int64{}
+	for k, v := range after {
+		if v -= before[k]; v != 0 {
+			d[k] = v
+		}
+	}
+	return d
+}
+
+func addCalls(sum, d map[string]int64) map[string]int64 {
+	if sum == nil {
+		sum = map[string]int64{}
+	}
+	for k, v := range d {
+		sum[k] += v
+	}
+	return sum
+}
+
+// median returns the median of ds (the upper one of an even count), 0 for
+// none.
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// ms returns d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

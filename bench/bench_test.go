@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// syncBuffer collects the bench's progress, which the dev server's output
+// reaches from another goroutine.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// measured are the figures a quick run measures now; notYet the ones it
+// shows as not measured yet (the long run, and the store counters until
+// journal.FileStore has Stats).
+var (
+	measured = []string{
+		"ms per activity, AgentRun vs bare chain",
+		"median gap activity scheduled → started",
+		"median gap activity started → completed",
+		"median gap activity completed → workflow task scheduled",
+		"median gap workflow task scheduled → started",
+		"median gap workflow task started → completed",
+		"median gap workflow task completed → next activity scheduled",
+		"median gap activity scheduled → next activity scheduled",
+		"mean gap activity scheduled → next activity scheduled",
+		"median gap run started → first activity scheduled",
+		"median gap last activity completed → run completed",
+		"history bytes per activity",
+		"worker RPCs per activity",
+		"ms per append, run of 10 records vs raw write+fsync",
+		"ms per append, run of 4,000 records vs raw write+fsync",
+		"ms per append, run of 4,000 records vs run of 10",
+	}
+	maybeMeasured = []string{
+		"bytes read per append, run of 4,000 records",
+		"fsyncs per model step",
+		"fsyncs per read step",
+		"fsyncs per write step",
+	}
+	notYet = []string{
+		"history bytes per turn, turn 100 vs turn 10",
+		"history bytes per turn, turn 1,000 vs turn 10",
+		"largest CallModel input",
+		"content store bytes vs content bytes",
+		"wall ms per turn near turn 1,000 vs near turn 10",
+	}
+)
+
+// TestQuickRunWritesTheTable runs the bench in -quick mode against its own
+// dev server and checks that the table it writes has every row.
+func TestQuickRunWritesTheTable(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "BENCHMARKS.md")
+	var stdout bytes.Buffer
+	var progress syncBuffer
+	err := run(t.Context(), config{Quick: true, Out: out, Dir: t.TempDir()}, &stdout, &progress)
+	if errors.Is(err, errDevServer) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v\n%s", err, progress.String())
+		}
+		t.Skipf("Temporal dev server unavailable (fails under CI=true): %v", err)
+	}
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, progress.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	if text != stdout.String() {
+		t.Error("the file differs from what the bench printed")
+	}
+
+	rows := map[string][]string{} // figure -> the other cells
+	tables := 0
+	for _, line := range strings.Split(text, "\n") {
+		if line == "| figure | measured | baseline | ratio | goal |" {
+			tables++
+		}
+		cells := strings.Split(strings.Trim(line, "|"), " | ")
+		if !strings.HasPrefix(line, "| ") || len(cells) != 5 {
+			continue
+		}
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		rows[cells[0]] = cells[1:]
+	}
+	if tables != 1 {
+		t.Errorf("%d tables, want one", tables)
+	}
+	find := func(prefix string) []string {
+		for fig, cells := range rows {
+			if strings.HasPrefix(fig, prefix) {
+				return cells
+			}
+		}
+		t.Errorf("no row %q in the table:\n%s", prefix, text)
+		return nil
+	}
+	for _, fig := range measured {
+		cells := find(fig)
+		if cells == nil {
+			continue
+		}
+		if strings.HasPrefix(cells[0], "not measured") || cells[0] == "—" || cells[1] == "—" {
+			t.Errorf("row %q has no measurement: %v", fig, cells)
+		}
+	}
+	for _, fig := range maybeMeasured {
+		find(fig)
+	}
+	for _, fig := range notYet {
+		if cells := find(fig); cells != nil && !strings.HasPrefix(cells[0], "not measured yet") {
+			t.Errorf("row %q: %v, want not measured yet (longRun is a stub): update this test", fig, cells)
+		}
+	}
+	for _, want := range []string{"Machine: ", "cores", "fsync floor", "go1.", "Linux ", "Server 1.29.1", "history.transferProcessorMaxPollRPS=1000"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the header does not mention %q", want)
+		}
+	}
+	if !strings.Contains(text, "Goals: all") && !strings.Contains(text, "MISSED GOALS") {
+		t.Error("no line saying which goals were missed")
+	}
+	if !strings.Contains(text, "RecordActivityTaskHeartbeat") && !strings.Contains(text, "RespondActivityTaskCompleted") {
+		t.Error("the findings do not list the workers' RPCs")
+	}
+}

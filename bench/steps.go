@@ -1,0 +1,378 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/workflows"
+)
+
+// stepParams sizes the step overhead section.
+type stepParams struct {
+	// Turns is T, the script's tool-calling turns: each calls lookup once;
+	// a final text turn follows.
+	Turns int
+	// Rounds is how many measured runs of each kind alternate, after one
+	// warm-up run of each.
+	Rounds int
+}
+
+// activityCount is the number of activities of an AgentRun run of a
+// script with turns tool-calling turns: ListTools, a CallModel and a
+// CallTool per turn, and the final CallModel.
+func activityCount(turns int) int { return 1 + 2*turns + 1 }
+
+// agentScript is T turns that each call lookup once, then an answer.
+func agentScript(turns int) llm.Script {
+	s := llm.Script{}
+	for range turns {
+		s.Turns = append(s.Turns, llm.Turn{ToolCalls: []llm.ScriptedCall{{Name: "lookup", Args: json.RawMessage(`{"topic":"vpn"}`)}}})
+	}
+	s.Turns = append(s.Turns, llm.Turn{Text: "Done: " + llm.LastToolResult})
+	return s
+}
+
+// The baseline: a tiny workflow running no-op activities one after another.
+const (
+	bareWorkflowName = "BareChain"
+	bareActivityName = "Noop"
+)
+
+func bareChain(ctx workflow.Context, n int) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+	for range n {
+		if err := workflow.ExecuteActivity(ctx, bareActivityName).Get(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func noop(context.Context) error { return nil }
+
+func newBareWorker(c client.Client, queue string) worker.Worker {
+	w := worker.New(c, queue, worker.Options{})
+	w.RegisterWorkflowWithOptions(bareChain, workflow.RegisterOptions{Name: bareWorkflowName})
+	w.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: bareActivityName})
+	return w
+}
+
+// contender is one side of the comparison: a worker on its own queue and
+// client (whose RPCs are counted), and how to run one workflow on it.
+type contender struct {
+	name  string
+	queue string
+	rpcs  *rpcCounter
+	run   func(ctx context.Context, c client.Client, id string) error
+	// per activity, one sample per measured run
+	times []time.Duration
+	ids   []string
+	calls map[string]int64 // RPCs during the measured runs
+}
+
+// stepResult is what the step overhead section found.
+type stepResult struct {
+	rows     []row
+	findings []string
+}
+
+func stepOverhead(ctx context.Context, env *benchEnv, p stepParams) (stepResult, error) {
+	n := activityCount(p.Turns)
+	stamp := time.Now().Format("150405")
+	driver, err := env.dial(nil)
+	if err != nil {
+		return stepResult{}, err
+	}
+	defer driver.Close()
+
+	bare := &contender{name: "bare", queue: "bench-bare-" + stamp, rpcs: newRPCCounter()}
+	bare.run = func(ctx context.Context, c client.Client, id string) error {
+		r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: bare.queue}, bareWorkflowName, n)
+		if err != nil {
+			return err
+		}
+		return r.Get(ctx, nil)
+	}
+	agentRun := &contender{name: "agentrun", queue: "bench-agentrun-" + stamp, rpcs: newRPCCounter()}
+	input := workflows.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: "Which of my policies changed?"}}, MaxTurns: p.Turns + 1}
+	agentRun.run = func(ctx context.Context, c client.Client, id string) error {
+		r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: agentRun.queue}, workflows.WorkflowName, input)
+		if err != nil {
+			return err
+		}
+		var res workflows.Result
+		if err := r.Get(ctx, &res); err != nil {
+			return err
+		}
+		if res.Steps != n-1 || !strings.HasPrefix(res.Answer, "Done: ") {
+			return fmt.Errorf("agentrun %s: %d steps, answer %q; want %d steps and the script's answer", id, res.Steps, res.Answer, n-1)
+		}
+		return nil
+	}
+
+	bareClient, err := env.dial(bare.rpcs)
+	if err != nil {
+		return stepResult{}, err
+	}
+	defer bareClient.Close()
+	bw := newBareWorker(bareClient, bare.queue)
+	if err := bw.Start(); err != nil {
+		return stepResult{}, fmt.Errorf("bare worker: %w", err)
+	}
+	defer bw.Stop()
+
+	agentClient, err := env.dial(agentRun.rpcs)
+	if err != nil {
+		return stepResult{}, err
+	}
+	defer agentClient.Close()
+	aw, closeTools, err := newAgentWorker(agentClient, agentRun.queue, agentScript(p.Turns), env.subdir("agentrun"), env.logger)
+	if err != nil {
+		return stepResult{}, fmt.Errorf("agentrun worker: %w", err)
+	}
+	defer closeTools()
+	if err := aw.Start(); err != nil {
+		return stepResult{}, fmt.Errorf("agentrun worker: %w", err)
+	}
+	defer aw.Stop()
+
+	// Alternate, so that both sides see the same server and machine state;
+	// round 0 of each is the warm-up and is not counted.
+	for round := 0; round <= p.Rounds; round++ {
+		for _, c := range []*contender{bare, agentRun} {
+			id := fmt.Sprintf("%s-%s-%d", c.name, stamp, round)
+			before := c.rpcs.snapshot()
+			start := time.Now()
+			if err := c.run(ctx, driver, id); err != nil {
+				return stepResult{}, fmt.Errorf("round %d, %s: %w", round, c.name, err)
+			}
+			elapsed := time.Since(start)
+			if round == 0 {
+				continue
+			}
+			c.times = append(c.times, elapsed/time.Duration(n))
+			c.ids = append(c.ids, id)
+			c.calls = addCalls(c.calls, diffCalls(c.rpcs.snapshot(), before))
+		}
+	}
+
+	res := stepResult{}
+	sec := fmt.Sprintf("Step overhead: AgentRun (T=%d lookup turns, %d activities) vs a bare chain of %d no-op activities, %d alternating rounds each", p.Turns, n, n, p.Rounds)
+	res.rows = append(res.rows, row{
+		Section: sec, Figure: "ms per activity, AgentRun vs bare chain (median of rounds)",
+		Measured: ms(median(agentRun.times)), Baseline: ms(median(bare.times)), Unit: "ms", Goal: 1.10,
+	})
+
+	// Where the time goes: the gaps between the events of every measured
+	// run's history, AgentRun against the bare chain.
+	aPhases, aBytes, err := historyPhases(ctx, driver, agentRun.ids)
+	if err != nil {
+		return stepResult{}, err
+	}
+	bPhases, bBytes, err := historyPhases(ctx, driver, bare.ids)
+	if err != nil {
+		return stepResult{}, err
+	}
+	type excess struct {
+		phase string
+		ms    float64
+	}
+	var excesses []excess
+	var perRun []string
+	for _, ph := range phaseNames {
+		a, b := ms(median(aPhases[ph])), ms(median(bPhases[ph]))
+		res.rows = append(res.rows, row{Section: sec, Figure: "median gap " + ph, Measured: a, Baseline: b, Unit: "ms"})
+		switch ph {
+		case phaseCycle:
+			res.rows = append(res.rows, row{Section: sec, Figure: "mean gap " + ph, Measured: ms(mean(aPhases[ph])), Baseline: ms(mean(bPhases[ph])), Unit: "ms"})
+		case phaseRunStart, phaseRunEnd: // once per run, not per activity
+			perRun = append(perRun, fmt.Sprintf("%s %+.2f ms", ph, a-b))
+		default:
+			excesses = append(excesses, excess{ph, a - b})
+		}
+	}
+	runs := float64(len(agentRun.ids))
+	res.rows = append(res.rows, row{Section: sec, Figure: "history bytes per activity",
+		Measured: float64(aBytes) / runs / float64(n), Baseline: float64(bBytes) / runs / float64(n), Unit: "B"})
+	aCalls, bCalls := perActivity(agentRun.calls, runs*float64(n)), perActivity(bare.calls, runs*float64(n))
+	res.rows = append(res.rows, row{Section: sec, Figure: "worker RPCs per activity (polls included)",
+		Measured: sumCalls(aCalls), Baseline: sumCalls(bCalls)})
+
+	slices.SortFunc(excesses, func(x, y excess) int { return cmp.Compare(y.ms, x.ms) })
+	var parts []string
+	for _, e := range excesses {
+		if e.ms >= 0.05 {
+			parts = append(parts, fmt.Sprintf("%s +%.2f ms", e.phase, e.ms))
+		}
+	}
+	res.findings = append(res.findings, fmt.Sprintf(
+		"AgentRun spends %.2f ms per activity against the bare chain's %.2f ms. By phase of a step, its excess over the bare chain (medians): %s. Once per run: %s.",
+		ms(median(agentRun.times)), ms(median(bare.times)), orNone(strings.Join(parts, ", ")), strings.Join(perRun, ", ")))
+	res.findings = append(res.findings, "Worker RPCs per activity, AgentRun vs bare chain: "+compareCalls(aCalls, bCalls)+".")
+	if hb := aCalls["RecordActivityTaskHeartbeat"] - bCalls["RecordActivityTaskHeartbeat"]; hb >= 0.5 {
+		res.findings = append(res.findings, fmt.Sprintf(
+			"AgentRun's activities send %.2f heartbeats per activity more than the bare chain's. The SDK sends an activity's first heartbeat "+
+				"at once, as a synchronous RPC in the calling goroutine, and the server persists it; a heartbeat at the start of a step "+
+				"therefore sits on every step's critical path (in \"%s\" above).", hb, phaseActRun))
+	}
+	return res, nil
+}
+
+// Phases of a step, between history events.
+const (
+	phaseActStart   = "activity scheduled → started"
+	phaseActRun     = "activity started → completed"
+	phaseToWFT      = "activity completed → workflow task scheduled"
+	phaseWFTStart   = "workflow task scheduled → started"
+	phaseWFTRun     = "workflow task started → completed"
+	phaseToActivity = "workflow task completed → next activity scheduled"
+	phaseCycle      = "activity scheduled → next activity scheduled"
+	phaseRunStart   = "run started → first activity scheduled"
+	phaseRunEnd     = "last activity completed → run completed"
+)
+
+var phaseNames = []string{phaseActStart, phaseActRun, phaseToWFT, phaseWFTStart, phaseWFTRun, phaseToActivity, phaseCycle, phaseRunStart, phaseRunEnd}
+
+// historyPhases returns the gaps of each phase over the histories of the
+// runs ids, and the histories' total size in bytes. Workflow task gaps
+// count only the tasks that follow an activity's completion.
+func historyPhases(ctx context.Context, c client.Client, ids []string) (map[string][]time.Duration, int, error) {
+	gaps := map[string][]time.Duration{}
+	size := 0
+	for _, id := range ids {
+		var (
+			events                      []*historypb.HistoryEvent
+			scheduled                   = map[int64]time.Time{}
+			started                     = map[int64]time.Time{}
+			lastSched, actDone, wftDone time.Time
+			wftSched, wftStart          time.Time
+			runStart, lastActDone       time.Time
+			afterActivity               bool
+		)
+		it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				return nil, 0, fmt.Errorf("history of %s: %w", id, err)
+			}
+			events = append(events, e)
+			size += proto.Size(e)
+		}
+		add := func(phase string, from, to time.Time) {
+			if !from.IsZero() {
+				gaps[phase] = append(gaps[phase], to.Sub(from))
+			}
+		}
+		for _, e := range events {
+			t := e.GetEventTime().AsTime()
+			switch e.GetEventType() {
+			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+				runStart = t
+			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
+				add(phaseRunEnd, lastActDone, t)
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+				scheduled[e.GetEventId()] = t
+				if lastSched.IsZero() {
+					add(phaseRunStart, runStart, t)
+				}
+				add(phaseCycle, lastSched, t)
+				add(phaseToActivity, wftDone, t)
+				lastSched, wftDone = t, time.Time{}
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+				a := e.GetActivityTaskStartedEventAttributes()
+				started[e.GetEventId()] = t
+				add(phaseActStart, scheduled[a.GetScheduledEventId()], t)
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+				a := e.GetActivityTaskCompletedEventAttributes()
+				add(phaseActRun, started[a.GetStartedEventId()], t)
+				actDone, lastActDone = t, t
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+				afterActivity = !actDone.IsZero()
+				add(phaseToWFT, actDone, t)
+				wftSched, actDone = t, time.Time{}
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+				wftStart = t
+				if afterActivity {
+					add(phaseWFTStart, wftSched, t)
+				}
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+				if afterActivity {
+					add(phaseWFTRun, wftStart, t)
+					wftDone = t
+				}
+			}
+		}
+	}
+	return gaps, size, nil
+}
+
+func mean(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	return sum / time.Duration(len(ds))
+}
+
+func perActivity(calls map[string]int64, activities float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range calls {
+		out[k] = float64(v) / activities
+	}
+	return out
+}
+
+func sumCalls(calls map[string]float64) float64 {
+	s := 0.0
+	for _, v := range calls {
+		s += v
+	}
+	return s
+}
+
+// compareCalls lists each RPC method with its calls per activity on both
+// sides, the largest difference first.
+func compareCalls(a, b map[string]float64) string {
+	var methods []string
+	for m := range a {
+		methods = append(methods, m)
+	}
+	for m := range b {
+		if _, ok := a[m]; !ok {
+			methods = append(methods, m)
+		}
+	}
+	slices.SortFunc(methods, func(x, y string) int {
+		return cmp.Or(cmp.Compare(a[y]-b[y], a[x]-b[x]), cmp.Compare(x, y))
+	})
+	var parts []string
+	for _, m := range methods {
+		parts = append(parts, fmt.Sprintf("%s %.2f vs %.2f", m, a[m], b[m]))
+	}
+	return orNone(strings.Join(parts, ", "))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
