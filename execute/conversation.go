@@ -1,6 +1,7 @@
 package execute
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,9 +25,29 @@ type node struct {
 }
 
 // Messages returns the messages of a conversation with every value inline.
-// step names the step that needs them, for errors. The slice is the
-// caller's.
+// step names the step that needs them, for errors. The slice, and the tool
+// calls and arguments in it, are the caller's.
 func (e *Executor) Messages(ctx context.Context, step string, c agent.Conversation) ([]agent.Message, error) {
+	msgs, err := e.messages(ctx, step, c)
+	if err != nil {
+		return nil, err
+	}
+	for i := range msgs {
+		if len(msgs[i].ToolCalls) > 0 {
+			calls := slices.Clone(msgs[i].ToolCalls)
+			for j := range calls {
+				calls[j].Args = bytes.Clone(calls[j].Args)
+			}
+			msgs[i].ToolCalls = calls
+		}
+	}
+	return msgs, nil
+}
+
+// messages is Messages for the executor's own use: the slice is new, but
+// the tool calls in it are shared with the cache and with c, never to be
+// modified.
+func (e *Executor) messages(ctx context.Context, step string, c agent.Conversation) ([]agent.Message, error) {
 	stored, err := e.chain(ctx, step, c.Head)
 	if err != nil {
 		return nil, err
@@ -180,16 +201,24 @@ func (e *Executor) get(ctx context.Context, step, key string) ([]byte, error) {
 	return b, nil
 }
 
-// preview is the start of text on one line, cut at a character boundary.
+// preview is the start of text on one line, cut at a character boundary:
+// at most agent.PreviewLen bytes, control characters (line breaks, tabs)
+// made spaces, and an ellipsis when text is longer.
 func preview(text string) string {
-	n := agent.PreviewLen
-	if len(text) <= n {
-		return text
-	}
-	for n > 0 && !utf8.RuneStart(text[n]) {
+	n := min(len(text), agent.PreviewLen)
+	for n < len(text) && n > 0 && !utf8.RuneStart(text[n]) {
 		n--
 	}
-	return text[:n] + "…"
+	b := []byte(text[:n])
+	for i, c := range b {
+		if c < ' ' || c == 0x7f {
+			b[i] = ' '
+		}
+	}
+	if n < len(text) {
+		return string(b) + "…"
+	}
+	return string(b)
 }
 
 // Value returns the content a reference points at; step names the step

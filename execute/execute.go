@@ -104,7 +104,7 @@ func (e *Executor) Prepare(ctx context.Context, step agent.Step) (agent.Step, er
 // extended by the step's new messages and the reply.
 func (e *Executor) callModel(ctx context.Context, step agent.Step) (agent.ModelReply, error) {
 	in := step.Model
-	past, err := e.Messages(ctx, step.Name, in.Conversation)
+	past, err := e.messages(ctx, step.Name, in.Conversation)
 	if err != nil {
 		return agent.ModelReply{}, err
 	}
@@ -126,7 +126,7 @@ func (e *Executor) callModel(ctx context.Context, step agent.Step) (agent.ModelR
 	}
 	reply.Elided = elided
 	reply.Message.Role = agent.RoleAssistant
-	full := reply.Message                 // as the provider said it, for the cache
+	said := reply.Message                 // as the provider said it
 	if len(reply.Message.ToolCalls) > 0 { // a final answer stays inline: it is the run's result
 		if reply.Message.Content, reply.Message.ContentRef, err = e.stash(ctx, reply.Message.Content); err != nil {
 			return agent.ModelReply{}, fmt.Errorf("step %s: keep the reply: %w", step.Name, err)
@@ -144,6 +144,10 @@ func (e *Executor) callModel(ctx context.Context, step agent.Step) (agent.ModelR
 		calls[i] = c
 	}
 	reply.Message.ToolCalls = calls
+	full, err := readBack(reply.Message, said)
+	if err != nil {
+		return agent.ModelReply{}, fmt.Errorf("step %s: encode the reply: %w", step.Name, err)
+	}
 	newMsgs := append(append([]agent.Message(nil), in.New...), reply.Message)
 	conv, err := e.extend(ctx, in.Conversation, newMsgs, append(append(past, added...), full))
 	if err != nil {
@@ -151,6 +155,32 @@ func (e *Executor) callModel(ctx context.Context, step agent.Step) (agent.ModelR
 	}
 	reply.Conversation = &conv
 	return reply, nil
+}
+
+// readBack returns the reply msg, in recorded form, as an executor that
+// reads it back from the store sees it: through JSON (which compacts inline
+// arguments, escapes HTML characters and mends invalid UTF-8), with its
+// references resolved to the values of said, the reply as the provider said
+// it. The cache keeps this form, so that the model sees the same bytes
+// whichever executor builds the request, warm or cold.
+func readBack(msg, said agent.Message) (agent.Message, error) {
+	b, err := json.Marshal(msg)
+	if err != nil {
+		return agent.Message{}, err
+	}
+	var m agent.Message
+	if err := json.Unmarshal(b, &m); err != nil {
+		return agent.Message{}, err
+	}
+	if m.ContentRef != nil {
+		m.Content, m.ContentRef = said.Content, nil
+	}
+	for i := range m.ToolCalls {
+		if m.ToolCalls[i].ArgsRef != nil {
+			m.ToolCalls[i].Args, m.ToolCalls[i].ArgsRef = said.ToolCalls[i].Args, nil
+		}
+	}
+	return m, nil
 }
 
 // toolSpecs returns the tool specs stored under key, or the executor's own
