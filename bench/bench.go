@@ -73,7 +73,7 @@ func paramsFor(quick bool) params {
 		return params{
 			steps:        stepParams{Turns: 3, Rounds: 2},
 			journal:      journalParams{Appends: 10, Small: 10, Large: 4000, Steps: 5},
-			long:         longParams{Turns: 1000, ToolOutput: 4096},
+			long:         longParams{Turns: 30, ToolOutput: 4096},
 			fsyncSamples: 20,
 		}
 	}

@@ -9,12 +9,26 @@ import (
 
 // Bounds of an executor's caches.
 const (
-	// maxCachedMessages bounds the messages of the conversations kept
-	// resolved (their text is shared between the conversations of a run).
-	maxCachedMessages = 200_000
+	// maxCachedConversations bounds the conversations kept resolved, in
+	// bytes of their messages' text and arguments (a conversation shares
+	// its text with the one it grew from, so this overcounts).
+	maxCachedConversations = 256 << 20
 	// maxCachedBytes bounds the values kept from the store.
 	maxCachedBytes = 64 << 20
 )
+
+// conversationCost is what a resolved conversation counts against
+// maxCachedConversations: its text and arguments, and its slice.
+func conversationCost(msgs []agent.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += 128 + len(m.Content)
+		for _, c := range m.ToolCalls {
+			n += len(c.Args)
+		}
+	}
+	return n
+}
 
 // cache is what an executor keeps between steps: resolved conversations by
 // node key and values by key. Keys are content hashes, so an entry is never
@@ -25,7 +39,7 @@ type cache struct {
 }
 
 func newCache() *cache {
-	return &cache{heads: newLRU[[]agent.Message](maxCachedMessages), blobs: newLRU[[]byte](maxCachedBytes)}
+	return &cache{heads: newLRU[[]agent.Message](maxCachedConversations), blobs: newLRU[[]byte](maxCachedBytes)}
 }
 
 // lru is a least-recently-used map bounded by the summed cost of its
@@ -58,6 +72,17 @@ func (l *lru[V]) get(key string) (V, bool) {
 	}
 	l.order.MoveToFront(el)
 	return el.Value.(*entry[V]).val, true
+}
+
+// remove drops key if it is there.
+func (l *lru[V]) remove(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if el, ok := l.byKey[key]; ok {
+		l.order.Remove(el)
+		delete(l.byKey, key)
+		l.cost -= el.Value.(*entry[V]).cost
+	}
 }
 
 func (l *lru[V]) put(key string, val V, cost int) {

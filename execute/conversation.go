@@ -103,7 +103,7 @@ func (e *Executor) chain(ctx context.Context, step, head string) ([]agent.Messag
 		msgs = append(msgs, res...)
 	}
 	msgs = slices.Clip(msgs)
-	c.heads.put(head, msgs, len(msgs))
+	c.heads.put(head, msgs, conversationCost(msgs))
 	return msgs, nil
 }
 
@@ -127,7 +127,12 @@ func (e *Executor) extend(ctx context.Context, c agent.Conversation, added, all 
 	if err != nil {
 		return c, err
 	}
-	e.caches().heads.put(key, slices.Clip(all), len(all))
+	e.caches().heads.put(key, slices.Clip(all), conversationCost(all))
+	// The conversation it grew from is what this run needed before; the
+	// next step needs the new one. (A retry of this step reads it back.)
+	if c.Head != "" {
+		e.caches().heads.remove(c.Head)
+	}
 	return agent.Conversation{Head: key, Stored: c.Stored + len(tail)}, nil
 }
 
