@@ -44,6 +44,9 @@ type config struct {
 	// CPUProfile, when set, is where a CPU profile of the bench process
 	// (its workers) during the step overhead section goes. Default none.
 	CPUProfile string
+	// LongProfile, when set, is where a CPU profile of the bench process
+	// during the long run goes. Default none.
+	LongProfile string
 }
 
 func (c config) withDefaults() (config, error) {
@@ -175,7 +178,13 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	}
 	rows = append(rows, jrows...)
 
+	fmt.Fprintf(progress, "bench: long run (%d turns)\n", p.long.Turns)
+	stopProfile, err = startProfile(cfg.LongProfile)
+	if err != nil {
+		return err
+	}
 	lrows, err := longRun(ctx, env, p.long)
+	stopProfile()
 	if err != nil {
 		return fmt.Errorf("long run: %w", err)
 	}

@@ -15,6 +15,7 @@ func main() {
 	flag.StringVar(&cfg.Out, "out", "BENCHMARKS.md", "the Markdown file the table is written to (overwritten)")
 	flag.StringVar(&cfg.Dir, "dir", "", "folder for the journals and fsync probes (default: a temporary folder)")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the step overhead section to this file")
+	flag.StringVar(&cfg.LongProfile, "longprofile", "", "write a CPU profile of the long run to this file")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
