@@ -1,7 +1,8 @@
 // Package activities holds the Temporal activities of an agent run:
 // ListTools (the catalog the run records once), CallModel and CallTool.
-// They are methods on Activities, which holds their dependencies: the model
-// provider, the tool set and the guard journal. API keys live in those
+// They are methods on Activities, which holds their dependencies: the
+// executor (model provider, tool set and content store) and the guard
+// journal. API keys live in those
 // dependencies, inside the worker; they never appear in an activity's
 // input, result or error.
 //
@@ -14,6 +15,17 @@
 // reports as a non-retryable error of type Indeterminate: nobody knows
 // whether the write took effect, so a person must reconcile it.
 //
-// Model and tool activities heartbeat while they run, so that a dead
-// worker is noticed within the heartbeat timeout.
+// Values by reference: ListTools keeps the tools' full specs in the content
+// store and records their key; CallModel's input refers to the conversation
+// and CallModel and CallTool keep large values in the store (see package
+// execute), so inputs and results stay small whatever the turn. A tool
+// call's arguments kept by reference are read before the guard records a
+// start. A reference whose content is missing or damaged fails the step
+// with the non-retryable error type ContentMissing, naming the run, the
+// step and the key.
+//
+// Model and tool activities heartbeat every second while they run (not at
+// their start: a first heartbeat is a blocking call that every short step
+// would wait for), so that a dead worker is noticed within the heartbeat
+// timeout.
 package activities

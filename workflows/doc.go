@@ -1,9 +1,21 @@
 // Package workflows holds AgentRun, the Temporal workflow of one agent
 // run. It drives the agent loop of package agent: every model step is a
 // CallModel activity and every tool step a CallTool activity, with the step
-// name as activity id. The loop is re-run from the start after every new
-// fact (an activity result, an approval, a denial, a reconciliation), so a
-// completed step is never executed again.
+// name as activity id. The loop is re-run after every new fact (an
+// activity result, an approval, a denial, a reconciliation) from the
+// checkpoint of the current turn, so a completed step is never executed
+// again; the facts of settled turns are forgotten.
+//
+// Long runs: a model step's input refers to the conversation in the content
+// store, so each step adds a few KiB of history whatever the turn. Before a
+// step, the run continues as new when Temporal suggests it (or after
+// Input.ContinueAfter steps): it first lets handlers finish and applies
+// the operator signals already delivered, then carries a Continued
+// checkpoint (the loop's checkpoint, the current turn's facts and write
+// generations, the catalog and the state, bounded whatever the turn). The
+// workflow id, step names, usage, the guard's run key (the first
+// execution's run id), search attributes and memo carry over; the state
+// query and the current details come from the newest execution.
 //
 // Operators act through signals approve, deny and reconcile (payloads as
 // in the operator contract), received as raw values and validated by the
