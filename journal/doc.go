@@ -7,6 +7,15 @@
 // [MemStore] in memory. Journal.RunStep applies the decision table of
 // DESIGN §4; Run and Signal drive the agent loop over a Store.
 //
+// Only a write step that is not idempotent records step.started, fsynced,
+// before it runs: that record is what makes a crash inside the write
+// Indeterminate rather than a second effect. A model or read step, or an
+// idempotent write, is safe to run again: it records only step.completed,
+// which carries its kind, once it returned, so it costs one append, and a
+// crash inside it leaves nothing and the next run runs it again. Journals
+// from before this rule (a step.started for every step, a step.completed
+// without kind) load and resume unchanged.
+//
 // # On-disk format
 //
 // A FileStore keeps one file per run, <dir>/<run id>.jsonl; a valid run id
