@@ -7,6 +7,15 @@
 // [MemStore] in memory. Journal.RunStep applies the decision table of
 // DESIGN §4; Run and Signal drive the agent loop over a Store.
 //
+// Only a write step that is not idempotent records step.started, fsynced,
+// before it runs: that record is what makes a crash inside the write
+// Indeterminate rather than a second effect. A model or read step, or an
+// idempotent write, is safe to run again: it records only step.completed,
+// which carries its kind, once it returned, so it costs one append, and a
+// crash inside it leaves nothing and the next run runs it again. Journals
+// from before this rule (a step.started for every step, a step.completed
+// without kind) load and resume unchanged.
+//
 // # On-disk format
 //
 // A FileStore keeps one file per run, <dir>/<run id>.jsonl; a valid run id
@@ -52,6 +61,37 @@
 // crash that persisted an unsynced write out of order, in which case the bad
 // line and all after it belong to an append that never returned nil.
 //
+// # Reading only what is new
+//
+// A FileStore remembers, for the 64 runs it used most recently, the good
+// prefix of the run's file that it has read and checked: the file's
+// identity (device and inode, from fstat), the prefix's length, its
+// records, and the offset and checksum of its last line. Every Load and
+// Append still takes the lock and fstats the open file; when the file is
+// the same one, at least as long as the prefix, and still has that
+// checksum at that offset, it reads only the bytes past the prefix (the
+// records other processes appended since, or a torn tail) and scans them as
+// a continuation of the file, so a bad line among them is reported with its
+// line number and byte offset in the file. Otherwise (the file was replaced,
+// cut below the prefix or rewritten in place) it reads the file from the
+// start. So an Append or a Load costs the new bytes, not the file.
+//
+// This is sound under the crash assumptions: a good prefix is made of whole
+// lines, and while the processes that share a directory run, those bytes
+// never change: appends add bytes after them, a truncation removes only a
+// torn tail past a good prefix, and a crash ends the processes, and with
+// them what they remembered. What the store remembers is only ever a prefix
+// it read and checked under the lock (or wrote and fsynced), and after any
+// error from a read, write, fsync or truncate, and after finding a journal
+// corrupt, it forgets the run and reads the whole file again next time.
+// Changes from outside the crash assumptions are seen only in part: a
+// person who edits lines a process has already checked, without making the
+// file shorter or changing its last checked line, is not seen by that
+// process until it forgets the run (a new process reads everything); stop
+// the processes that use a journal before repairing it by hand. Likewise a
+// disk that fails an fsync may later lose bytes that a process already
+// counted; such a disk must be replaced, not trusted.
+//
 // # Guarantees
 //
 // An append that returned nil survives a crash: its bytes were written in
@@ -65,7 +105,8 @@
 // part (a prefix): a record that reached the file before an fsync failed
 // shows up in the next Load even though it may not survive a crash. Callers
 // must treat such an error as "unknown": Load again and decide from what is
-// there, never assume the append did not happen. The store helps by
-// caching nothing: every Load and Append reads the file from disk, so the
-// call after an error sees what that error left.
+// there, never assume the append did not happen. The store helps: it trusts
+// nothing it did not verify, and after an error it rescans: it forgets what
+// it knew of the run, so the next call reads the whole file from disk and
+// sees what that error left.
 package journal

@@ -24,15 +24,24 @@ const maxConflicts = 100
 // StepFunc executes a step and returns its result.
 type StepFunc func(ctx context.Context) (json.RawMessage, error)
 
-// RunStep executes step at most as often as the decision table allows:
+// RunStep executes step at most as often as the decision table allows
+// ("write" is a write step not marked Idempotent):
 //
-//	completed                                    -> the recorded result; fn is not called
+//	completed                                       -> the recorded result; fn is not called
 //	started, not completed, write, reconciled done  -> the person's result, recorded as completed
-//	started, not completed, write, reconciled retry -> run once more
+//	started, not completed, write, reconciled retry -> record start, call fn, record result
 //	started, not completed, write, not reconciled   -> *IndeterminateError
-//	otherwise                                    -> record start, call fn, record result
+//	otherwise, write                                -> record start, call fn, record result
+//	otherwise, model, read or idempotent write      -> call fn, record result
 //
-// A write marked Idempotent is safe to run again and follows "otherwise".
+// Only a write needs its start on disk before it runs: that record is what
+// makes a crash inside it Indeterminate instead of a second effect. A
+// model or read step, or a write marked Idempotent, is safe to run again,
+// so it costs one append: its step.completed record, which carries the
+// step's kind (and Idempotent). A crash inside such a step leaves nothing,
+// and the next run runs it again. Journals written when every step had a
+// start record load and resume the same way.
+//
 // An fn error is returned and not recorded. An error from the store means
 // the record may or may not have been written.
 func (j *Journal) RunStep(ctx context.Context, runID string, step agent.Step, fn StepFunc) (json.RawMessage, error) {
@@ -54,7 +63,7 @@ func (j *Journal) RunStep(ctx context.Context, runID string, step agent.Step, fn
 				return nil, &IndeterminateError{Step: step.Name}
 			case st.reconcile.Outcome == OutcomeDone:
 				res := agent.ReconciledResult(st.reconcile.Result)
-				err := j.Store.Append(runID, len(recs), Record{Type: StepCompleted, Step: step.Name, Result: res})
+				err := j.Store.Append(runID, len(recs), completedRecord(step, res))
 				if errors.Is(err, ErrConflict) {
 					continue
 				}
@@ -65,33 +74,46 @@ func (j *Journal) RunStep(ctx context.Context, runID string, step agent.Step, fn
 			}
 			// reconciled retry: run it once more, under a new start record
 		}
-		err = j.Store.Append(runID, len(recs), Record{Type: StepStarted, Step: step.Name, Kind: step.Kind, Idempotent: step.Idempotent})
-		if errors.Is(err, ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return nil, err
+		if needsStart(step) {
+			err = j.Store.Append(runID, len(recs), Record{Type: StepStarted, Step: step.Name, Kind: step.Kind, Idempotent: step.Idempotent})
+			if errors.Is(err, ErrConflict) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
 		}
 		res, err := fn(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return j.complete(runID, step.Name, res)
+		return j.complete(runID, step, res)
 	}
 	return nil, fmt.Errorf("run step %s of %s: %w %d times", step.Name, runID, ErrConflict, maxConflicts)
 }
 
+// needsStart reports whether step must have a durable start record before
+// it runs: a write that is not idempotent.
+func needsStart(step agent.Step) bool {
+	return step.Kind == agent.KindWrite && !step.Idempotent
+}
+
+// completedRecord is the step.completed record of step with result res.
+func completedRecord(step agent.Step, res json.RawMessage) Record {
+	return Record{Type: StepCompleted, Step: step.Name, Kind: step.Kind, Idempotent: step.Idempotent, Result: res}
+}
+
 // complete records the result of a step that ran.
-func (j *Journal) complete(runID, step string, res json.RawMessage) (json.RawMessage, error) {
+func (j *Journal) complete(runID string, step agent.Step, res json.RawMessage) (json.RawMessage, error) {
 	for range maxConflicts {
 		recs, err := j.Store.Load(runID)
 		if err != nil {
 			return nil, err
 		}
-		if st := fold(recs).steps[step]; st != nil && st.completed {
+		if st := fold(recs).steps[step.Name]; st != nil && st.completed {
 			return st.result, nil // settled by someone else meanwhile
 		}
-		err = j.Store.Append(runID, len(recs), Record{Type: StepCompleted, Step: step, Result: res})
+		err = j.Store.Append(runID, len(recs), completedRecord(step, res))
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
@@ -100,14 +122,14 @@ func (j *Journal) complete(runID, step string, res json.RawMessage) (json.RawMes
 		}
 		return res, nil
 	}
-	return nil, fmt.Errorf("record result of %s in %s: %w %d times", step, runID, ErrConflict, maxConflicts)
+	return nil, fmt.Errorf("record result of %s in %s: %w %d times", step.Name, runID, ErrConflict, maxConflicts)
 }
 
 // stepState is what the journal knows about one step.
 type stepState struct {
-	kind       agent.Kind
+	kind       agent.Kind // from its step.started or step.completed records
 	idempotent bool
-	starts     int // how many times the step started (its generation)
+	starts     int // how many step.started records it has (a write's generation)
 	completed  bool
 	result     json.RawMessage
 	reconcile  *Signal // the reconciliation of the latest start, if any
@@ -145,6 +167,9 @@ func fold(recs []Record) *state {
 		case StepCompleted:
 			st := step(r.Step)
 			st.completed, st.result = true, r.Result
+			if r.Kind != "" { // journals from before step.completed carried the kind have it in step.started only
+				st.kind, st.idempotent = r.Kind, r.Idempotent
+			}
 		case SignalRecord:
 			if r.Signal == nil {
 				continue

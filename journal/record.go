@@ -15,8 +15,8 @@ type RecordType string
 // The record types.
 const (
 	RunStarted    RecordType = "run.started"    // once, first: the input messages
-	StepStarted   RecordType = "step.started"   // before a step runs: step name and kind
-	StepCompleted RecordType = "step.completed" // after the step returns, before its result is used
+	StepStarted   RecordType = "step.started"   // before a write that is not idempotent runs: step name and kind
+	StepCompleted RecordType = "step.completed" // after the step returns, before its result is used: the result, name and kind
 	SignalRecord  RecordType = "signal"         // an operator's approve, deny or reconcile
 	RunCompleted  RecordType = "run.completed"  // when the loop answers: the final message
 )
@@ -26,9 +26,9 @@ type Record struct {
 	Type  RecordType      `json:"type"`
 	Input []agent.Message `json:"input,omitempty"` // run.started
 	Step  string          `json:"step,omitempty"`  // step.started, step.completed
-	Kind  agent.Kind      `json:"kind,omitempty"`  // step.started
+	Kind  agent.Kind      `json:"kind,omitempty"`  // step.started, step.completed (absent in older journals)
 	// Idempotent marks a write step that is safe to run again.
-	Idempotent bool            `json:"idempotent,omitempty"` // step.started
+	Idempotent bool            `json:"idempotent,omitempty"` // step.started, step.completed
 	Result     json.RawMessage `json:"result,omitempty"`     // step.completed
 	Signal     *Signal         `json:"signal,omitempty"`     // signal
 	Answer     string          `json:"answer,omitempty"`     // run.completed

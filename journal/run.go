@@ -255,7 +255,9 @@ type RunInfo struct {
 }
 
 // Show reports a run's status, what it waits for, and its steps in the
-// order they first started.
+// order they first appear in a step.started or step.completed record. A
+// step's Starts counts its step.started records: 0 for a model or read
+// step, which is recorded only once it completed.
 func (j *Journal) Show(runID string) (RunInfo, error) {
 	if err := ValidRunID(runID); err != nil {
 		return RunInfo{}, err
@@ -281,7 +283,7 @@ func (j *Journal) Show(runID string) (RunInfo, error) {
 	}
 	seen := map[string]bool{}
 	for _, r := range recs {
-		if r.Type != StepStarted || seen[r.Step] {
+		if r.Type != StepStarted && r.Type != StepCompleted || seen[r.Step] {
 			continue
 		}
 		seen[r.Step] = true

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -124,10 +126,9 @@ func TestHandExample(t *testing.T) {
 	if o.Status != agent.StatusAwaitingApproval || len(o.Pending) != 1 || o.Pending[0].Marker != ticketStep || o.Pending[0].Tool != "create_ticket" {
 		t.Fatalf("first run: got %+v, want AwaitingApproval on %s", o, ticketStep)
 	}
-	recs := f.records(t, "hand")
-	want := []string{"run.started", "step.started llm/1", "step.completed llm/1", "step.started tool/1/0/lookup",
-		"step.completed tool/1/0/lookup", "step.started llm/2", "step.completed llm/2"}
-	if got := describe(recs); strings.Join(got, "|") != strings.Join(want, "|") {
+	// Model and read steps record only their completion.
+	want := []string{"run.started", "step.completed llm/1 model", "step.completed tool/1/0/lookup read", "step.completed llm/2 model"}
+	if got := describe(f.records(t, "hand")); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("records after first run:\n got %q\nwant %q", got, want)
 	}
 	if n := f.exec.count("llm/"); n != 2 {
@@ -145,6 +146,21 @@ func TestHandExample(t *testing.T) {
 	if n := f.ticketCount(t); n != 1 {
 		t.Fatalf("tickets: %d, want 1", n)
 	}
+	// The write records its start before it runs; the rest only completions.
+	want = append(want, "signal", "step.started "+ticketStep+" write", "step.completed "+ticketStep+" write",
+		"step.completed llm/3 model", "run.completed")
+	if got := describe(f.records(t, "hand")); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("records after second run:\n got %q\nwant %q", got, want)
+	}
+	info, err := f.j.Show("hand")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSteps := []string{"llm/1 model completed 0", "tool/1/0/lookup read completed 0", "llm/2 model completed 0",
+		ticketStep + " write completed 1", "llm/3 model completed 0"}
+	if got := describeSteps(info.Steps); info.Records != 9 || strings.Join(got, "|") != strings.Join(wantSteps, "|") {
+		t.Fatalf("show: %d records, steps\n %q\nwant 9 records, steps\n %q", info.Records, got, wantSteps)
+	}
 	before := len(f.records(t, "hand"))
 
 	o = f.run(t, "hand")
@@ -159,10 +175,23 @@ func TestHandExample(t *testing.T) {
 	}
 }
 
+// describe renders records as "type step kind", leaving out what is empty.
 func describe(recs []journal.Record) []string {
 	out := make([]string, len(recs))
 	for i, r := range recs {
-		out[i] = strings.TrimSpace(string(r.Type) + " " + r.Step)
+		out[i] = strings.Join(strings.Fields(string(r.Type)+" "+r.Step+" "+string(r.Kind)), " ")
+		if r.Idempotent {
+			out[i] += " idempotent"
+		}
+	}
+	return out
+}
+
+// describeSteps renders Show's steps as "name kind state starts".
+func describeSteps(steps []journal.StepInfo) []string {
+	out := make([]string, len(steps))
+	for i, s := range steps {
+		out[i] = fmt.Sprintf("%s %s %s %d", s.Name, s.Kind, s.State, s.Starts)
 	}
 	return out
 }
@@ -350,4 +379,171 @@ func TestDenyTellsTheModel(t *testing.T) {
 	if n := f.exec.count(ticketStep); n != 0 {
 		t.Fatalf("create_ticket calls: %d, want 0", n)
 	}
+}
+
+// TestRunStepCosts: a model step, a read step and an idempotent write each
+// cost one append and one fsync (their step.completed record); a write
+// costs two of each, its start record being fsynced before it runs. A
+// recorded step costs nothing; a model or read step that fails (or whose
+// process dies) inside leaves nothing, and runs again.
+func TestRunStepCosts(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		step        agent.Step
+		wantRecords []string
+	}{
+		{agent.Step{Name: "llm/1", Kind: agent.KindModel}, []string{"step.completed llm/1 model"}},
+		{agent.Step{Name: "tool/1/0/lookup", Kind: agent.KindRead}, []string{"step.completed tool/1/0/lookup read"}},
+		{agent.Step{Name: "tool/1/0/put", Kind: agent.KindWrite, Idempotent: true}, []string{"step.completed tool/1/0/put write idempotent"}},
+		{agent.Step{Name: ticketStep, Kind: agent.KindWrite}, []string{"step.started " + ticketStep + " write", "step.completed " + ticketStep + " write"}},
+	}
+	for _, c := range cases {
+		t.Run(c.step.Name, func(t *testing.T) {
+			t.Parallel()
+			store, err := journal.NewFileStore(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			j := &journal.Journal{Store: store}
+			if err := store.Append("r", 0, journal.Record{Type: journal.RunStarted, Input: agent.UserMessages(prompt)}); err != nil {
+				t.Fatal(err)
+			}
+			calls := 0
+			result := agent.EncodeToolResult(agent.ToolResult{Content: "done"})
+			fail := errors.New("the step failed")
+			fn := func(context.Context) (json.RawMessage, error) {
+				calls++
+				if calls == 1 && c.step.Kind != agent.KindWrite {
+					return nil, fail
+				}
+				return result, nil
+			}
+			before := store.Stats()
+			if c.step.Kind != agent.KindWrite { // a failure inside leaves nothing
+				if _, err := j.RunStep(t.Context(), "r", c.step, fn); !errors.Is(err, fail) {
+					t.Fatalf("failing RunStep: %v, want the step's error", err)
+				}
+				if st := store.Stats(); st.Appends != before.Appends || st.Fsyncs != before.Fsyncs {
+					t.Fatalf("a failed %s step cost %d appends, %d fsyncs; want none", c.step.Kind, st.Appends-before.Appends, st.Fsyncs-before.Fsyncs)
+				}
+			}
+			res, err := j.RunStep(t.Context(), "r", c.step, fn)
+			if err != nil || string(res) != string(result) {
+				t.Fatalf("RunStep = %s, %v; want %s", res, err, result)
+			}
+			after := store.Stats()
+			wantAppends := int64(len(c.wantRecords))
+			if n := after.Appends - before.Appends; n != wantAppends {
+				t.Errorf("appends: %d, want %d", n, wantAppends)
+			}
+			if n := after.Fsyncs - before.Fsyncs; n != wantAppends {
+				t.Errorf("fsyncs: %d, want %d", n, wantAppends)
+			}
+			recs, err := store.Load("r")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := describe(recs[1:]); strings.Join(got, "|") != strings.Join(c.wantRecords, "|") {
+				t.Fatalf("records: %q, want %q", got, c.wantRecords)
+			}
+			// Recorded: the result, without calling fn or writing.
+			n := calls
+			if res, err := j.RunStep(t.Context(), "r", c.step, fn); err != nil || string(res) != string(result) || calls != n {
+				t.Fatalf("recorded step: %s, %v after %d more calls; want the result, no call", res, err, calls-n)
+			}
+			if st := store.Stats(); st.Appends != after.Appends || st.Fsyncs != after.Fsyncs {
+				t.Fatal("a recorded step wrote")
+			}
+		})
+	}
+}
+
+// oldFormat rewrites records as the journal wrote them before model and
+// read steps went without a start record: a step.started (with the kind)
+// before every step.completed, whose kind is absent.
+func oldFormat(recs []journal.Record) []journal.Record {
+	var out []journal.Record
+	for _, r := range recs {
+		if r.Type == journal.StepCompleted && r.Kind != agent.KindWrite {
+			out = append(out, journal.Record{Type: journal.StepStarted, Step: r.Step, Kind: r.Kind, Idempotent: r.Idempotent})
+		}
+		if r.Type == journal.StepCompleted {
+			r.Kind, r.Idempotent = "", false
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// TestOldJournalResumes: journals written by the old code, with a start
+// record for every step, load, show and resume without calling a recorded
+// step again; a read that started and never completed runs again.
+func TestOldJournalResumes(t *testing.T) {
+	t.Parallel()
+	src := newFixture(t)
+	src.run(t, "hand")
+	old := oldFormat(src.records(t, "hand"))
+	want := []string{"run.started", "step.started llm/1 model", "step.completed llm/1", "step.started tool/1/0/lookup read",
+		"step.completed tool/1/0/lookup", "step.started llm/2 model", "step.completed llm/2"}
+	if got := describe(old); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("old journal:\n got %q\nwant %q", got, want)
+	}
+
+	t.Run("awaiting approval", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t)
+		if err := f.j.Store.Append("old", 0, old...); err != nil {
+			t.Fatal(err)
+		}
+		info, err := f.j.Show("old")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantSteps := []string{"llm/1 model completed 1", "tool/1/0/lookup read completed 1", "llm/2 model completed 1"}
+		if got := describeSteps(info.Steps); info.Status != agent.StatusAwaitingApproval || strings.Join(got, "|") != strings.Join(wantSteps, "|") {
+			t.Fatalf("show: %s, steps %q; want AwaitingApproval, %q", info.Status, got, wantSteps)
+		}
+		if o := f.run(t, "old"); o.Status != agent.StatusAwaitingApproval || f.exec.count("") != 0 {
+			t.Fatalf("resume: %+v after %d calls; want AwaitingApproval after none", o, f.exec.count(""))
+		}
+		f.signal(t, "old", journal.Signal{Name: journal.SignalApprove, Marker: ticketStep})
+		o := f.run(t, "old")
+		if o.Status != agent.StatusCompleted || !strings.Contains(o.Answer, "TICKET-1") {
+			t.Fatalf("after approval: %+v, want Completed naming TICKET-1", o)
+		}
+		if f.exec.count("llm/") != 1 || f.exec.count(ticketStep) != 1 || f.exec.count("tool/1/") != 0 {
+			t.Fatalf("calls: %d model, %d create_ticket, %d lookup; want 1, 1, 0", f.exec.count("llm/"), f.exec.count(ticketStep), f.exec.count("tool/1/"))
+		}
+		want := append(slices.Clone(want), "signal", "step.started "+ticketStep+" write", "step.completed "+ticketStep+" write",
+			"step.completed llm/3 model", "run.completed")
+		if got := describe(f.records(t, "old")); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Fatalf("records:\n got %q\nwant %q", got, want)
+		}
+	})
+	t.Run("inside a read", func(t *testing.T) {
+		t.Parallel()
+		// The old code crashed inside lookup: its start is recorded, no more.
+		f := newFixture(t)
+		if err := f.j.Store.Append("old", 0, old[:4]...); err != nil {
+			t.Fatal(err)
+		}
+		if o := f.run(t, "old"); o.Status != agent.StatusAwaitingApproval {
+			t.Fatalf("resume: %+v, want AwaitingApproval", o)
+		}
+		if f.exec.count("tool/1/0/lookup") != 1 || f.exec.count("llm/1") != 0 || f.exec.count("llm/") != 1 {
+			t.Fatalf("calls: %d lookup, %d llm/1, %d model; want 1, 0, 1", f.exec.count("tool/1/0/lookup"), f.exec.count("llm/1"), f.exec.count("llm/"))
+		}
+		want := append(slices.Clone(want[:4]), "step.completed tool/1/0/lookup read", "step.completed llm/2 model")
+		if got := describe(f.records(t, "old")); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Fatalf("records:\n got %q\nwant %q", got, want)
+		}
+		info, err := f.j.Show("old")
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantSteps := []string{"llm/1 model completed 1", "tool/1/0/lookup read completed 1", "llm/2 model completed 0"}
+		if got := describeSteps(info.Steps); strings.Join(got, "|") != strings.Join(wantSteps, "|") {
+			t.Fatalf("show: steps %q; want %q", got, wantSteps)
+		}
+	})
 }
