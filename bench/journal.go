@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"time"
 
@@ -74,7 +73,7 @@ func localJournal(ctx context.Context, env *benchEnv, p journalParams) ([]row, e
 	}
 
 	var rawTimes, smallTimes, largeTimes []time.Duration
-	before, _ := statsOf(store)
+	before := store.Stats()
 	for i := range p.Appends {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -95,7 +94,7 @@ func localJournal(ctx context.Context, env *benchEnv, p journalParams) ([]row, e
 			*m.times = append(*m.times, time.Since(start))
 		}
 	}
-	after, haveStats := statsOf(store)
+	after := store.Stats()
 
 	sec := fmt.Sprintf("Local journal: FileStore.Append of one %d-byte step.completed line vs write+fsync of the same bytes to an O_APPEND file in the same folder, %d appends each, interleaved", len(line), p.Appends)
 	rows := []row{
@@ -103,16 +102,10 @@ func localJournal(ctx context.Context, env *benchEnv, p journalParams) ([]row, e
 		{Section: sec, Figure: fmt.Sprintf("ms per append, run of %s records vs raw write+fsync", thousands(p.Large)), Measured: ms(median(largeTimes)), Baseline: ms(median(rawTimes)), Unit: "ms", Goal: 1.5},
 		{Section: sec, Figure: fmt.Sprintf("ms per append, run of %s records vs run of %d", thousands(p.Large), p.Small), Measured: ms(median(largeTimes)), Baseline: ms(median(smallTimes)), Unit: "ms", Goal: 1.2, GoalNote: "flat"},
 	}
-	const noStats = "journal.FileStore has no Stats() yet"
-	readRow := row{Section: sec, Figure: fmt.Sprintf("bytes read per append, run of %s records vs appended bytes", thousands(p.Large)), Unit: "B", Goal: 1.0, GoalNote: "O(1): at most a line", Missing: noStats}
-	if haveStats {
-		// Both runs' appends are in the window; the small run's reads are
-		// the smaller share, so this overstates the large run's a little.
-		readRow.Missing = ""
-		readRow.Measured = float64(after.BytesRead-before.BytesRead) / float64(2*p.Appends)
-		readRow.Baseline = float64(len(line))
-	}
-	rows = append(rows, readRow)
+	// Both runs' appends are in the window; the small run's reads are the
+	// smaller share, so this overstates the large run's a little.
+	rows = append(rows, row{Section: sec, Figure: fmt.Sprintf("bytes read per append, run of %s records vs appended bytes", thousands(p.Large)), Unit: "B", Goal: 1.0, GoalNote: "O(1): at most a line",
+		Measured: float64(after.BytesRead-before.BytesRead) / float64(2*p.Appends), Baseline: float64(len(line))})
 
 	kindRows, err := fsyncsPerStep(ctx, store, p.Steps, sec)
 	if err != nil {
@@ -137,59 +130,22 @@ func fsyncsPerStep(ctx context.Context, store *journal.FileStore, steps int, sec
 		if err != nil {
 			return nil, err
 		}
-		before, _ := statsOf(store)
+		before := store.Stats()
 		for i := range steps {
 			step := agent.Step{Name: fmt.Sprintf("%s/%d", kind, i), Kind: kind}
 			if _, err := j.RunStep(ctx, runID, step, func(context.Context) (json.RawMessage, error) { return result, nil }); err != nil {
 				return nil, fmt.Errorf("%s step %d: %w", kind, i, err)
 			}
 		}
-		after, haveStats := statsOf(store)
+		after := store.Stats()
 		recsAfter, err := store.Load(runID)
 		if err != nil {
 			return nil, err
 		}
-		r := row{Section: sec, Figure: fmt.Sprintf("fsyncs per %s step (RunStep) vs records it appends", kind), Goal: 1.0,
-			Baseline: float64(len(recsAfter)-len(recsBefore)) / float64(steps)}
-		if haveStats {
-			r.Measured = float64(after.Fsyncs-before.Fsyncs) / float64(steps)
-		} else {
-			r.Missing = "journal.FileStore has no Stats() yet"
-		}
-		rows = append(rows, r)
+		rows = append(rows, row{Section: sec, Figure: fmt.Sprintf("fsyncs per %s step (RunStep) vs records it appends", kind), Goal: 1.0,
+			Measured: float64(after.Fsyncs-before.Fsyncs) / float64(steps), Baseline: float64(len(recsAfter)-len(recsBefore)) / float64(steps)})
 	}
 	return rows, nil
-}
-
-// fileStats are the store's I/O counters: the fields of journal.FileStats.
-type fileStats struct{ Appends, Fsyncs, BytesRead int64 }
-
-// statsOf returns a store's I/O counters, or false when it keeps none.
-//
-// TODO(journal.FileStats): the O(1)-append change adds
-// `func (s *journal.FileStore) Stats() journal.FileStats` with Appends,
-// Fsyncs and BytesRead. Until it is merged, this finds the method by
-// reflection, so that the bench builds and runs on both sides of the merge
-// (the fsync rows say "not measured yet" before it). Once merged, replace
-// the body with a direct call:
-//
-//	st := s.Stats()
-//	return fileStats{Appends: st.Appends, Fsyncs: st.Fsyncs, BytesRead: st.BytesRead}, true
-func statsOf(s *journal.FileStore) (fileStats, bool) {
-	m := reflect.ValueOf(s).MethodByName("Stats")
-	if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 || m.Type().Out(0).Kind() != reflect.Struct {
-		return fileStats{}, false
-	}
-	v := m.Call(nil)[0]
-	var st fileStats
-	for name, dst := range map[string]*int64{"Appends": &st.Appends, "Fsyncs": &st.Fsyncs, "BytesRead": &st.BytesRead} {
-		f := v.FieldByName(name)
-		if !f.IsValid() || !f.CanInt() {
-			return fileStats{}, false
-		}
-		*dst = f.Int()
-	}
-	return st, true
 }
 
 // thousands writes n with a comma every three digits.

@@ -112,7 +112,7 @@ func longRun(ctx context.Context, env *benchEnv, p longParams) ([]row, error) {
 		}
 		return ms(median(ds))
 	}
-	end := p.Turns - 1 // the last turn's gap to the next is the run's end
+	end := p.Turns - 1               // the last turn's gap to the next is the run's end
 	win := min(50, max(end-10, 1)/2) // turns per window: medians of 50 turns are steady on a busy machine
 	rows := []row{
 		{Section: sec, Figure: fmt.Sprintf("history bytes of turn 10 vs 10 KiB (%d executions, %d events in all)", h.executions, h.events), Measured: perTurn(10), Baseline: 10 << 10, Unit: "B", Goal: 1.0},

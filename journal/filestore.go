@@ -520,12 +520,22 @@ func cloneMessages(msgs []agent.Message) []agent.Message {
 	out := slices.Clone(msgs)
 	for i := range out {
 		m := &out[i]
+		m.ContentRef = cloneRef(m.ContentRef)
 		m.ToolCalls = slices.Clone(m.ToolCalls)
 		for j := range m.ToolCalls {
 			m.ToolCalls[j].Args = bytes.Clone(m.ToolCalls[j].Args)
+			m.ToolCalls[j].ArgsRef = cloneRef(m.ToolCalls[j].ArgsRef)
 		}
 	}
 	return out
+}
+
+func cloneRef(r *agent.Ref) *agent.Ref {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	return &c
 }
 
 // journalScan is what scanJournal found in part of a journal file.

@@ -290,7 +290,7 @@ func (j *Journal) Show(runID string) (RunInfo, error) {
 		s := st.steps[r.Step]
 		si := StepInfo{Name: r.Step, Kind: s.kind, Starts: s.starts, State: "started"}
 		if s.completed {
-			si.State, si.Result = "completed", summarize(s.result)
+			si.State, si.Result = "completed", agent.Summarize(s.result)
 		} else if s.reconcile != nil {
 			si.State = "reconciled " + s.reconcile.Outcome
 		}
@@ -320,25 +320,6 @@ func (j *Journal) Waiting() ([]RunInfo, error) {
 		}
 	}
 	return out, nil
-}
-
-// summarize renders a recorded result for people: the text of a tool
-// result, the text or tool calls of a model reply.
-func summarize(raw []byte) string {
-	if r, err := agent.DecodeModelReply(raw); err == nil && (r.Message.Role != "" || r.Model != "") {
-		if len(r.Message.ToolCalls) > 0 {
-			names := make([]string, len(r.Message.ToolCalls))
-			for i, c := range r.Message.ToolCalls {
-				names[i] = c.Name
-			}
-			return "calls " + strings.Join(names, ", ")
-		}
-		return r.Message.Content
-	}
-	if r, err := agent.DecodeToolResult(raw); err == nil {
-		return r.Content
-	}
-	return string(raw)
 }
 
 func listOrNone(xs []string) string {

@@ -469,6 +469,11 @@ func oldFormat(recs []journal.Record) []journal.Record {
 		}
 		if r.Type == journal.StepCompleted {
 			r.Kind, r.Idempotent = "", false
+			// The old code kept no conversation by reference.
+			if reply, err := agent.DecodeModelReply(r.Result); err == nil && reply.Conversation != nil {
+				reply.Conversation = nil
+				r.Result, _ = agent.EncodeModelReply(reply)
+			}
 		}
 		out = append(out, r)
 	}
@@ -476,7 +481,8 @@ func oldFormat(recs []journal.Record) []journal.Record {
 }
 
 // TestOldJournalResumes: journals written by the old code, with a start
-// record for every step, load, show and resume without calling a recorded
+// record for every step and model replies without a conversation
+// reference, load, show and resume without calling a recorded
 // step again; a read that started and never completed runs again.
 func TestOldJournalResumes(t *testing.T) {
 	t.Parallel()
