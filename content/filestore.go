@@ -11,8 +11,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync/atomic"
+
+	"github.com/agentrun/agentrun/internal/durable"
 )
 
 // FileStore is the durable Store: one file per blob, <dir>/<2 hex>/<62 hex>,
@@ -48,32 +49,9 @@ func NewFileStore(dir string) (*FileStore, error) {
 }
 
 func newFileStore(dir string, fsys storeFS) (*FileStore, error) {
-	abs, err := filepath.Abs(dir)
+	abs, err := durable.MkdirAll(dir, dirPerm, fsys.syncDir)
 	if err != nil {
 		return nil, fmt.Errorf("content dir %s: %w", dir, err)
-	}
-	// Collect the directories MkdirAll is about to create, deepest first.
-	var missing []string
-	for p := abs; ; p = filepath.Dir(p) {
-		_, err := os.Stat(p)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("content dir %s: %w", dir, err)
-		}
-		missing = append(missing, p)
-		if filepath.Dir(p) == p {
-			break
-		}
-	}
-	if err := os.MkdirAll(abs, dirPerm); err != nil {
-		return nil, fmt.Errorf("content dir %s: %w", dir, err)
-	}
-	for _, p := range slices.Backward(missing) { // parents before children
-		if err := fsys.syncDir(filepath.Dir(p)); err != nil {
-			return nil, fmt.Errorf("content dir %s: fsync %s: %w", dir, filepath.Dir(p), err)
-		}
 	}
 	return &FileStore{dir: abs, fs: fsys}, nil
 }

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/durable"
 )
 
 // FileStore is the durable Store: one file per run, <dir>/<run id>.jsonl,
@@ -103,34 +104,12 @@ func NewFileStore(dir string) (*FileStore, error) {
 }
 
 func newFileStore(dir string, fsys storeFS) (*FileStore, error) {
-	abs, err := filepath.Abs(dir)
+	s := &FileStore{fs: fsys, runs: make(map[string]*runView)}
+	abs, err := durable.MkdirAll(dir, dirPerm, s.syncDir)
 	if err != nil {
 		return nil, fmt.Errorf("journal dir %s: %w", dir, err)
 	}
-	// Collect the directories MkdirAll is about to create, deepest first.
-	var missing []string
-	for p := abs; ; p = filepath.Dir(p) {
-		_, err := os.Stat(p)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("journal dir %s: %w", dir, err)
-		}
-		missing = append(missing, p)
-		if filepath.Dir(p) == p {
-			break
-		}
-	}
-	if err := os.MkdirAll(abs, dirPerm); err != nil {
-		return nil, fmt.Errorf("journal dir %s: %w", dir, err)
-	}
-	s := &FileStore{dir: abs, fs: fsys, runs: make(map[string]*runView)}
-	for _, p := range slices.Backward(missing) { // parents before children
-		if err := s.syncDir(filepath.Dir(p)); err != nil {
-			return nil, fmt.Errorf("journal dir %s: fsync %s: %w", dir, filepath.Dir(p), err)
-		}
-	}
+	s.dir = abs
 	return s, nil
 }
 
