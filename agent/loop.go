@@ -110,6 +110,24 @@ func NewFacts() *Facts {
 	}
 }
 
+// Complete returns f with every map made, or new facts for nil: facts
+// decoded from JSON may lack the maps that were empty.
+func (f *Facts) Complete() *Facts {
+	if f == nil {
+		return NewFacts()
+	}
+	if f.Results == nil {
+		f.Results = map[string]json.RawMessage{}
+	}
+	if f.Decisions == nil {
+		f.Decisions = map[string]Approval{}
+	}
+	if f.Indeterminate == nil {
+		f.Indeterminate = map[string]bool{}
+	}
+	return f
+}
+
 // Forget drops the facts about steps before the checkpoint's turn: the
 // model steps up to cp.Turn and the tool steps of earlier turns. The loop
 // started from cp never reads them.

@@ -130,10 +130,8 @@ func (r *run) advance(cp agent.Checkpoint) {
 	r.cp = cp
 	r.facts.Forget(cp)
 	for name := range r.gen {
-		if _, ok := r.facts.Indeterminate[name]; !ok {
-			if n, _ := agent.StepTurn(name); n < cp.Turn {
-				delete(r.gen, name)
-			}
+		if n, _ := agent.StepTurn(name); n < cp.Turn {
+			delete(r.gen, name)
 		}
 	}
 }
@@ -180,18 +178,7 @@ func (r *run) restore(c *Continued) {
 	if r.state.Steps == nil {
 		r.state.Steps = []StepRecord{}
 	}
-	if c.Facts != nil {
-		r.facts = c.Facts
-		if r.facts.Results == nil {
-			r.facts.Results = map[string]json.RawMessage{}
-		}
-		if r.facts.Decisions == nil {
-			r.facts.Decisions = map[string]agent.Approval{}
-		}
-		if r.facts.Indeterminate == nil {
-			r.facts.Indeterminate = map[string]bool{}
-		}
-	}
+	r.facts = c.Facts.Complete()
 	if c.Generations != nil {
 		r.gen = c.Generations
 	}
