@@ -66,7 +66,7 @@ func TestLongRunOnDevServer(t *testing.T) {
 	// Walk the chain of executions back from the newest.
 	var (
 		runs, events, maxInput, models int
-		bytes                          int
+		bytes, maxCarried              int
 	)
 	for runID := ""; ; runs++ {
 		it := srv.Client.GetWorkflowHistory(t.Context(), run, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -90,13 +90,19 @@ func TestLongRunOnDevServer(t *testing.T) {
 				maxInput = max(maxInput, n)
 			}
 		}
-		runID = first.GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
+		started := first.GetWorkflowExecutionStartedEventAttributes()
+		if started.GetContinuedExecutionRunId() != "" {
+			for _, p := range started.GetInput().GetPayloads() {
+				maxCarried = max(maxCarried, len(p.GetData()))
+			}
+		}
+		runID = started.GetContinuedExecutionRunId()
 		if runID == "" {
 			break
 		}
 	}
 	perTurn := bytes / turns
-	t.Logf("%d turns in %d executions: %d events, %d history bytes (%d per turn), largest CallModel input %d bytes", turns, runs+1, events, bytes, perTurn, maxInput)
+	t.Logf("%d turns in %d executions: %d events, %d history bytes (%d per turn), largest CallModel input %d bytes, largest checkpoint carried %d bytes", turns, runs+1, events, bytes, perTurn, maxInput, maxCarried)
 	if models != turns {
 		t.Fatalf("CallModel activities: %d, want %d", models, turns)
 	}
@@ -105,6 +111,9 @@ func TestLongRunOnDevServer(t *testing.T) {
 	}
 	if maxInput > 2048 {
 		t.Fatalf("largest CallModel input: %d bytes, want at most 2 KiB", maxInput)
+	}
+	if maxCarried == 0 || maxCarried > 64<<10 {
+		t.Fatalf("largest checkpoint carried across continue-as-new: %d bytes, want some and at most 64 KiB", maxCarried)
 	}
 	if perTurn > 10<<10 {
 		t.Fatalf("history: %d bytes per turn, want at most 10 KiB", perTurn)
