@@ -116,7 +116,7 @@ func longRun(ctx context.Context, env *benchEnv, p longParams) ([]row, error) {
 	win := min(50, max(end-10, 1)/2) // turns per window: medians of 50 turns are steady on a busy machine
 	rows := []row{
 		{Section: sec, Figure: fmt.Sprintf("history bytes of turn 10 vs 10 KiB (%d executions, %d events in all)", h.executions, h.events), Measured: perTurn(10), Baseline: 10 << 10, Unit: "B", Goal: 1.0},
-		{Section: sec, Figure: "history bytes of turn 100 vs turn 10", Measured: perTurn(100), Baseline: perTurn(10), Unit: "B", Goal: 1.2, GoalNote: "flat"},
+		{Section: sec, Figure: fmt.Sprintf("history bytes of turn %d vs turn 10", at(100)), Measured: perTurn(100), Baseline: perTurn(10), Unit: "B", Goal: 1.2, GoalNote: "flat"},
 		{Section: sec, Figure: fmt.Sprintf("history bytes of turn %d vs turn 10", at(1000)), Measured: perTurn(1000), Baseline: perTurn(10), Unit: "B", Goal: 1.2, GoalNote: "flat"},
 		{Section: sec, Figure: "history bytes per turn over the whole run vs 10 KiB", Measured: float64(h.total) / float64(p.Turns), Baseline: 10 << 10, Unit: "B", Goal: 1.0},
 		{Section: sec, Figure: "largest CallModel input vs 2 KiB", Measured: float64(h.maxInput), Baseline: 2 << 10, Unit: "B", Goal: 1.0},
