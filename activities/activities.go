@@ -75,8 +75,23 @@ type Activities struct {
 }
 
 // ListTools returns the model's name and the tools on offer, and keeps
-// their full specs in the content store.
+// their full specs in the content store. It heartbeats like the steps, so
+// that a worker that dies holding it is noticed within the heartbeat
+// timeout.
 func (a *Activities) ListTools(ctx context.Context) (Catalog, error) {
+	var c Catalog
+	_, err := a.heartbeating(ctx, "tools", func(ctx context.Context) (json.RawMessage, error) {
+		if err := a.holdInList(ctx); err != nil { // a test-only crash point; inert unless set
+			return nil, err
+		}
+		var err error
+		c, err = a.listTools(ctx)
+		return nil, err
+	})
+	return c, err
+}
+
+func (a *Activities) listTools(ctx context.Context) (Catalog, error) {
 	key, err := a.Exec.PutTools(ctx)
 	if err != nil {
 		return Catalog{}, fmt.Errorf("keep the tool specs: %w", err)
@@ -97,7 +112,7 @@ func (a *Activities) CallModel(ctx context.Context, in StepInput) (json.RawMessa
 	if in.Step.Kind != agent.KindModel || in.Step.Model == nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("step %s is not a model step", in.Step.Name), "BadStep", nil)
 	}
-	res, err := a.heartbeating(ctx, in, func(ctx context.Context) (json.RawMessage, error) {
+	res, err := a.heartbeating(ctx, in.Step.Name, func(ctx context.Context) (json.RawMessage, error) {
 		return a.Exec.Execute(ctx, in.Step)
 	})
 	if err != nil {
@@ -158,7 +173,7 @@ func (a *Activities) CallTool(ctx context.Context, in StepInput) (json.RawMessag
 		exec = a.holdAfter(in.Step, exec) // a test-only crash point; inert unless set
 	}
 	run := func(ctx context.Context) (json.RawMessage, error) {
-		return a.heartbeating(ctx, in, exec)
+		return a.heartbeating(ctx, in.Step.Name, exec)
 	}
 	if in.Step.Kind != agent.KindWrite || in.Step.Idempotent {
 		res, err := run(ctx)
@@ -202,8 +217,9 @@ func GuardStep(in StepInput) string {
 	return name
 }
 
-// heartbeating runs fn while heartbeating every HeartbeatEvery.
-func (a *Activities) heartbeating(ctx context.Context, in StepInput, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+// heartbeating runs fn while heartbeating every HeartbeatEvery, with the
+// step's name as details.
+func (a *Activities) heartbeating(ctx context.Context, step string, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	every := a.HeartbeatEvery
 	if every <= 0 {
 		every = time.Second
@@ -218,7 +234,7 @@ func (a *Activities) heartbeating(ctx context.Context, in StepInput, fn func(con
 			case <-done:
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx, in.Step.Name)
+				activity.RecordHeartbeat(ctx, step)
 			}
 		}
 	}()

@@ -74,6 +74,7 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 			ActivityID:          "tools",
 			Summary:             "tools · list",
 			StartToCloseTimeout: time.Minute,
+			HeartbeatTimeout:    HeartbeatTimeout,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10},
 		})
 		if err := workflow.ExecuteActivity(lctx, a.ListTools).Get(ctx, &r.cat); err != nil {

@@ -93,3 +93,36 @@ func killRunning(t *testing.T, srv *testenv.Server, workers map[int]*testenv.Pro
 	workers[pid].Kill(t)
 	t.Logf("SIGKILLed worker %d while it ran %s", pid, id)
 }
+
+// TestKillHoldingToolList: the worker holding the run's first activity
+// (the tool list) dies. The step heartbeats like the others, so a second
+// worker takes it over within the heartbeat timeout, not after the list's
+// one-minute start-to-close timeout, and the run goes on to its approval.
+func TestKillHoldingToolList(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	w1 := testenv.Start(t, f.env("AGENTRUN_TEST_HOLD_LIST=1"), testenv.Program(t, "worker"))
+	const run = "e2e-kill-list"
+	if code, out := testenv.Run(t, f.env(), time.Minute, testenv.Program(t, "starter"), "--id", run, prompt); code != 0 {
+		t.Fatalf("starter: exit %d\n%s", code, out)
+	}
+	killRunning(t, srv, map[int]*testenv.Proc{w1.Cmd.Process.Pid: w1}, run, "tools", func() bool {
+		return strings.Contains(w1.Output(), "hold in tools: waiting to be killed")
+	})
+	killed := time.Now()
+	testenv.Start(t, f.env(), testenv.Program(t, "worker"))
+	waitStatus(t, srv, run, "AwaitingApproval", time.Minute)
+	// Heartbeat timeout (5 s), the retry's first interval (1 s), the next
+	// workflow task's wait on the dead worker's sticky queue (5 s), and a
+	// second worker starting: well under the minute it took before.
+	took := time.Since(killed)
+	t.Logf("the run reached its approval %v after the kill", took.Round(100*time.Millisecond))
+	if took > 25*time.Second {
+		t.Fatalf("the run reached its approval %v after the kill, want within 25s", took.Round(time.Second))
+	}
+	h := history(t, srv, run)
+	if h.attempts["tools"] != 2 || h.attempts["llm/1"] != 1 {
+		t.Fatalf("attempts %v, want tools 2 (the held one timed out) and llm/1 1", h.attempts)
+	}
+}
