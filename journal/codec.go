@@ -41,19 +41,49 @@ func encodeRecord(rec Record) ([]byte, error) {
 
 // appendRecord appends the line of rec to dst.
 func appendRecord(dst []byte, rec Record) ([]byte, error) {
+	payload, err := EncodeJSON(rec)
+	if err != nil {
+		return dst, err
+	}
+	dst = fmt.Appendf(dst, "%08x ", crc32.Checksum(payload, castagnoli))
+	dst = append(dst, payload...)
+	return append(dst, '\n'), nil
+}
+
+// EncodeJSON returns the compact JSON of rec, exactly as a FileStore writes
+// it after the checksum: no newline, HTML characters unescaped. It refuses,
+// with an error wrapping ErrInvalid, a record of unknown type or one that
+// does not encode (a Result that is not JSON, for instance), so that a store
+// never writes what DecodeJSON would reject. Other stores (PostgreSQL) keep
+// records in this encoding too.
+func EncodeJSON(rec Record) ([]byte, error) {
 	if !knownType(rec.Type) {
-		return dst, fmt.Errorf("%w record: unknown type %q; want one of %s", ErrInvalid, rec.Type, knownTypes)
+		return nil, fmt.Errorf("%w record: unknown type %q; want one of %s", ErrInvalid, rec.Type, knownTypes)
 	}
 	var js bytes.Buffer
 	enc := json.NewEncoder(&js)
 	enc.SetEscapeHTML(false) // keep tool output such as "<b>" readable; JSON escapes control characters anyway
 	if err := enc.Encode(rec); err != nil {
-		return dst, fmt.Errorf("%w %s record: %v", ErrInvalid, rec.Type, err)
+		return nil, fmt.Errorf("%w %s record: %v", ErrInvalid, rec.Type, err)
 	}
-	payload := bytes.TrimSuffix(js.Bytes(), []byte("\n")) // Encode ends with a newline; compact JSON has no other
-	dst = fmt.Appendf(dst, "%08x ", crc32.Checksum(payload, castagnoli))
-	dst = append(dst, payload...)
-	return append(dst, '\n'), nil
+	return bytes.TrimSuffix(js.Bytes(), []byte("\n")), nil // Encode ends with a newline; compact JSON has no other
+}
+
+// DecodeJSON parses a record encoded by EncodeJSON: a JSON object that
+// decodes into a Record of one of the five types. Its errors are short and
+// lowercase.
+func DecodeJSON(payload []byte) (Record, error) {
+	if len(payload) == 0 || payload[0] != '{' {
+		return Record{}, errors.New("record is not a JSON object")
+	}
+	var rec Record
+	if err := json.Unmarshal(payload, &rec); err != nil {
+		return Record{}, fmt.Errorf("bad record JSON: %v", err)
+	}
+	if !knownType(rec.Type) {
+		return Record{}, fmt.Errorf("unknown record type %q", rec.Type)
+	}
+	return rec, nil
 }
 
 // decodeLine parses one journal line, with or without its final newline. It
@@ -82,15 +112,5 @@ func decodeLine(line []byte) (Record, error) {
 	if got := crc32.Checksum(payload, castagnoli); uint32(want) != got {
 		return Record{}, fmt.Errorf("checksum mismatch: line says %s, record has %08x", sum, got)
 	}
-	if payload[0] != '{' {
-		return Record{}, errors.New("record is not a JSON object")
-	}
-	var rec Record
-	if err := json.Unmarshal(payload, &rec); err != nil {
-		return Record{}, fmt.Errorf("bad record JSON: %v", err)
-	}
-	if !knownType(rec.Type) {
-		return Record{}, fmt.Errorf("unknown record type %q", rec.Type)
-	}
-	return rec, nil
+	return DecodeJSON(payload)
 }

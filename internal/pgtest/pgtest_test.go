@@ -1,0 +1,45 @@
+package pgtest_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentrun/agentrun/internal/pgtest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Stop()
+	os.Exit(code)
+}
+
+func TestURLGivesFreshDatabases(t *testing.T) {
+	t.Parallel()
+	a, b := pgtest.URL(t), pgtest.URL(t)
+	if a == b {
+		t.Fatalf("two calls returned the same database")
+	}
+	for _, u := range []string{a, b} {
+		conn, err := pgx.Connect(t.Context(), u)
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		var n int
+		if err := conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_tables WHERE schemaname = 'public'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("a fresh database has %d tables", n)
+		}
+		var fsync string
+		if err := conn.QueryRow(t.Context(), `SHOW fsync`).Scan(&fsync); err != nil {
+			t.Fatal(err)
+		}
+		if fsync != "on" {
+			t.Errorf("fsync = %s, want on", fsync)
+		}
+		conn.Close(t.Context())
+	}
+}
