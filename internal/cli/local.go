@@ -14,7 +14,8 @@ import (
 	"github.com/agentrun/agentrun/journal"
 )
 
-// Local is the local engine: a journal folder, a model and the tools.
+// Local is the local engine: a journal store (a folder or PostgreSQL), a
+// model and the tools.
 type Local struct {
 	Journal *journal.Journal
 	Exec    *execute.Executor
@@ -22,7 +23,7 @@ type Local struct {
 
 // OpenLocal builds the local engine from the settings. Close it when done.
 func OpenLocal(ctx context.Context, s Settings) (*Local, error) {
-	store, err := journal.NewFileStore(s.Journal)
+	store, err := s.JournalStore(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -4,25 +4,39 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/postgres"
 	"github.com/agentrun/agentrun/tools"
 )
 
 // Settings are agentrun's own settings, read from AGENTRUN_ variables.
 // Temporal's client settings come from the sdk's envconfig instead.
 type Settings struct {
-	// Journal is the journal folder. Default ".agentrun/journal"
-	// (AGENTRUN_JOURNAL). Temporal workers keep the write guard's journal in
-	// its subfolder "temporal", and both engines keep the content store
-	// (large values, conversations) in "content"; every worker of a task
-	// queue must share it.
+	// Journal says where durable state lives (AGENTRUN_JOURNAL): a folder
+	// or a PostgreSQL URL. Default ".agentrun/journal".
+	//
+	// A folder holds the local engine's journal; Temporal workers keep the
+	// write guard's journal in its subfolder "temporal", and both engines
+	// keep the content store (large values, conversations) in "content";
+	// every worker of a task queue must share it (one host, or a file
+	// system with working flock).
+	//
+	// A postgres:// or postgresql:// URL (libpq form, e.g.
+	// postgres://agentrun:PASSWORD@db:5432/agentrun?sslmode=require) keeps
+	// all three in that database (package postgres), so workers on many
+	// hosts share nothing but PostgreSQL and Temporal. The tables are
+	// created or migrated on first use. Logs and errors name the host,
+	// port, database and user, never the password.
 	Journal string
 	// Model names the model provider (AGENTRUN_MODEL). Default "scripted".
 	Model string
@@ -91,10 +105,103 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 }
 
 // ContentDir is the content store's folder: <AGENTRUN_JOURNAL>/content.
+// It means nothing when AGENTRUN_JOURNAL is a PostgreSQL URL.
 func (s Settings) ContentDir() string { return filepath.Join(s.Journal, "content") }
 
-// Content opens the content store.
+// IsPostgresURL reports whether an AGENTRUN_JOURNAL value names a
+// PostgreSQL database rather than a folder.
+func IsPostgresURL(v string) bool {
+	return strings.HasPrefix(v, "postgres://") || strings.HasPrefix(v, "postgresql://")
+}
+
+// openTimeout bounds connecting to PostgreSQL and migrating its schema when
+// a store is first opened (the migration may wait for another process's).
+const openTimeout = time.Minute
+
+var (
+	dbMu sync.Mutex
+	dbs  = map[string]*postgres.DB{} // by URL: one pool per database and process
+)
+
+// database is the one place that decides between a folder and PostgreSQL:
+// it returns nil when AGENTRUN_JOURNAL is a folder, and otherwise the
+// process's pool for the URL, opened (and the schema migrated) on first
+// use. The pool lives as long as the process: the programs are its only
+// users, and exiting closes its connections.
+func (s Settings) database(ctx context.Context) (*postgres.DB, error) {
+	if !IsPostgresURL(s.Journal) {
+		return nil, nil
+	}
+	dbMu.Lock()
+	defer dbMu.Unlock()
+	if db := dbs[s.Journal]; db != nil {
+		return db, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, openTimeout)
+	defer cancel()
+	db, err := postgres.Open(ctx, s.Journal)
+	if err != nil {
+		return nil, fmt.Errorf("AGENTRUN_JOURNAL: %w", err)
+	}
+	dbs[s.Journal] = db
+	return db, nil
+}
+
+// Where names where durable state lives, for logs: the folder, or the
+// database without its password.
+func (s Settings) Where() string {
+	if IsPostgresURL(s.Journal) {
+		return postgres.Redact(s.Journal)
+	}
+	return s.Journal
+}
+
+// JournalStore opens the local engine's journal store: the folder, or the
+// database's local journal.
+func (s Settings) JournalStore(ctx context.Context) (journal.Store, error) {
+	db, err := s.database(ctx)
+	switch {
+	case err != nil:
+		return nil, err
+	case db != nil:
+		return db.Journal(), nil
+	}
+	return journal.NewFileStore(s.Journal)
+}
+
+// GuardStore opens the write guard's journal store of a Temporal worker:
+// the folder's "temporal" subfolder (GuardDir), or the database's guard
+// journal. It returns where that is, for logs.
+func (s Settings) GuardStore(ctx context.Context, logger *slog.Logger) (journal.Store, string, error) {
+	db, err := s.database(ctx)
+	switch {
+	case err != nil:
+		return nil, "", err
+	case db != nil:
+		return db.Guard(), db.String(), nil
+	}
+	store, err := journal.NewFileStore(GuardDir(s))
+	if err != nil {
+		return nil, "", err
+	}
+	store.Logger = logger
+	return store, GuardDir(s), nil
+}
+
+// Content opens the content store: the folder's "content" subfolder, or
+// the database's content table.
 func (s Settings) Content() (content.Store, error) {
+	return s.content(context.Background())
+}
+
+func (s Settings) content(ctx context.Context) (content.Store, error) {
+	db, err := s.database(ctx)
+	switch {
+	case err != nil:
+		return nil, err
+	case db != nil:
+		return db.Content(), nil
+	}
 	return content.NewFileStore(s.ContentDir())
 }
 
@@ -106,7 +213,7 @@ func (s Settings) Executor(ctx context.Context) (*execute.Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("AGENTRUN_MODEL: %w", err)
 	}
-	store, err := s.Content()
+	store, err := s.content(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,8 @@ import (
 )
 
 // GuardDir is the folder of the write guard's journal under the journal
-// folder: <AGENTRUN_JOURNAL>/temporal.
+// folder: <AGENTRUN_JOURNAL>/temporal. It means nothing when
+// AGENTRUN_JOURNAL is a PostgreSQL URL (see Settings.GuardStore).
 func GuardDir(s Settings) string { return filepath.Join(s.Journal, "temporal") }
 
 // RunWorker runs one worker of the fleet until ctx is done, then stops
@@ -26,11 +27,10 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 		return err
 	}
 	defer exec.Tools.Close()
-	store, err := journal.NewFileStore(GuardDir(s))
+	store, guardAt, err := s.GuardStore(ctx, logger)
 	if err != nil {
 		return err
 	}
-	store.Logger = logger
 	c, err := cluster.Dial(ctx, logger)
 	if err != nil {
 		return err
@@ -46,7 +46,7 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 		Guard:  &journal.Journal{Store: store},
 		Logger: logger,
 	})
-	logger.Info("worker started", "task_queue", s.TaskQueue, "namespace", c.Namespace, "model", exec.Model.Name(), "guard", GuardDir(s))
+	logger.Info("worker started", "task_queue", s.TaskQueue, "namespace", c.Namespace, "model", exec.Model.Name(), "guard", guardAt)
 	stop := make(chan any)
 	go func() {
 		<-ctx.Done()
