@@ -5,8 +5,8 @@
 // A [Store] has two operations: Put stores bytes and returns their key, Get
 // returns the bytes stored under a key. [FileStore] keeps blobs on disk,
 // [MemStore] in memory; [Counting] wraps any Store and counts what goes
-// through it. A PostgreSQL backend can be added behind the same interface;
-// like every backend it must pass the conformance suite in
+// through it; package [github.com/agentrun/agentrun/postgres] keeps blobs
+// in PostgreSQL. Every backend passes the conformance suite in
 // [github.com/agentrun/agentrun/content/storetest].
 //
 // # Keys

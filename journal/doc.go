@@ -4,7 +4,9 @@
 // A run's journal is an append-only list of [Record]s (run.started,
 // step.started, step.completed, signal, run.completed); the state of a run
 // is a fold over them. A [Store] keeps the journals: [FileStore] on disk,
-// [MemStore] in memory. Journal.RunStep applies the decision table of
+// [MemStore] in memory, and package [github.com/agentrun/agentrun/postgres]
+// in PostgreSQL; every Store passes the conformance suite in
+// [github.com/agentrun/agentrun/journal/storetest]. Journal.RunStep applies the decision table of
 // DESIGN §4; Run and Signal drive the agent loop over a Store.
 //
 // Only a write step that is not idempotent records step.started, fsynced,

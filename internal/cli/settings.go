@@ -147,15 +147,6 @@ func (s Settings) database(ctx context.Context) (*postgres.DB, error) {
 	return db, nil
 }
 
-// Where names where durable state lives, for logs: the folder, or the
-// database without its password.
-func (s Settings) Where() string {
-	if IsPostgresURL(s.Journal) {
-		return postgres.Redact(s.Journal)
-	}
-	return s.Journal
-}
-
 // JournalStore opens the local engine's journal store: the folder, or the
 // database's local journal.
 func (s Settings) JournalStore(ctx context.Context) (journal.Store, error) {

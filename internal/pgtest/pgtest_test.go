@@ -1,6 +1,7 @@
 package pgtest_test
 
 import (
+	"net/url"
 	"os"
 	"testing"
 
@@ -42,4 +43,28 @@ func TestURLGivesFreshDatabases(t *testing.T) {
 		}
 		conn.Close(t.Context())
 	}
+}
+
+// With AGENTRUN_TEST_POSTGRES_URL set, URL creates its databases on that
+// server.
+func TestURLFromEnvironment(t *testing.T) {
+	first, err := url.Parse(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := *first
+	server.Path = "/postgres"
+	t.Setenv(pgtest.EnvURL, server.String())
+	u, err := url.Parse(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Host != first.Host || u.Path == first.Path || u.Path == "/postgres" {
+		t.Fatalf("URL with %s set gave database %s on %s; want a new database on %s", pgtest.EnvURL, u.Path, u.Host, first.Host)
+	}
+	conn, err := pgx.Connect(t.Context(), u.String())
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	conn.Close(t.Context())
 }
