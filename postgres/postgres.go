@@ -48,7 +48,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
 	}
-	db := &DB{target: Describe(cfg.ConnConfig.Config)}
+	db := &DB{target: describe(&cfg.ConnConfig.Config)}
 	db.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, db.errorf(url, "connect: %w", err)
@@ -79,9 +79,9 @@ func (db *DB) Content() content.Store { return &Content{db: db} }
 // 127.0.0.1:5432 database agentrun user agentrun".
 func (db *DB) String() string { return db.target }
 
-// Describe names a connection's target without its password: host, port,
+// describe names a connection's target without its password: host, port,
 // database and user.
-func Describe(c pgconn.Config) string {
+func describe(c *pgconn.Config) string {
 	return fmt.Sprintf("postgres %s database %s user %s", hostPort(c.Host, c.Port), c.Database, c.User)
 }
 

@@ -1,8 +1,9 @@
 // Command worker runs one worker of an agentrun fleet: it polls the task
 // queue (AGENTRUN_TASK_QUEUE, default agentrun) for AgentRun workflows and
-// their activities. Workers of one queue must share the journal folder
-// (AGENTRUN_JOURNAL), which holds the write guard. SIGTERM or SIGINT stops
-// it gracefully.
+// their activities. Workers of one queue must share AGENTRUN_JOURNAL, which
+// holds the write guard and the content store: one journal folder, or one
+// PostgreSQL database (a postgres:// URL). SIGTERM or SIGINT stops it
+// gracefully.
 package main
 
 import (
