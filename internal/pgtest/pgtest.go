@@ -138,7 +138,7 @@ func start() (*cluster, error) {
 		}
 		c.owner = "postgres"
 	}
-	if c.dir, err = os.MkdirTemp("", "agentrun-pgtest-"); err != nil {
+	if c.dir, err = os.MkdirTemp(tempBase(c.owner != ""), "agentrun-pgtest-"); err != nil {
 		return nil, err
 	}
 	ok := false
@@ -200,6 +200,32 @@ func (c *cluster) stop() {
 		}
 	}
 	_ = os.RemoveAll(c.dir)
+}
+
+// maxSocketDir is the longest folder that can hold the server's socket
+// ".s.PGSQL.<port>": a unix socket path has at most 107 bytes.
+const maxSocketDir = 80
+
+// tempBase returns the folder for the cluster's temporary folder: the
+// system's, unless the socket path would be too long there or, for a
+// cluster run as another user, that user could not reach it (a TMPDIR
+// inside root's home); then /tmp.
+func tempBase(otherUser bool) string {
+	base := os.TempDir()
+	if len(base)+len("/agentrun-pgtest-0123456789") > maxSocketDir {
+		return "/tmp"
+	}
+	if otherUser {
+		for dir := base; ; dir = filepath.Dir(dir) {
+			if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm()&0o001 == 0 {
+				return "/tmp"
+			}
+			if dir == filepath.Dir(dir) {
+				break
+			}
+		}
+	}
+	return base
 }
 
 // run runs one of the PostgreSQL programs as the cluster's owner.
