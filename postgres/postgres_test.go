@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -347,5 +348,69 @@ func query(t *testing.T, u, sql string, dest ...any) {
 	defer conn.Close(context.Background())
 	if err := conn.QueryRow(t.Context(), sql, nil...).Scan(dest...); err != nil {
 		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// An Append whose connection dies before it answers returns an error that
+// is neither ErrConflict nor ErrInvalid: its outcome is unknown, never
+// "absent". The store goes on working.
+func TestAppendCutShortIsUnknown(t *testing.T) {
+	t.Parallel()
+	db, u := open(t)
+	s := db.Journal()
+	if err := s.Append("run-1", 0, journal.Record{Type: journal.RunStarted}); err != nil {
+		t.Fatal(err)
+	}
+	locker, err := pgx.Connect(t.Context(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close(context.Background())
+	tx, err := locker.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(t.Context(), `LOCK TABLE agentrun_journal IN EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Append("run-1", 1, journal.Record{Type: journal.StepStarted, Step: "tool/1/0/x", Kind: agent.KindWrite})
+	}()
+	// Wait (bounded) until the append waits for the lock, then end its
+	// session from the server's side.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var pid int
+		err := tx.QueryRow(t.Context(), `SELECT pid FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO agentrun_journal%'`).Scan(&pid)
+		if err == nil {
+			if _, err := tx.Exec(t.Context(), `SELECT pg_terminate_backend($1)`, pid); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the append never waited for the lock")
+		}
+		time.Sleep(10 * time.Millisecond) // polling the server's view; there is no signal to wait for
+	}
+	err = <-done
+	if err == nil || errors.Is(err, journal.ErrConflict) || errors.Is(err, journal.ErrInvalid) {
+		t.Fatalf("Append whose session was terminated = %v; want an error of unknown outcome", err)
+	}
+	t.Logf("error: %v", err)
+	if err := tx.Rollback(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := s.Load("run-1")
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("Load after the terminated append = %d records, %v; want 1 (it never ran)", len(recs), err)
+	}
+	if err := s.Append("run-1", 1, journal.Record{Type: journal.RunCompleted}); err != nil {
+		t.Fatalf("Append after the terminated one: %v", err)
 	}
 }
