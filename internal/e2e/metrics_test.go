@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
 	"github.com/agentrun/agentrun/internal/testenv"
 )
 
@@ -87,6 +89,54 @@ func TestWorkerMetrics(t *testing.T) {
 
 	if err := worker.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
+	}
+	if code := worker.Wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("worker exit %d after SIGTERM:\n%s", code, worker.Output())
+	}
+}
+
+// TestWorkerHealthWhileStopping: a worker stopping gracefully (SIGTERM)
+// while a step runs answers /healthz with 503 until it exits, then exits 0.
+func TestWorkerHealthWhileStopping(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	addr := freeAddr(t)
+	worker := testenv.Start(t, f.env("AGENTRUN_METRICS="+addr, "AGENTRUN_DEMO_DELAY=5s"), testenv.Program(t, "worker"))
+	health := "http://" + addr + "/healthz"
+	testenv.WaitFor(t, time.Minute, "/healthz to answer 200", func() bool {
+		code, _ := httpGet(health)
+		return code == http.StatusOK
+	})
+	const run = "e2e-health-stopping"
+	if code, out := testenv.Run(t, f.env(), time.Minute, testenv.Program(t, "starter"), "--id", run, prompt); code != 0 {
+		t.Fatalf("starter: exit %d\n%s", code, out)
+	}
+	testenv.WaitFor(t, time.Minute, "tool/1/0/lookup to run", func() bool {
+		desc, err := srv.Describe(t, run)
+		if err != nil {
+			return false
+		}
+		for _, a := range desc.GetPendingActivities() {
+			if a.GetActivityId() == "tool/1/0/lookup" && a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
+				return true
+			}
+		}
+		return false
+	})
+	if err := worker.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// lookup sleeps 5s and the worker gives running steps 10s: the endpoint
+	// is up, and unhealthy, while it finishes.
+	var body string
+	testenv.WaitFor(t, 4*time.Second, "/healthz to answer 503 while the worker stops", func() bool {
+		var code int
+		code, body = httpGet(health)
+		return code == http.StatusServiceUnavailable
+	})
+	if body != "stopping\n" {
+		t.Errorf("/healthz while stopping: %q, want \"stopping\\n\"", body)
 	}
 	if code := worker.Wait(t, 30*time.Second); code != 0 {
 		t.Fatalf("worker exit %d after SIGTERM:\n%s", code, worker.Output())
