@@ -28,4 +28,10 @@
 // their start: a first heartbeat is a blocking call that every short step
 // would wait for), so that a dead worker is noticed within the heartbeat
 // timeout.
+//
+// Metrics: with Activities.Metrics set, CallModel and CallTool count each
+// attempt that ends by kind and outcome (completed, failed, indeterminate),
+// with its latency, the tokens of model replies, and a gated tool call's
+// first attempt as approved (package metrics). Nothing is recorded in
+// workflow code.
 package activities
