@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"regexp"
 	"strconv"
 	"sync/atomic"
@@ -21,8 +22,8 @@ import (
 	temporalotel "go.temporal.io/sdk/contrib/opentelemetry"
 )
 
-// hostname matches a DNS name or the text of an IP address.
-var hostname = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.:-]*[A-Za-z0-9])?$`)
+// hostname matches a DNS name.
+var hostname = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$`)
 
 // ValidateAddr checks a listen address: HOST:PORT or :PORT, with PORT from
 // 1 to 65535 and HOST an IP address or a host name. "[::1]:9464" is an IPv6
@@ -35,7 +36,7 @@ func ValidateAddr(addr string) error {
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 		return fmt.Errorf("port %q is not a number from 1 to 65535", port)
 	}
-	if host != "" && net.ParseIP(host) == nil && !hostname.MatchString(host) {
+	if _, err := netip.ParseAddr(host); host != "" && err != nil && !hostname.MatchString(host) {
 		return fmt.Errorf("host %q is not an IP address or a host name", host)
 	}
 	return nil

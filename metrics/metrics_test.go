@@ -35,6 +35,8 @@ func TestValidateAddr(t *testing.T) {
 		{"host name:9464", false},
 		{"http://127.0.0.1:9464", false},
 		{"::1:9464", false},
+		{"[fe80::1%eth0]:9464", true},
+		{"[a:b]:9464", false},
 	} {
 		err := ValidateAddr(tc.addr)
 		if (err == nil) != tc.ok {
