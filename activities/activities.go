@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -117,6 +118,11 @@ func (a *Activities) CallModel(ctx context.Context, in StepInput) (json.RawMessa
 	if in.Step.Kind != agent.KindModel || in.Step.Model == nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("step %s is not a model step", in.Step.Name), "BadStep", nil)
 	}
+	if a.Metrics != nil && activity.GetInfo(ctx).Attempt == 1 {
+		for range denials(in.Step.Model.New) {
+			a.Metrics.Decision(ctx, metrics.Deny)
+		}
+	}
 	start := time.Now()
 	res, err := a.heartbeating(ctx, in.Step.Name, func(ctx context.Context) (json.RawMessage, error) {
 		return a.Exec.Execute(ctx, in.Step)
@@ -130,6 +136,19 @@ func (a *Activities) CallModel(ctx context.Context, in StepInput) (json.RawMessa
 		a.Metrics.Tokens(ctx, cmp.Or(reply.Model, a.Exec.Model.Name()), reply.Usage)
 	}
 	return res, nil
+}
+
+// denials counts the tool messages among a model step's new messages that
+// tell the model a person denied the call: a denial reaches a worker only
+// there, with the model step that follows it.
+func denials(msgs []agent.Message) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Role == agent.RoleTool && m.IsError && strings.HasPrefix(m.Text(), agent.DeniedByOperator) {
+			n++
+		}
+	}
+	return n
 }
 
 // contentError is the non-retryable failure of a step whose referenced

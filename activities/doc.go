@@ -31,7 +31,8 @@
 //
 // Metrics: with Activities.Metrics set, CallModel and CallTool count each
 // attempt that ends by kind and outcome (completed, failed, indeterminate),
-// with its latency, the tokens of model replies, and a gated tool call's
-// first attempt as approved (package metrics). Nothing is recorded in
-// workflow code.
+// with its latency, the tokens of model replies, a gated tool call's first
+// attempt as approved, and a denial by a person (a tool message beginning
+// agent.DeniedByOperator) with the first attempt of the model step that
+// carries it (package metrics). Nothing is recorded in workflow code.
 package activities

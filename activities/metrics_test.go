@@ -16,7 +16,8 @@ import (
 
 // TestStepMetrics: each step attempt is counted by kind and outcome, a
 // write that ends Indeterminate counts as such, a gated write counts as
-// approved, and a model step counts its tokens.
+// approved, a model step counts its tokens and the denials by a person it
+// tells the model of.
 func TestStepMetrics(t *testing.T) {
 	t.Parallel()
 	reader := sdkmetric.NewManualReader()
@@ -33,6 +34,13 @@ func TestStepMetrics(t *testing.T) {
 		_, _ = env.ExecuteActivity(fn, in)
 	}
 	run(acts.CallModel, modelStep())
+	denied := modelStep()
+	denied.Step.Name = agent.ModelStep(2)
+	denied.Step.Model.New = []agent.Message{
+		{Role: agent.RoleTool, Step: "tool/1/0/create_ticket", IsError: true, Content: agent.DeniedByOperator + "not during the freeze"},
+		{Role: agent.RoleTool, Step: "tool/1/1/lookup", IsError: true, Content: "denied: the policy denies lookup"}, // the policy's, not a person's
+	}
+	run(acts.CallModel, denied)
 	run(acts.CallTool, toolStep("lookup", agent.KindRead, `{"topic":"vpn"}`))       // times out: an error result, completed
 	run(acts.CallTool, toolStep("no_such_tool", agent.KindRead, `{}`))              // fails
 	run(acts.CallTool, toolStep("create_ticket", agent.KindWrite, `{"title":"t"}`)) // times out: Indeterminate
@@ -49,12 +57,13 @@ func TestStepMetrics(t *testing.T) {
 		attrs []attribute.KeyValue
 		value int64
 	}{
-		{"agentrun.steps", kv("kind", "model", "outcome", "completed"), 1},
+		{"agentrun.steps", kv("kind", "model", "outcome", "completed"), 2},
 		{"agentrun.steps", kv("kind", "read", "outcome", "completed"), 1},
 		{"agentrun.steps", kv("kind", "read", "outcome", "failed"), 1},
 		{"agentrun.steps", kv("kind", "write", "outcome", "indeterminate"), 2},
 		{"agentrun.writes.indeterminate", nil, 2},
 		{"agentrun.approvals", kv("decision", "approve"), 1},
+		{"agentrun.approvals", kv("decision", "deny"), 1},
 	} {
 		if got := counter(rm, want.name, want.attrs); got != want.value {
 			t.Errorf("%s%v = %d, want %d", want.name, want.attrs, got, want.value)

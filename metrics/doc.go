@@ -13,14 +13,16 @@
 //	agentrun_steps_total{kind, outcome}          step attempts that ended: completed, failed or indeterminate
 //	agentrun_step_duration_seconds{kind}         how long those attempts took (histogram)
 //	agentrun_writes_indeterminate_total          write attempts that ended Indeterminate
-//	agentrun_approvals_total{decision}           gated tool calls that ran after an approval (decision="approve")
+//	agentrun_approvals_total{decision}           a person's decisions about gated tool calls: approve, deny
 //	agentrun_tokens_total{model, direction}      tokens of completed model steps, direction input or output
 //
 // They count attempts, not steps: a step Temporal retried counts once per
-// attempt that ended. Denials never reach a worker (the workflow decides
-// them), so they are not counted here; the run's state query lists what a
-// run waits for. A write whose last attempt timed out without reporting is
-// Indeterminate in the workflow but counted as nothing here.
+// attempt that ended. Decisions are made in the workflow and counted where
+// they reach a worker: an approval with the first attempt of the call it
+// lets run, a denial with the first attempt of the model step that tells
+// the model of it (so a run cancelled in between never counts its denial).
+// A write whose last attempt timed out without reporting is Indeterminate
+// in the workflow but counted as nothing here.
 //
 // A nil *Recorder records nothing, so code that takes one works without
 // metrics.

@@ -23,30 +23,9 @@ func TestWorkerMetrics(t *testing.T) {
 	t.Parallel()
 	srv := testenv.DevServer(t)
 	f := newFleet(t, srv)
-	addr := freeAddr(t)
-	worker := testenv.Start(t, f.env("AGENTRUN_METRICS="+addr), testenv.Program(t, "worker"))
-	base := "http://" + addr
-
-	testenv.WaitFor(t, time.Minute, "/healthz to answer 200", func() bool {
-		if !worker.Running() {
-			t.Fatalf("worker exited:\n%s", worker.Output())
-		}
-		code, _ := httpGet(base + "/healthz")
-		return code == http.StatusOK
-	})
-	if _, body := httpGet(base + "/healthz"); strings.Count(body, "\n") != 1 {
-		t.Errorf("/healthz body %q, want one line", body)
-	}
-
-	starter := testenv.Program(t, "starter")
-	const run = "e2e-metrics"
-	if code, out := testenv.Run(t, f.env(), time.Minute, starter, "--id", run, prompt); code != 0 {
-		t.Fatalf("starter: exit %d\n%s", code, out)
-	}
-	waitStatus(t, srv, run, "AwaitingApproval", time.Minute)
-	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", mustJSON(map[string]string{"Marker": ticketStep}))
-	if code, out := testenv.Run(t, f.env(), time.Minute, starter, "--id", run, "--wait", prompt); code != 0 || !strings.Contains(out, "TICKET-1") {
-		t.Fatalf("starter --wait: exit %d\n%s", code, out)
+	worker, base := startMetricsWorker(t, f)
+	if out := decideHand(t, f, "e2e-metrics", "approve", map[string]string{"Marker": ticketStep}); !strings.Contains(out, "TICKET-1") {
+		t.Fatalf("starter --wait:\n%s", out)
 	}
 
 	code, body := httpGet(base + "/metrics")
@@ -66,6 +45,7 @@ func TestWorkerMetrics(t *testing.T) {
 		{"agentrun_step_duration_seconds_count", []string{`kind="model"`}, 3},
 		{"agentrun_step_duration_seconds_count", []string{`kind="write"`}, 1},
 		{"agentrun_approvals_total", []string{`decision="approve"`}, 1},
+		{"agentrun_approvals_total", []string{`decision="deny"`}, 0},
 	} {
 		if got := sum(body, want.name, want.labels...); got != want.value {
 			t.Errorf("%s%v = %v, want %v", want.name, want.labels, got, want.value)
@@ -95,19 +75,88 @@ func TestWorkerMetrics(t *testing.T) {
 	}
 }
 
+// TestWorkerMetricsDeny: the hand example with its ticket denied. The
+// denial reaches the worker with the last model step, which counts it; the
+// write never runs.
+func TestWorkerMetricsDeny(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	_, base := startMetricsWorker(t, f)
+	if out := decideHand(t, f, "e2e-metrics-deny", "deny", map[string]string{"Marker": ticketStep, "Reason": "not during the freeze"}); !strings.Contains(out, "not during the freeze") {
+		t.Fatalf("starter --wait:\n%s", out)
+	}
+	_, body := httpGet(base + "/metrics")
+	for _, want := range []struct {
+		name   string
+		labels []string
+		value  float64
+	}{
+		{"agentrun_steps_total", []string{`kind="model"`, `outcome="completed"`}, 3},
+		{"agentrun_steps_total", []string{`kind="read"`, `outcome="completed"`}, 1},
+		{"agentrun_steps_total", []string{`kind="write"`}, 0},
+		{"agentrun_approvals_total", []string{`decision="deny"`}, 1},
+		{"agentrun_approvals_total", []string{`decision="approve"`}, 0},
+	} {
+		if got := sum(body, want.name, want.labels...); got != want.value {
+			t.Errorf("%s%v = %v, want %v", want.name, want.labels, got, want.value)
+		}
+	}
+	if f.ticketCount(t) != 0 {
+		t.Error("a denied ticket was written")
+	}
+	if t.Failed() {
+		t.Logf("/metrics:\n%s", body)
+	}
+}
+
+// startMetricsWorker starts a worker of f that serves metrics on a free
+// port and waits until its /healthz answers 200 with one line; it returns
+// the worker and the endpoint's base URL.
+func startMetricsWorker(t *testing.T, f *fleet, env ...string) (*testenv.Proc, string) {
+	t.Helper()
+	addr := freeAddr(t)
+	worker := testenv.Start(t, f.env(append([]string{"AGENTRUN_METRICS=" + addr}, env...)...), testenv.Program(t, "worker"))
+	base := "http://" + addr
+	testenv.WaitFor(t, time.Minute, "/healthz to answer 200", func() bool {
+		if !worker.Running() {
+			t.Fatalf("worker exited:\n%s", worker.Output())
+		}
+		code, _ := httpGet(base + "/healthz")
+		return code == http.StatusOK
+	})
+	if _, body := httpGet(base + "/healthz"); strings.Count(body, "\n") != 1 {
+		t.Errorf("/healthz body %q, want one line", body)
+	}
+	return worker, base
+}
+
+// decideHand starts the hand example as run, sends signal (approve or
+// deny) with payload once it awaits approval, and returns what the starter
+// prints when it attaches with --wait until the run ends.
+func decideHand(t *testing.T, f *fleet, run, signal string, payload map[string]string) string {
+	t.Helper()
+	starter := testenv.Program(t, "starter")
+	if code, out := testenv.Run(t, f.env(), time.Minute, starter, "--id", run, prompt); code != 0 {
+		t.Fatalf("starter: exit %d\n%s", code, out)
+	}
+	waitStatus(t, f.srv, run, "AwaitingApproval", time.Minute)
+	f.temporal(t, "workflow", "signal", "-w", run, "--name", signal, "--input", mustJSON(payload))
+	code, out := testenv.Run(t, f.env(), time.Minute, starter, "--id", run, "--wait", prompt)
+	if code != 0 {
+		t.Fatalf("starter --wait: exit %d\n%s", code, out)
+	}
+	return out
+}
+
 // TestWorkerHealthWhileStopping: a worker stopping gracefully (SIGTERM)
 // while a step runs answers /healthz with 503 until it exits, then exits 0.
 func TestWorkerHealthWhileStopping(t *testing.T) {
 	t.Parallel()
 	srv := testenv.DevServer(t)
 	f := newFleet(t, srv)
-	addr := freeAddr(t)
-	worker := testenv.Start(t, f.env("AGENTRUN_METRICS="+addr, "AGENTRUN_DEMO_DELAY=5s"), testenv.Program(t, "worker"))
-	health := "http://" + addr + "/healthz"
-	testenv.WaitFor(t, time.Minute, "/healthz to answer 200", func() bool {
-		code, _ := httpGet(health)
-		return code == http.StatusOK
-	})
+	worker, base := startMetricsWorker(t, f, "AGENTRUN_DEMO_DELAY=5s")
+	health := base + "/healthz"
 	const run = "e2e-health-stopping"
 	if code, out := testenv.Run(t, f.env(), time.Minute, testenv.Program(t, "starter"), "--id", run, prompt); code != 0 {
 		t.Fatalf("starter: exit %d\n%s", code, out)
