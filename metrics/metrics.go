@@ -61,7 +61,7 @@ func NewRecorder(mp metric.MeterProvider) (*Recorder, error) {
 		return nil, err
 	}
 	if r.approvals, err = m.Int64Counter("agentrun.approvals",
-		metric.WithDescription("Gated tool calls decided by a person, by decision; counted when an approved call reaches a worker.")); err != nil {
+		metric.WithDescription("A person's decisions about gated tool calls (approve, deny), counted when they reach a worker.")); err != nil {
 		return nil, err
 	}
 	if r.tokens, err = m.Int64Counter("agentrun.tokens",
