@@ -25,13 +25,13 @@ import (
 // hostname matches a DNS name.
 var hostname = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$`)
 
-// ValidateAddr checks a listen address: HOST:PORT or :PORT, with PORT from
+// ValidateAddr checks a listen address, HOST:PORT or :PORT, with PORT from
 // 1 to 65535 and HOST an IP address or a host name. "[::1]:9464" is an IPv6
 // host.
 func ValidateAddr(addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("want HOST:PORT or :PORT: %w", err)
+		return err
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 		return fmt.Errorf("port %q is not a number from 1 to 65535", port)
