@@ -1,12 +1,14 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -16,6 +18,7 @@ import (
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/metrics"
 	"github.com/agentrun/agentrun/tools"
 )
 
@@ -72,6 +75,9 @@ type Activities struct {
 	Logger *slog.Logger
 	// HeartbeatEvery is how often a running step heartbeats. Default 1s.
 	HeartbeatEvery time.Duration
+	// Metrics records steps, their latency, tokens and approvals. Nil
+	// records nothing.
+	Metrics *metrics.Recorder
 }
 
 // ListTools returns the model's name and the tools on offer, and keeps
@@ -112,13 +118,37 @@ func (a *Activities) CallModel(ctx context.Context, in StepInput) (json.RawMessa
 	if in.Step.Kind != agent.KindModel || in.Step.Model == nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("step %s is not a model step", in.Step.Name), "BadStep", nil)
 	}
+	if a.Metrics != nil && activity.GetInfo(ctx).Attempt == 1 {
+		for range denials(in.Step.Model.New) {
+			a.Metrics.Decision(ctx, metrics.Deny)
+		}
+	}
+	start := time.Now()
 	res, err := a.heartbeating(ctx, in.Step.Name, func(ctx context.Context) (json.RawMessage, error) {
 		return a.Exec.Execute(ctx, in.Step)
 	})
 	if err != nil {
+		a.Metrics.Step(ctx, agent.KindModel, metrics.Failed, time.Since(start))
 		return nil, modelError(ctx, err)
 	}
+	a.Metrics.Step(ctx, agent.KindModel, metrics.Completed, time.Since(start))
+	if reply, err := agent.DecodeModelReply(res); err == nil {
+		a.Metrics.Tokens(ctx, cmp.Or(reply.Model, a.Exec.Model.Name()), reply.Usage)
+	}
 	return res, nil
+}
+
+// denials counts the tool messages among a model step's new messages that
+// tell the model a person denied the call: a denial reaches a worker only
+// there, with the model step that follows it.
+func denials(msgs []agent.Message) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Role == agent.RoleTool && m.IsError && strings.HasPrefix(m.Text(), agent.DeniedByOperator) {
+			n++
+		}
+	}
+	return n
 }
 
 // contentError is the non-retryable failure of a step whose referenced
@@ -157,6 +187,40 @@ func (a *Activities) CallTool(ctx context.Context, in StepInput) (json.RawMessag
 	if in.Step.Call == nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("step %s is not a tool step", in.Step.Name), "BadStep", nil)
 	}
+	if a.Metrics != nil && a.approved(ctx, in) {
+		a.Metrics.Decision(ctx, metrics.Approve)
+	}
+	start := time.Now()
+	res, err := a.callTool(ctx, in)
+	a.Metrics.Step(ctx, in.Step.Kind, outcome(err), time.Since(start))
+	return res, err
+}
+
+// outcome classifies how a step attempt ended.
+func outcome(err error) metrics.Outcome {
+	var appErr *temporal.ApplicationError
+	switch {
+	case err == nil:
+		return metrics.Completed
+	case errors.As(err, &appErr) && appErr.Type() == ErrTypeIndeterminate:
+		return metrics.Indeterminate
+	}
+	return metrics.Failed
+}
+
+// approved reports whether this is the first attempt of a tool call that
+// ran only because a person approved it: the policy the workflow applies
+// (agent.GateWrites) requires approval for the tool. A reconcile retry (a
+// later generation) is not a new approval.
+func (a *Activities) approved(ctx context.Context, in StepInput) bool {
+	if activity.GetInfo(ctx).Attempt > 1 || in.Generation > 1 {
+		return false
+	}
+	t, ok := a.Exec.Tools.Lookup(in.Step.Call.Name)
+	return ok && (agent.GateWrites{}).Decide(t.Spec(), *in.Step.Call).Verdict == agent.RequireApproval
+}
+
+func (a *Activities) callTool(ctx context.Context, in StepInput) (json.RawMessage, error) {
 	// Arguments kept by reference are read before the guard records a
 	// start: a missing value must not look like a write that may have run.
 	step, err := a.Exec.Prepare(ctx, in.Step)

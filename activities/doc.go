@@ -28,4 +28,11 @@
 // their start: a first heartbeat is a blocking call that every short step
 // would wait for), so that a dead worker is noticed within the heartbeat
 // timeout.
+//
+// Metrics: with Activities.Metrics set, CallModel and CallTool count each
+// attempt that ends by kind and outcome (completed, failed, indeterminate),
+// with its latency, the tokens of model replies, a gated tool call's first
+// attempt as approved, and a denial by a person (a tool message beginning
+// agent.DeniedByOperator) with the first attempt of the model step that
+// carries it (package metrics). Nothing is recorded in workflow code.
 package activities

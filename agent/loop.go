@@ -83,6 +83,10 @@ type Checkpoint struct {
 // Start is the checkpoint of a new run with the given input.
 func Start(input []Message) Checkpoint { return Checkpoint{Input: input} }
 
+// DeniedByOperator begins the tool result the model receives for a call a
+// person denied; the reason follows.
+const DeniedByOperator = "denied by operator: "
+
 // Approval is a person's decision about a gated call.
 type Approval struct {
 	Approved bool   `json:"approved"`
@@ -275,7 +279,7 @@ func (l Loop) toolResult(policy Policy, step string, call ToolCall, f *Facts, st
 				Pending: []Pending{{Marker: step, Tool: call.Name, Args: call.Args, ArgsRef: call.ArgsRef}}}}
 		}
 		if !a.Approved {
-			return ToolResult{IsError: true, Content: "denied by operator: " + a.Reason}, nil
+			return ToolResult{IsError: true, Content: DeniedByOperator + a.Reason}, nil
 		}
 	}
 	if f.Indeterminate[step] {

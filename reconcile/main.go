@@ -59,7 +59,7 @@ func run(ctx context.Context, local bool, args []string) error {
 		defer l.Close()
 		return l.ReconcileLocal(ctx, os.Stdout, args)
 	}
-	conn, err := cluster.Dial(ctx, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	conn, err := cluster.Dial(ctx, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), nil)
 	if err != nil {
 		return err
 	}

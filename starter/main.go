@@ -67,7 +67,7 @@ func run(ctx context.Context, local, wait bool, id, prompt string) error {
 		defer l.Close()
 		return l.StartLocal(ctx, os.Stdout, id, prompt)
 	}
-	conn, err := cluster.Dial(ctx, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	conn, err := cluster.Dial(ctx, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), nil)
 	if err != nil {
 		return err
 	}

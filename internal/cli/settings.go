@@ -15,6 +15,7 @@ import (
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/metrics"
 	"github.com/agentrun/agentrun/postgres"
 	"github.com/agentrun/agentrun/tools"
 )
@@ -59,6 +60,10 @@ type Settings struct {
 	// Tools is the tools file named by AGENTRUN_TOOLS: MCP servers and
 	// per-tool overrides. Unset: the demo tools alone.
 	Tools tools.Config
+	// Metrics is the address where a worker serves Prometheus metrics
+	// (/metrics) and its health (/healthz), HOST:PORT or :PORT, e.g. :9464.
+	// Default "": off (AGENTRUN_METRICS).
+	Metrics string
 }
 
 // Defaults of Settings.
@@ -84,6 +89,12 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 			return s, fmt.Errorf("AGENTRUN_STOP_TIMEOUT=%q is not a duration: want a Go duration such as 30s", v)
 		}
 		s.StopTimeout = d
+	}
+	if v := strings.TrimSpace(getenv("AGENTRUN_METRICS")); v != "" {
+		if err := metrics.ValidateAddr(v); err != nil {
+			return s, fmt.Errorf("AGENTRUN_METRICS=%q is not a listen address (%v): want HOST:PORT or :PORT, e.g. :9464 or 127.0.0.1:9464", v, err)
+		}
+		s.Metrics = v
 	}
 	s.ContextBudget = llm.DefaultContextBudget(s.Model)
 	if v := getenv("AGENTRUN_CONTEXT_BUDGET"); v != "" {

@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"time"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/internal/cluster"
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/metrics"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -20,8 +23,33 @@ import (
 func GuardDir(s Settings) string { return filepath.Join(s.Journal, "temporal") }
 
 // RunWorker runs one worker of the fleet until ctx is done, then stops
-// gracefully: running steps get StopTimeout to finish.
+// gracefully: running steps get StopTimeout to finish. With s.Metrics set
+// it serves /metrics and /healthz there from before it dials Temporal until
+// it has stopped.
 func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
+	var (
+		ep       *metrics.Endpoint
+		recorder *metrics.Recorder
+		sdk      client.MetricsHandler
+	)
+	if s.Metrics != "" {
+		var err error
+		if ep, err = metrics.Listen(s.Metrics); err != nil {
+			return fmt.Errorf("AGENTRUN_METRICS=%s: %w", s.Metrics, err)
+		}
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), metricsCloseTimeout)
+			defer cancel()
+			if err := ep.Close(ctx); err != nil {
+				logger.Warn("metrics endpoint close", "err", err)
+			}
+		}()
+		if recorder, err = metrics.NewRecorder(ep.Provider); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		sdk = ep.SDKHandler(func(err error) { logger.Warn("temporal sdk metric", "err", err) })
+		logger.Info("serving metrics", "addr", ep.Addr, "paths", "/metrics /healthz")
+	}
 	exec, err := s.Executor(ctx)
 	if err != nil {
 		return err
@@ -31,7 +59,7 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	c, err := cluster.Dial(ctx, logger)
+	c, err := cluster.Dial(ctx, logger, sdk)
 	if err != nil {
 		return err
 	}
@@ -39,22 +67,48 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	if err := cluster.EnsureSearchAttributes(ctx, c, c.Namespace); err != nil {
 		return err
 	}
-	w := worker.New(c.Client, s.TaskQueue, worker.Options{WorkerStopTimeout: s.StopTimeout})
+	// The sdk stops the worker itself after a fatal error (e.g. the
+	// namespace is gone) and calls OnFatalError first.
+	fatal := make(chan error, 1)
+	w := worker.New(c.Client, s.TaskQueue, worker.Options{
+		WorkerStopTimeout: s.StopTimeout,
+		OnFatalError: func(err error) {
+			select {
+			case fatal <- err:
+			default:
+			}
+		},
+	})
 	w.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
 	w.RegisterActivity(&activities.Activities{
-		Exec:   exec,
-		Guard:  &journal.Journal{Store: store},
-		Logger: logger,
+		Exec:    exec,
+		Guard:   &journal.Journal{Store: store},
+		Logger:  logger,
+		Metrics: recorder,
 	})
-	logger.Info("worker started", "task_queue", s.TaskQueue, "namespace", c.Namespace, "model", exec.Model.Name(), "guard", guardAt)
-	stop := make(chan any)
-	go func() {
-		<-ctx.Done()
-		close(stop)
-	}()
-	if err := w.Run(stop); err != nil {
+	if err := w.Start(); err != nil {
 		return fmt.Errorf("worker: %w", err)
+	}
+	if ep != nil {
+		ep.Ready()
+	}
+	logger.Info("worker started", "task_queue", s.TaskQueue, "namespace", c.Namespace, "model", exec.Model.Name(), "guard", guardAt)
+	var ferr error
+	select {
+	case <-ctx.Done():
+	case ferr = <-fatal:
+	}
+	if ep != nil {
+		ep.Stopping()
+	}
+	w.Stop()
+	if ferr != nil {
+		return fmt.Errorf("worker: %w", ferr)
 	}
 	logger.Info("worker stopped")
 	return nil
 }
+
+// metricsCloseTimeout bounds how long a stopped worker waits for scrapes in
+// flight before it exits.
+const metricsCloseTimeout = 2 * time.Second

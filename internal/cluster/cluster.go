@@ -48,11 +48,15 @@ type Conn struct {
 	HostPort  string
 }
 
-// Dial connects to the cluster the environment names.
-func Dial(ctx context.Context, logger *slog.Logger) (*Conn, error) {
+// Dial connects to the cluster the environment names. metrics, when not
+// nil, receives the sdk's metrics (requests, polls, task latencies).
+func Dial(ctx context.Context, logger *slog.Logger, metrics client.MetricsHandler) (*Conn, error) {
 	opts, err := Options(logger)
 	if err != nil {
 		return nil, err
+	}
+	if metrics != nil {
+		opts.MetricsHandler = metrics
 	}
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {

@@ -1,0 +1,29 @@
+// Package metrics gives a worker its Prometheus endpoint and agentrun's own
+// metrics.
+//
+// An Endpoint owns an OpenTelemetry MeterProvider whose readings a
+// Prometheus registry exports at /metrics; the Temporal sdk's metrics
+// (SDKHandler, names prefixed temporal_) and agentrun's (Recorder, names
+// prefixed agentrun_) go through it. /healthz answers 503 until the worker
+// is polling (SetReady(true)) and again once it is stopping, 200 in
+// between, with a one-line body.
+//
+// Recorder counts what the activities see, on the worker that ran them:
+//
+//	agentrun_steps_total{kind, outcome}          step attempts that ended: completed, failed or indeterminate
+//	agentrun_step_duration_seconds{kind}         how long those attempts took (histogram)
+//	agentrun_writes_indeterminate_total          write attempts that ended Indeterminate
+//	agentrun_approvals_total{decision}           a person's decisions about gated tool calls: approve, deny
+//	agentrun_tokens_total{model, direction}      tokens of completed model steps, direction input or output
+//
+// They count attempts, not steps: a step Temporal retried counts once per
+// attempt that ended. Decisions are made in the workflow and counted where
+// they reach a worker: an approval with the first attempt of the call it
+// lets run, a denial with the first attempt of the model step that tells
+// the model of it (so a run cancelled in between never counts its denial).
+// A write whose last attempt timed out without reporting is Indeterminate
+// in the workflow but counted as nothing here.
+//
+// A nil *Recorder records nothing, so code that takes one works without
+// metrics.
+package metrics
