@@ -32,6 +32,7 @@ const killStepTimeout = 90 * time.Second
 // step's ActivityTaskCompleted event on the other worker, against the
 // heartbeat timeout.
 func killResume(ctx context.Context, env *benchEnv, workerBin string, p killParams) ([]row, error) {
+	began := time.Now()
 	c, err := env.dial(nil)
 	if err != nil {
 		return nil, err
@@ -87,7 +88,7 @@ func killResume(ctx context.Context, env *benchEnv, workerBin string, p killPara
 		resumes = append(resumes, done.Sub(killed))
 		_ = c.TerminateWorkflow(ctx, id, "", "bench: done") // it waits for approval now
 	}
-	sec := fmt.Sprintf("Kill → resume: a worker process (cmd worker) SIGKILLed once the hand example's lookup (AGENTRUN_DEMO_DELAY=%s) has started on it, while a second worker process polls the same queue; %s", p.Delay, plural(p.Trials, "trial"))
+	sec := fmt.Sprintf("Kill → resume: a worker process (cmd worker) SIGKILLed once the hand example's lookup (AGENTRUN_DEMO_DELAY=%s) has started on it, while a second worker process polls the same queue; %s (the section took %s)", p.Delay, plural(p.Trials, "trial"), time.Since(began).Round(time.Second))
 	hb := ms(workflows.HeartbeatTimeout)
 	r := ms(median(resumes))
 	return []row{

@@ -91,6 +91,7 @@ func parkedApprovals(ctx context.Context, env *benchEnv, workerBin string, p par
 	for i := range ids {
 		ids[i] = fmt.Sprintf("bench-park-%s-%d", stamp, i)
 	}
+	parkBegan := time.Now()
 	if err := forEach(ctx, ids, p.Parallel, start); err != nil {
 		return nil, err
 	}
@@ -101,6 +102,7 @@ func parkedApprovals(ctx context.Context, env *benchEnv, workerBin string, p par
 	if err != nil {
 		return nil, err
 	}
+	parking, approveBegan := time.Since(parkBegan), time.Now()
 	if err := approveAll(ctx, c, ids, marker, p.Parallel); err != nil {
 		return nil, err
 	}
@@ -112,11 +114,12 @@ func parkedApprovals(ctx context.Context, env *benchEnv, workerBin string, p par
 	if err != nil {
 		return nil, err
 	}
+	approving := time.Since(approveBegan)
 	slices.Sort(times)
 	p50, p99 := percentile(times, 50), percentile(times, 99)
 	n := thousands(p.Runs)
-	sec := fmt.Sprintf("Parked approvals: %s hand-example runs on one worker process (cmd worker, FileStore journal) wait for approval at once, then are approved through the approve update, %d at a time (the section took %s)",
-		n, p.Parallel, time.Since(began).Round(time.Second))
+	sec := fmt.Sprintf("Parked approvals: %s hand-example runs on one worker process (cmd worker, FileStore journal) wait for approval at once, then are approved through the approve update, %d at a time (the section took %s: starting until all wait %s, approving until all completed %s)",
+		n, p.Parallel, time.Since(began).Round(time.Second), parking.Round(time.Second), approving.Round(time.Second))
 	mb := func(b float64) float64 { return b / (1 << 20) }
 	return []row{
 		{Section: sec, Figure: fmt.Sprintf("ms approve → completed, p50 of %s runs vs one run approved alone (update accepted → run completed, from the histories)", n),
