@@ -81,7 +81,7 @@ func paramsFor(quick bool) params {
 			journal:      journalParams{Appends: 10, Small: 10, Large: 4000, Steps: 5},
 			long:         longParams{Turns: 30, ToolOutput: 4096},
 			guard:        guardParams{Steps: 10},
-			kill:         killParams{Trials: 1, Delay: time.Second},
+			kill:         killParams{Trials: 1, Delay: 2 * time.Second},
 			parked:       parkedParams{Runs: 50, Parallel: 8},
 			fsyncSamples: 20,
 		}
