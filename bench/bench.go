@@ -66,6 +66,9 @@ type params struct {
 	steps   stepParams
 	journal journalParams
 	long    longParams
+	guard   guardParams
+	kill    killParams
+	parked  parkedParams
 	// fsyncSamples is how many write+fsync probes the machine's fsync floor
 	// takes its median over.
 	fsyncSamples int
@@ -77,6 +80,9 @@ func paramsFor(quick bool) params {
 			steps:        stepParams{Turns: 3, Rounds: 2},
 			journal:      journalParams{Appends: 10, Small: 10, Large: 4000, Steps: 5},
 			long:         longParams{Turns: 30, ToolOutput: 4096},
+			guard:        guardParams{Steps: 10},
+			kill:         killParams{Trials: 1, Delay: 2 * time.Second},
+			parked:       parkedParams{Runs: 50, Parallel: 8},
 			fsyncSamples: 20,
 		}
 	}
@@ -84,6 +90,9 @@ func paramsFor(quick bool) params {
 		steps:        stepParams{Turns: 25, Rounds: 30},
 		journal:      journalParams{Appends: 200, Small: 10, Large: 4000, Steps: 50},
 		long:         longParams{Turns: 1000, ToolOutput: 4096},
+		guard:        guardParams{Steps: 200},
+		kill:         killParams{Trials: 3, Delay: 2 * time.Second},
+		parked:       parkedParams{Runs: 1000, Parallel: 8},
 		fsyncSamples: 200,
 	}
 }
@@ -190,6 +199,32 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	}
 	rows = append(rows, lrows...)
 
+	fmt.Fprintf(progress, "bench: guard journal on PostgreSQL (%d write steps each)\n", p.guard.Steps)
+	grows, err := guardLatency(ctx, env, p.guard)
+	if err != nil {
+		return fmt.Errorf("guard journal on PostgreSQL: %w", err)
+	}
+	rows = append(rows, grows...)
+
+	fmt.Fprintf(progress, "bench: building the worker program\n")
+	workerBin, err := buildWorker(ctx, env.subdir("bin"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "bench: kill → resume (%d trials)\n", p.kill.Trials)
+	krows, err := killResume(ctx, env, workerBin, p.kill)
+	if err != nil {
+		return fmt.Errorf("kill → resume: %w", err)
+	}
+	rows = append(rows, krows...)
+
+	fmt.Fprintf(progress, "bench: parked approvals (%d runs)\n", p.parked.Runs)
+	prows, err := parkedApprovals(ctx, env, workerBin, p.parked)
+	if err != nil {
+		return fmt.Errorf("parked approvals: %w", err)
+	}
+	rows = append(rows, prows...)
+
 	m.LoadEnd = loadAverage()
 	var b bytes.Buffer
 	writeReport(&b, cfg, m, serverVersion(cfg.CLI), rows, findings, time.Since(began))
@@ -211,7 +246,7 @@ func writeReport(w io.Writer, cfg config, m machine, server string, rows []row, 
 	fmt.Fprintf(w, "# agentrun benchmarks\n\n")
 	fmt.Fprintf(w, "Written by `make bench` (`go run ./bench`), %s, which overwrites this file. "+
 		"The bench starts its own Temporal dev server (%s; in memory, headless, with agentrun's search attributes and %s) "+
-		"and runs its workers in its own process. Every figure is measured side by side with its baseline in the same run "+
+		"and runs its workers in its own process, except where a section says it runs worker processes (cmd worker, built by the bench). Every figure is measured side by side with its baseline in the same run "+
 		"(runs alternate, appends interleave); ratio = measured / baseline, and the goal applies to the ratio. "+
 		"Times are medians. A missed goal is marked ✗; the bench measures and exits 0 anyway.\n\n",
 		mode, server, dynamicConfigText())

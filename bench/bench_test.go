@@ -63,6 +63,14 @@ var (
 		"ms per turn in CallModel started → completed",
 		"ms per turn in CallTool started → completed",
 		"ms per turn in workflow tasks started → completed",
+		"ms per write step (RunStep: step.started + step.completed), PostgreSQL vs FileStore",
+		"ms per Append of one step.completed record, PostgreSQL vs FileStore",
+		"ms from SIGKILL until lookup completes on the other worker (ActivityTaskCompleted), minus",
+		"ms from SIGKILL until lookup completes on the other worker, delay included",
+		"ms approve → completed, p50 of 50 runs vs one run approved alone",
+		"ms approve → completed, p99 vs p50 of 50 runs",
+		"worker VmRSS with 50 runs parked vs the idle worker",
+		"worker VmRSS after 50 runs completed vs the idle worker",
 	}
 )
 

@@ -7,7 +7,8 @@
 // ($AGENTRUN_TEMPORAL_CLI or bin/temporal; internal/devserver: in memory,
 // headless, agentrun's search attributes, and the dynamic config every dev
 // server of the project runs with), and runs its workers in its own
-// process. Its sections:
+// process, except in the two sections that run worker processes (cmd
+// worker, which the bench builds with go build). Its sections:
 //
 //   - Step overhead: AgentRun (package workflows and activities, the
 //     scripted model, the demo tools, the write guard on a FileStore) on a
@@ -25,7 +26,28 @@
 //     raw write+fsync of the same bytes to an O_APPEND file in the same
 //     folder; and, once the store keeps counters (statsOf), the bytes read
 //     per append and the fsyncs per step of each kind.
-//   - Long run: a stub (longRun) until the content store lands.
+//   - Long run: 1,000 turns with 4 KiB tool outputs: history bytes per
+//     turn stay flat across continue-as-new, and so does the time per turn.
+//   - Guard journal on PostgreSQL: RunStep of a write step (step.started,
+//     step.completed) and a plain Append of one record against
+//     postgres.DB.Guard() on a private PostgreSQL cluster (started through
+//     internal/pgtest.Start, as the tests start theirs), interleaved with
+//     the same on a journal.FileStore in the bench's folder; medians, no
+//     goal. Without PostgreSQL binaries the rows say "not measured".
+//   - Kill → resume: two worker processes on one queue, the demo lookup
+//     slowed by AGENTRUN_DEMO_DELAY; once a run's lookup has started on one
+//     of them (DescribeWorkflowExecution's pending activity and the worker
+//     identity "PID@host@"), that one is SIGKILLed; the figure is the time
+//     from the kill to the step's ActivityTaskCompleted event (the other
+//     worker's retry), minus the known delay, against
+//     workflows.HeartbeatTimeout. Median of a few trials.
+//   - Parked approvals: N hand-example runs (1,000; -quick 50) on one
+//     worker process wait for approval at once (counted through the
+//     AgentRunStatus search attribute), then are approved through the
+//     approve update a few at a time; approve → completed per run from the
+//     histories (update accepted → run completed), p50 against one run
+//     approved alone on the idle worker first, p99 against p50; and the
+//     worker's VmRSS (/proc/PID/status) against the idle worker's.
 //
 // Each row is a figure, its baseline, their ratio and the goal for the
 // ratio. A missed goal is marked ✗ and listed under the table; the bench

@@ -13,5 +13,6 @@
 // and remove its folder.
 //
 // When no PostgreSQL can be had, the test fails under CI=true and is
-// skipped otherwise, with the reason. It is imported only by tests.
+// skipped otherwise, with the reason. It is imported by tests, and by the
+// bench, which starts a cluster of its own the same way through [Start].
 package pgtest

@@ -182,6 +182,19 @@ func start() (*cluster, error) {
 	return c, nil
 }
 
+// Start starts a new private cluster, apart from the one URL shares, for a
+// program that is not a test (the bench): it returns the URL of its
+// maintenance database "postgres" (holding a password: do not log it) and
+// the function that stops the cluster and removes its folder. It ignores
+// EnvURL.
+func Start() (url string, stop func(), err error) {
+	c, err := start()
+	if err != nil {
+		return "", nil, err
+	}
+	return c.url("postgres"), c.stop, nil
+}
+
 // Stop stops the private cluster, if this process started one, and removes
 // its folder. Call it from TestMain after m.Run.
 func Stop() {
