@@ -250,15 +250,17 @@ func TestFleetPostgresRestart(t *testing.T) {
 	var failed string
 	pgtest.Restart(t, func() {
 		down := time.Now()
-		// A step that needs PostgreSQL fails and is retried: its pending
-		// activity shows an attempt above 1.
-		testenv.WaitFor(t, time.Minute, "a step to fail while PostgreSQL is down", func() bool {
+		// A step that needs PostgreSQL fails and is retried, and fails
+		// again, three times: its pending activity shows attempt 4 (after
+		// the retry policy's 1, 2 and 4 s intervals, so PostgreSQL stays
+		// down for several seconds).
+		testenv.WaitFor(t, time.Minute, "a step to fail three times while PostgreSQL is down", func() bool {
 			desc, err := srv.Describe(t, run)
 			if err != nil {
 				return false
 			}
 			for _, a := range desc.GetPendingActivities() {
-				if a.GetAttempt() > 1 {
+				if a.GetAttempt() > 3 {
 					failed = fmt.Sprintf("%s attempt %d: %s", a.GetActivityId(), a.GetAttempt(), a.GetLastFailure().GetMessage())
 					return true
 				}
@@ -271,18 +273,21 @@ func TestFleetPostgresRestart(t *testing.T) {
 		t.Fatalf("answer %q, want the last lookup's VPN policy", a)
 	}
 	h := history(t, srv, run)
-	models, retried := 0, 0
+	models, lookups, retried := 0, 0, 0
 	for id, n := range h.attempts {
-		if strings.HasPrefix(id, "llm/") {
+		switch {
+		case strings.HasPrefix(id, "llm/"):
 			models++
+		case strings.HasSuffix(id, "/lookup"):
+			lookups++
 		}
 		if n > 1 {
 			retried++
 		}
 	}
 	t.Logf("attempts %v", h.attempts)
-	if models != turns {
-		t.Fatalf("model steps: %d, want %d (one per turn)", models, turns)
+	if models != turns || lookups != turns-1 {
+		t.Fatalf("model steps: %d, lookups: %d; want %d and %d (one model step per turn), as without the restart", models, lookups, turns, turns-1)
 	}
 	if retried == 0 {
 		t.Fatalf("no activity was retried (attempts %v), want one that failed while PostgreSQL was down", h.attempts)
