@@ -209,9 +209,7 @@ func TestFleetCrashInsideWriteOnPostgres(t *testing.T) {
 	if a := answer(t, srv, run); !strings.Contains(a, ts[0].ID) {
 		t.Fatalf("answer %q does not name the reconciled %s", a, ts[0].ID)
 	}
-	if st := waitStatus(t, srv, run, "Completed", 30*time.Second); st.Status != "Completed" {
-		t.Fatalf("status %s", st.Status)
-	}
+	waitStatus(t, srv, run, "Completed", 30*time.Second)
 	if n := modelCalls(t, srv, run); n != 3 {
 		t.Fatalf("model calls: %d, want 3", n)
 	}
