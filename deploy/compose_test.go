@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -37,7 +38,7 @@ const (
 	adminToolsMinor = "1.29.1"
 )
 
-var wantServices = []string{"postgres", "temporal-schema", "temporal", "temporal-setup", "temporal-ui", "worker"}
+var wantServices = []string{"postgres", "agentrun-db", "temporal-schema", "temporal", "temporal-setup", "temporal-ui", "worker"}
 
 // composeFile is the part of a compose file the checks read.
 type composeFile struct {
@@ -249,10 +250,8 @@ func TestComposeServices(t *testing.T) {
 	if got := withDefaults(env["TEMPORAL_ADDRESS"].Value); got != "temporal:7233" {
 		t.Errorf("worker: TEMPORAL_ADDRESS = %q, want temporal:7233", got)
 	}
-	for _, k := range []string{"AGENTRUN_JOURNAL", "AGENTRUN_TICKETS"} {
-		if got := withDefaults(env[k].Value); !strings.HasPrefix(got, "/data/") {
-			t.Errorf("worker: %s = %q, want a path in the shared /data volume", k, got)
-		}
+	if got := withDefaults(env["AGENTRUN_TICKETS"].Value); !strings.HasPrefix(got, "/data/") {
+		t.Errorf("worker: AGENTRUN_TICKETS = %q, want a path in the container's /data", got)
 	}
 	if c.Services["worker"].Build == nil {
 		t.Error("worker: no build: want the image built from ./Dockerfile")
@@ -316,23 +315,71 @@ func TestComposeWorkerStopsGracefully(t *testing.T) {
 	}
 }
 
-func TestComposeWorkerSharesOneDataVolume(t *testing.T) {
+// TestComposeWorkerSharesNoVolume: the replicas of the worker share nothing
+// but PostgreSQL and Temporal. A named volume (or a writable bind mount) of
+// a replicated service is mounted by every replica, so the worker has none:
+// only read-only bind mounts of configuration.
+func TestComposeWorkerSharesNoVolume(t *testing.T) {
 	c := loadCompose(t)
-	var atData []mount
 	for _, m := range mounts(t, c, "worker") {
-		if path.Clean(m.Target) == "/data" {
-			atData = append(atData, m)
+		readOnly := false
+		for _, v := range c.Services["worker"].Volumes {
+			switch v := v.(type) {
+			case string:
+				if parts := strings.Split(v, ":"); len(parts) == 3 && parts[1] == m.Target && slices.Contains(strings.Split(parts[2], ","), "ro") {
+					readOnly = true
+				}
+			case map[string]any:
+				if fmt.Sprint(v["target"]) == m.Target && v["read_only"] == true {
+					readOnly = true
+				}
+			}
+		}
+		if m.Type != "bind" || !readOnly {
+			t.Errorf("worker: %s mounted at %s (%s, read-only %v) would be shared by every replica: keep durable state in PostgreSQL (AGENTRUN_JOURNAL)", m.Source, m.Target, m.Type, readOnly)
 		}
 	}
-	if len(atData) != 1 {
-		t.Fatalf("worker: %d mounts at /data, want exactly one named volume", len(atData))
+}
+
+// TestComposeWorkerJournalIsPostgres: AGENTRUN_JOURNAL is a postgres:// URL
+// of the database that the agentrun-db setup creates on the compose
+// PostgreSQL, with the same user, and a password from a variable whose
+// default the setup uses too.
+func TestComposeWorkerJournalIsPostgres(t *testing.T) {
+	c := loadCompose(t)
+	raw := environment(t, "worker", c.Services["worker"])["AGENTRUN_JOURNAL"].Value
+	u, err := url.Parse(withDefaults(raw))
+	if err != nil || u.Scheme != "postgres" && u.Scheme != "postgresql" {
+		t.Fatalf("worker: AGENTRUN_JOURNAL = %q, want a postgres:// URL (%v)", raw, err)
 	}
-	m := atData[0]
-	if m.Type != "volume" || m.Source == "" {
-		t.Fatalf("worker: /data is mounted from %q (%s), want a named volume shared by all replicas", m.Source, m.Type)
+	if userinfo, _, _ := strings.Cut(strings.TrimPrefix(raw, u.Scheme+"://"), "@"); !interpolation.MatchString(userinfo) {
+		t.Errorf("worker: AGENTRUN_JOURNAL holds a literal password: use a variable such as ${AGENTRUN_DB_PASSWORD:-...}")
 	}
-	if _, ok := c.Volumes[m.Source]; !ok {
-		t.Errorf("worker: volume %q is not declared under the top-level volumes", m.Source)
+	host := u.Hostname()
+	if _, ok := c.Services[host]; !ok {
+		t.Errorf("worker: AGENTRUN_JOURNAL names host %q, which is not a service of the compose file", host)
+	}
+	if host != "postgres" {
+		t.Errorf("worker: AGENTRUN_JOURNAL names host %q, want the compose PostgreSQL (postgres)", host)
+	}
+	if port := u.Port(); port != "" && port != "5432" {
+		t.Errorf("worker: AGENTRUN_JOURNAL port %s, want 5432", port)
+	}
+	setup := environment(t, "agentrun-db", c.Services["agentrun-db"])
+	pass, _ := u.User.Password()
+	for k, got := range map[string]string{"DB_USER": u.User.Username(), "DB_NAME": strings.TrimPrefix(u.Path, "/"), "DB_PASSWORD": pass} {
+		if want := withDefaults(setup[k].Value); got != want {
+			t.Errorf("worker: AGENTRUN_JOURNAL's %s is %q, but agentrun-db creates %q", strings.ToLower(strings.TrimPrefix(k, "DB_")), got, want)
+		}
+	}
+	if got := withDefaults(setup["PGHOST"].Value); got != host {
+		t.Errorf("agentrun-db: PGHOST = %q, want the worker's database host %q", got, host)
+	}
+	scripts := mountedScripts(t, c, "agentrun-db")
+	for _, want := range []string{"CREATE ROLE", "CREATE DATABASE", "ON_ERROR_STOP=1"} {
+		if !anyContains(scripts, want) {
+			t.Errorf("agentrun-db: its scripts never mention %q", want)
+		}
 	}
 }
 
@@ -340,6 +387,8 @@ func TestComposeStartupOrder(t *testing.T) {
 	c := loadCompose(t)
 	for _, d := range []struct{ service, on, condition string }{
 		{"worker", "temporal-setup", "service_completed_successfully"},
+		{"worker", "agentrun-db", "service_completed_successfully"},
+		{"agentrun-db", "postgres", "service_healthy"},
 		{"temporal", "temporal-schema", "service_completed_successfully"},
 		{"temporal-schema", "postgres", "service_healthy"},
 	} {

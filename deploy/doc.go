@@ -4,11 +4,17 @@
 // The repository root has the Dockerfile (the worker, starter and reconcile
 // programs in one non-root image) and docker-compose.yml (PostgreSQL,
 // Temporal Server with its one-shot schema and namespace/search-attribute
-// setup, the Web UI, and a fleet of two workers). This folder holds what the
-// compose file mounts:
+// setup, the Web UI, a one-shot setup of agentrun's own database, and a fleet
+// of two workers that share nothing but PostgreSQL and Temporal: their
+// AGENTRUN_JOURNAL is a postgres:// URL of that database, which holds the
+// write guard's journal and the content store, and no volume is shared
+// between the replicas). This folder holds what the compose file mounts:
 //
 //   - temporal-schema.sh: creates and upgrades the Temporal databases
 //     (temporalio/admin-tools, temporal-sql-tool, plugin postgres12);
+//   - agentrun-db.sh: creates agentrun's login role and database on the
+//     same PostgreSQL (psql from the postgres image); the workers create
+//     their tables;
 //   - temporal-setup.sh: waits for the cluster, creates the namespace and
 //     registers the search attributes AgentRunStatus and AgentRunStep;
 //   - dynamicconfig/: the server's dynamic config.
@@ -17,8 +23,10 @@
 // checked statically: `make compose-check` runs docker-compose config, and
 // this package's test (part of `go test ./...`, no Docker needed) parses the
 // compose file and the Dockerfile and asserts the properties a fleet depends
-// on: pinned images, a worker stop grace period above its stop timeout, one
-// journal volume shared by every replica, setup before the workers start, no
-// secrets in the file, and only AGENTRUN_ settings the programs read.
+// on: pinned images, a worker stop grace period above its stop timeout, no
+// volume shared by the worker's replicas (only read-only configuration), an
+// AGENTRUN_JOURNAL that is a postgres:// URL of the database the setup
+// creates, setup before the workers start, no secrets in the file, and only
+// AGENTRUN_ settings the programs read.
 // The package has no code of its own.
 package deploy

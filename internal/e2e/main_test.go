@@ -12,6 +12,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/agentrun/agentrun/internal/pgtest"
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
@@ -20,6 +21,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testenv.Stop()
+	pgtest.Stop()
 	os.Exit(code)
 }
 

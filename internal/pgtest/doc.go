@@ -10,7 +10,10 @@
 // socket inside that folder, fsync on. Run as root, the cluster belongs to
 // the unprivileged user postgres (through runuser); otherwise to the
 // current user. Call [Stop] from TestMain to stop it (pg_ctl stop -m fast)
-// and remove its folder.
+// and remove its folder. [Restart] stops the private cluster's server
+// and starts it again on the same port with the same data (pg_ctl stop -m
+// fast, pg_ctl start), for tests of what a server restart does to a
+// running fleet; with $AGENTRUN_TEST_POSTGRES_URL set it skips the test.
 //
 // When no PostgreSQL can be had, the test fails under CI=true and is
 // skipped otherwise, with the reason. It is imported by tests, and by the

@@ -161,8 +161,7 @@ func start() (*cluster, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	data := filepath.Join(c.dir, "data")
-	if out, err := c.run(ctx, "initdb", "-D", data, "-U", "postgres", "-A", "scram-sha-256",
+	if out, err := c.run(ctx, "initdb", "-D", filepath.Join(c.dir, "data"), "-U", "postgres", "-A", "scram-sha-256",
 		"--pwfile", pwfile, "-E", "UTF8", "--no-locale"); err != nil {
 		return nil, fmt.Errorf("initdb: %v: %s", err, lastLines(out))
 	}
@@ -172,11 +171,8 @@ func start() (*cluster, error) {
 	}
 	c.port = l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -c port=%d -c unix_socket_directories=%s -c fsync=on -c max_connections=200",
-		c.port, c.dir)
-	if out, err := c.run(ctx, "pg_ctl", "start", "-w", "-t", "110", "-D", data, "-l", filepath.Join(c.dir, "log"), "-o", opts); err != nil {
-		log, _ := os.ReadFile(filepath.Join(c.dir, "log"))
-		return nil, fmt.Errorf("pg_ctl start: %v: %s %s", err, lastLines(out), lastLines(log))
+	if err := c.startServer(ctx); err != nil {
+		return nil, err
 	}
 	ok = true
 	return c, nil
@@ -195,6 +191,68 @@ func Start() (url string, stop func(), err error) {
 	return c.url("postgres"), c.stop, nil
 }
 
+// startServer starts the cluster's server on its port and waits until it
+// accepts connections.
+func (c *cluster) startServer(ctx context.Context) error {
+	opts := fmt.Sprintf("-c listen_addresses=127.0.0.1 -c port=%d -c unix_socket_directories=%s -c fsync=on -c max_connections=200",
+		c.port, c.dir)
+	if out, err := c.run(ctx, "pg_ctl", "start", "-w", "-t", "110", "-D", filepath.Join(c.dir, "data"), "-l", filepath.Join(c.dir, "log"), "-o", opts); err != nil {
+		log, _ := os.ReadFile(filepath.Join(c.dir, "log"))
+		return fmt.Errorf("pg_ctl start: %v: %s %s", err, lastLines(out), lastLines(log))
+	}
+	return nil
+}
+
+// stopServer stops the cluster's server (pg_ctl stop -m fast: sessions are
+// terminated, open transactions roll back, committed ones stay) and waits
+// until it is down. The data folder stays.
+func (c *cluster) stopServer(ctx context.Context) error {
+	if out, err := c.run(ctx, "pg_ctl", "stop", "-m", "fast", "-w", "-D", filepath.Join(c.dir, "data")); err != nil {
+		return fmt.Errorf("pg_ctl stop: %v: %s", err, lastLines(out))
+	}
+	return nil
+}
+
+// restartMu keeps restarts of the private cluster one at a time.
+var restartMu sync.Mutex
+
+// Restart stops the private cluster's server, calls down while it is
+// stopped, and starts it again on the same port with the same data, so
+// that the URLs returned before stay valid. Every database of the test
+// process is down meanwhile: a test that calls Restart must not run in
+// parallel with other tests of its process that use PostgreSQL.
+//
+// With $AGENTRUN_TEST_POSTGRES_URL set there is no cluster to restart and
+// the test is skipped, saying so (also under CI=true: that server is
+// someone else's). Call URL first: it starts the private cluster.
+func Restart(t testing.TB, down func()) {
+	t.Helper()
+	if os.Getenv(EnvURL) != "" {
+		t.Skipf("%s points at an external server: pgtest restarts only its private cluster", EnvURL)
+	}
+	if private == nil {
+		t.Fatal("pgtest.Restart: no private cluster runs (call URL first)")
+	}
+	restartMu.Lock()
+	defer restartMu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := private.stopServer(ctx); err != nil {
+		t.Fatalf("PostgreSQL: %v", err)
+	}
+	started := false
+	defer func() {
+		if !started { // down failed the test: bring the server back for the others
+			_ = private.startServer(ctx)
+		}
+	}()
+	down()
+	started = true
+	if err := private.startServer(ctx); err != nil {
+		t.Fatalf("PostgreSQL: %v", err)
+	}
+}
+
 // Stop stops the private cluster, if this process started one, and removes
 // its folder. Call it from TestMain after m.Run.
 func Stop() {
@@ -206,10 +264,9 @@ func Stop() {
 func (c *cluster) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	data := filepath.Join(c.dir, "data")
-	if _, err := os.Stat(filepath.Join(data, "postmaster.pid")); err == nil {
-		if out, err := c.run(ctx, "pg_ctl", "stop", "-m", "fast", "-w", "-D", data); err != nil {
-			fmt.Fprintf(os.Stderr, "pgtest: pg_ctl stop: %v: %s\n", err, lastLines(out))
+	if _, err := os.Stat(filepath.Join(c.dir, "data", "postmaster.pid")); err == nil {
+		if err := c.stopServer(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
 		}
 	}
 	_ = os.RemoveAll(c.dir)

@@ -1,9 +1,11 @@
 package pgtest_test
 
 import (
+	"context"
 	"net/url"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -67,4 +69,44 @@ func TestURLFromEnvironment(t *testing.T) {
 		t.Fatalf("connect: %v", err)
 	}
 	conn.Close(t.Context())
+}
+
+// Restart stops the private cluster and starts it again with the same port
+// and data: connections fail while it is down, and what was committed
+// before is there afterwards.
+func TestRestart(t *testing.T) {
+	u := pgtest.URL(t)
+	conn, err := pgx.Connect(t.Context(), u)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(t.Context(), `CREATE TABLE kept (n integer); INSERT INTO kept VALUES (7)`); err != nil {
+		t.Fatal(err)
+	}
+	ran := false
+	pgtest.Restart(t, func() {
+		ran = true
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		if c, err := pgx.Connect(ctx, u); err == nil {
+			c.Close(ctx)
+			t.Error("connected while the server was stopped")
+		}
+	})
+	if !ran {
+		t.Fatal("Restart did not call down")
+	}
+	if err := conn.Ping(t.Context()); err == nil {
+		t.Error("a connection from before the restart still works")
+	}
+	again, err := pgx.Connect(t.Context(), u)
+	if err != nil {
+		t.Fatalf("connect after the restart: %v", err)
+	}
+	defer again.Close(context.Background())
+	var n int
+	if err := again.QueryRow(t.Context(), `SELECT n FROM kept`).Scan(&n); err != nil || n != 7 {
+		t.Fatalf("after the restart: n = %d, %v; want 7", n, err)
+	}
 }

@@ -36,8 +36,14 @@ func (p *Proc) Output() string {
 // still runs.
 func Start(t testing.TB, env []string, path string, args ...string) *Proc {
 	t.Helper()
+	return StartIn(t, "", env, path, args...)
+}
+
+// StartIn is Start with the working folder dir ("" for the test's own).
+func StartIn(t testing.TB, dir string, env []string, path string, args ...string) *Proc {
+	t.Helper()
 	p := &Proc{Cmd: exec.Command(path, args...), done: make(chan struct{})}
-	p.Cmd.Env, p.Cmd.Stdout, p.Cmd.Stderr = env, p, p
+	p.Cmd.Dir, p.Cmd.Env, p.Cmd.Stdout, p.Cmd.Stderr = dir, env, p, p
 	if err := p.Cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", path, err)
 	}
@@ -94,7 +100,13 @@ func (p *Proc) Wait(t testing.TB, timeout time.Duration) int {
 // Run runs a program to its end and returns its exit code and output.
 func Run(t testing.TB, env []string, timeout time.Duration, path string, args ...string) (int, string) {
 	t.Helper()
-	p := Start(t, env, path, args...)
+	return RunIn(t, "", env, timeout, path, args...)
+}
+
+// RunIn is Run with the working folder dir ("" for the test's own).
+func RunIn(t testing.TB, dir string, env []string, timeout time.Duration, path string, args ...string) (int, string) {
+	t.Helper()
+	p := StartIn(t, dir, env, path, args...)
 	code := p.Wait(t, timeout)
 	return code, p.Output()
 }
