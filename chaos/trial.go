@@ -206,12 +206,20 @@ func (f *fleet) crash(ctx context.Context, p Point) (bool, error) {
 		if _, err := f.waitStatus(ctx, agent.StatusAwaitingApproval); err != nil {
 			return false, err
 		}
-		if err := f.approve(ctx); err != nil {
-			return false, err
-		}
 		line := map[Point]string{pointWriteBefore: "hold before create_ticket", pointWriteAfter: "hold after create_ticket"}[p]
 		hit := false
+		var approved time.Time
 		for !hit {
+			// A query or the approval can fail on a busy dev server
+			// (a cancelled stream): approve again while the run waits.
+			if time.Since(approved) > reapproveAfter {
+				if st, err := f.state(ctx); err == nil && st.Status == agent.StatusAwaitingApproval {
+					approved = time.Now()
+					if err := f.approve(ctx); err != nil {
+						f.logger.Warn("approve", "run_id", f.run, "err", err)
+					}
+				}
+			}
 			for _, w := range f.workers {
 				hit = hit || strings.Contains(w.output(), line)
 			}
@@ -225,12 +233,17 @@ func (f *fleet) crash(ctx context.Context, p Point) (bool, error) {
 		if _, err := f.waitStatus(ctx, agent.StatusAwaitingApproval); err != nil {
 			return false, err
 		}
-		desc, err := f.client.DescribeWorkflow(ctx, f.run, "")
-		if err != nil {
-			return false, err
-		}
-		idle := len(desc.RawResponse.GetPendingActivities()) == 0
-		identity, err := f.lastModelWorker(ctx)
+		var idle bool
+		var identity string
+		err := retry(ctx, func() error {
+			desc, err := f.client.DescribeWorkflow(ctx, f.run, "")
+			if err != nil {
+				return err
+			}
+			idle = len(desc.RawResponse.GetPendingActivities()) == 0
+			identity, err = f.lastModelWorker(ctx)
+			return err
+		})
 		if err != nil {
 			return false, err
 		}
@@ -244,6 +257,21 @@ func (f *fleet) crash(ctx context.Context, p Point) (bool, error) {
 func pidOf(identity string) int {
 	pid, _ := strconv.Atoi(strings.SplitN(identity, "@", 2)[0])
 	return pid
+}
+
+// retry calls fn until it succeeds, every pollEvery, and returns its last
+// error when ctx ends first: calls to a busy dev server can fail for a
+// moment (a cancelled stream).
+func retry(ctx context.Context, fn func() error) error {
+	for {
+		err := fn()
+		if err == nil {
+			return nil
+		}
+		if sleep(ctx) != nil {
+			return err
+		}
+	}
 }
 
 func sleep(ctx context.Context) error {
