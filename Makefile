@@ -4,12 +4,13 @@
 #   make test    the test suite (the README's test command)
 #   make check   gofmt, go vet, staticcheck, and the tests with -race
 #   make bench   the performance table, written to BENCHMARKS.md
+#   make chaos   the crash campaign, written to BENCHMARKS.md
 
 TEMPORAL_CLI_VERSION := v1.5.1
 TEMPORAL := bin/temporal
 GO ?= go
 
-.PHONY: all build demo dev-server worker stop test check lint bench temporal-cli mcp-servers clean
+.PHONY: all build demo dev-server worker stop test check lint bench chaos temporal-cli mcp-servers clean
 
 all: build
 
@@ -53,6 +54,14 @@ test: $(TEMPORAL) $(MCP_SERVERS) build
 # smoke run.
 bench: $(TEMPORAL)
 	$(GO) run ./bench $(BENCH_FLAGS)
+
+# chaos: the crash campaign: 100 trials of the hand example, each crashed
+# at one kill point (inside a model call, a read, a write before and after
+# its effect, between steps, a PostgreSQL restart) on a fleet of three
+# workers; prints the table and writes it to BENCHMARKS.md.
+# CHAOS_FLAGS="-trials 12" for a shorter one.
+chaos: $(TEMPORAL)
+	$(GO) run ./chaos $(CHAOS_FLAGS)
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }

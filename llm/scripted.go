@@ -6,12 +6,18 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/agentrun/agentrun/agent"
 )
 
 // Script is a deterministic conversation: turn N answers model step llm/N.
 type Script struct {
+	// Delay, optional, is a Go duration ("1s") each Complete waits before
+	// it answers, returning the context's error if the context ends
+	// first; "" (the default) answers at once. Crash tests use it to land
+	// a kill inside a model call.
+	Delay string `json:"delay,omitempty"`
 	Turns []Turn `json:"turns"`
 }
 
@@ -49,6 +55,11 @@ func ParseScript(b []byte) (Script, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		return Script{}, fmt.Errorf(`script is not valid: %v (want {"turns":[{"tool_calls":[{"name":"lookup","args":{}}]},{"text":"..."}]})`, err)
+	}
+	if s.Delay != "" {
+		if d, err := time.ParseDuration(s.Delay); err != nil || d < 0 {
+			return Script{}, fmt.Errorf("script delay %q: want a Go duration such as \"1s\"", s.Delay)
+		}
 	}
 	if len(s.Turns) == 0 {
 		return Script{}, fmt.Errorf("script has no turns: want at least one turn")
@@ -98,6 +109,15 @@ func (*Scripted) Name() string { return "scripted" }
 func (p *Scripted) Complete(ctx context.Context, req agent.ModelRequest) (agent.ModelReply, error) {
 	if err := ctx.Err(); err != nil {
 		return agent.ModelReply{}, err
+	}
+	if d, _ := time.ParseDuration(p.script.Delay); d > 0 { // checked by ParseScript
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return agent.ModelReply{}, ctx.Err()
+		case <-t.C:
+		}
 	}
 	n := 1
 	last := ""

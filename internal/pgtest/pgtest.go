@@ -191,6 +191,43 @@ func Start() (url string, stop func(), err error) {
 	return c.url("postgres"), c.stop, nil
 }
 
+// Cluster is a private cluster for a program that is not a test, like
+// Start's, that can also be restarted.
+type Cluster struct{ c *cluster }
+
+// StartCluster starts a new private cluster, as Start does; the caller
+// stops it with Stop.
+func StartCluster() (*Cluster, error) {
+	c, err := start()
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{c}, nil
+}
+
+// URL is the URL of the maintenance database "postgres"; it holds a
+// password: do not log it.
+func (c *Cluster) URL() string { return c.c.url("postgres") }
+
+// Stop stops the cluster and removes its folder.
+func (c *Cluster) Stop() { c.c.stop() }
+
+// Restart stops the server (pg_ctl stop -m fast), calls down while it is
+// stopped, and starts it again on the same port with the same data, so
+// URLs stay valid. If down panics the server is started again all the same.
+func (c *Cluster) Restart(ctx context.Context, down func()) (err error) {
+	if err := c.c.stopServer(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		if serr := c.c.startServer(ctx); serr != nil && err == nil {
+			err = serr
+		}
+	}()
+	down()
+	return nil
+}
+
 // startServer starts the cluster's server on its port and waits until it
 // accepts connections.
 func (c *cluster) startServer(ctx context.Context) error {

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+func main() {
+	var cfg Config
+	flag.IntVar(&cfg.Trials, "trials", 100, "number of trials")
+	flag.StringVar(&cfg.Out, "out", "", "file to write the table to (default: the \"## Crash campaign\" section of BENCHMARKS.md)")
+	flag.Int64Var(&cfg.Seed, "seed", 0, "seed of the shuffle (default: the time)")
+	flag.Parse()
+	if cfg.Seed == 0 {
+		cfg.Seed = time.Now().UnixNano()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		os.Exit(1)
+	}
+	fmt.Print(res.Table())
+	if err := res.Write(cfg.Out); err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		os.Exit(1)
+	}
+	if err := res.Err(); err != nil {
+		fmt.Fprintln(os.Stderr, "chaos:", err)
+		os.Exit(1)
+	}
+}

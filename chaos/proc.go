@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// workerReadyTimeout bounds a worker's start: connecting to the dev server
+// and PostgreSQL and checking the search attributes.
+const workerReadyTimeout = 30 * time.Second
+
+// toolTimeout bounds one run of the reconcile program.
+const toolTimeout = time.Minute
+
+// proc is a worker process; it keeps its whole log (a trial's worker logs
+// a few kilobytes).
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	mu   sync.Mutex
+	log  bytes.Buffer
+}
+
+func (p *proc) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.Write(b)
+}
+
+// output returns the log so far.
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.String()
+}
+
+// startWorker starts the worker program in dir and waits until it logs
+// "worker started".
+func startWorker(ctx context.Context, bin, dir string, env []string) (*proc, error) {
+	p := &proc{cmd: exec.Command(bin), done: make(chan struct{})}
+	p.cmd.Dir, p.cmd.Env, p.cmd.Stdout, p.cmd.Stderr = dir, env, p, p
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	go func() {
+		_ = p.cmd.Wait()
+		close(p.done)
+	}()
+	deadline := time.Now().Add(workerReadyTimeout)
+	for !strings.Contains(p.output(), "worker started") {
+		switch {
+		case !p.running():
+			return nil, fmt.Errorf("worker exited at start: %s", tail(p.output()))
+		case time.Now().After(deadline) || ctx.Err() != nil:
+			p.kill()
+			return nil, fmt.Errorf("worker not started within %v: %s", workerReadyTimeout, tail(p.output()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return p, nil
+}
+
+func (p *proc) pid() int { return p.cmd.Process.Pid }
+
+func (p *proc) running() bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// kill sends SIGKILL and waits for the process to end.
+func (p *proc) kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// runTool runs the reconcile program in dir and returns its
+// combined output.
+func runTool(ctx context.Context, bin, dir string, env []string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%s %s: %v: %s", bin, strings.Join(args, " "), err, tail(string(out)))
+	}
+	return string(out), nil
+}
+
+// tail returns the end of a log on one line.
+func tail(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 1500 {
+		s = "..." + s[len(s)-1500:]
+	}
+	return s
+}

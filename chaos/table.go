@@ -1,0 +1,171 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// minHits is how many hits each point needs in a campaign of
+// minHitsTrials trials or more.
+const (
+	minHits       = 5
+	minHitsTrials = 100
+)
+
+// Result is a campaign's outcome.
+type Result struct {
+	Trials   int
+	Seed     int64
+	Points   []Point
+	Outcomes []Outcome
+	Took     time.Duration
+}
+
+// PointStats sums one kill point's trials.
+type PointStats struct {
+	Point                                     Point
+	Trials, Hits, Done, Retry, Dups, Repeated int
+	Failed                                    int
+	Took                                      time.Duration // sum
+}
+
+// Stats returns one row per point, in the points' order.
+func (r *Result) Stats() []PointStats {
+	var out []PointStats
+	for _, p := range r.Points {
+		s := PointStats{Point: p}
+		for _, o := range r.Outcomes {
+			if o.Point != p {
+				continue
+			}
+			s.Trials++
+			s.Took += o.Took
+			if o.Hit {
+				s.Hits++
+			}
+			switch o.Settled {
+			case "done":
+				s.Done++
+			case "retry":
+				s.Retry++
+			}
+			if o.Tickets > 1 {
+				s.Dups += o.Tickets - 1
+			}
+			s.Repeated += o.RepeatedModel
+			if o.Failure != "" {
+				s.Failed++
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Err reports the failed trials, and points with too few hits in a
+// campaign of minHitsTrials trials or more.
+func (r *Result) Err() error {
+	var errs []error
+	for i, o := range r.Outcomes {
+		if o.Failure != "" {
+			errs = append(errs, fmt.Errorf("trial %d (%s): %s", i+1, o.Point.Name, o.Failure))
+		}
+	}
+	if r.Trials >= minHitsTrials {
+		for _, s := range r.Stats() {
+			if s.Hits < minHits {
+				errs = append(errs, fmt.Errorf("kill point %s: %d hits, want at least %d", s.Point.Name, s.Hits, minHits))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Table is the campaign's Markdown table and summary line.
+func (r *Result) Table() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d trials of the hand example, kill points dealt round-robin and shuffled with seed %d; took %s.\n\n",
+		r.Trials, r.Seed, r.Took.Round(time.Second))
+	b.WriteString("| engine | kill point | trials | hits | Indeterminate (done/retry) | duplicates | repeated model calls | failed | s per trial |\n")
+	b.WriteString("|---|---|---:|---:|---|---:|---:|---:|---:|\n")
+	var trials, hits, ind, dups, rep, failed int
+	for _, s := range r.Stats() {
+		per := 0.0
+		if s.Trials > 0 {
+			per = s.Took.Seconds() / float64(s.Trials)
+		}
+		fmt.Fprintf(&b, "| temporal | %d %s: %s | %d | %d | %d (%d/%d) | %d | %d | %d | %.1f |\n",
+			s.Point.N, s.Point.Name, s.Point.Where, s.Trials, s.Hits, s.Done+s.Retry, s.Done, s.Retry, s.Dups, s.Repeated, s.Failed, per)
+		trials += s.Trials
+		hits += s.Hits
+		ind += s.Done + s.Retry
+		dups += s.Dups
+		rep += s.Repeated
+		failed += s.Failed
+	}
+	fmt.Fprintf(&b, "\nSummary: %d trials, %d hits, %d Indeterminate (all at write kill points: %v), %d duplicate tickets, %d repeated model calls, %d failed trials.\n",
+		trials, hits, ind, r.indeterminateJustified(), dups, rep, failed)
+	return b.String()
+}
+
+func (r *Result) indeterminateJustified() bool {
+	for _, o := range r.Outcomes {
+		if o.Settled != "" && !o.Point.Uncertain {
+			return false
+		}
+	}
+	return true
+}
+
+// sectionTitle heads the campaign's section of BENCHMARKS.md.
+const sectionTitle = "## Crash campaign"
+
+// Write writes the table to path, or, when path is "", replaces (or
+// appends) the "## Crash campaign" section at the end of BENCHMARKS.md at
+// the module root, keeping the rest of the file.
+func (r *Result) Write(path string) error {
+	section := sectionTitle + "\n\n`make chaos` (" + "go run ./chaos" + "). " + r.Table()
+	if path != "" {
+		return os.WriteFile(path, []byte(section), 0o644)
+	}
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return fmt.Errorf("find the module root: %w", err)
+	}
+	path = filepath.Join(filepath.Dir(strings.TrimSpace(string(out))), "BENCHMARKS.md")
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	return os.WriteFile(path, []byte(replaceSection(string(old), section)), 0o644)
+}
+
+// replaceSection returns doc with its sectionTitle section (from the title
+// to the next "## " heading or the end) replaced by section, or with
+// section appended when it has none.
+func replaceSection(doc, section string) string {
+	i := strings.Index(doc, "\n"+sectionTitle+"\n")
+	if i < 0 {
+		if doc != "" && !strings.HasSuffix(doc, "\n") {
+			doc += "\n"
+		}
+		if doc != "" {
+			doc += "\n"
+		}
+		return doc + section
+	}
+	head, rest := doc[:i+1], doc[i+1+len(sectionTitle):]
+	tailPart := ""
+	if j := strings.Index(rest, "\n## "); j >= 0 {
+		tailPart = rest[j+1:]
+	}
+	if tailPart != "" {
+		return head + section + "\n" + tailPart
+	}
+	return head + section
+}

@@ -1,0 +1,32 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/agentrun/agentrun/agent"
+)
+
+// TestScriptedDelay: a script's delay holds each Complete, and a context
+// that ends first ends the call with its error; a bad delay is refused.
+func TestScriptedDelay(t *testing.T) {
+	s, err := ParseScript([]byte(`{"delay":"50ms","turns":[{"text":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := agent.ModelRequest{Messages: []agent.Message{{Role: agent.RoleUser, Content: "x"}}}
+	began := time.Now()
+	if _, err := NewScripted(s).Complete(t.Context(), req); err != nil || time.Since(began) < 50*time.Millisecond {
+		t.Fatalf("Complete: %v after %v, want a reply after 50ms", err, time.Since(began))
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Millisecond)
+	defer cancel()
+	if _, err := NewScripted(s).Complete(ctx, req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Complete with a short context: %v, want its deadline", err)
+	}
+	if _, err := ParseScript([]byte(`{"delay":"soon","turns":[{"text":"hi"}]}`)); err == nil {
+		t.Fatal("a bad delay was accepted")
+	}
+}
