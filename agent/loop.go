@@ -39,11 +39,11 @@ func (p Pending) ArgsText() string {
 
 // Outcome is where a run stops when it cannot go on by itself.
 type Outcome struct {
-	Status  Status    `json:"status"`
-	Answer  string    `json:"answer,omitempty"`  // Completed: the final message
+	Status Status `json:"status"`
+	Answer string `json:"answer,omitempty"` // Completed: the final message
 	// CutOff is set on Completed when the model's length limit cut the
 	// final answer off (finish reason length, no tool calls).
-	CutOff bool `json:"cut_off,omitempty"`
+	CutOff  bool      `json:"cut_off,omitempty"`
 	Pending []Pending `json:"pending,omitempty"` // AwaitingApproval
 	Step    string    `json:"step,omitempty"`    // Indeterminate: the step
 	Reason  string    `json:"reason,omitempty"`  // Failed: why
