@@ -217,3 +217,15 @@ func TestDefaultTimeoutApplies(t *testing.T) {
 		t.Fatalf("request timeout %v, want %v", d, DefaultTimeout)
 	}
 }
+
+// TestExampleModelsFile: the example the README points to parses.
+func TestExampleModelsFile(t *testing.T) {
+	t.Parallel()
+	m, err := LoadModels("example-models.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != 4 || m["openai:o4-mini"].ReasoningEffort != "low" || m["anthropic:claude-sonnet-4-5"].MaxTokens != 8192 {
+		t.Fatalf("example models: %v", m)
+	}
+}
