@@ -271,8 +271,10 @@ func (j *Journal) Show(runID string) (RunInfo, error) {
 	if !st.started {
 		return RunInfo{}, fmt.Errorf("%w %q: no journal for it; see the runs with the list command", ErrUnknownRun, runID)
 	}
-	info := RunInfo{RunID: runID, Records: len(recs), Status: agent.StatusCompleted, Answer: st.answer, CutOff: j.cutOff(st)}
-	if !st.completed {
+	info := RunInfo{RunID: runID, Records: len(recs), Status: agent.StatusCompleted, Answer: st.answer}
+	if st.completed {
+		info.CutOff = j.cutOff(st)
+	} else {
 		d := j.Loop.Next(agent.Start(st.input), st.facts())
 		info.Status = agent.StatusRunning
 		if o := d.Outcome; o != nil {
