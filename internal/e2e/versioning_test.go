@@ -33,18 +33,20 @@ func TestWorkerVersioningUpgrade(t *testing.T) {
 	srv := testenv.DevServer(t)
 	f := newFleet(t, srv)
 	dep := "vers-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	prog := testenv.Program(t, "worker")
+	prog, starter := testenv.Program(t, "worker"), testenv.Program(t, "starter")
 	buildA, buildB := defaultBuildID(t, prog), "b2"
+	begin := time.Now()
+	step := func(what string) { t.Logf("%5.1fs %s", time.Since(begin).Seconds(), what) }
 
 	a := testenv.Start(t, f.env("AGENTRUN_DEPLOYMENT="+dep), prog)
 	f.setCurrent(t, dep, buildA)
 	const old, young = "e2e-vers-old", "e2e-vers-new"
-	starter := testenv.Program(t, "starter")
 	if code, out := testenv.Run(t, f.env(), time.Minute, starter, "--id", old, prompt); code != 0 {
 		t.Fatalf("starter %s: exit %d\n%s", old, code, out)
 	}
 	waitStatus(t, srv, old, "AwaitingApproval", time.Minute)
 	checkPinned(t, srv, old, dep, buildA)
+	step(old + " parked AwaitingApproval on A")
 
 	b := testenv.Start(t, f.env("AGENTRUN_DEPLOYMENT="+dep, "AGENTRUN_BUILD_ID="+buildB, "AGENTRUN_TEST_WORKFLOW_CHANGE=1"), prog)
 	f.setCurrent(t, dep, buildB)
@@ -53,6 +55,7 @@ func TestWorkerVersioningUpgrade(t *testing.T) {
 	}
 	waitStatus(t, srv, young, "AwaitingApproval", time.Minute)
 	checkPinned(t, srv, young, dep, buildB)
+	step(young + " parked AwaitingApproval on B")
 
 	f.temporal(t, "workflow", "signal", "-w", old, "--name", "approve", "--input", mustJSON(map[string]string{"Marker": ticketStep}))
 	if ans := answer(t, srv, old); !strings.Contains(ans, "TICKET-1") {
@@ -65,6 +68,7 @@ func TestWorkerVersioningUpgrade(t *testing.T) {
 		t.Fatalf("tickets: %d, want 1", n)
 	}
 	checkPinned(t, srv, old, dep, buildA)
+	step(old + " completed on A")
 	wfts, acts, timers := ranOn(t, srv, old, a)
 	if wfts < 4 || acts != 6 || timers != 0 {
 		t.Fatalf("%s: %d workflow tasks and %d activities on A, %d timers; want every task on A (at least 4 and 6: tools, 3 model calls, lookup, create_ticket), no timer", old, wfts, acts, timers)
@@ -76,6 +80,7 @@ func TestWorkerVersioningUpgrade(t *testing.T) {
 	testenv.WaitFor(t, 30*time.Second, "no running runs on build A", func() bool {
 		return strings.Contains(f.temporal(t, "workflow", "count", "--query", running), "Total: 0")
 	})
+	step("no running runs on A")
 	var drainage string
 	testenv.WaitFor(t, time.Minute, "build A to drain", func() bool {
 		var v struct {
@@ -90,6 +95,7 @@ func TestWorkerVersioningUpgrade(t *testing.T) {
 		drainage = v.DrainageInfo.DrainageStatus
 		return drainage == "drained"
 	})
+	step("A drained")
 	if err := a.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +118,7 @@ func TestWorkerVersioningUpgrade(t *testing.T) {
 	if wfts < 4 || acts != 6 || timers != 1 {
 		t.Fatalf("%s: %d workflow tasks and %d activities on B, %d timers; want every task on B and B's timer", young, wfts, acts, timers)
 	}
+	step(young + " completed on B")
 	for _, w := range []*testenv.Proc{a, b} {
 		if strings.Contains(w.Output(), "TMPRL1100") {
 			t.Fatalf("a worker met a non-determinism error:\n%s", w.Output())
@@ -156,12 +163,13 @@ func (f *fleet) setCurrent(t *testing.T, dep, build string) {
 	t.Helper()
 	var out string
 	args := []string{"worker", "deployment", "set-current-version", "--deployment-name", dep, "--build-id", build, "--yes", "--address", f.srv.HostPort, "--namespace", "default"}
+	start := time.Now()
 	testenv.WaitFor(t, 30*time.Second, "build "+build+" to become current", func() bool {
 		var code int
 		code, out = testenv.Run(t, os.Environ(), time.Minute, f.srv.CLI, args...)
 		return code == 0
 	})
-	t.Logf("%s is current in %s: %s", build, dep, strings.TrimSpace(out))
+	t.Logf("%s is current in %s after %.1fs: %s", build, dep, time.Since(start).Seconds(), strings.TrimSpace(out))
 }
 
 // checkPinned fails unless the server describes runID as pinned to build
