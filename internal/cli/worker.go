@@ -9,7 +9,6 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/internal/cluster"
@@ -117,17 +116,17 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 }
 
 // deploymentOptions are the worker's Worker Versioning options: none when
-// s.Deployment is unset. AgentRun declares its own behaviour (pinned, in
-// workflows.RegisterOptions); the default covers nothing else today but
-// keeps any workflow registered later pinned too.
+// s.Deployment is unset. No default behaviour: AgentRun declares its own
+// (pinned, in workflows.RegisterOptions), and the sdk refuses to register
+// a workflow without one on a versioned worker, so a new workflow type
+// must choose.
 func (s Settings) deploymentOptions() worker.DeploymentOptions {
 	if s.Deployment == "" {
 		return worker.DeploymentOptions{}
 	}
 	return worker.DeploymentOptions{
-		UseVersioning:             true,
-		Version:                   worker.WorkerDeploymentVersion{DeploymentName: s.Deployment, BuildID: s.BuildID},
-		DefaultVersioningBehavior: workflow.VersioningBehaviorPinned,
+		UseVersioning: true,
+		Version:       worker.WorkerDeploymentVersion{DeploymentName: s.Deployment, BuildID: s.BuildID},
 	}
 }
 
