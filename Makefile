@@ -5,12 +5,13 @@
 #   make check   gofmt, go vet, staticcheck, and the tests with -race
 #   make bench   the performance table, written to BENCHMARKS.md
 #   make chaos   the crash campaign, written to BENCHMARKS.md
+#   make versions / version-current / version-ramp   Worker Versioning (README "Upgrade a fleet")
 
 TEMPORAL_CLI_VERSION := v1.5.1
 TEMPORAL := bin/temporal
 GO ?= go
 
-.PHONY: all build demo dev-server worker stop test check lint bench chaos temporal-cli mcp-servers clean
+.PHONY: all build demo dev-server worker stop test check lint bench chaos temporal-cli mcp-servers clean versions version-current version-ramp
 
 all: build
 
@@ -62,6 +63,32 @@ bench: $(TEMPORAL)
 # CHAOS_FLAGS="-trials 12" for a shorter one.
 chaos: $(TEMPORAL)
 	$(GO) run ./chaos $(CHAOS_FLAGS)
+
+# Worker Versioning (README "Upgrade a fleet"), with the temporal CLI against
+# TEMPORAL_ADDRESS: DEPLOYMENT is the workers' AGENTRUN_DEPLOYMENT (default
+# agentrun), BUILD a build id of it (a worker logs its own at start-up).
+#   make versions [BUILD=OLD]        the builds, which is current or ramping, and
+#                                    with BUILD: its drainage and running runs
+#   make version-ramp BUILD=NEW PERCENT=10   send that share of new runs to NEW
+#   make version-current BUILD=NEW   new runs go to NEW; runs stay on their build
+DEPLOYMENT ?= agentrun
+PERCENT ?= 10
+
+versions: $(TEMPORAL)
+	$(TEMPORAL) worker deployment describe --name $(DEPLOYMENT)
+	@if [ -n "$(BUILD)" ]; then \
+	  set -x; \
+	  $(TEMPORAL) worker deployment describe-version --deployment-name $(DEPLOYMENT) --build-id $(BUILD); \
+	  $(TEMPORAL) workflow count --query 'TemporalWorkerDeploymentVersion="$(DEPLOYMENT):$(BUILD)" AND ExecutionStatus="Running"'; \
+	fi
+
+version-current: $(TEMPORAL)
+	@test -n "$(BUILD)" || { echo "version-current needs BUILD=ID: a build id of deployment $(DEPLOYMENT) (make versions lists them)"; exit 2; }
+	$(TEMPORAL) worker deployment set-current-version --deployment-name $(DEPLOYMENT) --build-id $(BUILD) --yes
+
+version-ramp: $(TEMPORAL)
+	@test -n "$(BUILD)" || { echo "version-ramp needs BUILD=ID: a build id of deployment $(DEPLOYMENT) (make versions lists them)"; exit 2; }
+	$(TEMPORAL) worker deployment set-ramping-version --deployment-name $(DEPLOYMENT) --build-id $(BUILD) --percentage $(PERCENT) --yes
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -17,6 +17,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/agentrun/agentrun/internal/cli"
 	"github.com/agentrun/agentrun/internal/devserver"
 )
 
@@ -47,15 +48,16 @@ type composeFile struct {
 }
 
 type service struct {
-	Image           string `yaml:"image"`
-	Build           any    `yaml:"build"`
-	Entrypoint      any    `yaml:"entrypoint"`
-	Command         any    `yaml:"command"`
-	Environment     any    `yaml:"environment"` // a map or a list of KEY[=VALUE]
-	Volumes         []any  `yaml:"volumes"`     // short strings or long maps
-	DependsOn       any    `yaml:"depends_on"`  // a list or a map
-	StopGracePeriod string `yaml:"stop_grace_period"`
-	StopSignal      string `yaml:"stop_signal"`
+	Image           string   `yaml:"image"`
+	Build           any      `yaml:"build"`
+	Entrypoint      any      `yaml:"entrypoint"`
+	Command         any      `yaml:"command"`
+	Environment     any      `yaml:"environment"` // a map or a list of KEY[=VALUE]
+	Volumes         []any    `yaml:"volumes"`     // short strings or long maps
+	DependsOn       any      `yaml:"depends_on"`  // a list or a map
+	StopGracePeriod string   `yaml:"stop_grace_period"`
+	StopSignal      string   `yaml:"stop_signal"`
+	Profiles        []string `yaml:"profiles"`
 	Deploy          struct {
 		Replicas *int `yaml:"replicas"`
 	} `yaml:"deploy"`
@@ -719,4 +721,38 @@ func anyContains(files map[string]string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestComposeWorkerVersioning: the workers join a worker deployment whose
+// name the worker accepts, each image derives its own build id (none is set
+// in the file, or worker and worker-next would share one), worker-next is
+// the worker's twin with an image of its own behind the "upgrade" profile,
+// and worker-current makes the first build current after the workers start.
+func TestComposeWorkerVersioning(t *testing.T) {
+	c := loadCompose(t)
+	w, next, cur := c.Services["worker"], c.Services["worker-next"], c.Services["worker-current"]
+	env := environment(t, "worker", w)
+	dep := withDefaults(env["AGENTRUN_DEPLOYMENT"].Value)
+	s, err := cli.LoadSettings(func(k string) string { return map[string]string{"AGENTRUN_DEPLOYMENT": dep}[k] })
+	if err != nil || s.Deployment == "" {
+		t.Fatalf("worker: AGENTRUN_DEPLOYMENT = %q: %v; want a deployment name, versioning on", dep, err)
+	}
+	if _, ok := env["AGENTRUN_BUILD_ID"]; ok {
+		t.Error("worker: AGENTRUN_BUILD_ID is set: worker and worker-next would join as one build; let each image derive its own")
+	}
+	if !slices.Contains(next.Profiles, "upgrade") || next.Build == nil || next.Image == "" || next.Image == w.Image {
+		t.Errorf("worker-next: profiles %v, image %q (worker's %q); want profile upgrade and a build with an image of its own", next.Profiles, next.Image, w.Image)
+	}
+	if !maps.Equal(environment(t, "worker-next", next), env) || next.StopGracePeriod != w.StopGracePeriod {
+		t.Error("worker-next: its environment or stop_grace_period differs from worker's: it must be the same worker, built from newer code")
+	}
+	if got := dependencies(t, c, "worker-current")["worker"]; got != "service_started" {
+		t.Errorf("worker-current depends on worker with %q, want service_started", got)
+	}
+	if got := environment(t, "worker-current", cur)["AGENTRUN_DEPLOYMENT"].Value; got != env["AGENTRUN_DEPLOYMENT"].Value {
+		t.Errorf("worker-current: AGENTRUN_DEPLOYMENT = %q, want the worker's %q", got, env["AGENTRUN_DEPLOYMENT"].Value)
+	}
+	if scripts := mountedScripts(t, c, "worker-current"); !anyContains(scripts, "worker deployment set-current-version") {
+		t.Error("worker-current: its scripts never run `temporal worker deployment set-current-version`")
+	}
 }

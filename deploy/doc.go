@@ -17,7 +17,15 @@
 //     their tables;
 //   - temporal-setup.sh: waits for the cluster, creates the namespace and
 //     registers the search attributes AgentRunStatus and AgentRunStep;
+//   - worker-current.sh: on the first start of the versioned fleet, makes
+//     the one build of deployment AGENTRUN_DEPLOYMENT current (nothing when
+//     one is current already, or versioning is off);
 //   - dynamicconfig/: the server's dynamic config.
+//
+// The workers join the worker deployment agentrun (AGENTRUN_DEPLOYMENT),
+// each as the build id its binary derives; the service worker-next (profile
+// upgrade) is the worker's twin with an image of its own, for rolling
+// upgrades (the compose file's header and README "Upgrade a fleet").
 //
 // There is no Docker engine where agentrun is developed, so the files are
 // checked statically: `make compose-check` runs docker-compose config, and
@@ -26,7 +34,9 @@
 // on: pinned images, a worker stop grace period above its stop timeout, no
 // volume shared by the worker's replicas (only read-only configuration), an
 // AGENTRUN_JOURNAL that is a postgres:// URL of the database the setup
-// creates, setup before the workers start, no secrets in the file, and only
-// AGENTRUN_ settings the programs read.
+// creates, setup before the workers start, no secrets in the file, only
+// AGENTRUN_ settings the programs read, and the Worker Versioning wiring (a
+// deployment name the worker accepts, no shared build id, worker-next and
+// worker-current).
 // The package has no code of its own.
 package deploy

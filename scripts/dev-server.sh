@@ -2,7 +2,8 @@
 # Start the Temporal dev server with its Web UI and agentrun's search
 # attributes, state in .agentrun/temporal.db, unless one already answers.
 # The dynamic config values lift the dev server's own rate limit of ~90 ms
-# per activity (internal/devserver.DynamicConfig, checked against this file).
+# per activity, and let an old worker deployment version report "drained"
+# within seconds (internal/devserver.DynamicConfig, checked against this file).
 source "$(dirname "$0")/lib.sh"
 if bin/temporal operator cluster health >/dev/null 2>&1; then
   echo "Temporal already answers at $TEMPORAL_ADDRESS"
@@ -15,6 +16,8 @@ nohup bin/temporal server start-dev --ip "$host" --port "$port" --ui-port "$UI_P
   --search-attribute AgentRunStatus=Keyword --search-attribute AgentRunStep=Keyword \
   --dynamic-config-value history.transferProcessorMaxPollRPS=1000 \
   --dynamic-config-value system.enableActivityEagerExecution=true \
+  --dynamic-config-value matching.wv.VersionDrainageStatusVisibilityGracePeriod=5 \
+  --dynamic-config-value matching.wv.VersionDrainageStatusRefreshInterval=2 \
   --log-level warn >"$STATE/server.log" 2>&1 &
 echo $! >"$STATE/server.pid"
 wait_for 60 "the dev server" bin/temporal operator cluster health || { tail -20 "$STATE/server.log" >&2; exit 1; }

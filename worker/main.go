@@ -2,8 +2,11 @@
 // queue (AGENTRUN_TASK_QUEUE, default agentrun) for AgentRun workflows and
 // their activities. Workers of one queue must share AGENTRUN_JOURNAL, which
 // holds the write guard and the content store: one journal folder, or one
-// PostgreSQL database (a postgres:// URL). SIGTERM or SIGINT stops it
-// gracefully.
+// PostgreSQL database (a postgres:// URL). With AGENTRUN_DEPLOYMENT set it
+// joins that Temporal worker deployment as build AGENTRUN_BUILD_ID (default
+// derived from the binary) and gets tasks once that build is current or
+// ramping; a malformed name or build id stops it at start-up (exit 2).
+// SIGTERM or SIGINT stops it gracefully.
 package main
 
 import (

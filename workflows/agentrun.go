@@ -50,6 +50,9 @@ type run struct {
 // people where the loop says so. It continues as new when Temporal suggests
 // it (or after in.ContinueAfter steps), carrying a checkpoint.
 func AgentRun(ctx workflow.Context, in Input) (Result, error) {
+	if err := applyTestChange(ctx); err != nil {
+		return Result{}, err
+	}
 	r := &run{
 		ctx:   ctx,
 		id:    workflow.GetInfo(ctx).WorkflowExecution.ID,

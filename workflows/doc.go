@@ -34,4 +34,27 @@
 // and AgentRunStep, the prompt as static summary, and current details
 // that say, in markdown, what the run waits for and the exact command that
 // unblocks it.
+//
+// Versioning: AgentRun is registered pinned (RegisterOptions). On workers
+// that join a worker deployment (AGENTRUN_DEPLOYMENT), a run stays on the
+// build it started on until it ends, its continue-as-new executions
+// included, and new runs go to the deployment's current (or ramping)
+// build. A run parked for days on an approval or an Indeterminate write
+// therefore finishes on the code that wrote its history, and a change to
+// this package never meets the histories of older builds on a versioned
+// fleet; an old build can be stopped once it has drained (README "Upgrade
+// a fleet"). Pinned rather than auto-upgrade because an auto-upgraded run
+// would replay on the new build and needs every change guarded with
+// workflow.GetVersion forever; unversioned workers still need that.
+//
+// Replay guard: TestReplay replays the committed histories in testdata,
+// captured from real runs of the current build (temporal workflow show -w
+// RUN --output json). A change that fails them is a change of command
+// order: guard it with workflow.GetVersion, or make it deliberately:
+// replace the histories it breaks with histories captured from the new
+// build, and say in the commit message which build's runs it breaks (the
+// last commit whose code replays them), so that operators keep that build
+// running, versioned, until its runs have drained.
+// AGENTRUN_TEST_WORKFLOW_CHANGE=1 is such a change, for tests only
+// (testchange.go).
 package workflows

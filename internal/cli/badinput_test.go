@@ -149,3 +149,37 @@ func TestShowStepLocal(t *testing.T) {
 		t.Fatalf("content store: %v, %d entries; want the large values there", err, len(entries))
 	}
 }
+
+// TestWorkerRefusesBadVersioning: a worker started with a deployment name
+// or build id that is empty or malformed exits at once with exit 2 and one
+// line naming the setting and the valid form, before it dials Temporal
+// (TEMPORAL_ADDRESS points nowhere) or writes anything.
+func TestWorkerRefusesBadVersioning(t *testing.T) {
+	t.Parallel()
+	worker := testenv.Program(t, "worker")
+	dir := t.TempDir()
+	env := append(os.Environ(), "AGENTRUN_JOURNAL="+filepath.Join(dir, "journal"), "AGENTRUN_TICKETS="+filepath.Join(dir, "tickets.jsonl"),
+		"AGENTRUN_MODEL=scripted", "TEMPORAL_ADDRESS=127.0.0.1:1")
+	for _, c := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"AGENTRUN_DEPLOYMENT=agent.run"}, `AGENTRUN_DEPLOYMENT="agent.run" is not a deployment name: want letters, digits, _ and -`},
+		{[]string{"AGENTRUN_DEPLOYMENT=prod:1"}, `AGENTRUN_DEPLOYMENT="prod:1" is not a deployment name`},
+		{[]string{"AGENTRUN_DEPLOYMENT= "}, `AGENTRUN_DEPLOYMENT=" " is empty`},
+		{[]string{"AGENTRUN_DEPLOYMENT=" + strings.Repeat("d", 300)}, "AGENTRUN_DEPLOYMENT is 300 characters long"},
+		{[]string{"AGENTRUN_DEPLOYMENT=agentrun", "AGENTRUN_BUILD_ID=__v1"}, `AGENTRUN_BUILD_ID="__v1" is not a build id: want letters, digits, _, -, . and +`},
+		{[]string{"AGENTRUN_DEPLOYMENT=agentrun", "AGENTRUN_BUILD_ID=v 1"}, `AGENTRUN_BUILD_ID="v 1" is not a build id`},
+		{[]string{"AGENTRUN_DEPLOYMENT=agentrun", "AGENTRUN_BUILD_ID=  "}, `AGENTRUN_BUILD_ID="  " is empty`},
+		{[]string{"AGENTRUN_BUILD_ID=v1"}, `AGENTRUN_BUILD_ID="v1" is set but AGENTRUN_DEPLOYMENT is not`},
+	} {
+		code, out := testenv.Run(t, append(env, c.env...), time.Minute, worker)
+		line := strings.TrimSpace(out)
+		if code != 2 || !strings.HasPrefix(line, "worker: "+c.want) || strings.Contains(line, "\n") {
+			t.Errorf("worker with %q: exit %d, output %q; want exit 2 and one line starting %q", c.env, code, out, "worker: "+c.want)
+		}
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Fatalf("a refused worker wrote %d entries into %s (%v)", len(entries), dir, err)
+	}
+}

@@ -2,6 +2,11 @@
 // their mains stay thin: parse arguments, run against the local journal or
 // a Temporal cluster, print for people, and map outcomes to exit codes.
 //
+// Settings (settings.go) are the one settings struct of the three
+// programs, read from AGENTRUN_ variables; the worker's Worker Versioning
+// settings, AGENTRUN_DEPLOYMENT and AGENTRUN_BUILD_ID with the build id
+// derived from the binary, are validated in versioning.go.
+//
 // Exit codes: 0 Completed (or an operator command that succeeded), 1 an
 // error or a Failed run, 2 a usage error, 3 AwaitingApproval, 4
 // Indeterminate.

@@ -79,6 +79,18 @@ type Settings struct {
 	// (/metrics) and its health (/healthz), HOST:PORT or :PORT, e.g. :9464.
 	// Default "": off (AGENTRUN_METRICS).
 	Metrics string
+	// Deployment is the Temporal worker deployment a worker joins
+	// (AGENTRUN_DEPLOYMENT), e.g. "agentrun": letters, digits, _ and -.
+	// Set, Worker Versioning is on: the worker polls as build BuildID of
+	// Deployment, AgentRun runs are pinned to the build they started on,
+	// and tasks reach a build only once an operator makes it current (or
+	// ramps it). Default "": versioning off, the worker polls unversioned.
+	Deployment string
+	// BuildID is the worker's build id within Deployment
+	// (AGENTRUN_BUILD_ID): letters, digits, _, -, . and +. Default, when
+	// Deployment is set: DefaultBuildID (the git revision the binary was
+	// built from). Setting it without Deployment is an error.
+	BuildID string
 }
 
 // Defaults of Settings.
@@ -151,6 +163,9 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	}
 	s.Demo = demo
 	if s.Tools, err = tools.ConfigFromEnv(); err != nil {
+		return s, err
+	}
+	if err := s.loadVersioning(getenv); err != nil {
 		return s, err
 	}
 	return s, nil

@@ -72,6 +72,7 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	fatal := make(chan error, 1)
 	w := worker.New(c.Client, s.TaskQueue, worker.Options{
 		WorkerStopTimeout: s.StopTimeout,
+		DeploymentOptions: s.deploymentOptions(),
 		OnFatalError: func(err error) {
 			select {
 			case fatal <- err:
@@ -93,6 +94,11 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 		ep.Ready()
 	}
 	logger.Info("worker started", "task_queue", s.TaskQueue, "namespace", c.Namespace, "model", exec.Model.Name(), "guard", guardAt)
+	if s.Deployment != "" {
+		logger.Info("worker versioning on: tasks arrive once this build is current or ramping",
+			"deployment", s.Deployment, "build_id", s.BuildID,
+			"make_current", "temporal worker deployment set-current-version --deployment-name "+s.Deployment+" --build-id "+s.BuildID)
+	}
 	var ferr error
 	select {
 	case <-ctx.Done():
@@ -107,6 +113,21 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	}
 	logger.Info("worker stopped")
 	return nil
+}
+
+// deploymentOptions are the worker's Worker Versioning options: none when
+// s.Deployment is unset. No default behaviour: AgentRun declares its own
+// (pinned, in workflows.RegisterOptions), and the sdk refuses to register
+// a workflow without one on a versioned worker, so a new workflow type
+// must choose.
+func (s Settings) deploymentOptions() worker.DeploymentOptions {
+	if s.Deployment == "" {
+		return worker.DeploymentOptions{}
+	}
+	return worker.DeploymentOptions{
+		UseVersioning: true,
+		Version:       worker.WorkerDeploymentVersion{DeploymentName: s.Deployment, BuildID: s.BuildID},
+	}
 }
 
 // metricsCloseTimeout bounds how long a stopped worker waits for scrapes in

@@ -32,9 +32,18 @@ type Setting struct {
 // the SDK's requests to hand an activity straight back to the worker that
 // scheduled it. Raising the rate alone caused 2 s stalls on some dispatches;
 // with both, a chain of no-op activities costs 5–7 ms per activity.
+//
+// matching.wv.VersionDrainageStatus*: a worker deployment version that is
+// no longer current counts as draining, and is checked for open pinned
+// runs, only after a grace period and then at an interval, both 3 minutes
+// by default; here 5 and 2 seconds (a number is seconds), so that `temporal worker deployment
+// describe-version` reports an old build drained within seconds of its
+// last run ending.
 var DynamicConfig = []Setting{
 	{"history.transferProcessorMaxPollRPS", "1000"},
 	{"system.enableActivityEagerExecution", "true"},
+	{"matching.wv.VersionDrainageStatusVisibilityGracePeriod", "5"},
+	{"matching.wv.VersionDrainageStatusRefreshInterval", "2"},
 }
 
 // SearchAttributes are agentrun's search attributes, NAME=TYPE.

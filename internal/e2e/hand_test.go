@@ -13,7 +13,9 @@ import (
 
 // TestHandExampleOnDevServer runs the hand example end to end: a real
 // worker, the starter, an approval with the real temporal workflow signal
-// command, and the starter attached with --wait until the answer.
+// command, and the starter attached with --wait until the answer. The
+// worker has no versioning settings, and the run belongs to no worker
+// deployment.
 func TestHandExampleOnDevServer(t *testing.T) {
 	t.Parallel()
 	srv := testenv.DevServer(t)
@@ -55,6 +57,11 @@ func TestHandExampleOnDevServer(t *testing.T) {
 	sa := desc.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()
 	if got := string(sa[workflows.StatusKey.GetName()].GetData()); got != `"Completed"` {
 		t.Fatalf("AgentRunStatus = %s, want Completed", got)
+	}
+	// A worker without AGENTRUN_DEPLOYMENT is unversioned, as before Worker
+	// Versioning: the run belongs to no deployment version.
+	if vi := desc.GetWorkflowExecutionInfo().GetVersioningInfo(); vi != nil {
+		t.Fatalf("an unversioned worker's run has versioning info %v, want none", vi)
 	}
 
 	// A graceful stop: SIGTERM, exit 0.
