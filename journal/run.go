@@ -17,6 +17,9 @@ import (
 // resumed run calls no model and no tool twice for one step. A Failed
 // outcome is returned as an outcome, not an error; an error means the run
 // could not go on (a store failure, a step that failed) and may be resumed.
+// While it drives the run it holds the run's lock when the Store is a
+// Locker: a run another process drives is a *BusyError, and nothing is
+// written.
 func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, exec agent.Executor) (agent.Outcome, error) {
 	if err := ValidRunID(runID); err != nil {
 		return agent.Outcome{}, err
@@ -24,6 +27,11 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 	if len(input) == 0 {
 		return agent.Outcome{}, fmt.Errorf("%w input: the prompt is empty; want at least one message", ErrInvalid)
 	}
+	release, err := j.lockRun(ctx, runID) // one driver at a time (Locker)
+	if err != nil {
+		return agent.Outcome{}, err
+	}
+	defer release()
 	if err := j.begin(runID, input); err != nil {
 		return agent.Outcome{}, err
 	}

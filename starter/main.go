@@ -6,7 +6,8 @@
 // The same id with the same prompt attaches to (or resumes) the existing
 // run; with no prompt it attaches to whatever run has that id; another
 // prompt is refused. Exit codes: 0 Completed (or started, without --wait),
-// 1 error or Failed, 2 usage, 3 AwaitingApproval, 4 Indeterminate.
+// 1 error or Failed, 2 usage, 3 AwaitingApproval, 4 Indeterminate, 5 busy
+// (--local: another process drives the run; nothing was written).
 package main
 
 import (
@@ -39,7 +40,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := run(ctx, *local, *wait, *id, strings.Join(fs.Args(), " "))
-	if code := cli.ExitCode(err); code == cli.ExitError || code == cli.ExitUsage {
+	if code := cli.ExitCode(err); code == cli.ExitError || code == cli.ExitUsage || code == cli.ExitBusy {
 		fmt.Fprintln(os.Stderr, "starter:", err)
 	}
 	os.Exit(cli.ExitCode(err))

@@ -4,5 +4,6 @@
 //
 // Exit codes: 0 Completed (or an operator command that succeeded), 1 an
 // error or a Failed run, 2 a usage error, 3 AwaitingApproval, 4
-// Indeterminate.
+// Indeterminate, 5 busy: another process drives the run (the local engine
+// holds one driver lock per run; nothing was written).
 package cli
