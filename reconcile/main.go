@@ -48,6 +48,7 @@ func run(ctx context.Context, local bool, args []string) error {
 	if err != nil {
 		return &cli.UsageError{Msg: err.Error()}
 	}
+	settings.Commands = cli.CommandsFor(os.Args[0])
 	if err := cli.CheckOperatorArgs(args); err != nil {
 		return err
 	}

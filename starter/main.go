@@ -57,6 +57,7 @@ func run(ctx context.Context, local, wait bool, id, prompt string) error {
 	if err != nil {
 		return &cli.UsageError{Msg: err.Error()}
 	}
+	settings.Commands = cli.CommandsFor(os.Args[0])
 	if local {
 		if wait {
 			return &cli.UsageError{Msg: "--wait is for runs on Temporal; a --local run always runs until it completes or needs a person"}

@@ -11,21 +11,27 @@ import (
 	"github.com/agentrun/agentrun/internal/shell"
 )
 
-// SignalCommand is the temporal CLI command that sends an operator signal,
-// on one line, as an operator would type it.
-func SignalCommand(runID, name string, payload any) string {
-	return signalCommand("", runID, name, payload, " ")
+// SignalCommand is the Temporal CLI command that sends an operator signal,
+// on one line, as an operator would type it. cli is how the reader runs
+// the Temporal CLI ("" for "temporal", e.g. "bin/temporal"); a namespace
+// other than default is named.
+func SignalCommand(cli, namespace, runID, name string, payload any) string {
+	return signalCommand(cli, namespace, runID, name, payload, " ")
 }
 
 // signalCommand renders the command; sep goes before --input (a line
-// break in markdown blocks). A namespace other than default is named.
-func signalCommand(namespace, runID, name string, payload any, sep string) string {
+// break in markdown blocks). The current details, read anywhere, name the
+// CLI "temporal", as on a PATH.
+func signalCommand(cli, namespace, runID, name string, payload any, sep string) string {
 	b, _ := json.Marshal(payload)
 	ns := ""
 	if namespace != "" && namespace != "default" {
 		ns = " --namespace " + shell.Quote(namespace)
 	}
-	return fmt.Sprintf("temporal workflow signal%s -w %s --name %s%s--input %s", ns, shell.Quote(runID), name, sep, shell.Quote(string(b)))
+	if cli == "" {
+		cli = "temporal"
+	}
+	return fmt.Sprintf("%s workflow signal%s -w %s --name %s%s--input %s", cli, ns, shell.Quote(runID), name, sep, shell.Quote(string(b)))
 }
 
 // ApprovePayload is the payload of approve.
@@ -73,7 +79,7 @@ func plural(n int, word string) string {
 func details(namespace, runID string, s *State) string {
 	var b strings.Builder
 	cmd := func(name string, payload any) string {
-		return "```sh\n" + signalCommand(namespace, runID, name, payload, " \\\n  ") + "\n```\n"
+		return "```sh\n" + signalCommand("", namespace, runID, name, payload, " \\\n  ") + "\n```\n"
 	}
 	switch s.Status {
 	case agent.StatusAwaitingApproval:
