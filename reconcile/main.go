@@ -27,7 +27,7 @@ func main() {
 	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
 	local := fs.Bool("local", false, "act on the local journal (AGENTRUN_JOURNAL), with no server")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: reconcile [--local] COMMAND ARGS...")
+		fmt.Fprintln(fs.Output(), "usage: "+cli.CommandsFor(os.Args[0]).Reconcile+" [--local] COMMAND ARGS...")
 		fmt.Fprintln(fs.Output(), cli.ReconcileUsage)
 		fs.PrintDefaults()
 	}

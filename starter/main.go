@@ -31,7 +31,7 @@ func main() {
 	wait := fs.Bool("wait", false, "follow the run, printing each status change, until it ends")
 	id := fs.String("id", "", "the run id: letters, digits, '_', '.', '-', at most 128 characters")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: starter [--local] --id RUN [--wait] [PROMPT...]")
+		fmt.Fprintln(fs.Output(), "usage: "+cli.CommandsFor(os.Args[0]).Starter+" [--local] --id RUN [--wait] [PROMPT...]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
