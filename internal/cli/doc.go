@@ -1,6 +1,9 @@
 // Package cli holds what the starter and reconcile programs do, so that
 // their mains stay thin: parse arguments, run against the local journal or
 // a Temporal cluster, print for people, and map outcomes to exit codes.
+// Every command they print works when pasted where it was printed: see
+// [Commands]. What unblocks a run is printed by one function for both
+// engines (the starter's outcome, --wait, reconcile show).
 //
 // Exit codes: 0 Completed (or an operator command that succeeded), 1 an
 // error or a Failed run, 2 a usage error, 3 AwaitingApproval, 4
