@@ -27,14 +27,17 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 	if len(input) == 0 {
 		return agent.Outcome{}, fmt.Errorf("%w input: the prompt is empty; want at least one message", ErrInvalid)
 	}
-	release, err := j.lockRun(ctx, runID) // one driver at a time (Locker)
+	if err := j.begin(runID, input); err != nil {
+		return agent.Outcome{}, err
+	}
+	// One driver at a time (Locker), taken once the input is known good so
+	// that a refused prompt touches nothing; begin writes only run.started,
+	// which two drivers of a new run agree on.
+	release, err := j.lockRun(ctx, runID)
 	if err != nil {
 		return agent.Outcome{}, err
 	}
 	defer release()
-	if err := j.begin(runID, input); err != nil {
-		return agent.Outcome{}, err
-	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return agent.Outcome{}, err
