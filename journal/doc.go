@@ -101,7 +101,9 @@
 // suggestion to retry it that would run it twice. So [Journal.Run] holds
 // the run's driver lock ([Locker]) while it drives the run, and a second
 // Run of that run returns a [*BusyError] (wrapping [ErrBusy]) naming the
-// holder's pid, having written nothing. A FileStore's lock is an exclusive
+// holder's pid, having written nothing to an existing run (Run checks the
+// input, then takes the lock: of two drivers racing to start a new run,
+// either may write its run.started record, the same for both). A FileStore's lock is an exclusive
 // flock(2) on <dir>/<run id>.lock, beside the journal, which holds the
 // pid of its latest holder; the kernel releases it when the process ends,
 // however it ends, and the file is never removed (removing it would race
