@@ -94,6 +94,22 @@
 // disk that fails an fsync may later lose bytes that a process already
 // counted; such a disk must be replaced, not trusted.
 //
+// # One driver per run
+//
+// Two processes that drive one run at once would each see the other's
+// write in flight as started and not completed: Indeterminate, with a
+// suggestion to retry it that would run it twice. So [Journal.Run] holds
+// the run's driver lock ([Locker]) while it drives the run, and a second
+// Run of that run returns a [*BusyError] (wrapping [ErrBusy]) naming the
+// holder's pid, having written nothing to an existing run (Run checks the
+// input, then takes the lock: of two drivers racing to start a new run,
+// either may write its run.started record, the same for both). A FileStore's lock is an exclusive
+// flock(2) on <dir>/<run id>.lock, beside the journal, which holds the
+// pid of its latest holder; the kernel releases it when the process ends,
+// however it ends, and the file is never removed (removing it would race
+// with a process opening it). [Journal.Signal] and the readers take no
+// driver lock: a person can approve or reconcile while a run is driven.
+//
 // # Guarantees
 //
 // An append that returned nil survives a crash: its bytes were written in

@@ -101,10 +101,17 @@ func TestKillResumesWithoutRecall(t *testing.T) {
 	}
 	// 2: re-runs lookup, stops awaiting approval.
 	out := runProc(3)
-	if !strings.Contains(out, "approve: go run ./reconcile --local approve kill-1 tool/2/0/create_ticket") {
-		t.Fatalf("the awaiting run does not print the approve command:\n%s", out)
+	// The printed command names reconcile as it sits beside this starter,
+	// and works as printed.
+	approve := reconcile + " --local approve kill-1 tool/2/0/create_ticket"
+	if !strings.Contains(out, "approve: "+approve+"\n") || !strings.Contains(out, "then resume the run: "+starter+" --local --id kill-1\n") {
+		t.Fatalf("the awaiting run does not print the approve and resume commands:\n%s", out)
 	}
-	operator("approve", run, ticketStep)
+	sh := exec.CommandContext(t.Context(), "sh", "-c", approve)
+	sh.Env = env
+	if b, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("the printed command %s: %v\n%s", approve, err, b)
+	}
 	// 3: killed inside create_ticket, after the ticket exists.
 	p3, _ := startProc()
 	testenv.WaitFor(t, 30*time.Second, "the ticket to be written", func() bool {

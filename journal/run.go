@@ -17,6 +17,9 @@ import (
 // resumed run calls no model and no tool twice for one step. A Failed
 // outcome is returned as an outcome, not an error; an error means the run
 // could not go on (a store failure, a step that failed) and may be resumed.
+// While it drives the run it holds the run's lock when the Store is a
+// Locker: a run another process drives is a *BusyError, and nothing is
+// written.
 func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, exec agent.Executor) (agent.Outcome, error) {
 	if err := ValidRunID(runID); err != nil {
 		return agent.Outcome{}, err
@@ -27,6 +30,14 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 	if err := j.begin(runID, input); err != nil {
 		return agent.Outcome{}, err
 	}
+	// One driver at a time (Locker), taken once the input is known good so
+	// that a refused prompt touches nothing; begin writes only run.started,
+	// which two drivers of a new run agree on.
+	release, err := j.lockRun(ctx, runID)
+	if err != nil {
+		return agent.Outcome{}, err
+	}
+	defer release()
 	for {
 		if err := ctx.Err(); err != nil {
 			return agent.Outcome{}, err

@@ -370,8 +370,9 @@ func TestDenyTellsTheModel(t *testing.T) {
 	f.run(t, "deny")
 	f.signal(t, "deny", journal.Signal{Name: journal.SignalDeny, Marker: ticketStep, Reason: "not during the freeze"})
 	o := f.run(t, "deny")
-	if o.Status != agent.StatusCompleted || !strings.Contains(o.Answer, "denied by operator: not during the freeze") {
-		t.Fatalf("after deny: %+v, want an answer quoting the denial", o)
+	if o.Status != agent.StatusCompleted || !strings.Contains(o.Answer, "denied by operator: not during the freeze") ||
+		!strings.Contains(o.Answer, "Nothing was filed") || strings.Contains(o.Answer, "filed as") {
+		t.Fatalf("after deny: %+v, want an answer quoting the denial and saying nothing was filed", o)
 	}
 	if n := f.ticketCount(t); n != 0 {
 		t.Fatalf("tickets: %d, want 0", n)

@@ -27,6 +27,10 @@ type Turn struct {
 	// Text may contain {{last_tool_result}}, replaced by the newest tool
 	// result in the turn's input.
 	Text string `json:"text,omitempty"`
+	// TextOnError, optional, replaces Text when the newest tool result
+	// is an error (a call a person denied, an unknown tool, a failure);
+	// it may contain {{last_tool_result}} too. Unset: Text in every case.
+	TextOnError string `json:"text_on_error,omitempty"`
 }
 
 // ScriptedCall is one tool call of a scripted turn.
@@ -39,12 +43,14 @@ type ScriptedCall struct {
 const LastToolResult = "{{last_tool_result}}"
 
 // HandExample is the built-in script: look up the access policy, file a
-// ticket, answer with the ticket id.
+// ticket, answer with the ticket id, or, when the ticket was denied (or
+// failed), say that nothing was filed and why.
 func HandExample() Script {
 	return Script{Turns: []Turn{
 		{ToolCalls: []ScriptedCall{{Name: "lookup", Args: json.RawMessage(`{"topic":"database access"}`)}}},
 		{ToolCalls: []ScriptedCall{{Name: "create_ticket", Args: json.RawMessage(`{"title":"Read access to the orders database","body":"Requested through agentrun; the access policy requires a ticket approved by the data owner."}`)}}},
-		{Text: "Your request is filed as " + LastToolResult + ". The data owner will review it; access is granted for 90 days."},
+		{Text: "Your request is filed as " + LastToolResult + ". The data owner will review it; access is granted for 90 days.",
+			TextOnError: "I could not file your request: " + LastToolResult + ". Nothing was filed, and you have no access yet."},
 	}}
 }
 
@@ -67,6 +73,9 @@ func ParseScript(b []byte) (Script, error) {
 	for i, t := range s.Turns {
 		if (len(t.ToolCalls) == 0) == (t.Text == "") {
 			return Script{}, fmt.Errorf("script turn %d: want either tool_calls or text, not both or neither", i+1)
+		}
+		if t.TextOnError != "" && t.Text == "" {
+			return Script{}, fmt.Errorf("script turn %d: text_on_error needs text: it replaces text when the newest tool result is an error", i+1)
 		}
 		for j, c := range t.ToolCalls {
 			if c.Name == "" {
@@ -121,13 +130,13 @@ func (p *Scripted) Complete(ctx context.Context, req agent.ModelRequest) (agent.
 		}
 	}
 	n := 1
-	last := ""
+	last, lastErr := "", false
 	for _, m := range req.Messages {
 		switch m.Role {
 		case agent.RoleAssistant:
 			n++
 		case agent.RoleTool:
-			last = m.Content
+			last, lastErr = m.Content, m.IsError
 		}
 	}
 	if n > len(p.script.Turns) {
@@ -136,7 +145,11 @@ func (p *Scripted) Complete(ctx context.Context, req agent.ModelRequest) (agent.
 	t := p.script.Turns[n-1]
 	reply := agent.ModelReply{Model: p.Name(), Message: agent.Message{Role: agent.RoleAssistant}, Settings: sentSettings(p.settings)}
 	if len(t.ToolCalls) == 0 {
-		reply.Message.Content = strings.ReplaceAll(t.Text, LastToolResult, last)
+		text := t.Text
+		if lastErr && t.TextOnError != "" {
+			text = t.TextOnError
+		}
+		reply.Message.Content = strings.ReplaceAll(text, LastToolResult, last)
 		reply.FinishReason = agent.FinishStop
 	} else {
 		for i, c := range t.ToolCalls {

@@ -71,6 +71,15 @@
 // refused with an error wrapping [journal.ErrCorrupt]. List returns the
 // sorted ids of the runs with at least one record.
 //
+// The local engine's journal is a [journal.Locker]: while a process drives
+// a run it holds a session-level advisory lock (pg_try_advisory_lock, keyed
+// by a hash of the journal and the run id) on a connection of its own,
+// whose application_name, "agentrun driver pid PID on HOST", names it to a
+// second driver, which is refused with a [journal.BusyError] and writes
+// nothing. The server releases the lock when that connection ends: when the
+// process exits or dies, and also when the connection is lost mid-run
+// (then a second driver can start while the first still runs its step).
+//
 // A content Put inserts the blob unless its key holds it already (INSERT
 // ... ON CONFLICT); a row holding other bytes under the key is damage and
 // is replaced. A Put that returned nil has committed; one that returned an

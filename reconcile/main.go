@@ -27,7 +27,7 @@ func main() {
 	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
 	local := fs.Bool("local", false, "act on the local journal (AGENTRUN_JOURNAL), with no server")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: reconcile [--local] COMMAND ARGS...")
+		fmt.Fprintln(fs.Output(), "usage: "+cli.CommandsFor(os.Args[0]).Reconcile+" [--local] COMMAND ARGS...")
 		fmt.Fprintln(fs.Output(), cli.ReconcileUsage)
 		fs.PrintDefaults()
 	}
@@ -48,6 +48,7 @@ func run(ctx context.Context, local bool, args []string) error {
 	if err != nil {
 		return &cli.UsageError{Msg: err.Error()}
 	}
+	settings.Commands = cli.CommandsFor(os.Args[0])
 	if err := cli.CheckOperatorArgs(args); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The hand example on Temporal: the run stops awaiting approval, an
-# operator approves it with `temporal workflow signal`, the run completes.
+# operator approves it with `bin/temporal workflow signal`, the run completes.
+# Every command it prints works as printed from the repository's root.
 source "$(dirname "$0")/lib.sh"
 bash scripts/dev-server.sh
 bash scripts/worker.sh
@@ -15,12 +16,13 @@ echo
 echo "waiting for the run to ask for approval..."
 awaiting() { bin/temporal workflow query -w "$run" --name state --output json 2>/dev/null | grep -q '"status": *"AwaitingApproval"'; }
 wait_for 60 "the run to await approval" awaiting
+echo "\$ bin/reconcile show $run"
 bin/reconcile show "$run"
 
 marker="tool/2/0/create_ticket"
 echo
 echo "an operator approves it:"
-echo "\$ temporal workflow signal -w $run --name approve --input '{\"Marker\":\"$marker\"}'"
+echo "\$ bin/temporal workflow signal -w $run --name approve --input '{\"Marker\":\"$marker\"}'"
 bin/temporal workflow signal -w "$run" --name approve --input "{\"Marker\":\"$marker\"}"
 
 echo
@@ -30,3 +32,5 @@ bin/starter --id "$run" --wait "$prompt"
 echo
 echo "The dev server keeps running: look at the run in the Web UI ($AGENTRUN_UI_URL/namespaces/default/workflows/$run)."
 echo "make stop stops the worker and the server."
+echo "The commands above work as printed from this folder; to type temporal, starter and reconcile"
+echo "without bin/ (as the Web UI and the README write them): export PATH=\"\$PWD/bin:\$PATH\""

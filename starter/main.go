@@ -6,7 +6,8 @@
 // The same id with the same prompt attaches to (or resumes) the existing
 // run; with no prompt it attaches to whatever run has that id; another
 // prompt is refused. Exit codes: 0 Completed (or started, without --wait),
-// 1 error or Failed, 2 usage, 3 AwaitingApproval, 4 Indeterminate.
+// 1 error or Failed, 2 usage, 3 AwaitingApproval, 4 Indeterminate, 5 busy
+// (--local: another process drives the run; nothing was written).
 package main
 
 import (
@@ -30,7 +31,7 @@ func main() {
 	wait := fs.Bool("wait", false, "follow the run, printing each status change, until it ends")
 	id := fs.String("id", "", "the run id: letters, digits, '_', '.', '-', at most 128 characters")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: starter [--local] --id RUN [--wait] [PROMPT...]")
+		fmt.Fprintln(fs.Output(), "usage: "+cli.CommandsFor(os.Args[0]).Starter+" [--local] --id RUN [--wait] [PROMPT...]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -39,7 +40,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := run(ctx, *local, *wait, *id, strings.Join(fs.Args(), " "))
-	if code := cli.ExitCode(err); code == cli.ExitError || code == cli.ExitUsage {
+	if code := cli.ExitCode(err); code == cli.ExitError || code == cli.ExitUsage || code == cli.ExitBusy {
 		fmt.Fprintln(os.Stderr, "starter:", err)
 	}
 	os.Exit(cli.ExitCode(err))
@@ -56,6 +57,7 @@ func run(ctx context.Context, local, wait bool, id, prompt string) error {
 	if err != nil {
 		return &cli.UsageError{Msg: err.Error()}
 	}
+	settings.Commands = cli.CommandsFor(os.Args[0])
 	if local {
 		if wait {
 			return &cli.UsageError{Msg: "--wait is for runs on Temporal; a --local run always runs until it completes or needs a person"}

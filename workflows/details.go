@@ -11,21 +11,27 @@ import (
 	"github.com/agentrun/agentrun/internal/shell"
 )
 
-// SignalCommand is the temporal CLI command that sends an operator signal,
-// on one line, as an operator would type it.
-func SignalCommand(runID, name string, payload any) string {
-	return signalCommand("", runID, name, payload, " ")
+// SignalCommand is the Temporal CLI command that sends an operator signal,
+// on one line, as an operator would type it. cli is how the reader runs
+// the Temporal CLI ("" for "temporal", e.g. "bin/temporal"); a namespace
+// other than default is named.
+func SignalCommand(cli, namespace, runID, name string, payload any) string {
+	return signalCommand(cli, namespace, runID, name, payload, " ")
 }
 
 // signalCommand renders the command; sep goes before --input (a line
-// break in markdown blocks). A namespace other than default is named.
-func signalCommand(namespace, runID, name string, payload any, sep string) string {
+// break in markdown blocks). The current details, read anywhere, name the
+// CLI "temporal", as on a PATH.
+func signalCommand(cli, namespace, runID, name string, payload any, sep string) string {
 	b, _ := json.Marshal(payload)
 	ns := ""
 	if namespace != "" && namespace != "default" {
 		ns = " --namespace " + shell.Quote(namespace)
 	}
-	return fmt.Sprintf("temporal workflow signal%s -w %s --name %s%s--input %s", ns, shell.Quote(runID), name, sep, shell.Quote(string(b)))
+	if cli == "" {
+		cli = "temporal"
+	}
+	return fmt.Sprintf("%s workflow signal%s -w %s --name %s%s--input %s", cli, ns, shell.Quote(runID), name, sep, shell.Quote(string(b)))
 }
 
 // ApprovePayload is the payload of approve.
@@ -68,11 +74,12 @@ func plural(n int, word string) string {
 // details renders the run's current details in markdown: what it waits for
 // and the exact commands that unblock it. The UI renders it unstyled in a
 // frame that loses its last few pixels, so every command sits in its own
-// block, long commands break before --input, and a rule closes the text.
+// block, long commands break before --input, other long lines are wrapped
+// (the frame does not wrap them), and a rule closes the text.
 func details(namespace, runID string, s *State) string {
 	var b strings.Builder
 	cmd := func(name string, payload any) string {
-		return "```sh\n" + signalCommand(namespace, runID, name, payload, " \\\n  ") + "\n```\n"
+		return "```sh\n" + signalCommand("", namespace, runID, name, payload, " \\\n  ") + "\n```\n"
 	}
 	switch s.Status {
 	case agent.StatusAwaitingApproval:
@@ -80,7 +87,7 @@ func details(namespace, runID string, s *State) string {
 		for i, p := range s.Pending {
 			args := "```json\n" + prettyJSON(p.Args, 2000) + "\n```\n"
 			if p.ArgsRef != nil {
-				args = fmt.Sprintf("%d bytes, kept by reference; the start:\n\n```\n%s\n```\n\nAll of them: `reconcile show %s --step %s`\n", p.ArgsRef.Size, p.ArgsRef.Preview, shell.Quote(runID), p.Marker)
+				args = fmt.Sprintf("%d bytes, kept by reference; the start:\n\n```\n%s\n```\n\nAll of them: `reconcile show %s --step %s`\n", p.ArgsRef.Size, wrap(p.ArgsRef.Preview, detailsWidth), shell.Quote(runID), p.Marker)
 			}
 			fmt.Fprintf(&b, "\n#### %d. `%s` (`%s`)\n\nArguments:\n\n%s\nApprove:\n\n%s\nDeny (replace REASON; the model reads it):\n\n%s",
 				i+1, p.Tool, p.Marker, args, cmd(SignalApprove, ApprovePayload(p.Marker)), cmd(SignalDeny, DenyPayload(p.Marker, "REASON")))
@@ -90,7 +97,7 @@ func details(namespace, runID string, s *State) string {
 	case agent.StatusIndeterminate:
 		fmt.Fprintf(&b, "**Indeterminate**: the write `%s` started and never recorded its result; it may or may not have taken effect. Nothing runs until a person decides.\n", s.Indeterminate)
 		if s.Why != "" {
-			fmt.Fprintf(&b, "\nCause:\n\n```\n%s\n```\n", cut(s.Why, 1000))
+			fmt.Fprintf(&b, "\nCause:\n\n```\n%s\n```\n", wrap(cut(s.Why, 1000), detailsWidth))
 		}
 		fmt.Fprintf(&b, "\nCheck the world first, then record what happened, with the real result in place of RESULT:\n\n%s\nor, only if it did not take effect, run it once more:\n\n%s",
 			cmd(SignalReconcile, DonePayload(s.Indeterminate, "RESULT")), cmd(SignalReconcile, RetryPayload(s.Indeterminate)))
@@ -108,29 +115,30 @@ func details(namespace, runID string, s *State) string {
 			}
 		}
 	case agent.StatusFailed:
-		fmt.Fprintf(&b, "**Failed**:\n\n```\n%s\n```\n", cut(s.Reason, 2000))
+		fmt.Fprintf(&b, "**Failed**:\n\n```\n%s\n```\n", wrap(cut(s.Reason, 2000), detailsWidth))
 	default:
 		fmt.Fprintf(&b, "**Running**: %s completed.\n", plural(s.StepCount, "step"))
 		if n := len(s.Steps); n > 0 && s.Steps[n-1].Preview != "" {
 			last := s.Steps[n-1]
-			fmt.Fprintf(&b, "\nLast, `%s`:\n\n```\n%s\n```\n", last.Name, last.Preview)
+			fmt.Fprintf(&b, "\nLast, `%s`:\n\n```\n%s\n```\n", last.Name, wrap(last.Preview, detailsWidth))
 		}
 	}
 	if n := len(s.Rejected); n > 0 {
 		r := s.Rejected[n-1]
-		fmt.Fprintf(&b, "\n**Rejected input** (%d so far; the newest): signal `%s` with\n\n```\n%s\n```\n\n%s\n", n, r.Signal, r.Payload, r.Reason)
+		fmt.Fprintf(&b, "\n**Rejected input** (%d so far; the newest): signal `%s` with\n\n```\n%s\n```\n\n%s\n", n, r.Signal, wrap(r.Payload, detailsWidth), r.Reason)
 	}
 	b.WriteString("\n---\n")
 	return b.String()
 }
 
-// prettyJSON indents JSON for people, cut to at most n bytes.
+// prettyJSON indents JSON for people, cut to at most n bytes, its long
+// lines wrapped for the details box.
 func prettyJSON(raw []byte, n int) string {
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, raw, "", "  "); err != nil {
-		return cut(string(raw), n)
+		return wrap(cut(string(raw), n), detailsWidth)
 	}
-	return cut(buf.String(), n)
+	return wrap(cut(buf.String(), n), detailsWidth)
 }
 
 // cut shortens s to at most n bytes at a character boundary, keeping its

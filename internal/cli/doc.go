@@ -1,6 +1,9 @@
 // Package cli holds what the starter and reconcile programs do, so that
 // their mains stay thin: parse arguments, run against the local journal or
 // a Temporal cluster, print for people, and map outcomes to exit codes.
+// Every command they print works when pasted where it was printed: see
+// [Commands]. What unblocks a run is printed by one function for both
+// engines (the starter's outcome, --wait, reconcile show).
 //
 // Settings (settings.go) are the one settings struct of the three
 // programs, read from AGENTRUN_ variables; the worker's Worker Versioning
@@ -9,5 +12,6 @@
 //
 // Exit codes: 0 Completed (or an operator command that succeeded), 1 an
 // error or a Failed run, 2 a usage error, 3 AwaitingApproval, 4
-// Indeterminate.
+// Indeterminate, 5 busy: another process drives the run (the local engine
+// holds one driver lock per run; nothing was written).
 package cli

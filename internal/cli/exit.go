@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/journal"
 )
 
 // Exit codes.
@@ -14,6 +15,9 @@ const (
 	ExitUsage            = 2
 	ExitAwaitingApproval = 3
 	ExitIndeterminate    = 4
+	// ExitBusy: another process drives the run (--local); nothing was
+	// written.
+	ExitBusy = 5
 )
 
 // UsageError is a command line that cannot be run.
@@ -45,6 +49,9 @@ func ExitCode(err error) int {
 	var ue *UsageError
 	if errors.As(err, &ue) {
 		return ExitUsage
+	}
+	if errors.Is(err, journal.ErrBusy) {
+		return ExitBusy
 	}
 	var oe *OutcomeError
 	if errors.As(err, &oe) {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
-	"github.com/agentrun/agentrun/internal/shell"
 	"github.com/agentrun/agentrun/journal"
 )
 
@@ -19,6 +18,8 @@ import (
 type Local struct {
 	Journal *journal.Journal
 	Exec    *execute.Executor
+	// Commands name the programs in printed commands (Settings.Commands).
+	Commands Commands
 }
 
 // OpenLocal builds the local engine from the settings. Close it when done.
@@ -32,8 +33,9 @@ func OpenLocal(ctx context.Context, s Settings) (*Local, error) {
 		return nil, err
 	}
 	return &Local{
-		Journal: &journal.Journal{Store: store, Loop: agent.Loop{Tools: exec.Tools.Specs(), FailOnCut: exec.FailOnCut}},
-		Exec:    exec,
+		Journal:  &journal.Journal{Store: store, Loop: agent.Loop{Tools: exec.Tools.Specs(), FailOnCut: exec.FailOnCut}},
+		Exec:     exec,
+		Commands: s.Commands,
 	}, nil
 }
 
@@ -61,12 +63,12 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	}
 	o, err := l.Journal.Run(ctx, runID, input, l.Exec)
 	if errors.Is(err, journal.ErrInputMismatch) {
-		return fmt.Errorf("run %s exists with another prompt; resume it with no prompt (go run ./starter --local --id %s) or choose another --id", runID, shell.Quote(runID))
+		return fmt.Errorf("run %s exists with another prompt; resume it with no prompt (%s) or choose another --id", runID, l.op().resume(runID))
 	}
 	if err != nil {
 		return err
 	}
-	printOutcome(w, localCmd, runID, o)
+	printOutcome(w, l.op(), runID, o)
 	return outcomeErr(o)
 }
 
@@ -179,7 +181,7 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 			if err != nil {
 				return err
 			}
-			return printInfo(w, info)
+			return printInfo(w, l.op(), info)
 		}
 	}
 	runID, sig, err := ParseOperator(args)
@@ -189,20 +191,23 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 	if err := l.Journal.Signal(ctx, runID, sig); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "recorded %s for run %s; resume the run with:\n  go run ./starter --local --id %s\n", sig.Name, runID, shell.Quote(runID))
+	fmt.Fprintf(w, "recorded %s for run %s; resume the run with:\n  %s\n", sig.Name, runID, l.op().resume(runID))
 	return nil
 }
 
-func printInfo(w io.Writer, info journal.RunInfo) error {
+// op is how printed commands reach the local engine's runs.
+func (l *Local) op() operator { return localOperator(l.Commands) }
+
+func printInfo(w io.Writer, op operator, info journal.RunInfo) error {
 	v := runView{
 		Header:  fmt.Sprintf("run %s: %s (%d records)", info.RunID, info.Status, info.Records),
-		Pending: info.Pending, Indeterminate: info.Indeterminate, Reason: info.Reason, Answer: info.Answer, CutOff: info.CutOff,
+		Outcome: agent.Outcome{Status: info.Status, Pending: info.Pending, Step: info.Indeterminate, Reason: info.Reason, Answer: info.Answer, CutOff: info.CutOff},
 	}
 	for _, s := range info.Steps {
 		res, _ := json.Marshal(s.Result)
 		v.Steps = append(v.Steps, fmt.Sprintf("%-28s %-5s %-10s starts=%d result=%s", s.Name, s.Kind, s.State, s.Starts, res))
 	}
-	printRun(w, v)
+	printRun(w, op, info.RunID, v)
 	return nil
 }
 

@@ -6,35 +6,52 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/shell"
+	"github.com/agentrun/agentrun/workflows"
 )
 
-// reconcileCmd is how an operator calls the reconcile tool in one mode.
-type reconcileCmd string
-
-const (
-	localCmd    reconcileCmd = "go run ./reconcile --local"
-	temporalCmd reconcileCmd = "go run ./reconcile"
-)
-
-func (c reconcileCmd) approve(run, marker string) string {
-	return fmt.Sprintf("%s approve %s %s", c, shell.Quote(run), shell.Quote(marker))
+// operator is how the commands printed for one engine reach a run: the
+// programs as Commands names them, and on Temporal the namespace too.
+type operator struct {
+	cmds      Commands
+	local     bool
+	namespace string // on Temporal; "" or "default" is not named
 }
 
-func (c reconcileCmd) deny(run, marker string) string {
-	return fmt.Sprintf("%s deny %s %s 'REASON'", c, shell.Quote(run), shell.Quote(marker))
+func localOperator(c Commands) operator { return operator{cmds: c.or(), local: true} }
+
+func temporalOperator(c Commands, namespace string) operator {
+	return operator{cmds: c.or(), namespace: namespace}
 }
 
-func (c reconcileCmd) done(run, step string) string {
-	return fmt.Sprintf("%s done %s %s 'RESULT'", c, shell.Quote(run), shell.Quote(step))
+// reconcile is a reconcile command line for this engine.
+func (o operator) reconcile(words ...string) string {
+	line := o.cmds.Reconcile
+	if o.local {
+		line += " --local"
+	}
+	for _, w := range words {
+		line += " " + shell.Quote(w)
+	}
+	return line
 }
 
-func (c reconcileCmd) retry(run, step string) string {
-	return fmt.Sprintf("%s retry %s %s", c, shell.Quote(run), shell.Quote(step))
+// signal is the Temporal CLI's equivalent of a reconcile command; "" for
+// the local engine.
+func (o operator) signal(runID, name string, payload any) string {
+	if o.local {
+		return ""
+	}
+	return workflows.SignalCommand(o.cmds.Temporal, o.namespace, runID, name, payload)
+}
+
+// resume is the command that drives a local run on after a decision.
+func (o operator) resume(runID string) string {
+	return fmt.Sprintf("%s --local --id %s", o.cmds.Starter, shell.Quote(runID))
 }
 
 // printOutcome tells a person where a run stands and, when it waits on
 // them, the exact commands that unblock it.
-func printOutcome(w io.Writer, cmd reconcileCmd, runID string, o agent.Outcome) {
+func printOutcome(w io.Writer, op operator, runID string, o agent.Outcome) {
 	switch o.Status {
 	case agent.StatusCompleted:
 		fmt.Fprintf(w, "run %s: Completed\n%s\n", runID, o.Answer)
@@ -43,15 +60,10 @@ func printOutcome(w io.Writer, cmd reconcileCmd, runID string, o agent.Outcome) 
 		}
 	case agent.StatusAwaitingApproval:
 		fmt.Fprintf(w, "run %s: AwaitingApproval (%d call(s) wait for a person)\n", runID, len(o.Pending))
-		for _, p := range o.Pending {
-			fmt.Fprintf(w, "  marker %s\n    tool: %s\n    args: %s\n    approve: %s\n    deny:    %s\n",
-				p.Marker, p.Tool, p.ArgsText(), cmd.approve(runID, p.Marker), cmd.deny(runID, p.Marker))
-		}
+		printUnblock(w, op, runID, o)
 	case agent.StatusIndeterminate:
 		fmt.Fprintf(w, "run %s: Indeterminate at %s\n", runID, o.Step)
-		fmt.Fprintf(w, "  the write started and never recorded its result; it may or may not have taken effect.\n")
-		fmt.Fprintf(w, "  check the world, then either record what happened:\n    %s\n", cmd.done(runID, o.Step))
-		fmt.Fprintf(w, "  or run it once more:\n    %s\n", cmd.retry(runID, o.Step))
+		printUnblock(w, op, runID, o)
 	case agent.StatusFailed:
 		fmt.Fprintf(w, "run %s: Failed: %s\n", runID, o.Reason)
 	default:
@@ -59,28 +71,56 @@ func printOutcome(w io.Writer, cmd reconcileCmd, runID string, o agent.Outcome) 
 	}
 }
 
-// runView is a run as show prints it, from either engine.
-type runView struct {
-	Header        string
-	Pending       []agent.Pending
-	Indeterminate string
-	Reason        string
-	Answer        string
-	CutOff        bool     // the answer was cut off by the model's length limit
-	Steps         []string // one line each
-	Tail          []string // further lines, after the steps
+// printUnblock prints what a run waits on and the exact commands that
+// unblock it, the same way for both engines: the starter's outcome, --wait
+// and reconcile show all print it. On Temporal each command is followed by
+// its Temporal CLI equivalent; a local run is resumed afterwards.
+func printUnblock(w io.Writer, op operator, runID string, o agent.Outcome) {
+	or := func(runID, name string, payload any) {
+		if cmd := op.signal(runID, name, payload); cmd != "" {
+			fmt.Fprintf(w, "         or: %s\n", cmd)
+		}
+	}
+	switch o.Status {
+	case agent.StatusAwaitingApproval:
+		for _, p := range o.Pending {
+			fmt.Fprintf(w, "  marker %s\n    tool: %s\n    args: %s\n", p.Marker, p.Tool, p.ArgsText())
+			fmt.Fprintf(w, "    approve: %s\n", op.reconcile("approve", runID, p.Marker))
+			or(runID, workflows.SignalApprove, workflows.ApprovePayload(p.Marker))
+			fmt.Fprintf(w, "    deny:    %s\n", op.reconcile("deny", runID, p.Marker, "REASON"))
+			or(runID, workflows.SignalDeny, workflows.DenyPayload(p.Marker, "REASON"))
+		}
+	case agent.StatusIndeterminate:
+		fmt.Fprintf(w, "  the write %s started and never recorded its result; it may or may not have taken effect.\n", o.Step)
+		fmt.Fprintf(w, "  check the world, then either record what happened:\n    done:    %s\n", op.reconcile("done", runID, o.Step, "RESULT"))
+		or(runID, workflows.SignalReconcile, workflows.DonePayload(o.Step, "RESULT"))
+		fmt.Fprintf(w, "  or, only if it did not take effect, run it once more:\n    retry:   %s\n", op.reconcile("retry", runID, o.Step))
+		or(runID, workflows.SignalReconcile, workflows.RetryPayload(o.Step))
+	default:
+		return
+	}
+	if op.local {
+		fmt.Fprintf(w, "  then resume the run: %s\n", op.resume(runID))
+	}
 }
 
-func printRun(w io.Writer, v runView) {
+// runView is a run as show prints it, from either engine.
+type runView struct {
+	Header  string
+	Outcome agent.Outcome // status, pending calls, indeterminate step, reason, answer
+	Steps   []string      // one line each
+	Tail    []string      // further lines, after the steps
+}
+
+// printRun prints a run for reconcile show, with what unblocks it.
+func printRun(w io.Writer, op operator, runID string, v runView) {
 	fmt.Fprintln(w, v.Header)
-	for _, p := range v.Pending {
-		fmt.Fprintf(w, "  pending %s: %s %s\n", p.Marker, p.Tool, p.ArgsText())
-	}
+	printUnblock(w, op, runID, v.Outcome)
 	cut := ""
-	if v.CutOff {
+	if v.Outcome.CutOff {
 		cut = agent.CutOffNote
 	}
-	for _, kv := range [][2]string{{"indeterminate", v.Indeterminate}, {"reason", v.Reason}, {"answer", v.Answer}, {"cut off", cut}} {
+	for _, kv := range [][2]string{{"reason", v.Outcome.Reason}, {"answer", v.Outcome.Answer}, {"cut off", cut}} {
 		if kv[1] != "" {
 			fmt.Fprintf(w, "  %s: %s\n", kv[0], kv[1])
 		}

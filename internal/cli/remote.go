@@ -21,6 +21,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/internal/cluster"
+	"github.com/agentrun/agentrun/internal/shell"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -65,7 +66,7 @@ func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, w
 		in := workflows.Input{Messages: agent.UserMessages(prompt)}
 		hash := InputHash(in)
 		if attached && desc.hash != hash {
-			return errOtherPrompt(runID)
+			return r.errOtherPrompt(runID)
 		}
 		if !attached {
 			// Another starter may win the race: the conflict policy attaches.
@@ -86,7 +87,7 @@ func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, w
 				return err
 			}
 			if desc.hash != hash {
-				return errOtherPrompt(runID)
+				return r.errOtherPrompt(runID)
 			}
 		}
 	}
@@ -155,12 +156,7 @@ func (r *Remote) follow(ctx context.Context, w io.Writer, runID string) error {
 		case err == nil:
 			key := stateKey(st)
 			if key != last && st.Status != agent.StatusCompleted && st.Status != agent.StatusFailed {
-				printOutcome(w, temporalCmd, runID, outcomeOf(st))
-				if st.Status == agent.StatusAwaitingApproval || st.Status == agent.StatusIndeterminate {
-					for _, line := range signalHints(runID, st) {
-						fmt.Fprintln(w, "    or: "+line)
-					}
-				}
+				printOutcome(w, r.op(), runID, outcomeOf(st))
 				last = key
 			}
 		}
@@ -178,11 +174,11 @@ func (r *Remote) closed(ctx context.Context, w io.Writer, runID string, desc des
 	err := r.Conn.GetWorkflow(ctx, runID, desc.runID).Get(ctx, &res)
 	if err != nil {
 		o := agent.Outcome{Status: agent.StatusFailed, Reason: failureMessage(err)}
-		printOutcome(w, temporalCmd, runID, o)
+		printOutcome(w, r.op(), runID, o)
 		return &OutcomeError{Outcome: o}
 	}
 	o := agent.Outcome{Status: agent.StatusCompleted, Answer: res.Answer, CutOff: res.CutOff}
-	printOutcome(w, temporalCmd, runID, o)
+	printOutcome(w, r.op(), runID, o)
 	fmt.Fprintf(w, "  usage: %d input and %d output tokens over %d steps\n  Web UI: %s\n", res.Usage.InputTokens, res.Usage.OutputTokens, res.Steps, r.Link(runID))
 	return nil
 }
@@ -217,17 +213,8 @@ func outcomeOf(st workflows.State) agent.Outcome {
 	return agent.Outcome{Status: st.Status, Answer: st.Answer, CutOff: st.CutOff, Pending: st.Pending, Step: st.Indeterminate, Reason: st.Reason}
 }
 
-// signalHints are the temporal CLI commands for what a run waits on.
-func signalHints(runID string, st workflows.State) []string {
-	var out []string
-	for _, p := range st.Pending {
-		out = append(out, workflows.SignalCommand(runID, workflows.SignalApprove, workflows.ApprovePayload(p.Marker)))
-	}
-	if st.Indeterminate != "" {
-		out = append(out, workflows.SignalCommand(runID, workflows.SignalReconcile, workflows.DonePayload(st.Indeterminate, "RESULT")))
-	}
-	return out
-}
+// op is how printed commands reach runs on this cluster.
+func (r *Remote) op() operator { return temporalOperator(r.Settings.Commands, r.Conn.Namespace) }
 
 // Reconcile runs one operator command against the cluster. approve, deny,
 // done and retry are updates: the run answers at once, and a refused input
@@ -333,7 +320,7 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 	}
 	v := runView{
 		Header:  fmt.Sprintf("run %s: %s (workflow %s)", runID, st.Status, workflowStatus(desc.status)),
-		Pending: st.Pending, Indeterminate: st.Indeterminate, Reason: st.Reason, Answer: st.Answer, CutOff: st.CutOff,
+		Outcome: outcomeOf(st),
 	}
 	if n := st.StepCount - len(st.Steps); n > 0 {
 		v.Steps = append(v.Steps, fmt.Sprintf("(%d earlier steps; see one with --step STEP)", n))
@@ -350,7 +337,7 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 		v.Tail = append(v.Tail, fmt.Sprintf("rejected %s %s: %s", rj.Signal, rj.Payload, rj.Reason))
 	}
 	v.Tail = append(v.Tail, "Web UI: "+r.Link(runID))
-	printRun(w, v)
+	printRun(w, r.op(), runID, v)
 	return nil
 }
 
@@ -368,8 +355,8 @@ func (r *Remote) showStep(ctx context.Context, w io.Writer, runID, name string) 
 	return printStep(ctx, w, &execute.Executor{Content: store}, runID, step, res)
 }
 
-func errOtherPrompt(runID string) error {
-	return fmt.Errorf("run %s exists with another prompt: %w; attach with no prompt (go run ./starter --id %s) or choose another --id", runID, journal.ErrInputMismatch, runID)
+func (r *Remote) errOtherPrompt(runID string) error {
+	return fmt.Errorf("run %s exists with another prompt: %w; attach with no prompt (%s --id %s) or choose another --id", runID, journal.ErrInputMismatch, r.op().cmds.Starter, shell.Quote(runID))
 }
 
 // workflowStatus names a workflow execution status as the UI does.

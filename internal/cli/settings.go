@@ -75,6 +75,10 @@ type Settings struct {
 	// Tools is the tools file named by AGENTRUN_TOOLS: MCP servers and
 	// per-tool overrides. Unset: the demo tools alone.
 	Tools tools.Config
+	// Commands name the programs in the commands printed for a person.
+	// Not read from the environment: the mains set it from os.Args[0]
+	// (CommandsFor). Zero: the bare names, as on a PATH.
+	Commands Commands
 	// Metrics is the address where a worker serves Prometheus metrics
 	// (/metrics) and its health (/healthz), HOST:PORT or :PORT, e.g. :9464.
 	// Default "": off (AGENTRUN_METRICS).

@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -70,5 +73,47 @@ func TestHandExampleOnDevServer(t *testing.T) {
 	}
 	if code := worker.Wait(t, 30*time.Second); code != 0 {
 		t.Fatalf("worker exit %d after SIGTERM:\n%s", code, worker.Output())
+	}
+}
+
+// TestShowPrintsWhatUnblocksOnTemporal: reconcile show of a run awaiting
+// approval prints, as the local engine's does, the commands that approve
+// and deny it, each with its Temporal CLI equivalent; the CLI is on PATH
+// here, so it is named "temporal", and the printed signal works as
+// printed: the run completes with one ticket and three model calls.
+func TestShowPrintsWhatUnblocksOnTemporal(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	env := f.env("PATH=" + filepath.Dir(srv.CLI) + string(os.PathListSeparator) + os.Getenv("PATH"))
+	testenv.Start(t, env, testenv.Program(t, "worker"))
+	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
+	const run = "e2e-show"
+	if code, out := testenv.Run(t, env, time.Minute, starter, "--id", run, prompt); code != 0 {
+		t.Fatalf("starter: exit %d\n%s", code, out)
+	}
+	waitStatus(t, srv, run, "AwaitingApproval", time.Minute)
+	code, out := testenv.Run(t, env, time.Minute, reconcile, "show", run)
+	signal := `temporal workflow signal -w e2e-show --name approve --input '{"Marker":"tool/2/0/create_ticket"}'`
+	for _, want := range []string{
+		"run e2e-show: AwaitingApproval (workflow running)\n  marker " + ticketStep + "\n    tool: create_ticket\n",
+		"    approve: " + reconcile + " approve e2e-show " + ticketStep + "\n         or: " + signal + "\n",
+		"    deny:    " + reconcile + " deny e2e-show " + ticketStep + " REASON\n",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("show: exit %d, output lacks %q:\n%s", code, want, out)
+		}
+	}
+	sh := exec.CommandContext(t.Context(), "sh", "-c", signal)
+	sh.Env = env
+	if b, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("the printed command %s: %v\n%s", signal, err, b)
+	}
+	waitStatus(t, srv, run, "Completed", time.Minute)
+	if n := modelCalls(t, srv, run); n != 3 {
+		t.Fatalf("model calls: %d, want 3", n)
+	}
+	if n := f.ticketCount(t); n != 1 {
+		t.Fatalf("tickets: %d, want 1", n)
 	}
 }
