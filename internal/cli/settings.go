@@ -58,7 +58,8 @@ type Settings struct {
 	// Demo configures the demo tools (AGENTRUN_TICKETS, AGENTRUN_DEMO_DELAY).
 	Demo tools.DemoConfig
 	// Tools is the tools file named by AGENTRUN_TOOLS: MCP servers and
-	// per-tool overrides. Unset: the demo tools alone.
+	// per-tool overrides. Unset: the demo tools alone. Its ApprovalTimeout
+	// comes from AGENTRUN_APPROVAL_TIMEOUT (a Go duration; unset: never).
 	Tools tools.Config
 	// Metrics is the address where a worker serves Prometheus metrics
 	// (/metrics) and its health (/healthz), HOST:PORT or :PORT, e.g. :9464.
@@ -111,6 +112,13 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	s.Demo = demo
 	if s.Tools, err = tools.ConfigFromEnv(); err != nil {
 		return s, err
+	}
+	if v := strings.TrimSpace(getenv("AGENTRUN_APPROVAL_TIMEOUT")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return s, fmt.Errorf("AGENTRUN_APPROVAL_TIMEOUT=%q is not a positive duration: want a Go duration such as 30m or 24h (unset: approvals never expire)", v)
+		}
+		s.Tools.ApprovalTimeout = d
 	}
 	return s, nil
 }
