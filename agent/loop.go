@@ -34,6 +34,15 @@ type Pending struct {
 	Expires time.Duration `json:"expires,omitempty"`
 }
 
+// CancelledReason is why a cancelled run stopped; inFlight names a write
+// that was running when it was cancelled ("" for none).
+func CancelledReason(inFlight string) string {
+	if inFlight == "" {
+		return "cancelled by an operator"
+	}
+	return "cancelled by an operator while the write " + inFlight + " was running: it may have taken effect; check before doing it again"
+}
+
 // ExpiredReason is the reason of a call denied because its approval
 // timeout passed; the model reads it after DeniedByOperator.
 func ExpiredReason(after time.Duration) string {

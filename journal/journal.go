@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/agentrun/agentrun/agent"
 )
@@ -143,6 +145,7 @@ type state struct {
 	decisions map[string]agent.Approval
 	completed bool
 	answer    string
+	cancelled bool
 }
 
 func fold(recs []Record) *state {
@@ -185,9 +188,35 @@ func fold(recs []Record) *state {
 			}
 		case RunCompleted:
 			s.completed, s.answer = true, r.Answer
+		case RunCancelled:
+			s.cancelled = true
 		}
 	}
 	return s
+}
+
+// closed returns the status of a run that ended, "" while it goes on.
+func (s *state) closed() agent.Status {
+	switch {
+	case s.completed:
+		return agent.StatusCompleted
+	case s.cancelled:
+		return agent.StatusCancelled
+	}
+	return ""
+}
+
+// cancelledOutcome is the outcome of a cancelled run: it names a write
+// that started and has no result, as it may have taken effect.
+func (s *state) cancelledOutcome() agent.Outcome {
+	var open []string
+	for name, st := range s.steps {
+		if st.starts > 0 && !st.completed && st.kind == agent.KindWrite && !st.idempotent && st.reconcile == nil {
+			open = append(open, name)
+		}
+	}
+	slices.Sort(open)
+	return agent.Outcome{Status: agent.StatusCancelled, Reason: agent.CancelledReason(strings.Join(open, ", "))}
 }
 
 // facts turns the fold into the loop's facts.

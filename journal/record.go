@@ -19,6 +19,7 @@ const (
 	StepCompleted RecordType = "step.completed" // after the step returns, before its result is used: the result, name and kind
 	SignalRecord  RecordType = "signal"         // an operator's approve, deny or reconcile
 	RunCompleted  RecordType = "run.completed"  // when the loop answers: the final message
+	RunCancelled  RecordType = "run.cancelled"  // by an operator's cancel: nothing runs after it
 )
 
 // Record is one entry of a run's journal.

@@ -343,10 +343,7 @@ func (r *run) cancelled() (Result, error) {
 	err := r.ctx.Err()
 	r.ctx, _ = workflow.NewDisconnectedContext(r.ctx)
 	r.state.Status, r.state.Pending, r.state.Indeterminate = agent.StatusCancelled, nil, ""
-	r.state.Reason = "cancelled by an operator"
-	if r.state.InFlight != "" {
-		r.state.Reason += "; the write " + r.state.InFlight + " was running and may have taken effect: check before doing it again"
-	}
+	r.state.Reason = agent.CancelledReason(r.state.InFlight)
 	r.publish()
 	return Result{}, err
 }

@@ -51,6 +51,8 @@ func printOutcome(w io.Writer, cmd reconcileCmd, runID string, o agent.Outcome) 
 		fmt.Fprintf(w, "  or run it once more:\n    %s\n", cmd.retry(runID, o.Step))
 	case agent.StatusFailed:
 		fmt.Fprintf(w, "run %s: Failed: %s\n", runID, o.Reason)
+	case agent.StatusCancelled:
+		fmt.Fprintf(w, "run %s: Cancelled: %s\n", runID, o.Reason)
 	default:
 		fmt.Fprintf(w, "run %s: %s\n", runID, o.Status)
 	}
