@@ -51,6 +51,13 @@ type Catalog struct {
 	// Timeouts holds each tool's timeout, so that a step's activity
 	// outlives the call it makes.
 	Timeouts map[string]time.Duration `json:"timeouts,omitempty"`
+	// ModelTimeout is the model's request timeout, so that a model step's
+	// activity outlives the request; 0 in runs recorded before it was.
+	ModelTimeout time.Duration `json:"model_timeout,omitempty"`
+	// FailOnCut makes a final answer cut off by the model's length limit
+	// fail the run (AGENTRUN_FAIL_ON_CUT_ANSWER on the worker that listed
+	// the tools); recorded once, so every worker decides alike.
+	FailOnCut bool `json:"fail_on_cut,omitempty"`
 }
 
 // StepInput is the input of CallModel and CallTool.
@@ -102,7 +109,8 @@ func (a *Activities) listTools(ctx context.Context) (Catalog, error) {
 	if err != nil {
 		return Catalog{}, fmt.Errorf("keep the tool specs: %w", err)
 	}
-	c := Catalog{Model: a.Exec.Model.Name(), ToolsKey: key, Timeouts: map[string]time.Duration{}}
+	c := Catalog{Model: a.Exec.Model.Name(), ToolsKey: key, Timeouts: map[string]time.Duration{},
+		ModelTimeout: cmp.Or(a.Exec.ModelTimeout, llm.DefaultTimeout), FailOnCut: a.Exec.FailOnCut}
 	for _, t := range a.Exec.Tools.Specs() {
 		t.Description, t.Schema = "", nil
 		c.Tools = append(c.Tools, t)

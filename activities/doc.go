@@ -24,6 +24,13 @@
 // with the non-retryable error type ContentMissing, naming the run, the
 // step and the key.
 //
+// The catalog also records the model's request timeout, so that a model
+// step's activity outlives the request, and whether a final answer cut off
+// by the length limit fails the run (AGENTRUN_FAIL_ON_CUT_ANSWER of the
+// worker that listed the tools), so that every worker's loop decides alike.
+// A model request that timed out fails CallModel with the retryable error
+// type Timeout.
+//
 // Model and tool activities heartbeat every second while they run (not at
 // their start: a first heartbeat is a blocking call that every short step
 // would wait for), so that a dead worker is noticed within the heartbeat

@@ -13,4 +13,10 @@
 // Engines (the local journal in package journal, the Temporal workflow in
 // package workflows) execute the steps the loop names and record their
 // results as facts.
+//
+// A recorded model reply also says how the answer ended and what the
+// model was asked with (ModelSettings). A final answer whose finish reason
+// is length is cut off (ModelReply.CutOff): the loop completes with
+// Outcome.CutOff set, or fails the run when Loop.FailOnCut is set. Both
+// engines read it from the record, so they agree.
 package agent

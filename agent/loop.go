@@ -60,8 +60,11 @@ func (p Pending) ArgsText() string {
 
 // Outcome is where a run stops when it cannot go on by itself.
 type Outcome struct {
-	Status  Status    `json:"status"`
-	Answer  string    `json:"answer,omitempty"`  // Completed: the final message
+	Status Status `json:"status"`
+	Answer string `json:"answer,omitempty"` // Completed: the final message
+	// CutOff is set on Completed when the model's length limit cut the
+	// final answer off (finish reason length, no tool calls).
+	CutOff  bool      `json:"cut_off,omitempty"`
 	Pending []Pending `json:"pending,omitempty"` // AwaitingApproval
 	Step    string    `json:"step,omitempty"`    // Indeterminate: the step
 	Reason  string    `json:"reason,omitempty"`  // Failed: why
@@ -103,6 +106,9 @@ type Checkpoint struct {
 
 // Start is the checkpoint of a new run with the given input.
 func Start(input []Message) Checkpoint { return Checkpoint{Input: input} }
+
+// CutOffNote tells people that a final answer was cut off.
+const CutOffNote = "the final answer was cut off by the model's length limit (finish reason length); raise max_tokens in the models file (AGENTRUN_MODELS) or AGENTRUN_MAX_TOKENS"
 
 // DeniedByOperator begins the tool result the model receives for a call a
 // person denied; the reason follows.
@@ -189,6 +195,9 @@ type Loop struct {
 	// ToolsKey is the content-store key of the tool specs, passed to model
 	// steps; "" lets the executor use its own tools.
 	ToolsKey string
+	// FailOnCut makes a final answer cut off by the model's length limit
+	// fail the run instead of completing it with CutOff set.
+	FailOnCut bool
 }
 
 // Next replays the run from the checkpoint over the recorded facts and
@@ -270,7 +279,10 @@ func (l Loop) next(cp Checkpoint, f *Facts, stop string) Decision {
 		}
 		cp = Checkpoint{Turn: n + 1, Conversation: conv, Calls: calls}
 		if len(calls) == 0 {
-			return Decision{Outcome: &Outcome{Status: StatusCompleted, Answer: reply.Message.Content}, Checkpoint: cp}
+			if reply.CutOff() && l.FailOnCut {
+				return Decision{Outcome: failedOutcome(fmt.Sprintf("%s: %s; this run fails on cut answers (AGENTRUN_FAIL_ON_CUT_ANSWER)", name, CutOffNote)), Checkpoint: cp}
+			}
+			return Decision{Outcome: &Outcome{Status: StatusCompleted, Answer: reply.Message.Content, CutOff: reply.CutOff()}, Checkpoint: cp}
 		}
 	}
 }

@@ -227,3 +227,52 @@ func TestStepNames(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopCutAnswer: a final answer with finish reason length completes
+// flagged as cut off, or fails the run with FailOnCut; a whole answer is
+// not flagged, and a reply recorded before the flag existed (no finish
+// reason) completes as before.
+func TestLoopCutAnswer(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		finish    string
+		failOnCut bool
+		status    agent.Status
+		cut       bool
+	}{
+		{"cut answer is flagged", agent.FinishLength, false, agent.StatusCompleted, true},
+		{"cut answer fails with FailOnCut", agent.FinishLength, true, agent.StatusFailed, false},
+		{"whole answer is not flagged", agent.FinishStop, true, agent.StatusCompleted, false},
+		{"old record without finish reason", "", true, agent.StatusCompleted, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			loop := agent.Loop{Tools: []agent.ToolSpec{readSpec}, FailOnCut: tc.failOnCut}
+			f := agent.NewFacts()
+			f.Results["llm/1"] = reply(t, "The policy says you need a tick", tc.finish)
+			d := loop.Next(agent.Start(input), f)
+			if d.Outcome == nil || d.Outcome.Status != tc.status || d.Outcome.CutOff != tc.cut {
+				t.Fatalf("got %+v, want %s with cut off %v", d.Outcome, tc.status, tc.cut)
+			}
+			if tc.status == agent.StatusFailed && (!strings.Contains(d.Outcome.Reason, "llm/1: the final answer was cut off") || !strings.Contains(d.Outcome.Reason, "AGENTRUN_FAIL_ON_CUT_ANSWER")) {
+				t.Fatalf("reason %q does not say the answer of llm/1 was cut off and why the run fails", d.Outcome.Reason)
+			}
+			if tc.status == agent.StatusCompleted && d.Outcome.Answer != "The policy says you need a tick" {
+				t.Fatalf("answer %q", d.Outcome.Answer)
+			}
+		})
+	}
+}
+
+func TestModelSettingsString(t *testing.T) {
+	t.Parallel()
+	temp, seed := 0.2, int64(7)
+	s := agent.ModelSettings{Temperature: &temp, Seed: &seed, MaxTokens: 1024, ReasoningEffort: "low",
+		Extra: map[string]json.RawMessage{"top_k": json.RawMessage(`40`), "min_p": json.RawMessage(`0.05`)}}
+	if got, want := s.String(), `temperature=0.2 seed=7 max_tokens=1024 reasoning_effort=low extra={"min_p":0.05,"top_k":40}`; got != want {
+		t.Fatalf("String() = %q, want %q", got, want)
+	}
+	if got := (agent.ModelSettings{}).String(); got != "none" || !(agent.ModelSettings{}).IsZero() || s.IsZero() {
+		t.Fatalf("zero settings: %q", got)
+	}
+}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -141,6 +142,69 @@ type ModelReply struct {
 	// Elided counts the oldest tool results left out of the request to fit
 	// the model's context budget (each replaced by a marker).
 	Elided int `json:"elided,omitempty"`
+	// Settings are the request settings the model was asked with
+	// (temperature, max tokens and so on); nil when none were sent, and in
+	// replies recorded before settings were recorded.
+	Settings *ModelSettings `json:"settings,omitempty"`
+}
+
+// CutOff reports whether the reply is a final answer the model's length
+// limit cut off: finish reason length and no tool calls.
+func (r ModelReply) CutOff() bool {
+	return r.FinishReason == FinishLength && len(r.Message.ToolCalls) == 0
+}
+
+// ModelSettings are the settings of a model request besides the
+// conversation and the tools: a zero field is not sent, and the server's
+// default applies. Package llm reads them from the models file
+// (AGENTRUN_MODELS), checks them per provider and sends them; each model
+// step records them in its reply.
+type ModelSettings struct {
+	Temperature *float64 `json:"temperature,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty"`
+	Seed        *int64   `json:"seed,omitempty"`
+	// MaxTokens caps the tokens of one reply.
+	MaxTokens int64 `json:"max_tokens,omitempty"`
+	// ReasoningEffort is the provider's reasoning effort, e.g. "low".
+	ReasoningEffort string `json:"reasoning_effort,omitempty"`
+	// Extra holds provider-specific top-level request fields, sent as
+	// they are (e.g. llama.cpp's "top_k", vLLM's "repetition_penalty").
+	Extra map[string]json.RawMessage `json:"extra,omitempty"`
+}
+
+// IsZero reports whether no setting is set.
+func (s ModelSettings) IsZero() bool {
+	return s.Temperature == nil && s.TopP == nil && s.Seed == nil && s.MaxTokens == 0 && s.ReasoningEffort == "" && len(s.Extra) == 0
+}
+
+// String renders the settings on one line for people, in a fixed order
+// (extra fields by name), e.g. "temperature=0.2 max_tokens=1024
+// extra={"top_k":40}"; "none" when no setting is set.
+func (s ModelSettings) String() string {
+	var parts []string
+	if s.Temperature != nil {
+		parts = append(parts, "temperature="+strconv.FormatFloat(*s.Temperature, 'g', -1, 64))
+	}
+	if s.TopP != nil {
+		parts = append(parts, "top_p="+strconv.FormatFloat(*s.TopP, 'g', -1, 64))
+	}
+	if s.Seed != nil {
+		parts = append(parts, "seed="+strconv.FormatInt(*s.Seed, 10))
+	}
+	if s.MaxTokens != 0 {
+		parts = append(parts, "max_tokens="+strconv.FormatInt(s.MaxTokens, 10))
+	}
+	if s.ReasoningEffort != "" {
+		parts = append(parts, "reasoning_effort="+s.ReasoningEffort)
+	}
+	if len(s.Extra) > 0 {
+		b, _ := json.Marshal(s.Extra) // raw JSON values, keys sorted
+		parts = append(parts, "extra="+string(b))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, " ")
 }
 
 // UserMessages turns a prompt into the input messages of a run.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/content"
@@ -25,6 +26,13 @@ type Executor struct {
 	// ContextBudget bounds the estimated tokens of a model request (about
 	// four bytes a token); 0 means no bound.
 	ContextBudget int
+	// ModelTimeout is the model's request timeout, which the provider
+	// applies; an engine gives a model step more time than this. 0 means
+	// llm.DefaultTimeout.
+	ModelTimeout time.Duration
+	// FailOnCut says that a final answer cut off by the model's length
+	// limit fails the run; an engine puts it in its loop (agent.Loop).
+	FailOnCut bool
 
 	once  sync.Once
 	cache *cache

@@ -38,7 +38,7 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 		}
 		st := fold(recs)
 		if st.completed {
-			return agent.Outcome{Status: agent.StatusCompleted, Answer: st.answer}, nil
+			return agent.Outcome{Status: agent.StatusCompleted, Answer: st.answer, CutOff: j.cutOff(st)}, nil
 		}
 		if st.cancelled {
 			return st.cancelledOutcome(), nil
@@ -337,6 +337,7 @@ type RunInfo struct {
 	Pending       []agent.Pending `json:"pending,omitempty"`
 	Indeterminate string          `json:"indeterminate,omitempty"`
 	Answer        string          `json:"answer,omitempty"`
+	CutOff        bool            `json:"cut_off,omitempty"` // the answer was cut off by the model's length limit
 	Reason        string          `json:"reason,omitempty"`
 	Steps         []StepInfo      `json:"steps"`
 	Records       int             `json:"records"`
@@ -359,10 +360,13 @@ func (j *Journal) Show(runID string) (RunInfo, error) {
 		return RunInfo{}, fmt.Errorf("%w %q: no journal for it; see the runs with the list command", ErrUnknownRun, runID)
 	}
 	info := RunInfo{RunID: runID, Records: len(recs), Status: agent.StatusCompleted, Answer: st.answer}
-	if st.cancelled {
+	switch {
+	case st.completed:
+		info.CutOff = j.cutOff(st)
+	case st.cancelled:
 		o := st.cancelledOutcome()
 		info.Status, info.Reason = o.Status, o.Reason
-	} else if !st.completed {
+	default:
 		d := j.Loop.Next(agent.Start(st.input), st.facts())
 		info.Status = agent.StatusRunning
 		if o := d.Outcome; o != nil {
@@ -388,6 +392,15 @@ func (j *Journal) Show(runID string) (RunInfo, error) {
 		info.Steps = append(info.Steps, si)
 	}
 	return info, nil
+}
+
+// cutOff reports whether the final answer the recorded replies lead to was
+// cut off by the model's length limit.
+func (j *Journal) cutOff(st *state) bool {
+	l := j.Loop
+	l.FailOnCut = false
+	o := l.Next(agent.Start(st.input), st.facts()).Outcome
+	return o != nil && o.CutOff
 }
 
 // Waiting returns the runs that wait on a person: AwaitingApproval or

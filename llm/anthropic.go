@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -27,19 +28,29 @@ type AnthropicConfig struct {
 	APIKey string `json:"-"`
 	// BaseURL is the API root, without /v1. Default: https://api.anthropic.com/.
 	BaseURL string
-	// MaxTokens caps the tokens of a reply (max_tokens). Default 4096
-	// (DefaultMaxTokens).
+	// MaxTokens caps the tokens of a reply (max_tokens), from
+	// AGENTRUN_MAX_TOKENS; Settings.MaxTokens is the other way to set it,
+	// and setting both is an error. Default 4096 (DefaultMaxTokens).
 	MaxTokens int64
+	// Timeout bounds one request. Default 0: DefaultTimeout.
+	Timeout time.Duration
+	// Settings are sent with every request (reasoning_effort as
+	// output_config.effort, extra fields at the top level of the body)
+	// and recorded in every reply, with the max tokens sent. Default: none.
+	Settings agent.ModelSettings
 	// HTTPClient sends the requests. Default: the SDK's client.
 	HTTPClient *http.Client
 }
 
 func (c AnthropicConfig) withDefaults() AnthropicConfig {
-	if c.MaxTokens == 0 {
+	if c.MaxTokens == 0 && c.Settings.MaxTokens == 0 {
 		c.MaxTokens = DefaultMaxTokens
 	}
 	return c
 }
+
+// maxTokens is the cap sent with every request.
+func (c AnthropicConfig) maxTokens() int64 { return max(c.MaxTokens, c.Settings.MaxTokens) }
 
 func (c AnthropicConfig) validate() error {
 	if c.Model == "" {
@@ -53,13 +64,22 @@ func (c AnthropicConfig) validate() error {
 			return fmt.Errorf("anthropic: ANTHROPIC_BASE_URL: %w", err)
 		}
 	}
-	if c.MaxTokens <= 0 {
+	if c.MaxTokens < 0 || c.maxTokens() <= 0 {
 		return fmt.Errorf("anthropic: MaxTokens is %d: want a positive number of tokens", c.MaxTokens)
+	}
+	if c.MaxTokens > 0 && c.Settings.MaxTokens > 0 {
+		return fmt.Errorf("anthropic: max tokens are set twice, %d by AGENTRUN_MAX_TOKENS and %d by max_tokens in the models file: keep one", c.MaxTokens, c.Settings.MaxTokens)
+	}
+	if c.Timeout < 0 {
+		return fmt.Errorf("anthropic: Timeout is %v: want a positive duration, or 0 for %v", c.Timeout, DefaultTimeout)
+	}
+	if err := CheckSettings("anthropic", c.Settings); err != nil {
+		return fmt.Errorf("anthropic:%s: %w", c.Model, err)
 	}
 	// The SDK refuses a non-streaming call that may outlast ten minutes;
 	// say so now rather than on every model step.
-	if _, err := anthropic.CalculateNonStreamingTimeout(int(c.MaxTokens), c.Model, nil); err != nil {
-		return fmt.Errorf("anthropic: max tokens %d is too many for one non-streaming call to %s (%v): lower AGENTRUN_MAX_TOKENS", c.MaxTokens, c.Model, err)
+	if _, err := anthropic.CalculateNonStreamingTimeout(int(c.maxTokens()), c.Model, nil); err != nil {
+		return fmt.Errorf("anthropic: max tokens %d is too many for one non-streaming call to %s (%v): lower AGENTRUN_MAX_TOKENS or max_tokens in the models file", c.maxTokens(), c.Model, err)
 	}
 	return nil
 }
@@ -81,10 +101,11 @@ func (c AnthropicConfig) LogValue() slog.Value { return slog.StringValue(c.Strin
 // and its OpenTelemetry spans (if an application registers a tracer) never
 // carry the conversation. It is safe for concurrent use.
 type Anthropic struct {
-	model     string
-	maxTokens int64
-	scrub     func(string) string // removes the key from error messages; the key lives only there
-	client    anthropic.Client
+	model    string
+	settings agent.ModelSettings // with the max tokens sent
+	timeout  time.Duration
+	scrub    func(string) string // removes the key from error messages; the key lives only there
+	client   anthropic.Client
 }
 
 var _ Provider = (*Anthropic)(nil)
@@ -108,7 +129,9 @@ func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
 	if cfg.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	}
-	return &Anthropic{model: cfg.Model, maxTokens: cfg.MaxTokens, scrub: scrubber(cfg.APIKey), client: anthropic.NewClient(opts...)}, nil
+	settings := cfg.Settings
+	settings.MaxTokens = cfg.maxTokens()
+	return &Anthropic{model: cfg.Model, settings: settings, timeout: cfg.Timeout, scrub: scrubber(cfg.APIKey), client: anthropic.NewClient(opts...)}, nil
 }
 
 // Name implements Provider.
@@ -132,8 +155,10 @@ func (p *Anthropic) Complete(ctx context.Context, req agent.ModelRequest) (agent
 	// arrive whole (a network fault).
 	var res *http.Response
 	var body []byte
-	if _, err := p.client.Messages.New(ctx, params, option.WithResponseInto(&res), option.WithResponseBodyInto(&body)); err != nil {
-		return agent.ModelReply{}, callError(ctx, p.Name(), err, res, p.scrub)
+	rctx, cancel, timeout := withTimeout(ctx, p.timeout)
+	defer cancel()
+	if _, err := p.client.Messages.New(rctx, params, option.WithResponseInto(&res), option.WithResponseBodyInto(&body)); err != nil {
+		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), err, res, p.scrub)
 	}
 	var m anthropic.Message
 	if err := json.Unmarshal(body, &m); err != nil {
@@ -164,7 +189,8 @@ func (p *Anthropic) Complete(ctx context.Context, req agent.ModelRequest) (agent
 			InputTokens:  m.Usage.InputTokens + m.Usage.CacheCreationInputTokens + m.Usage.CacheReadInputTokens,
 			OutputTokens: m.Usage.OutputTokens,
 		},
-		Model: p.Name(),
+		Model:    p.Name(),
+		Settings: sentSettings(p.settings),
 	}, nil
 }
 
@@ -186,7 +212,26 @@ func anthropicFinish(r anthropic.StopReason) string {
 // system parameter; tool results are tool_result blocks of a user message,
 // and consecutive user-side messages (tool results, user text) share one.
 func (p *Anthropic) params(req agent.ModelRequest) (anthropic.MessageNewParams, error) {
-	params := anthropic.MessageNewParams{Model: p.model, MaxTokens: p.maxTokens}
+	st := p.settings
+	params := anthropic.MessageNewParams{Model: p.model, MaxTokens: st.MaxTokens}
+	if st.ReasoningEffort != "" {
+		params.OutputConfig.Effort = anthropic.OutputConfigEffort(st.ReasoningEffort)
+	}
+	// This SDK's params have no temperature or top_p: they go with the
+	// extra fields, which the SDK merges into the body.
+	x := extraFields(st)
+	if x == nil {
+		x = map[string]any{}
+	}
+	if st.Temperature != nil {
+		x["temperature"] = *st.Temperature
+	}
+	if st.TopP != nil {
+		x["top_p"] = *st.TopP
+	}
+	if len(x) > 0 {
+		params.SetExtraFields(x)
+	}
 	var msgs []anthropic.MessageParam
 	// user appends a block to the user message at the end, or opens one.
 	user := func(b anthropic.ContentBlockParamUnion) {

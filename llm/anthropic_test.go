@@ -42,6 +42,7 @@ func TestAnthropicTextReply(t *testing.T) {
 		FinishReason: agent.FinishStop,
 		Usage:        agent.Usage{InputTokens: 2095, OutputTokens: 503},
 		Model:        "anthropic:claude-sonnet-4-5",
+		Settings:     &agent.ModelSettings{MaxTokens: 4096},
 	})
 	r := f.only(t)
 	if r.Method != http.MethodPost || r.Path != "/v1/messages" {
@@ -103,6 +104,7 @@ func TestAnthropicToolUse(t *testing.T) {
 		FinishReason: agent.FinishToolCalls,
 		Usage:        agent.Usage{InputTokens: 472, OutputTokens: 134},
 		Model:        "anthropic:claude-sonnet-4-5",
+		Settings:     &agent.ModelSettings{MaxTokens: 1000},
 	})
 	// Consecutive tool results share one user message, is_error is
 	// carried, an empty result has no content block, and a user message

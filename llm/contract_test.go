@@ -181,7 +181,7 @@ func TestOpenAIContract(t *testing.T) {
 	t.Run("fake server", func(t *testing.T) {
 		t.Parallel()
 		f := chatFake(t)
-		p, err := NewFromEnv("openai:gpt-4o-mini", mapEnv(map[string]string{"OPENAI_BASE_URL": f.URL + "/v1", "OPENAI_API_KEY": testKey}))
+		p, err := NewFromEnv("openai:gpt-4o-mini", mapEnv(map[string]string{"OPENAI_BASE_URL": f.URL + "/v1", "OPENAI_API_KEY": testKey}), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,7 +237,7 @@ func TestNewFromEnv(t *testing.T) {
 		{spec: "anthropic:claude-sonnet-4-5", env: map[string]string{"ANTHROPIC_API_KEY": testKey, "AGENTRUN_MAX_TOKENS": "100000"}, wantErr: []string{"AGENTRUN_MAX_TOKENS", "non-streaming"}},
 		{spec: "gemini:pro", wantErr: []string{`unknown model "gemini:pro"`, `"openai:MODEL"`, `"anthropic:MODEL"`}},
 	} {
-		p, err := NewFromEnv(tc.spec, mapEnv(tc.env))
+		p, err := NewFromEnv(tc.spec, mapEnv(tc.env), Options{})
 		if len(tc.wantErr) > 0 {
 			if err == nil {
 				t.Errorf("%q %v: built %s, want an error", tc.spec, tc.env, p.Name())
@@ -266,7 +266,7 @@ func TestNewFromEnv(t *testing.T) {
 func TestMaxTokensFromEnv(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, answer(200, readTestdata(t, "anthropic_text.json")))
-	p, err := NewFromEnv("anthropic:claude-sonnet-4-5", mapEnv(map[string]string{"ANTHROPIC_API_KEY": testKey, "ANTHROPIC_BASE_URL": f.URL, "AGENTRUN_MAX_TOKENS": "512"}))
+	p, err := NewFromEnv("anthropic:claude-sonnet-4-5", mapEnv(map[string]string{"ANTHROPIC_API_KEY": testKey, "ANTHROPIC_BASE_URL": f.URL, "AGENTRUN_MAX_TOKENS": "512"}), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ const (
 	ClassRateLimit     Class = "RateLimit"      // retryable, after RetryAfter if set
 	ClassServer        Class = "ServerError"    // retryable
 	ClassNetwork       Class = "NetworkError"   // retryable
+	ClassTimeout       Class = "Timeout"        // retryable: no answer within the request timeout
 	ClassBadRequest    Class = "BadRequest"     // not retryable
 	ClassAuth          Class = "Authentication" // not retryable
 	ClassNotFound      Class = "ModelNotFound"  // not retryable
@@ -35,7 +36,7 @@ const (
 // Retryable reports whether a failure of this class may succeed when tried
 // again.
 func (c Class) Retryable() bool {
-	return c == ClassRateLimit || c == ClassServer || c == ClassNetwork
+	return c == ClassRateLimit || c == ClassServer || c == ClassNetwork || c == ClassTimeout
 }
 
 // Error is a classified provider failure. Message never holds a key.
@@ -68,13 +69,32 @@ func ClassOf(err error) Class {
 // JSON error bodies that OpenAI, Anthropic and the OpenAI-compatible servers
 // (vLLM, Ollama, llama.cpp, LM Studio) send.
 
-// callError classifies err, the failure of one SDK call made with ctx.
-// res is the HTTP response the SDK saw, if any (its body already read and
+// DefaultTimeout bounds one model request when no timeout is set
+// (AGENTRUN_MODEL_TIMEOUT).
+const DefaultTimeout = 2 * time.Minute
+
+// withTimeout returns the context of one request: ctx with the request
+// timeout d (DefaultTimeout when d is 0) as its deadline.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc, time.Duration) {
+	if d <= 0 {
+		d = DefaultTimeout
+	}
+	rctx, cancel := context.WithTimeout(ctx, d)
+	return rctx, cancel, d
+}
+
+// callError classifies err, the failure of one SDK call made with rctx, a
+// context derived from the caller's ctx with the request timeout d. res is
+// the HTTP response the SDK saw, if any (its body already read and
 // replaced by the SDK). The caller's own cancellation comes back wrapped,
-// as it is; everything else is an *Error whose Message went through scrub.
-func callError(ctx context.Context, name string, err error, res *http.Response, scrub func(string) string) error {
+// as it is; a request that outlived d is a ClassTimeout *Error; everything
+// else is an *Error whose Message went through scrub.
+func callError(ctx, rctx context.Context, d time.Duration, name string, err error, res *http.Response, scrub func(string) string) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return fmt.Errorf("%s: %w", name, cerr)
+	}
+	if errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		return &Error{Class: ClassTimeout, Message: fmt.Sprintf("no whole answer within the request timeout of %v (AGENTRUN_MODEL_TIMEOUT); the request was abandoned", d)}
 	}
 	switch {
 	case res != nil && res.StatusCode >= 400:

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -33,10 +34,19 @@ type OpenAIConfig struct {
 	// OpenAI-Project headers when set. Default: not sent.
 	Organization string
 	Project      string
-	// MaxTokens caps the tokens of a reply (max_completion_tokens). Default
-	// 0: not sent, the server's own limit applies (a fixed default would
-	// make a small local model reject every long prompt).
+	// MaxTokens caps the tokens of a reply (max_completion_tokens), from
+	// AGENTRUN_MAX_TOKENS; Settings.MaxTokens is the other way to set it,
+	// and setting both is an error. Default 0: not sent, the server's own
+	// limit applies (a fixed default would make a small local model reject
+	// every long prompt).
 	MaxTokens int64
+	// Timeout bounds one request. Default 0: DefaultTimeout.
+	Timeout time.Duration
+	// Settings are sent with every request (temperature as temperature,
+	// max_tokens as max_completion_tokens, reasoning_effort, extra fields
+	// at the top level of the body) and recorded in every reply. Default:
+	// none.
+	Settings agent.ModelSettings
 	// HTTPClient sends the requests. Default: the SDK's client.
 	HTTPClient *http.Client
 }
@@ -55,6 +65,15 @@ func (c OpenAIConfig) validate() error {
 	}
 	if c.MaxTokens < 0 {
 		return fmt.Errorf("openai: MaxTokens is %d: want a positive number of tokens, or 0 for the server's limit", c.MaxTokens)
+	}
+	if c.MaxTokens > 0 && c.Settings.MaxTokens > 0 {
+		return fmt.Errorf("openai: max tokens are set twice, %d by AGENTRUN_MAX_TOKENS and %d by max_tokens in the models file: keep one", c.MaxTokens, c.Settings.MaxTokens)
+	}
+	if c.Timeout < 0 {
+		return fmt.Errorf("openai: Timeout is %v: want a positive duration, or 0 for %v", c.Timeout, DefaultTimeout)
+	}
+	if err := CheckSettings("openai", c.Settings); err != nil {
+		return fmt.Errorf("openai:%s: %w", c.Model, err)
 	}
 	return nil
 }
@@ -75,10 +94,11 @@ func (c OpenAIConfig) LogValue() slog.Value { return slog.StringValue(c.String()
 // are off, the engine retries by the class of the returned *Error. It never
 // logs. It is safe for concurrent use.
 type OpenAI struct {
-	model     string
-	maxTokens int64
-	scrub     func(string) string // removes the key from error messages; the key lives only there
-	chat      openai.ChatCompletionService
+	model    string
+	settings agent.ModelSettings // with the effective max tokens
+	timeout  time.Duration
+	scrub    func(string) string // removes the key from error messages; the key lives only there
+	chat     openai.ChatCompletionService
 }
 
 var _ Provider = (*OpenAI)(nil)
@@ -105,11 +125,14 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	}
 	// The service, not openai.NewClient: the client would also read
 	// OPENAI_* variables from the process environment behind our back.
+	settings := cfg.Settings
+	settings.MaxTokens = cmp.Or(settings.MaxTokens, cfg.MaxTokens)
 	return &OpenAI{
-		model:     cfg.Model,
-		maxTokens: cfg.MaxTokens,
-		scrub:     scrubber(cfg.APIKey),
-		chat:      openai.NewChatCompletionService(opts...),
+		model:    cfg.Model,
+		settings: settings,
+		timeout:  cfg.Timeout,
+		scrub:    scrubber(cfg.APIKey),
+		chat:     openai.NewChatCompletionService(opts...),
 	}, nil
 }
 
@@ -134,8 +157,10 @@ func (p *OpenAI) Complete(ctx context.Context, req agent.ModelRequest) (agent.Mo
 	// arrive whole (a network fault), whatever its content type.
 	var res *http.Response
 	var body []byte
-	if _, err := p.chat.New(ctx, params, option.WithResponseInto(&res), option.WithResponseBodyInto(&body)); err != nil {
-		return agent.ModelReply{}, callError(ctx, p.Name(), err, res, p.scrub)
+	rctx, cancel, timeout := withTimeout(ctx, p.timeout)
+	defer cancel()
+	if _, err := p.chat.New(rctx, params, option.WithResponseInto(&res), option.WithResponseBodyInto(&body)); err != nil {
+		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), err, res, p.scrub)
 	}
 	var c openai.ChatCompletion
 	if err := json.Unmarshal(body, &c); err != nil {
@@ -161,14 +186,31 @@ func (p *OpenAI) Complete(ctx context.Context, req agent.ModelRequest) (agent.Mo
 		FinishReason: ch.FinishReason, // OpenAI's names are the agent's: stop, tool_calls, length
 		Usage:        agent.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens},
 		Model:        p.Name(),
+		Settings:     sentSettings(p.settings),
 	}, nil
 }
 
 // params maps a model request to the wire.
 func (p *OpenAI) params(req agent.ModelRequest) (openai.ChatCompletionNewParams, error) {
 	params := openai.ChatCompletionNewParams{Model: p.model}
-	if p.maxTokens > 0 {
-		params.MaxCompletionTokens = openai.Int(p.maxTokens)
+	st := p.settings
+	if st.MaxTokens > 0 {
+		params.MaxCompletionTokens = openai.Int(st.MaxTokens)
+	}
+	if st.Temperature != nil {
+		params.Temperature = openai.Float(*st.Temperature)
+	}
+	if st.TopP != nil {
+		params.TopP = openai.Float(*st.TopP)
+	}
+	if st.Seed != nil {
+		params.Seed = openai.Int(*st.Seed)
+	}
+	if st.ReasoningEffort != "" {
+		params.ReasoningEffort = shared.ReasoningEffort(st.ReasoningEffort)
+	}
+	if x := extraFields(st); x != nil {
+		params.SetExtraFields(x)
 	}
 	for i, m := range req.Messages {
 		switch m.Role {

@@ -237,6 +237,7 @@ func TestOpenAIToolCalls(t *testing.T) {
 		FinishReason: agent.FinishToolCalls,
 		Usage:        agent.Usage{InputTokens: 264, OutputTokens: 58},
 		Model:        "openai:gpt-4o-mini",
+		Settings:     &agent.ModelSettings{MaxTokens: 1000},
 	})
 	if string(got.Message.ToolCalls[1].Args) != `{"title": "Read access to the orders database", "priority": 2}` {
 		t.Errorf("args %s, want the model's exact text", got.Message.ToolCalls[1].Args)
@@ -523,7 +524,7 @@ func TestOpenAIRequestErrors(t *testing.T) {
 func TestOpenAILocalServerWithoutKey(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, answer(200, readTestdata(t, "openai_text.json")))
-	p, err := NewFromEnv("openai:llama3.1:8b", mapEnv(map[string]string{"OPENAI_BASE_URL": f.URL + "/v1"}))
+	p, err := NewFromEnv("openai:llama3.1:8b", mapEnv(map[string]string{"OPENAI_BASE_URL": f.URL + "/v1"}), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

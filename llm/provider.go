@@ -38,28 +38,36 @@ func DefaultContextBudget(spec string) int {
 }
 
 // New builds the provider named by spec, the value of AGENTRUN_MODEL, with
-// the settings of the process environment (see NewFromEnv).
-func New(spec string) (Provider, error) {
-	return NewFromEnv(spec, os.Getenv)
+// the options o and the settings of the process environment (see
+// NewFromEnv).
+func New(spec string, o Options) (Provider, error) {
+	return NewFromEnv(spec, os.Getenv, o)
 }
 
 // NewFromEnv builds the provider named by spec, reading its settings with
 // getenv: OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID and
 // OPENAI_PROJECT_ID for "openai:MODEL"; ANTHROPIC_API_KEY and
 // ANTHROPIC_BASE_URL for "anthropic:MODEL"; AGENTRUN_MAX_TOKENS (the cap
-// on a reply's tokens) for both.
-func NewFromEnv(spec string, getenv func(string) string) (Provider, error) {
+// on a reply's tokens) for both. The options' settings are checked for the
+// provider; the scripted model records them in its replies and sends
+// nothing.
+func NewFromEnv(spec string, getenv func(string) string, o Options) (Provider, error) {
 	kind, arg, _ := strings.Cut(spec, ":")
 	switch kind {
 	case "", "scripted":
-		if arg == "" {
-			return NewScripted(HandExample()), nil
+		if err := CheckSettings("scripted", o.Settings); err != nil {
+			return nil, fmt.Errorf("%s: %w", spec, err)
 		}
-		s, err := LoadScript(arg)
-		if err != nil {
-			return nil, err
+		s := HandExample()
+		if arg != "" {
+			var err error
+			if s, err = LoadScript(arg); err != nil {
+				return nil, err
+			}
 		}
-		return NewScripted(s), nil
+		p := NewScripted(s)
+		p.settings = o.Settings
+		return p, nil
 	case "openai", "anthropic":
 		model := strings.TrimSpace(arg)
 		if model == "" {
@@ -81,6 +89,8 @@ func NewFromEnv(spec string, getenv func(string) string) (Provider, error) {
 				Organization: getenv("OPENAI_ORG_ID"),
 				Project:      getenv("OPENAI_PROJECT_ID"),
 				MaxTokens:    maxTokens,
+				Timeout:      o.Timeout,
+				Settings:     o.Settings,
 			})
 			if err != nil {
 				return nil, err
@@ -92,6 +102,8 @@ func NewFromEnv(spec string, getenv func(string) string) (Provider, error) {
 			APIKey:    getenv("ANTHROPIC_API_KEY"),
 			BaseURL:   getenv("ANTHROPIC_BASE_URL"),
 			MaxTokens: maxTokens,
+			Timeout:   o.Timeout,
+			Settings:  o.Settings,
 		})
 		if err != nil {
 			return nil, err

@@ -95,7 +95,8 @@ func LoadScript(path string) (Script, error) {
 
 // Scripted answers from a Script. It is safe for concurrent use.
 type Scripted struct {
-	script Script
+	script   Script
+	settings agent.ModelSettings // recorded in replies, never used
 }
 
 // NewScripted returns a provider playing s.
@@ -133,7 +134,7 @@ func (p *Scripted) Complete(ctx context.Context, req agent.ModelRequest) (agent.
 		return agent.ModelReply{}, &Error{Class: ClassBadRequest, Message: fmt.Sprintf("the script has %d turns and model call %d asked for another", len(p.script.Turns), n)}
 	}
 	t := p.script.Turns[n-1]
-	reply := agent.ModelReply{Model: p.Name(), Message: agent.Message{Role: agent.RoleAssistant}}
+	reply := agent.ModelReply{Model: p.Name(), Message: agent.Message{Role: agent.RoleAssistant}, Settings: sentSettings(p.settings)}
 	if len(t.ToolCalls) == 0 {
 		reply.Message.Content = strings.ReplaceAll(t.Text, LastToolResult, last)
 		reply.FinishReason = agent.FinishStop

@@ -89,7 +89,7 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 		r.state.Model = r.cat.Model
 		r.cp = agent.Start(in.Messages)
 	}
-	r.loop = agent.Loop{Tools: r.cat.Tools, MaxTurns: in.MaxTurns, ToolsKey: r.cat.ToolsKey}
+	r.loop = agent.Loop{Tools: r.cat.Tools, MaxTurns: in.MaxTurns, ToolsKey: r.cat.ToolsKey, FailOnCut: r.cat.FailOnCut}
 
 	for {
 		if ctx.Err() != nil {
@@ -117,11 +117,11 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 		o := d.Outcome
 		switch o.Status {
 		case agent.StatusCompleted:
-			r.state.Status, r.state.Answer = agent.StatusCompleted, o.Answer
+			r.state.Status, r.state.Answer, r.state.CutOff = agent.StatusCompleted, o.Answer, o.CutOff
 			r.state.Pending, r.state.Indeterminate = nil, ""
 			r.publish()
 			r.drain()
-			return Result{Answer: o.Answer, Usage: r.state.Usage, Steps: r.state.StepCount}, nil
+			return Result{Answer: o.Answer, Usage: r.state.Usage, Steps: r.state.StepCount, CutOff: o.CutOff}, nil
 		case agent.StatusFailed:
 			return r.fail(o.Reason)
 		}
@@ -267,6 +267,9 @@ func (r *run) execute(s agent.Step) error {
 		opts.RetryPolicy = &temporal.RetryPolicy{
 			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 10,
 			NonRetryableErrorTypes: activities.NonRetryableModelErrors,
+		}
+		if t := r.cat.ModelTimeout + time.Minute; t > opts.StartToCloseTimeout {
+			opts.StartToCloseTimeout = t // the request times out first
 		}
 	} else {
 		fn = a.CallTool

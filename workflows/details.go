@@ -99,6 +99,9 @@ func details(namespace, runID string, s *State) string {
 		for _, line := range strings.Split(cut(s.Answer, 4000), "\n") {
 			fmt.Fprintf(&b, "> %s\n", line)
 		}
+		if s.CutOff {
+			fmt.Fprintf(&b, "\n**Cut off**: %s.\n", agent.CutOffNote)
+		}
 		for _, st := range s.Steps {
 			if st.Reconciled {
 				fmt.Fprintf(&b, "\n`%s` was reconciled by a person (done): the result is theirs.\n", st.Name)

@@ -29,6 +29,9 @@ func TestDetails(t *testing.T) {
 			"5000 bytes, kept by reference; the start:\n\n```\n{\"path\":\"a.txt\",\"text\":\"hello…\n```",
 			"All of them: `reconcile show run-1 --step tool/7/0/write_file`",
 		}},
+		{"a cut answer says so", "default", State{Status: agent.StatusCompleted, Answer: "The policy says", CutOff: true, StepCount: 1}, []string{
+			"**Completed** after 1 step.", "> The policy says", "**Cut off**: the final answer was cut off by the model's length limit (finish reason length)",
+		}},
 		{"running shows the last step", "default", State{Status: agent.StatusRunning, StepCount: 120,
 			Steps: []StepRecord{{Name: "tool/60/0/echo", Preview: "Echo: turn 60"}}}, []string{
 			"**Running**: 120 steps completed.", "Last, `tool/60/0/echo`:\n\n```\nEcho: turn 60\n```",

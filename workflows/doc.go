@@ -24,6 +24,12 @@
 // same three operations are updates with validators, which give the caller
 // the error at once. The query state returns where the run stands.
 //
+// A final answer cut off by the model's length limit completes the run
+// with State.CutOff and Result.CutOff set and a "Cut off" line in the
+// current details, or fails it when the catalog says so (Catalog.FailOnCut).
+// A model step's start-to-close timeout is StepTimeout, or the model's
+// request timeout plus a minute when that is longer.
+//
 // The run shows in the Web UI through the search attributes AgentRunStatus
 // and AgentRunStep, the prompt as static summary, and current details
 // that say, in markdown, what the run waits for and the exact command that

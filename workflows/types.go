@@ -61,6 +61,8 @@ type Result struct {
 	Answer string      `json:"answer"`
 	Usage  agent.Usage `json:"usage"`
 	Steps  int         `json:"steps"`
+	// CutOff is set when the model's length limit cut the answer off.
+	CutOff bool `json:"cut_off,omitempty"`
 }
 
 // Rejected is an operator input the run refused.
@@ -90,6 +92,9 @@ type State struct {
 	// Why is the reason the step became Indeterminate.
 	Why    string `json:"why,omitempty"`
 	Answer string `json:"answer,omitempty"`
+	// CutOff is set on Completed when the model's length limit cut the
+	// answer off (finish reason length): it may be incomplete.
+	CutOff bool   `json:"cut_off,omitempty"`
 	Reason string `json:"reason,omitempty"` // Failed: why
 	// Steps are the newest completed steps, at most MaxSteps of them;
 	// StepCount counts them all.

@@ -66,6 +66,29 @@ func TestBadInputWritesNothing(t *testing.T) {
 			t.Errorf("AGENTRUN_CONTEXT_BUDGET=%s: exit %d, output %q; want exit 2 and one line", v, code, out)
 		}
 	}
+	// Model settings: a bad timeout, flag or models file.
+	models := func(body string) string {
+		path := filepath.Join(t.TempDir(), "models.json")
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	for _, c := range []struct{ env, want string }{
+		{"AGENTRUN_MODEL_TIMEOUT=0", `AGENTRUN_MODEL_TIMEOUT="0" is not a positive duration: want a Go duration such as 90s or 5m (default 2m)`},
+		{"AGENTRUN_MODEL_TIMEOUT=-1s", `AGENTRUN_MODEL_TIMEOUT="-1s" is not a positive duration`},
+		{"AGENTRUN_MODEL_TIMEOUT=soon", `AGENTRUN_MODEL_TIMEOUT="soon" is not a positive duration`},
+		{"AGENTRUN_FAIL_ON_CUT_ANSWER=maybe", `AGENTRUN_FAIL_ON_CUT_ANSWER="maybe" is not a boolean: want 1`},
+		{"AGENTRUN_MODELS=" + models(`{"scripted": {"temperature": "hot"}}`), `"scripted": temperature: "hot" is not valid here; want a number`},
+		{"AGENTRUN_MODELS=" + models(`{"scripted": {"temp": 1}}`), `"scripted": temp: unknown setting; valid: temperature, top_p, seed, max_tokens, reasoning_effort, extra`},
+		{"AGENTRUN_MODELS=" + models(`{"openai:gpt-4o": {"temperature": 1}}`), `has no settings for AGENTRUN_MODEL=scripted; it has openai:gpt-4o`},
+		{"AGENTRUN_MODELS=" + filepath.Join(dir, "nosuch.json"), "AGENTRUN_MODELS: models file: open"},
+	} {
+		code, out := testenv.Run(t, append(env, c.env), time.Minute, starter, "--local", "--id", "r1")
+		if line := strings.TrimSpace(out); code != 2 || !strings.Contains(line, c.want) || strings.Contains(line, "\n") {
+			t.Errorf("%s: exit %d, output %q; want exit 2 and one line containing %q", c.env, code, out, c.want)
+		}
+	}
 	if after := snapshot(t, dir); after != before {
 		t.Fatalf("refused input changed the files:\nbefore %s\nafter  %s", before, after)
 	}

@@ -32,7 +32,7 @@ func OpenLocal(ctx context.Context, s Settings) (*Local, error) {
 		return nil, err
 	}
 	return &Local{
-		Journal: &journal.Journal{Store: store, Loop: agent.Loop{Tools: exec.Tools.Specs()}},
+		Journal: &journal.Journal{Store: store, Loop: agent.Loop{Tools: exec.Tools.Specs(), FailOnCut: exec.FailOnCut}},
 		Exec:    exec,
 	}, nil
 }
@@ -209,7 +209,7 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 func printInfo(w io.Writer, info journal.RunInfo) error {
 	v := runView{
 		Header:  fmt.Sprintf("run %s: %s (%d records)", info.RunID, info.Status, info.Records),
-		Pending: info.Pending, Indeterminate: info.Indeterminate, Reason: info.Reason, Answer: info.Answer,
+		Pending: info.Pending, Indeterminate: info.Indeterminate, Reason: info.Reason, Answer: info.Answer, CutOff: info.CutOff,
 	}
 	for _, s := range info.Steps {
 		res, _ := json.Marshal(s.Result)

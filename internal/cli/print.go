@@ -38,6 +38,9 @@ func printOutcome(w io.Writer, cmd reconcileCmd, runID string, o agent.Outcome) 
 	switch o.Status {
 	case agent.StatusCompleted:
 		fmt.Fprintf(w, "run %s: Completed\n%s\n", runID, o.Answer)
+		if o.CutOff {
+			fmt.Fprintf(w, "  cut off: %s\n", agent.CutOffNote)
+		}
 	case agent.StatusAwaitingApproval:
 		fmt.Fprintf(w, "run %s: AwaitingApproval (%d call(s) wait for a person)\n", runID, len(o.Pending))
 		for _, p := range o.Pending {
@@ -65,6 +68,7 @@ type runView struct {
 	Indeterminate string
 	Reason        string
 	Answer        string
+	CutOff        bool     // the answer was cut off by the model's length limit
 	Steps         []string // one line each
 	Tail          []string // further lines, after the steps
 }
@@ -74,7 +78,11 @@ func printRun(w io.Writer, v runView) {
 	for _, p := range v.Pending {
 		fmt.Fprintf(w, "  pending %s: %s %s\n", p.Marker, p.Tool, p.ArgsText())
 	}
-	for _, kv := range [][2]string{{"indeterminate", v.Indeterminate}, {"reason", v.Reason}, {"answer", v.Answer}} {
+	cut := ""
+	if v.CutOff {
+		cut = agent.CutOffNote
+	}
+	for _, kv := range [][2]string{{"indeterminate", v.Indeterminate}, {"reason", v.Reason}, {"answer", v.Answer}, {"cut off", cut}} {
 		if kv[1] != "" {
 			fmt.Fprintf(w, "  %s: %s\n", kv[0], kv[1])
 		}

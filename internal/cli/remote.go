@@ -190,7 +190,7 @@ func (r *Remote) closed(ctx context.Context, w io.Writer, runID string, desc des
 		printOutcome(w, temporalCmd, runID, o)
 		return &OutcomeError{Outcome: o}
 	}
-	o := agent.Outcome{Status: agent.StatusCompleted, Answer: res.Answer}
+	o := agent.Outcome{Status: agent.StatusCompleted, Answer: res.Answer, CutOff: res.CutOff}
 	printOutcome(w, temporalCmd, runID, o)
 	fmt.Fprintf(w, "  usage: %d input and %d output tokens over %d steps\n  Web UI: %s\n", res.Usage.InputTokens, res.Usage.OutputTokens, res.Steps, r.Link(runID))
 	return nil
@@ -223,7 +223,7 @@ func stateKey(st workflows.State) string {
 }
 
 func outcomeOf(st workflows.State) agent.Outcome {
-	return agent.Outcome{Status: st.Status, Answer: st.Answer, Pending: st.Pending, Step: st.Indeterminate, Reason: st.Reason}
+	return agent.Outcome{Status: st.Status, Answer: st.Answer, CutOff: st.CutOff, Pending: st.Pending, Step: st.Indeterminate, Reason: st.Reason}
 }
 
 // signalHints are the temporal CLI commands for what a run waits on.
@@ -378,7 +378,7 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 	}
 	v := runView{
 		Header:  fmt.Sprintf("run %s: %s (workflow %s)", runID, st.Status, workflowStatus(desc.status)),
-		Pending: st.Pending, Indeterminate: st.Indeterminate, Reason: st.Reason, Answer: st.Answer,
+		Pending: st.Pending, Indeterminate: st.Indeterminate, Reason: st.Reason, Answer: st.Answer, CutOff: st.CutOff,
 	}
 	if n := st.StepCount - len(st.Steps); n > 0 {
 		v.Steps = append(v.Steps, fmt.Sprintf("(%d earlier steps; see one with --step STEP)", n))

@@ -5,12 +5,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/journal"
@@ -41,6 +44,18 @@ type Settings struct {
 	Journal string
 	// Model names the model provider (AGENTRUN_MODEL). Default "scripted".
 	Model string
+	// ModelTimeout bounds one model request, from sending it to reading
+	// the whole answer; expiry is a retryable Timeout. Default 2m
+	// (AGENTRUN_MODEL_TIMEOUT).
+	ModelTimeout time.Duration
+	// ModelSettings are the request settings of Model (temperature, top_p,
+	// seed, max_tokens, reasoning_effort, extra), its entry in the models
+	// file named by AGENTRUN_MODELS. Default: none.
+	ModelSettings agent.ModelSettings
+	// FailOnCut makes a run whose final answer the model's length limit
+	// cut off fail instead of completing flagged as cut off. Default false
+	// (AGENTRUN_FAIL_ON_CUT_ANSWER=1 sets it).
+	FailOnCut bool
 	// TaskQueue is the Temporal task queue. Default "agentrun"
 	// (AGENTRUN_TASK_QUEUE).
 	TaskQueue string
@@ -78,11 +93,37 @@ const (
 // LoadSettings reads the settings from the environment through getenv.
 func LoadSettings(getenv func(string) string) (Settings, error) {
 	s := Settings{
-		Journal:     cmp.Or(getenv("AGENTRUN_JOURNAL"), DefaultJournal),
-		Model:       cmp.Or(getenv("AGENTRUN_MODEL"), "scripted"),
-		TaskQueue:   cmp.Or(getenv("AGENTRUN_TASK_QUEUE"), DefaultTaskQueue),
-		UI:          cmp.Or(getenv("AGENTRUN_UI_URL"), DefaultUI),
-		StopTimeout: DefaultStopTimeout,
+		Journal:      cmp.Or(getenv("AGENTRUN_JOURNAL"), DefaultJournal),
+		Model:        cmp.Or(getenv("AGENTRUN_MODEL"), "scripted"),
+		TaskQueue:    cmp.Or(getenv("AGENTRUN_TASK_QUEUE"), DefaultTaskQueue),
+		UI:           cmp.Or(getenv("AGENTRUN_UI_URL"), DefaultUI),
+		StopTimeout:  DefaultStopTimeout,
+		ModelTimeout: llm.DefaultTimeout,
+	}
+	if v := getenv("AGENTRUN_MODEL_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d <= 0 {
+			return s, fmt.Errorf("AGENTRUN_MODEL_TIMEOUT=%q is not a positive duration: want a Go duration such as 90s or 5m (default 2m)", v)
+		}
+		s.ModelTimeout = d
+	}
+	if v := strings.TrimSpace(getenv("AGENTRUN_FAIL_ON_CUT_ANSWER")); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return s, fmt.Errorf("AGENTRUN_FAIL_ON_CUT_ANSWER=%q is not a boolean: want 1 (fail runs whose final answer was cut off) or 0", v)
+		}
+		s.FailOnCut = b
+	}
+	if path := getenv(llm.EnvModels); path != "" {
+		models, err := llm.LoadModels(path)
+		if err != nil {
+			return s, fmt.Errorf("%s: %w", llm.EnvModels, err)
+		}
+		ms, ok := models[s.Model]
+		if !ok {
+			return s, fmt.Errorf("%s: %s has no settings for AGENTRUN_MODEL=%s; it has %s", llm.EnvModels, path, s.Model, strings.Join(slices.Sorted(maps.Keys(models)), ", "))
+		}
+		s.ModelSettings = ms
 	}
 	if v := getenv("AGENTRUN_STOP_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -219,7 +260,7 @@ func (s Settings) content(ctx context.Context) (content.Store, error) {
 // demo tools and the MCP servers of AGENTRUN_TOOLS) and the content store.
 // Close its Tools when done.
 func (s Settings) Executor(ctx context.Context) (*execute.Executor, error) {
-	model, err := llm.New(s.Model)
+	model, err := llm.New(s.Model, llm.Options{Timeout: s.ModelTimeout, Settings: s.ModelSettings})
 	if err != nil {
 		return nil, fmt.Errorf("AGENTRUN_MODEL: %w", err)
 	}
@@ -231,5 +272,5 @@ func (s Settings) Executor(ctx context.Context) (*execute.Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &execute.Executor{Model: model, Tools: set, Content: store, ContextBudget: s.ContextBudget}, nil
+	return &execute.Executor{Model: model, Tools: set, Content: store, ContextBudget: s.ContextBudget, ModelTimeout: s.ModelTimeout, FailOnCut: s.FailOnCut}, nil
 }

@@ -94,6 +94,12 @@ func printStep(ctx context.Context, w io.Writer, store *execute.Executor, runID 
 			fmt.Fprintf(w, ", %d oldest tool results left out to fit the context budget", reply.Elided)
 		}
 		fmt.Fprintln(w)
+		if reply.Settings != nil {
+			fmt.Fprintf(w, "settings: %s\n", reply.Settings)
+		}
+		if reply.CutOff() {
+			fmt.Fprintf(w, "cut off: %s\n", agent.CutOffNote)
+		}
 		message(len(past)+len(added)+1, msgs[0])
 	case step.Call != nil:
 		prepared, err := store.Prepare(ctx, step)

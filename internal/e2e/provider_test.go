@@ -229,6 +229,7 @@ type chatRequest struct {
 	model    string
 	lastUser string
 	tools    []string
+	body     []byte // the whole request body
 }
 
 func newFakeOpenAI(t *testing.T, answer func(n int, r *http.Request) (status int, h http.Header, body string)) *fakeOpenAI {
@@ -250,7 +251,7 @@ func newFakeOpenAI(t *testing.T, answer func(n int, r *http.Request) (status int
 			} `json:"tools"`
 		}
 		_ = json.Unmarshal(raw, &body)
-		req := chatRequest{at: at, path: r.URL.Path, auth: r.Header.Get("Authorization"), model: body.Model}
+		req := chatRequest{at: at, path: r.URL.Path, auth: r.Header.Get("Authorization"), model: body.Model, body: raw}
 		for _, m := range body.Messages {
 			if s, ok := m.Content.(string); ok && m.Role == "user" {
 				req.lastUser = s

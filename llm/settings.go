@@ -1,0 +1,212 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentrun/agentrun/agent"
+)
+
+// Options are a provider's settings besides its address and key, which
+// come from the environment (see NewFromEnv).
+type Options struct {
+	// Timeout bounds one model request: the whole exchange, from sending
+	// it to reading the whole answer. Expiry is a ClassTimeout error, which
+	// the engine retries. Default 0: DefaultTimeout (2m).
+	Timeout time.Duration
+	// Settings are the model's request settings, from the models file.
+	// Default: none (each server's defaults apply).
+	Settings agent.ModelSettings
+}
+
+// EnvModels names the environment variable that holds the path of the
+// models file.
+const EnvModels = "AGENTRUN_MODELS"
+
+// SettingKeys are the keys of one model's settings in the models file.
+var SettingKeys = []string{"temperature", "top_p", "seed", "max_tokens", "reasoning_effort", "extra"}
+
+// Reasoning efforts each provider accepts, as its SDK lists them.
+var (
+	openAIEfforts    = []string{"none", "minimal", "low", "medium", "high", "xhigh", "max"}
+	anthropicEfforts = []string{"low", "medium", "high", "xhigh", "max"}
+)
+
+// Request fields that agentrun or a named setting sets; extra may not
+// name them.
+var (
+	openAIReserved    = []string{"model", "messages", "tools", "stream", "temperature", "top_p", "seed", "max_tokens", "max_completion_tokens", "reasoning_effort"}
+	anthropicReserved = []string{"model", "messages", "tools", "system", "stream", "temperature", "top_p", "max_tokens", "output_config"}
+)
+
+// LoadModels reads the models file: a JSON object mapping a model, as
+// AGENTRUN_MODEL names it, to its settings, e.g.
+//
+//	{"openai:gpt-4o-mini": {"temperature": 0.2, "seed": 7, "max_tokens": 1024}}
+//
+// Every error is one line naming the file, the model, the key and what is
+// valid.
+func LoadModels(path string) (map[string]agent.ModelSettings, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("models file: %w", err)
+	}
+	return ParseModels(path, b)
+}
+
+// ParseModels decodes and checks the models file's content; name names it
+// in errors.
+func ParseModels(name string, b []byte) (map[string]agent.ModelSettings, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil || top == nil {
+		return nil, fmt.Errorf(`%s: not a JSON object of models (%v); want e.g. {"openai:gpt-4o-mini": {"temperature": 0.2}}`, name, errOr(err, "null"))
+	}
+	out := map[string]agent.ModelSettings{}
+	for _, spec := range sortedKeys(top) {
+		kind, model, _ := strings.Cut(spec, ":")
+		if (kind != "openai" && kind != "anthropic" && kind != "scripted") || (kind != "scripted" && strings.TrimSpace(model) == "") {
+			return nil, fmt.Errorf("%s: %q is not a model: want %s", name, spec, ModelFormat)
+		}
+		s, err := parseSettings(kind, top[spec])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q: %w", name, spec, err)
+		}
+		out[spec] = s
+	}
+	return out, nil
+}
+
+// parseSettings decodes one model's settings and checks them for kind.
+func parseSettings(kind string, raw json.RawMessage) (agent.ModelSettings, error) {
+	var s agent.ModelSettings
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return s, fmt.Errorf("%s is not an object; want an object with the keys %s", short(raw), strings.Join(SettingKeys, ", "))
+	}
+	for _, k := range sortedKeys(fields) {
+		v := fields[k]
+		var err error
+		switch k {
+		case "temperature":
+			s.Temperature = new(float64)
+			err = decodeAs(v, s.Temperature, "a number such as 0.2")
+		case "top_p":
+			s.TopP = new(float64)
+			err = decodeAs(v, s.TopP, "a number from 0 to 1 such as 0.9")
+		case "seed":
+			s.Seed = new(int64)
+			err = decodeAs(v, s.Seed, "a whole number such as 7")
+		case "max_tokens":
+			err = decodeAs(v, &s.MaxTokens, "a positive whole number of tokens such as 1024")
+		case "reasoning_effort":
+			err = decodeAs(v, &s.ReasoningEffort, "a string such as \"low\"")
+		case "extra":
+			if json.Unmarshal(v, &s.Extra) != nil || s.Extra == nil {
+				err = fmt.Errorf("%s is not an object; want an object of request fields, e.g. {\"top_k\": 40}", short(v))
+			}
+		default:
+			return s, fmt.Errorf("%s: unknown setting; valid: %s", k, strings.Join(SettingKeys, ", "))
+		}
+		if err != nil {
+			return s, fmt.Errorf("%s: %w", k, err)
+		}
+	}
+	if err := CheckSettings(kind, s); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// CheckSettings checks model settings for a provider kind ("openai",
+// "anthropic" or "scripted", which takes what openai takes and sends
+// nothing). The error names the key and what is valid.
+func CheckSettings(kind string, s agent.ModelSettings) error {
+	maxTemp, efforts, reserved := 2.0, openAIEfforts, openAIReserved
+	if kind == "anthropic" {
+		maxTemp, efforts, reserved = 1.0, anthropicEfforts, anthropicReserved
+	}
+	switch {
+	case s.Temperature != nil && (*s.Temperature < 0 || *s.Temperature > maxTemp):
+		return fmt.Errorf("temperature: %v is out of range; want a number from 0 to %v for %s", *s.Temperature, maxTemp, kind)
+	case s.TopP != nil && (*s.TopP < 0 || *s.TopP > 1):
+		return fmt.Errorf("top_p: %v is out of range; want a number from 0 to 1", *s.TopP)
+	case s.Seed != nil && kind == "anthropic":
+		return fmt.Errorf("seed: anthropic takes no seed; valid for anthropic: temperature, top_p, max_tokens, reasoning_effort, extra")
+	case s.MaxTokens < 0:
+		return fmt.Errorf("max_tokens: %d is not positive; want a positive whole number of tokens such as 1024", s.MaxTokens)
+	case s.ReasoningEffort != "" && !slices.Contains(efforts, s.ReasoningEffort):
+		return fmt.Errorf("reasoning_effort: %q is not an effort %s takes; want one of %s", s.ReasoningEffort, kind, strings.Join(efforts, ", "))
+	}
+	if _, ok := s.Extra[""]; ok {
+		return fmt.Errorf("extra: an empty field name; want request fields by name, e.g. {\"top_k\": 40}")
+	}
+	for _, k := range sortedKeys(s.Extra) {
+		if slices.Contains(reserved, k) {
+			return fmt.Errorf("extra.%s: agentrun or a named setting sets it; use the named setting (%s) or another field", k, strings.Join(SettingKeys[:5], ", "))
+		}
+		if !json.Valid(s.Extra[k]) {
+			return fmt.Errorf("extra.%s: not a JSON value", k)
+		}
+	}
+	return nil
+}
+
+// extraFields is the settings' extra fields as values an SDK's
+// SetExtraFields marshals as they are.
+func extraFields(s agent.ModelSettings) map[string]any {
+	if len(s.Extra) == 0 {
+		return nil
+	}
+	m := make(map[string]any, len(s.Extra))
+	for k, v := range s.Extra {
+		m[k] = v
+	}
+	return m
+}
+
+// sentSettings is the settings a reply records, nil for none.
+func sentSettings(s agent.ModelSettings) *agent.ModelSettings {
+	if s.IsZero() {
+		return nil
+	}
+	return &s
+}
+
+// decodeAs decodes v into dst, strictly (a string is not a number).
+func decodeAs(v json.RawMessage, dst any, want string) error {
+	dec := json.NewDecoder(bytes.NewReader(v))
+	if err := dec.Decode(dst); err != nil || bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+		return fmt.Errorf("%s is not valid here; want %s", short(v), want)
+	}
+	return nil
+}
+
+func short(v json.RawMessage) string {
+	s := strings.Join(strings.Fields(string(v)), " ")
+	if len(s) > 60 {
+		s = truncate(s, 60)
+	}
+	return s
+}
+
+func errOr(err error, s string) string {
+	if err != nil {
+		return err.Error()
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
