@@ -44,6 +44,15 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 			return st.cancelledOutcome(), nil
 		}
 		d := j.Loop.Next(agent.Start(st.input), st.facts())
+		if denials := st.expired(d.Outcome, j.now()); len(denials) > 0 {
+			// Nobody decided in time: the calls are denied and the model
+			// is told.
+			err := j.Store.Append(runID, len(recs), signalRecords(denials)...)
+			if err != nil && !errors.Is(err, ErrConflict) {
+				return agent.Outcome{}, err
+			}
+			continue
+		}
 		if d.Outcome != nil {
 			if d.Outcome.Status == agent.StatusCompleted {
 				err := j.Store.Append(runID, len(recs), Record{Type: RunCompleted, Answer: d.Outcome.Answer})
@@ -80,6 +89,15 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 			return agent.Outcome{}, fmt.Errorf("run %s: step %s: %w", runID, step.Name, err)
 		}
 	}
+}
+
+// signalRecords returns the records of signals.
+func signalRecords(sigs []Signal) []Record {
+	recs := make([]Record, len(sigs))
+	for i := range sigs {
+		recs[i] = Record{Type: SignalRecord, Signal: &sigs[i]}
+	}
+	return recs
 }
 
 // errCancelled is the cause of a step context cancelled by a run.cancelled
@@ -181,6 +199,15 @@ func (j *Journal) Signal(ctx context.Context, runID string, sig Signal) error {
 		if !st.started {
 			return fmt.Errorf("%w %q: no journal for it; see the runs with the list command", ErrUnknownRun, runID)
 		}
+		if denials := st.expired(j.Loop.Next(agent.Start(st.input), st.facts()).Outcome, j.now()); len(denials) > 0 {
+			// The approval timeout passed before this input: the calls are
+			// denied first, as a driver would have done.
+			err := j.Store.Append(runID, len(recs), signalRecords(denials)...)
+			if err != nil && !errors.Is(err, ErrConflict) {
+				return err
+			}
+			continue
+		}
 		if err := j.check(st, sig); err != nil {
 			return err
 		}
@@ -244,7 +271,10 @@ func Validate(sig Signal, o *agent.Outcome, f *agent.Facts) error {
 		if err := CheckDecision(sig); err != nil {
 			return err
 		}
-		if _, decided := f.Decisions[sig.Marker]; decided {
+		if a, decided := f.Decisions[sig.Marker]; decided {
+			if !a.Approved && strings.HasPrefix(a.Reason, agent.ExpiredReason(0)[:len("approval expired")]) {
+				return fmt.Errorf("%w %s: marker %s was denied: %s", ErrInvalid, sig.Name, sig.Marker, a.Reason)
+			}
 			return fmt.Errorf("%w %s: marker %s was already decided", ErrInvalid, sig.Name, sig.Marker)
 		}
 		var pending []string
