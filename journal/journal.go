@@ -146,7 +146,7 @@ type stepState struct {
 	completed  bool
 	result     json.RawMessage
 	at         time.Time // when its step.completed was written, if known
-	reconcile  *Signal // the reconciliation of the latest start, if any
+	reconcile  *Signal   // the reconciliation of the latest start, if any
 }
 
 // state is the fold of a run's records.
