@@ -118,7 +118,7 @@ func TestExampleConfig(t *testing.T) {
 		Tools: map[string]Override{
 			"read_graph":                     {Timeout: 30 * time.Second},
 			"create_entities":                {Approval: agent.ApprovalNever, Idempotent: &no},
-			"delete_entities":                {Approval: agent.ApprovalAlways, Timeout: 10 * time.Second},
+			"delete_entities":                {Approval: agent.ApprovalAlways, Timeout: 10 * time.Second, ApprovalTimeout: 30 * time.Minute},
 			"get-env":                        {Approval: agent.ApprovalDeny},
 			"trigger-long-running-operation": {Kind: agent.KindWrite, Idempotent: &yes, Timeout: 5 * time.Minute},
 		},
