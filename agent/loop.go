@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Status is where a run stands. The strings are part of the operator
@@ -17,6 +18,7 @@ const (
 	StatusIndeterminate    Status = "Indeterminate"
 	StatusCompleted        Status = "Completed"
 	StatusFailed           Status = "Failed"
+	StatusCancelled        Status = "Cancelled"
 )
 
 // Pending is a gated tool call waiting for a person.
@@ -26,6 +28,25 @@ type Pending struct {
 	Args   json.RawMessage `json:"args,omitempty"`
 	// ArgsRef stands for Args when they are kept by reference.
 	ArgsRef *Ref `json:"args_ref,omitempty"`
+	// Expires is the tool's approval timeout: the call is denied as
+	// expired when nobody decided it that long after it became pending.
+	// 0: never.
+	Expires time.Duration `json:"expires,omitempty"`
+}
+
+// CancelledReason is why a cancelled run stopped; inFlight names a write
+// that was running when it was cancelled ("" for none).
+func CancelledReason(inFlight string) string {
+	if inFlight == "" {
+		return "cancelled by an operator"
+	}
+	return "cancelled by an operator while the write " + inFlight + " was running: it may have taken effect; check before doing it again"
+}
+
+// ExpiredReason is the reason of a call denied because its approval
+// timeout passed; the model reads it after DeniedByOperator.
+func ExpiredReason(after time.Duration) string {
+	return "approval expired after " + after.String()
 }
 
 // ArgsText is the call's arguments for people: the JSON, or the size and
@@ -288,7 +309,7 @@ func (l Loop) toolResult(policy Policy, step string, call ToolCall, f *Facts, st
 		a, decided := f.Decisions[step]
 		if !decided {
 			return ToolResult{}, &Decision{Outcome: &Outcome{Status: StatusAwaitingApproval,
-				Pending: []Pending{{Marker: step, Tool: call.Name, Args: call.Args, ArgsRef: call.ArgsRef}}}}
+				Pending: []Pending{{Marker: step, Tool: call.Name, Args: call.Args, ArgsRef: call.ArgsRef, Expires: spec.ApprovalTimeout}}}}
 		}
 		if !a.Approved {
 			return ToolResult{IsError: true, Content: DeniedByOperator + a.Reason}, nil

@@ -1,6 +1,9 @@
 package agent
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // ToolSpec describes a tool to the model and to the policy gate.
 type ToolSpec struct {
@@ -14,6 +17,10 @@ type ToolSpec struct {
 	// Approval overrides the policy for this tool: "" (the policy decides),
 	// ApprovalAlways, ApprovalNever or ApprovalDeny.
 	Approval string `json:"approval,omitempty"`
+	// ApprovalTimeout is how long a call of this tool may wait for a
+	// person's approval before it is denied as expired ("approval expired
+	// after D"). Default 0: it waits as long as it takes.
+	ApprovalTimeout time.Duration `json:"approval_timeout,omitempty"`
 }
 
 // Per-tool approval overrides.

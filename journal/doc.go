@@ -2,8 +2,10 @@
 // crash without redoing a step whose effect is unknown.
 //
 // A run's journal is an append-only list of [Record]s (run.started,
-// step.started, step.completed, signal, run.completed); the state of a run
-// is a fold over them. A [Store] keeps the journals: [FileStore] on disk,
+// step.started, step.completed, signal, run.completed, run.cancelled); the
+// state of a run is a fold over them. run.cancelled (Journal.Cancel) ends a
+// run: a process driving it stops its running step within a quarter second
+// and nothing runs after it. A [Store] keeps the journals: [FileStore] on disk,
 // [MemStore] in memory, and package [github.com/agentrun/agentrun/postgres]
 // in PostgreSQL; every Store passes the conformance suite in
 // [github.com/agentrun/agentrun/journal/storetest]. Journal.RunStep applies the decision table of

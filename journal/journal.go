@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/agentrun/agentrun/agent"
 )
@@ -16,6 +19,16 @@ type Journal struct {
 	Store Store
 	// Loop is the agent loop local runs follow; RunStep does not use it.
 	Loop agent.Loop
+	// Now is the clock of approval timeouts and record times. Default nil:
+	// time.Now.
+	Now func() time.Time
+}
+
+func (j *Journal) now() time.Time {
+	if j.Now != nil {
+		return j.Now().UTC()
+	}
+	return time.Now().UTC()
 }
 
 // maxConflicts bounds how often an operation reloads after ErrConflict.
@@ -63,7 +76,7 @@ func (j *Journal) RunStep(ctx context.Context, runID string, step agent.Step, fn
 				return nil, &IndeterminateError{Step: step.Name}
 			case st.reconcile.Outcome == OutcomeDone:
 				res := agent.ReconciledResult(st.reconcile.Result)
-				err := j.Store.Append(runID, len(recs), completedRecord(step, res))
+				err := j.Store.Append(runID, len(recs), completedRecord(step, res, j.now()))
 				if errors.Is(err, ErrConflict) {
 					continue
 				}
@@ -99,8 +112,8 @@ func needsStart(step agent.Step) bool {
 }
 
 // completedRecord is the step.completed record of step with result res.
-func completedRecord(step agent.Step, res json.RawMessage) Record {
-	return Record{Type: StepCompleted, Step: step.Name, Kind: step.Kind, Idempotent: step.Idempotent, Result: res}
+func completedRecord(step agent.Step, res json.RawMessage, at time.Time) Record {
+	return Record{Type: StepCompleted, Step: step.Name, Kind: step.Kind, Idempotent: step.Idempotent, Result: res, At: at}
 }
 
 // complete records the result of a step that ran.
@@ -113,7 +126,7 @@ func (j *Journal) complete(runID string, step agent.Step, res json.RawMessage) (
 		if st := fold(recs).steps[step.Name]; st != nil && st.completed {
 			return st.result, nil // settled by someone else meanwhile
 		}
-		err = j.Store.Append(runID, len(recs), completedRecord(step, res))
+		err = j.Store.Append(runID, len(recs), completedRecord(step, res, j.now()))
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
@@ -132,7 +145,8 @@ type stepState struct {
 	starts     int // how many step.started records it has (a write's generation)
 	completed  bool
 	result     json.RawMessage
-	reconcile  *Signal // the reconciliation of the latest start, if any
+	at         time.Time // when its step.completed was written, if known
+	reconcile  *Signal   // the reconciliation of the latest start, if any
 }
 
 // state is the fold of a run's records.
@@ -143,6 +157,7 @@ type state struct {
 	decisions map[string]agent.Approval
 	completed bool
 	answer    string
+	cancelled bool
 }
 
 func fold(recs []Record) *state {
@@ -166,7 +181,7 @@ func fold(recs []Record) *state {
 			st.reconcile = nil
 		case StepCompleted:
 			st := step(r.Step)
-			st.completed, st.result = true, r.Result
+			st.completed, st.result, st.at = true, r.Result, r.At
 			if r.Kind != "" { // journals from before step.completed carried the kind have it in step.started only
 				st.kind, st.idempotent = r.Kind, r.Idempotent
 			}
@@ -185,9 +200,58 @@ func fold(recs []Record) *state {
 			}
 		case RunCompleted:
 			s.completed, s.answer = true, r.Answer
+		case RunCancelled:
+			s.cancelled = true
 		}
 	}
 	return s
+}
+
+// closed returns the status of a run that ended, "" while it goes on.
+func (s *state) closed() agent.Status {
+	switch {
+	case s.completed:
+		return agent.StatusCompleted
+	case s.cancelled:
+		return agent.StatusCancelled
+	}
+	return ""
+}
+
+// cancelledOutcome is the outcome of a cancelled run: it names a write
+// that started and has no result, as it may have taken effect.
+func (s *state) cancelledOutcome() agent.Outcome {
+	var open []string
+	for name, st := range s.steps {
+		if st.starts > 0 && !st.completed && st.kind == agent.KindWrite && !st.idempotent && st.reconcile == nil {
+			open = append(open, name)
+		}
+	}
+	slices.Sort(open)
+	return agent.Outcome{Status: agent.StatusCancelled, Reason: agent.CancelledReason(strings.Join(open, ", "))}
+}
+
+// expired returns the denials of the calls pending in o whose approval
+// timeout has passed at now; the timeout runs from the step.completed of
+// the model step that asked for the call (none in older journals: those
+// calls never expire).
+func (s *state) expired(o *agent.Outcome, now time.Time) []Signal {
+	if o == nil || o.Status != agent.StatusAwaitingApproval {
+		return nil
+	}
+	var out []Signal
+	for _, p := range o.Pending {
+		if _, decided := s.decisions[p.Marker]; decided || p.Expires <= 0 {
+			continue
+		}
+		n, _ := agent.StepTurn(p.Marker)
+		model := s.steps[agent.ModelStep(n)]
+		if model == nil || model.at.IsZero() || now.Before(model.at.Add(p.Expires)) {
+			continue
+		}
+		out = append(out, Signal{Name: SignalDeny, Marker: p.Marker, Reason: agent.ExpiredReason(p.Expires)})
+	}
+	return out
 }
 
 // facts turns the fold into the loop's facts.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"time"
 
 	"github.com/agentrun/agentrun/agent"
 )
@@ -19,6 +20,7 @@ const (
 	StepCompleted RecordType = "step.completed" // after the step returns, before its result is used: the result, name and kind
 	SignalRecord  RecordType = "signal"         // an operator's approve, deny or reconcile
 	RunCompleted  RecordType = "run.completed"  // when the loop answers: the final message
+	RunCancelled  RecordType = "run.cancelled"  // by an operator's cancel: nothing runs after it
 )
 
 // Record is one entry of a run's journal.
@@ -32,6 +34,10 @@ type Record struct {
 	Result     json.RawMessage `json:"result,omitempty"`     // step.completed
 	Signal     *Signal         `json:"signal,omitempty"`     // signal
 	Answer     string          `json:"answer,omitempty"`     // run.completed
+	// At is when the record was written (step.completed; absent in older
+	// journals): a call's approval timeout runs from the step.completed of
+	// the model step that asked for it.
+	At time.Time `json:"at,omitzero"`
 }
 
 // Signal names of the operator contract.

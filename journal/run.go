@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentrun/agentrun/agent"
 )
@@ -50,7 +51,19 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 		if st.completed {
 			return agent.Outcome{Status: agent.StatusCompleted, Answer: st.answer, CutOff: j.cutOff(st)}, nil
 		}
+		if st.cancelled {
+			return st.cancelledOutcome(), nil
+		}
 		d := j.Loop.Next(agent.Start(st.input), st.facts())
+		if denials := st.expired(d.Outcome, j.now()); len(denials) > 0 {
+			// Nobody decided in time: the calls are denied and the model
+			// is told.
+			err := j.Store.Append(runID, len(recs), signalRecords(denials)...)
+			if err != nil && !errors.Is(err, ErrConflict) {
+				return agent.Outcome{}, err
+			}
+			continue
+		}
 		if d.Outcome != nil {
 			if d.Outcome.Status == agent.StatusCompleted {
 				err := j.Store.Append(runID, len(recs), Record{Type: RunCompleted, Answer: d.Outcome.Answer})
@@ -72,8 +85,13 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 			}
 		}
 		_, err = j.RunStep(ctx, runID, step, func(ctx context.Context) (json.RawMessage, error) {
+			ctx, stop := j.watchCancel(ctx, runID, len(recs))
+			defer stop()
 			return exec.Execute(ctx, step)
 		})
+		if err != nil && j.cancelled(runID) {
+			continue // the step stopped because the run was cancelled: the next load says so
+		}
 		var ind *IndeterminateError
 		if errors.As(err, &ind) {
 			return agent.Outcome{Status: agent.StatusIndeterminate, Step: ind.Step}, nil
@@ -82,6 +100,61 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 			return agent.Outcome{}, fmt.Errorf("run %s: step %s: %w", runID, step.Name, err)
 		}
 	}
+}
+
+// signalRecords returns the records of signals.
+func signalRecords(sigs []Signal) []Record {
+	recs := make([]Record, len(sigs))
+	for i := range sigs {
+		recs[i] = Record{Type: SignalRecord, Signal: &sigs[i]}
+	}
+	return recs
+}
+
+// errCancelled is the cause of a step context cancelled by a run.cancelled
+// record.
+var errCancelled = errors.New("the run was cancelled")
+
+// cancelled reports whether the run's journal holds a run.cancelled
+// record; false when it cannot be read.
+func (j *Journal) cancelled(runID string) bool {
+	recs, err := j.Store.Load(runID)
+	return err == nil && fold(recs).cancelled
+}
+
+// cancelPoll is how often a running step looks for a cancel.
+const cancelPoll = 250 * time.Millisecond
+
+// watchCancel returns ctx, cancelled with errCancelled as soon as the run's
+// journal (which held seen records) gets a run.cancelled record, and a
+// function that stops watching.
+func (j *Journal) watchCancel(ctx context.Context, runID string, seen int) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(cancelPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			recs, err := j.Store.Load(runID)
+			if err != nil {
+				continue // the step's own store calls report it
+			}
+			for _, r := range recs[min(seen, len(recs)):] {
+				if r.Type == RunCancelled {
+					cancel(errCancelled)
+					return
+				}
+			}
+		}
+	}()
+	return ctx, func() { close(done); cancel(nil) }
 }
 
 // preparer is an executor that reads a step's referenced values before it
@@ -137,6 +210,15 @@ func (j *Journal) Signal(ctx context.Context, runID string, sig Signal) error {
 		if !st.started {
 			return fmt.Errorf("%w %q: no journal for it; see the runs with the list command", ErrUnknownRun, runID)
 		}
+		if denials := st.expired(j.Loop.Next(agent.Start(st.input), st.facts()).Outcome, j.now()); len(denials) > 0 {
+			// The approval timeout passed before this input: the calls are
+			// denied first, as a driver would have done.
+			err := j.Store.Append(runID, len(recs), signalRecords(denials)...)
+			if err != nil && !errors.Is(err, ErrConflict) {
+				return err
+			}
+			continue
+		}
 		if err := j.check(st, sig); err != nil {
 			return err
 		}
@@ -149,10 +231,43 @@ func (j *Journal) Signal(ctx context.Context, runID string, sig Signal) error {
 	return fmt.Errorf("signal %s: %w %d times", runID, ErrConflict, maxConflicts)
 }
 
+// Cancel ends a run as Cancelled: a process driving it stops its running
+// step (within cancelPoll) and runs nothing more; a later Run reports it
+// Cancelled. A write that started and has no result is named by the
+// outcome, as it may have taken effect. A run that already ended is
+// refused with its status.
+func (j *Journal) Cancel(ctx context.Context, runID string) error {
+	if err := ValidRunID(runID); err != nil {
+		return err
+	}
+	for range maxConflicts {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		recs, err := j.Store.Load(runID)
+		if err != nil {
+			return err
+		}
+		st := fold(recs)
+		if !st.started {
+			return fmt.Errorf("%w %q: no journal for it; see the runs with the list command", ErrUnknownRun, runID)
+		}
+		if c := st.closed(); c != "" {
+			return fmt.Errorf("%w cancel: the run is already %s", ErrInvalid, c)
+		}
+		err = j.Store.Append(runID, len(recs), Record{Type: RunCancelled})
+		if errors.Is(err, ErrConflict) {
+			continue
+		}
+		return err
+	}
+	return fmt.Errorf("cancel %s: %w %d times", runID, ErrConflict, maxConflicts)
+}
+
 // check validates a signal against the run's state.
 func (j *Journal) check(st *state, sig Signal) error {
-	if st.completed {
-		return fmt.Errorf("%w %s: the run is already Completed", ErrInvalid, sig.Name)
+	if c := st.closed(); c != "" {
+		return fmt.Errorf("%w %s: the run is already %s", ErrInvalid, sig.Name, c)
 	}
 	facts := st.facts()
 	return Validate(sig, j.Loop.Next(agent.Start(st.input), facts).Outcome, facts)
@@ -167,7 +282,10 @@ func Validate(sig Signal, o *agent.Outcome, f *agent.Facts) error {
 		if err := CheckDecision(sig); err != nil {
 			return err
 		}
-		if _, decided := f.Decisions[sig.Marker]; decided {
+		if a, decided := f.Decisions[sig.Marker]; decided {
+			if !a.Approved && strings.HasPrefix(a.Reason, agent.ExpiredReason(0)[:len("approval expired")]) {
+				return fmt.Errorf("%w %s: marker %s was denied: %s", ErrInvalid, sig.Name, sig.Marker, a.Reason)
+			}
 			return fmt.Errorf("%w %s: marker %s was already decided", ErrInvalid, sig.Name, sig.Marker)
 		}
 		var pending []string
@@ -283,9 +401,13 @@ func (j *Journal) Show(runID string) (RunInfo, error) {
 		return RunInfo{}, fmt.Errorf("%w %q: no journal for it; see the runs with the list command", ErrUnknownRun, runID)
 	}
 	info := RunInfo{RunID: runID, Records: len(recs), Status: agent.StatusCompleted, Answer: st.answer}
-	if st.completed {
+	switch {
+	case st.completed:
 		info.CutOff = j.cutOff(st)
-	} else {
+	case st.cancelled:
+		o := st.cancelledOutcome()
+		info.Status, info.Reason = o.Status, o.Reason
+	default:
 		d := j.Loop.Next(agent.Start(st.input), st.facts())
 		info.Status = agent.StatusRunning
 		if o := d.Outcome; o != nil {

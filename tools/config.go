@@ -37,6 +37,11 @@ type Config struct {
 	// Tools overrides, by tool name, how a tool is classified, gated and
 	// bounded. Every name must be a tool that is offered. Default none.
 	Tools map[string]Override
+	// ApprovalTimeout is how long a call of a tool without its own
+	// approval_timeout may wait for approval before it is denied as
+	// expired. It is not read from the file: AGENTRUN_APPROVAL_TIMEOUT.
+	// Default 0: it waits as long as it takes.
+	ApprovalTimeout time.Duration
 	// Logger receives warnings, such as an MCP server being restarted. It
 	// is not read from the file. Default: discard.
 	Logger *slog.Logger
@@ -119,6 +124,8 @@ func (c Config) validate() error {
 			return c.fail(f+".approval", "%q is not an approval; want %q, %q or %q", o.Approval, agent.ApprovalAlways, agent.ApprovalNever, agent.ApprovalDeny)
 		case o.Timeout < 0:
 			return c.fail(f+".timeout", "%s is negative; want a positive Go duration such as 30s or 2m", o.Timeout)
+		case o.ApprovalTimeout < 0:
+			return c.fail(f+".approval_timeout", "%s is negative; want a positive Go duration such as 30m or 24h", o.ApprovalTimeout)
 		}
 	}
 	return nil
@@ -157,7 +164,7 @@ func LoadConfig(path string) (Config, error) {
 var (
 	topFields      = []string{"demo", "servers", "tools"}
 	serverFields   = []string{"name", "command", "args", "env", "url", "headers"}
-	overrideFields = []string{"kind", "approval", "idempotent", "timeout"}
+	overrideFields = []string{"kind", "approval", "idempotent", "timeout", "approval_timeout"}
 )
 
 func parseConfig(path string, b []byte) (Config, error) {
@@ -276,17 +283,33 @@ func parseOverride(c Config, f string, raw json.RawMessage) (Override, error) {
 			}
 			o.Idempotent = &b
 		case "timeout":
-			if err := str(c, g, m.val, &s); err != nil {
+			d, err := duration(c, g, m.val, "30s or 2m (default 2m)")
+			if err != nil {
 				return o, err
 			}
-			d, err := time.ParseDuration(s)
-			if err != nil || d <= 0 {
-				return o, c.fail(g, "%q is not a positive duration; want a Go duration such as 30s or 2m (default 2m)", s)
-			}
 			o.Timeout = d
+		case "approval_timeout":
+			d, err := duration(c, g, m.val, "30m or 24h (default: AGENTRUN_APPROVAL_TIMEOUT; unset: never)")
+			if err != nil {
+				return o, err
+			}
+			o.ApprovalTimeout = d
 		}
 	}
 	return o, nil
+}
+
+// duration reads a positive Go duration given as a string.
+func duration(c Config, f string, raw json.RawMessage, want string) (time.Duration, error) {
+	var s string
+	if err := str(c, f, raw, &s); err != nil {
+		return 0, err
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, c.fail(f, "%q is not a positive duration; want a Go duration such as %s", s, want)
+	}
+	return d, nil
 }
 
 type member struct {

@@ -43,6 +43,7 @@
 //	  ],
 //	  "tools": {
 //	    "create_entities": {"approval": "never", "idempotent": false},
+//	    "delete_entities": {"approval": "always", "approval_timeout": "30m"},
 //	    "trigger-long-running-operation": {"kind": "write", "idempotent": true, "timeout": "5m"}
 //	  }
 //	}
@@ -83,6 +84,11 @@
 //     false.
 //   - tools.NAME.timeout: a positive Go duration such as "30s" or "5m";
 //     bounds one call. Default "2m".
+//   - tools.NAME.approval_timeout: a positive Go duration such as "30m";
+//     how long a call that needs approval waits for a person before it is
+//     denied with the reason "approval expired after D" (the model reads
+//     it). Default: AGENTRUN_APPROVAL_TIMEOUT (Config.ApprovalTimeout);
+//     unset, it waits as long as it takes.
 //
 // An unknown field, a server with both or neither of command and url, a
 // field of the wrong type, a bad duration, kind or approval, an override

@@ -70,7 +70,11 @@ func Open(ctx context.Context, cfg Config, demo DemoConfig) (*Set, error) {
 		}
 	}
 	for i, t := range ts {
-		if o, ok := cfg.Tools[t.Spec().Name]; ok {
+		o, ok := cfg.Tools[t.Spec().Name]
+		if cfg.ApprovalTimeout > 0 && o.ApprovalTimeout == 0 {
+			o.ApprovalTimeout, ok = cfg.ApprovalTimeout, true
+		}
+		if ok {
 			ts[i] = Apply(t, o)
 		}
 	}

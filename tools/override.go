@@ -23,6 +23,9 @@ type Override struct {
 	Idempotent *bool
 	// Timeout bounds one call. Default 0: DefaultTimeout.
 	Timeout time.Duration
+	// ApprovalTimeout is how long a call may wait for approval before it
+	// is denied as expired. Default 0: Config.ApprovalTimeout.
+	ApprovalTimeout time.Duration
 }
 
 // Apply returns t with o applied. A Set made from the result (NewSet, Open)
@@ -37,6 +40,9 @@ func Apply(t Tool, o Override) Tool {
 	}
 	if o.Idempotent != nil {
 		spec.Idempotent = *o.Idempotent
+	}
+	if o.ApprovalTimeout != 0 {
+		spec.ApprovalTimeout = o.ApprovalTimeout
 	}
 	timeout := o.Timeout
 	if prev, ok := t.(*overridden); ok {

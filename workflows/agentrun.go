@@ -42,8 +42,10 @@ type run struct {
 	// stepsHere counts the steps this execution ran, for ContinueAfter.
 	stepsHere int
 	outcome   *agent.Outcome // where the run waits; nil while a step runs
-	state     State
-	changes   int // operator inputs applied; the main loop waits on it
+	// since holds when each call with an approval timeout became pending.
+	since   map[string]time.Time
+	state   State
+	changes int // operator inputs applied; the main loop waits on it
 }
 
 // AgentRun drives one agent run until it completes or fails, waiting for
@@ -59,6 +61,7 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 		in:    in,
 		facts: agent.NewFacts(),
 		gen:   map[string]int{},
+		since: map[string]time.Time{},
 		state: State{Status: agent.StatusRunning, Steps: []StepRecord{}},
 	}
 	if c := in.Continued; c != nil {
@@ -81,6 +84,9 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 10},
 		})
 		if err := workflow.ExecuteActivity(lctx, a.ListTools).Get(ctx, &r.cat); err != nil {
+			if ctx.Err() != nil {
+				return r.cancelled()
+			}
 			return r.fail("list tools: " + err.Error())
 		}
 		r.state.Model = r.cat.Model
@@ -89,6 +95,9 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 	r.loop = agent.Loop{Tools: r.cat.Tools, MaxTurns: in.MaxTurns, ToolsKey: r.cat.ToolsKey, FailOnCut: r.cat.FailOnCut}
 
 	for {
+		if ctx.Err() != nil {
+			return r.cancelled()
+		}
 		d := r.loop.Next(r.cp, r.facts)
 		r.advance(d.Checkpoint)
 		if d.Step != nil {
@@ -101,6 +110,9 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 				r.publish()
 			}
 			if err := r.execute(*d.Step); err != nil {
+				if ctx.Err() != nil {
+					return r.cancelled()
+				}
 				return r.fail(err.Error())
 			}
 			continue
@@ -119,10 +131,64 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 		r.outcome = o
 		r.state.Status, r.state.Pending, r.state.Indeterminate = o.Status, o.Pending, o.Step
 		r.publish()
-		seen := r.changes
-		if err := workflow.Await(ctx, func() bool { return r.changes != seen }); err != nil {
+		if err := r.wait(); err != nil {
+			if ctx.Err() != nil {
+				return r.cancelled()
+			}
 			return Result{}, err
 		}
+	}
+}
+
+// wait blocks until an operator input changed the run or, while calls with
+// an approval timeout are pending, until the first of them expires, which
+// denies it. The timer is Temporal's: it fires with no worker running.
+func (r *run) wait() error {
+	seen := r.changes
+	changed := func() bool { return r.changes != seen }
+	var first time.Time
+	if r.outcome.Status == agent.StatusAwaitingApproval {
+		now := workflow.Now(r.ctx)
+		for _, p := range r.outcome.Pending {
+			if p.Expires <= 0 {
+				continue
+			}
+			if _, ok := r.since[p.Marker]; !ok {
+				r.since[p.Marker] = now
+			}
+			if at := r.since[p.Marker].Add(p.Expires); first.IsZero() || at.Before(first) {
+				first = at
+			}
+		}
+	}
+	if first.IsZero() {
+		return workflow.Await(r.ctx, changed)
+	}
+	if left := first.Sub(workflow.Now(r.ctx)); left > 0 {
+		ok, err := workflow.AwaitWithTimeout(r.ctx, left, changed)
+		if err != nil || ok {
+			return err
+		}
+	}
+	r.expire()
+	return nil
+}
+
+// expire denies every pending call whose approval timeout has passed.
+func (r *run) expire() {
+	now := workflow.Now(r.ctx)
+	for _, p := range r.outcome.Pending {
+		since, ok := r.since[p.Marker]
+		if !ok || p.Expires <= 0 || now.Before(since.Add(p.Expires)) {
+			continue
+		}
+		sig := journal.Signal{Name: SignalDeny, Marker: p.Marker, Reason: agent.ExpiredReason(p.Expires)}
+		if journal.Validate(sig, r.outcome, r.facts) != nil {
+			continue // decided meanwhile
+		}
+		workflow.GetLogger(r.ctx).Info("approval expired", "step", p.Marker, "after", p.Expires.String())
+		r.state.Expired = append(r.state.Expired, Expired{Marker: p.Marker, Tool: p.Tool, After: p.Expires.String()})
+		r.apply(sig)
 	}
 }
 
@@ -133,6 +199,7 @@ func (r *run) advance(cp agent.Checkpoint) {
 	}
 	r.cp = cp
 	r.facts.Forget(cp)
+	clear(r.since)
 	for name := range r.gen {
 		if n, _ := agent.StepTurn(name); n < cp.Turn {
 			delete(r.gen, name)
@@ -225,11 +292,20 @@ func (r *run) execute(s agent.Step) error {
 			}
 			// A second attempt settles the write: its result or Indeterminate.
 			opts.RetryPolicy.MaximumAttempts = 3
+			// A cancelled run waits for the write to stop, so that its
+			// state says whether it completed.
+			opts.WaitForCancellation = true
 		}
 	}
 	var res json.RawMessage
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(r.ctx, opts), fn, in).Get(r.ctx, &res)
 	if err != nil {
+		if r.ctx.Err() != nil {
+			if s.Kind == agent.KindWrite {
+				r.state.InFlight = s.Name
+			}
+			return err
+		}
 		if s.Kind == agent.KindWrite && !s.Idempotent {
 			// Whatever stopped it, nobody knows whether the write took effect.
 			r.facts.Indeterminate[s.Name] = true
@@ -264,6 +340,18 @@ func (r *run) fail(reason string) (Result, error) {
 	r.publish()
 	r.drain()
 	return Result{}, temporal.NewNonRetryableApplicationError(reason, ErrTypeFailed, nil)
+}
+
+// cancelled ends the run as Cancelled: the operator cancelled the
+// workflow. A running model call or read was cancelled with it; a write
+// that was running is named, as it may have taken effect.
+func (r *run) cancelled() (Result, error) {
+	err := r.ctx.Err()
+	r.ctx, _ = workflow.NewDisconnectedContext(r.ctx)
+	r.state.Status, r.state.Pending, r.state.Indeterminate = agent.StatusCancelled, nil, ""
+	r.state.Reason = agent.CancelledReason(r.state.InFlight)
+	r.publish()
+	return Result{}, err
 }
 
 // drain lets handlers in flight finish before the run closes.
@@ -366,7 +454,7 @@ func (r *run) validate(name string, raw converter.RawValue) (journal.Signal, err
 		return sig, err
 	}
 	switch r.state.Status {
-	case agent.StatusCompleted, agent.StatusFailed:
+	case agent.StatusCompleted, agent.StatusFailed, agent.StatusCancelled:
 		return sig, fmt.Errorf("%s: the run is already %s", name, r.state.Status)
 	}
 	if err := journal.Validate(sig, r.outcome, r.facts); err != nil {

@@ -114,6 +114,8 @@ func details(namespace, runID string, s *State) string {
 				fmt.Fprintf(&b, "\n`%s` was reconciled by a person (done): the result is theirs.\n", st.Name)
 			}
 		}
+	case agent.StatusCancelled:
+		fmt.Fprintf(&b, "**Cancelled** after %s: %s.\n", plural(s.StepCount, "step"), s.Reason)
 	case agent.StatusFailed:
 		fmt.Fprintf(&b, "**Failed**:\n\n```\n%s\n```\n", wrap(cut(s.Reason, 2000), detailsWidth))
 	default:
@@ -122,6 +124,10 @@ func details(namespace, runID string, s *State) string {
 			last := s.Steps[n-1]
 			fmt.Fprintf(&b, "\nLast, `%s`:\n\n```\n%s\n```\n", last.Name, wrap(last.Preview, detailsWidth))
 		}
+	}
+	if n := len(s.Expired); n > 0 {
+		e := s.Expired[n-1]
+		fmt.Fprintf(&b, "\n**Approval expired** (%d so far; the newest): `%s` (`%s`) waited %s and was denied; the model was told.\n", n, e.Tool, e.Marker, e.After)
 	}
 	if n := len(s.Rejected); n > 0 {
 		r := s.Rejected[n-1]

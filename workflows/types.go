@@ -104,6 +104,19 @@ type State struct {
 	// Runs counts the continue-as-new executions before the current one.
 	Runs     int        `json:"runs,omitempty"`
 	Rejected []Rejected `json:"rejected,omitempty"`
+	// Expired are the calls denied because nobody decided them within
+	// their tool's approval timeout, oldest first.
+	Expired []Expired `json:"expired,omitempty"`
+	// InFlight names the write that was running when the run was
+	// cancelled: it may have taken effect.
+	InFlight string `json:"in_flight,omitempty"`
+}
+
+// Expired is a call denied because its approval timed out.
+type Expired struct {
+	Marker string `json:"marker"`
+	Tool   string `json:"tool"`
+	After  string `json:"after"` // the approval timeout, e.g. "30m0s"
 }
 
 // MaxRejected bounds the rejected inputs State keeps (the newest).

@@ -18,6 +18,8 @@ const (
 	// ExitBusy: another process drives the run (--local); nothing was
 	// written.
 	ExitBusy = 5
+	// ExitCancelled: the run was cancelled.
+	ExitCancelled = 6
 )
 
 // UsageError is a command line that cannot be run.
@@ -37,6 +39,8 @@ func (e *OutcomeError) Error() string {
 		return "run failed: " + e.Outcome.Reason
 	case agent.StatusIndeterminate:
 		return "run is Indeterminate at " + e.Outcome.Step
+	case agent.StatusCancelled:
+		return "run " + e.Outcome.Reason
 	}
 	return "run is " + string(e.Outcome.Status)
 }
@@ -60,6 +64,8 @@ func ExitCode(err error) int {
 			return ExitAwaitingApproval
 		case agent.StatusIndeterminate:
 			return ExitIndeterminate
+		case agent.StatusCancelled:
+			return ExitCancelled
 		case agent.StatusCompleted:
 			return ExitOK
 		}

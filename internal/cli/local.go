@@ -92,7 +92,9 @@ const ReconcileUsage = `commands:
   approve RUN MARKER         let a gated tool call run
   deny RUN MARKER REASON     refuse it; the model reads the reason
   done RUN STEP RESULT       settle an indeterminate write: it took effect with RESULT
-  retry RUN STEP             settle an indeterminate write: run it once more`
+  retry RUN STEP             settle an indeterminate write: run it once more
+  cancel RUN                 end the run as Cancelled: a running model call or read stops;
+                             a write that was running is named, as it may have taken effect`
 
 // operatorArgs names the arguments of each operator command.
 var operatorArgs = map[string]string{
@@ -106,11 +108,11 @@ var operatorArgs = map[string]string{
 // line what is wrong. It does not handle list and show.
 func ParseOperator(args []string) (runID string, sig journal.Signal, err error) {
 	if len(args) == 0 {
-		return "", sig, usagef("missing command: want list, show, approve, deny, done or retry")
+		return "", sig, usagef("missing command: want list, show, approve, deny, done, retry or cancel")
 	}
 	spec, ok := operatorArgs[args[0]]
 	if !ok {
-		return "", sig, usagef("unknown command %q: want list, show, approve, deny, done or retry", args[0])
+		return "", sig, usagef("unknown command %q: want list, show, approve, deny, done, retry or cancel", args[0])
 	}
 	n := len(strings.Fields(spec))
 	if len(args)-1 < n || (len(args)-1 > n && args[0] != journal.SignalDeny) {
@@ -182,6 +184,17 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 				return err
 			}
 			return printInfo(w, l.op(), info)
+		case "cancel":
+			runID, _ := cancelArgs(args)
+			if err := l.Journal.Cancel(ctx, runID); err != nil {
+				return err
+			}
+			info, err := l.Journal.Show(runID)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "run %s: Cancelled: %s\n  a process driving it stops its running step within a second; nothing runs after it\n", runID, info.Reason)
+			return nil
 		}
 	}
 	runID, sig, err := ParseOperator(args)
@@ -225,8 +238,22 @@ func CheckOperatorArgs(args []string) error {
 		case "show":
 			_, _, err := showArgs(args)
 			return err
+		case "cancel":
+			_, err := cancelArgs(args)
+			return err
 		}
 	}
 	_, _, err := ParseOperator(args)
 	return err
+}
+
+// cancelArgs checks the arguments of cancel and returns its run id.
+func cancelArgs(args []string) (string, error) {
+	if len(args) != 2 {
+		return "", usagef("cancel takes RUN; got %d argument(s)", len(args)-1)
+	}
+	if err := journal.ValidRunID(args[1]); err != nil {
+		return "", usagef("%v", err)
+	}
+	return args[1], nil
 }

@@ -66,6 +66,8 @@ func printOutcome(w io.Writer, op operator, runID string, o agent.Outcome) {
 		printUnblock(w, op, runID, o)
 	case agent.StatusFailed:
 		fmt.Fprintf(w, "run %s: Failed: %s\n", runID, o.Reason)
+	case agent.StatusCancelled:
+		fmt.Fprintf(w, "run %s: Cancelled: %s\n", runID, o.Reason)
 	default:
 		fmt.Fprintf(w, "run %s: %s\n", runID, o.Status)
 	}

@@ -172,6 +172,15 @@ func (r *Remote) follow(ctx context.Context, w io.Writer, runID string) error {
 func (r *Remote) closed(ctx context.Context, w io.Writer, runID string, desc description) error {
 	var res workflows.Result
 	err := r.Conn.GetWorkflow(ctx, runID, desc.runID).Get(ctx, &res)
+	var canceled *temporal.CanceledError
+	if errors.As(err, &canceled) {
+		o := agent.Outcome{Status: agent.StatusCancelled, Reason: agent.CancelledReason("")}
+		if st, err := r.state(ctx, runID); err == nil && st.Status == agent.StatusCancelled {
+			o.Reason = st.Reason
+		}
+		printOutcome(w, r.op(), runID, o)
+		return &OutcomeError{Outcome: o}
+	}
 	if err != nil {
 		o := agent.Outcome{Status: agent.StatusFailed, Reason: failureMessage(err)}
 		printOutcome(w, r.op(), runID, o)
@@ -233,6 +242,9 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 				return r.showStep(ctx, w, runID, name)
 			}
 			return r.show(ctx, w, runID)
+		case "cancel":
+			runID, _ := cancelArgs(args)
+			return r.cancel(ctx, w, runID)
 		}
 	}
 	runID, sig, err := ParseOperator(args)
@@ -272,6 +284,39 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 	}
 	fmt.Fprintf(w, "%s accepted by run %s\n  Web UI: %s\n", args[0], runID, r.Link(runID))
 	return nil
+}
+
+// cancelWait bounds how long cancel waits for the run to end.
+const cancelWait = 30 * time.Second
+
+// cancel requests the cancellation of a running run (Temporal's own
+// cancel, as `temporal workflow cancel` sends it) and waits for the run to
+// end, printing how it ended.
+func (r *Remote) cancel(ctx context.Context, w io.Writer, runID string) error {
+	desc, err := r.describe(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if desc.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return fmt.Errorf("cancel refused: run %s is already %s", runID, closedStatus(desc.status))
+	}
+	if err := r.Conn.CancelWorkflow(ctx, runID, ""); err != nil {
+		return fmt.Errorf("cancel run %s: %w", runID, err)
+	}
+	wctx, stop := context.WithTimeout(ctx, cancelWait)
+	defer stop()
+	for {
+		desc, err = r.describe(wctx, runID)
+		if err == nil && desc.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			return r.closed(ctx, w, runID, desc)
+		}
+		select {
+		case <-wctx.Done():
+			fmt.Fprintf(w, "cancel requested for run %s; it ends Cancelled once a worker on task queue %s picks it up\n  Web UI: %s\n", runID, r.Settings.TaskQueue, r.Link(runID))
+			return nil
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 func (r *Remote) list(ctx context.Context, w io.Writer) error {
@@ -333,6 +378,9 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 		v.Steps = append(v.Steps, fmt.Sprintf("%-28s %-5s %s%s", s.Name, s.Kind, s.Preview, note))
 	}
 	v.Tail = append(v.Tail, fmt.Sprintf("usage: %d input, %d output tokens", st.Usage.InputTokens, st.Usage.OutputTokens))
+	for _, e := range st.Expired {
+		v.Tail = append(v.Tail, fmt.Sprintf("approval expired: %s (%s) waited %s and was denied", e.Marker, e.Tool, e.After))
+	}
 	for _, rj := range st.Rejected {
 		v.Tail = append(v.Tail, fmt.Sprintf("rejected %s %s: %s", rj.Signal, rj.Payload, rj.Reason))
 	}
@@ -362,6 +410,20 @@ func (r *Remote) errOtherPrompt(runID string) error {
 // workflowStatus names a workflow execution status as the UI does.
 func workflowStatus(s enumspb.WorkflowExecutionStatus) string {
 	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
+}
+
+// closedStatus names a closed workflow's status as a run's status where
+// there is one (Completed, Failed, Cancelled), else as Temporal does.
+func closedStatus(s enumspb.WorkflowExecutionStatus) string {
+	switch s {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return string(agent.StatusCompleted)
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
+		return string(agent.StatusFailed)
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		return string(agent.StatusCancelled)
+	}
+	return workflowStatus(s)
 }
 
 // describeRaw returns the server's description of the latest run of an id.

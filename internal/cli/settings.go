@@ -73,7 +73,8 @@ type Settings struct {
 	// Demo configures the demo tools (AGENTRUN_TICKETS, AGENTRUN_DEMO_DELAY).
 	Demo tools.DemoConfig
 	// Tools is the tools file named by AGENTRUN_TOOLS: MCP servers and
-	// per-tool overrides. Unset: the demo tools alone.
+	// per-tool overrides. Unset: the demo tools alone. Its ApprovalTimeout
+	// comes from AGENTRUN_APPROVAL_TIMEOUT (a Go duration; unset: never).
 	Tools tools.Config
 	// Commands name the programs in the commands printed for a person.
 	// Not read from the environment: the mains set it from os.Args[0]
@@ -171,6 +172,13 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 	}
 	if err := s.loadVersioning(getenv); err != nil {
 		return s, err
+	}
+	if v := strings.TrimSpace(getenv("AGENTRUN_APPROVAL_TIMEOUT")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return s, fmt.Errorf("AGENTRUN_APPROVAL_TIMEOUT=%q is not a positive duration: want a Go duration such as 30m or 24h (unset: approvals never expire)", v)
+		}
+		s.Tools.ApprovalTimeout = d
 	}
 	return s, nil
 }
