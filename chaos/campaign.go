@@ -72,14 +72,19 @@ type Plan struct {
 }
 
 // plan deals the cells round-robin over n trials, alternating the
-// scenarios within each cell (starting with a different one in
-// neighbouring cells, so that a campaign of one trial per cell runs both),
-// and shuffles them with seed.
+// scenarios within each cell, and shuffles them with seed. The first round
+// runs the hand example on Temporal and the long run locally, so that a
+// campaign of one trial per cell (TestCampaign) runs both scenarios and
+// stays short: a long run on the fleet is the slowest trial.
 func plan(cells []Cell, n int, seed int64) []Plan {
 	out := make([]Plan, n)
 	for i := range out {
-		c := i % len(cells)
-		out[i] = Plan{Cell: cells[c], Scenario: scenarios[(i/len(cells)+c)%len(scenarios)]}
+		c := cells[i%len(cells)]
+		first := 0
+		if c.Engine == engineLocal {
+			first = 1
+		}
+		out[i] = Plan{Cell: c, Scenario: scenarios[(i/len(cells)+first)%len(scenarios)]}
 	}
 	r := rand.New(rand.NewPCG(uint64(seed), 0))
 	r.Shuffle(n, func(i, j int) { out[i], out[j] = out[j], out[i] })
@@ -106,6 +111,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		t := e.trial(ctx, i, p)
 		res.Outcomes = append(res.Outcomes, t)
+		if e.dev == nil {
+			return nil, fmt.Errorf("trial %d: the dev server did not come back: %s", i+1, t.Failure)
+		}
 		cfg.Logger.Info("trial", "n", i+1, "cell", p.Cell, "scenario", p.Scenario.Name, "target", t.Target, "hit", t.Hit,
 			"indeterminate", t.Settled, "tickets", t.Tickets, "model_steps", t.ModelSteps,
 			"took", t.Took.Round(100*time.Millisecond), "failure", t.Failure)
@@ -180,10 +188,17 @@ func (e *env) restartServer(ctx context.Context) error {
 	old.Client().Close()
 	down, _ := time.ParseDuration(devDown)
 	time.Sleep(down)
-	dev, err := devserver.StartWith(ctx, e.cli, io.Discard, e.devOpts)
-	if err != nil {
-		return fmt.Errorf("restart the dev server on %s: %w", e.devOpts.DBFile, err)
+	var err error
+	for range restartAttempts { // the port may not be free again at once
+		var dev *testsuite.DevServer
+		if dev, err = devserver.StartWith(ctx, e.cli, io.Discard, e.devOpts); err == nil {
+			e.dev, e.client = dev, dev.Client()
+			return nil
+		}
+		time.Sleep(time.Second)
 	}
-	e.dev, e.client = dev, dev.Client()
-	return nil
+	return fmt.Errorf("restart the dev server on %s: %w", e.devOpts.DBFile, err)
 }
+
+// restartAttempts bounds the starts of a restarted dev server.
+const restartAttempts = 3

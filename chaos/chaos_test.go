@@ -9,7 +9,7 @@ import (
 )
 
 // TestCampaign runs a tiny campaign, one trial per kill point and engine
-// (both scenarios in turn), and checks the table: every point hit,
+// (the hand example on Temporal, the long run locally), and checks the table: every point hit,
 // Indeterminate only at the write points, no duplicate ticket, no model
 // step run twice. Under CI=true it fails when the dev server or
 // PostgreSQL cannot start; elsewhere it skips.
@@ -55,7 +55,7 @@ func TestCampaign(t *testing.T) {
 
 // TestPlan: the round-robin deal gives every cell its share, whatever the
 // shuffle, with both scenarios in every cell; a campaign of one trial per
-// cell runs both scenarios.
+// cell runs both scenarios, the long one locally.
 func TestPlan(t *testing.T) {
 	n := map[Cell]map[string]int{}
 	for _, p := range plan(allCells, 100, 42) {
@@ -71,10 +71,10 @@ func TestPlan(t *testing.T) {
 	}
 	one := map[string]int{}
 	for _, p := range plan(allCells, len(allCells), 1) {
-		one[p.Scenario.Name]++
+		one[p.Cell.Engine+"/"+p.Scenario.Name]++
 	}
-	if one["hand"] != len(allCells)/2 || one["long"] != len(allCells)/2 {
-		t.Errorf("one trial per cell: scenarios %v", one)
+	if one["temporal/hand"] != 7 || one["local/long"] != 5 || len(one) != 2 {
+		t.Errorf("one trial per cell: %v, want the hand example on the 7 Temporal points, the long run on the 5 local ones", one)
 	}
 }
 
@@ -97,6 +97,20 @@ func TestScenarios(t *testing.T) {
 	}
 	if got := len(long.tickets()); got != 3 {
 		t.Errorf("%d tickets", got)
+	}
+	for _, c := range []struct {
+		cell   Cell
+		target string
+		want   int
+	}{
+		{Cell{engineTemporal, pointModel}, "llm/7", 6},
+		{Cell{engineLocal, pointBetween}, "tool/4/0/lookup", 4},
+		{Cell{engineTemporal, pointBetween}, "tool/5/0/create_ticket", -1},
+		{Cell{engineLocal, pointRead}, "tool/4/0/lookup", -1},
+	} {
+		if got := slowTurn(c.cell, c.target); got != c.want {
+			t.Errorf("slowTurn(%s, %s) = %d, want %d", c.cell, c.target, got, c.want)
+		}
 	}
 }
 

@@ -58,9 +58,10 @@ var allCells = []Cell{
 	{engineLocal, pointWriteAfter}, {engineLocal, pointBetween},
 }
 
-// holdDelay is how long a model call (the script's delay) or a lookup
-// (AGENTRUN_DEMO_DELAY) takes at the model, read, postgres and devserver
-// points: well above the time the campaign takes to see the step start
+// holdDelay is how long the target model call (its turn's delay in the
+// script) or a lookup (AGENTRUN_DEMO_DELAY) takes at the model, read,
+// postgres and devserver points (and locally at point between, the model
+// call after the target): well above the time the campaign takes to see the step start
 // (polls every 20 ms) on a loaded machine, so the kill lands inside the
 // step.
 const holdDelay = "2s"

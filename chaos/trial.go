@@ -73,15 +73,19 @@ func (t *trialRun) host() (string, error) {
 	return dir, os.MkdirAll(dir, 0o755)
 }
 
-// writeScripts writes the scenario's script, plain and delayed.
-func (t *trialRun) writeScripts() error {
+// writeScripts writes the scenario's script, plain, and delayed: the
+// model call of turn slow (from 0; none when negative) takes holdDelay.
+func (t *trialRun) writeScripts(slow int) error {
 	for _, w := range []struct {
-		path  *string
-		name  string
-		delay string
-	}{{&t.plain, "script.json", ""}, {&t.delayed, "script-delayed.json", holdDelay}} {
+		path *string
+		name string
+		slow int
+	}{{&t.plain, "script.json", -1}, {&t.delayed, "script-delayed.json", slow}} {
 		s := t.scenario.Script
-		s.Delay = w.delay
+		s.Turns = slices.Clone(s.Turns)
+		if w.slow >= 0 && w.slow < len(s.Turns) {
+			s.Turns[w.slow].Delay = holdDelay
+		}
 		b, err := json.Marshal(s)
 		if err != nil {
 			return err
@@ -92,6 +96,25 @@ func (t *trialRun) writeScripts() error {
 		}
 	}
 	return nil
+}
+
+// slowTurn is the turn (from 0) whose model call the delayed script slows
+// down: the target's at the model point; locally at point between, the one
+// after the target lookup's turn; none (-1) elsewhere.
+func slowTurn(c Cell, target string) int {
+	var n, i int
+	var name string
+	switch {
+	case c.Point == pointModel:
+		if _, err := fmt.Sscanf(target, "llm/%d", &n); err == nil {
+			return n - 1
+		}
+	case c.Point == pointBetween && c.Engine == engineLocal:
+		if _, err := fmt.Sscanf(target, "tool/%d/%d/%s", &n, &i, &name); err == nil {
+			return n
+		}
+	}
+	return -1
 }
 
 // target picks the step trial i crashes in, with the campaign's seed.
@@ -127,7 +150,7 @@ func (e *env) trial(ctx context.Context, i int, p Plan) (o Outcome) {
 	t.run = fmt.Sprintf("chaos-%d-%03d", os.Getpid(), i)
 	err := os.MkdirAll(t.dir, 0o755)
 	if err == nil {
-		err = t.writeScripts()
+		err = t.writeScripts(slowTurn(p.Cell, o.Target))
 	}
 	if err == nil {
 		if p.Cell.Engine == engineLocal {
