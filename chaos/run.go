@@ -85,7 +85,7 @@ func (f *fleet) drive(ctx context.Context, o *Outcome) (workflows.State, bool, e
 func settlement(path string, s Scenario, step string) (string, []string, error) {
 	title := s.title(step)
 	if title == "" {
-		return "", nil, fmt.Errorf("Indeterminate at %s, which is not a create_ticket call of the script", step)
+		return "", nil, fmt.Errorf("the run is Indeterminate at %s, which is not a create_ticket call of the script", step)
 	}
 	ts, err := tools.ReadTickets(path)
 	if err != nil {

@@ -58,11 +58,11 @@ func TestRestartOnFile(t *testing.T) {
 	if got := dev.FrontendHostPort(); got != "127.0.0.1:"+port {
 		t.Errorf("restarted on %s, want port %s", got, port)
 	}
-	desc, err := dev.Client().DescribeWorkflowExecution(t.Context(), "survivor", "")
+	desc, err := dev.Client().DescribeWorkflow(t.Context(), "survivor", "")
 	if err != nil {
 		t.Fatalf("the run did not survive the restart: %v", err)
 	}
-	if st := desc.GetWorkflowExecutionInfo().GetStatus().String(); st != "Running" {
+	if st := desc.RawResponse.GetWorkflowExecutionInfo().GetStatus().String(); st != "Running" {
 		t.Errorf("survivor is %s, want Running", st)
 	}
 }
