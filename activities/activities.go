@@ -241,10 +241,6 @@ func (a *Activities) callTool(ctx context.Context, in StepInput) (json.RawMessag
 	exec := func(ctx context.Context) (json.RawMessage, error) {
 		return a.Exec.Execute(ctx, step)
 	}
-	if in.Step.Kind == agent.KindWrite {
-		exec = a.holdAfter(in.Step, exec)  // a test-only crash point; inert unless set
-		exec = a.holdBefore(in.Step, exec) // likewise, before the effect
-	}
 	run := func(ctx context.Context) (json.RawMessage, error) {
 		return a.heartbeating(ctx, in.Step.Name, exec)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/agentrun/agentrun/internal/devserver"
 	"github.com/agentrun/agentrun/internal/pgtest"
@@ -22,9 +23,11 @@ import (
 type Config struct {
 	// Trials is the number of trials; 100 when zero.
 	Trials int
-	// Points are the kill points dealt round-robin; all of them when nil.
-	Points []Point
-	// Seed seeds the shuffle of the trials' order.
+	// Cells are the kill points (per engine) dealt round-robin; all of
+	// them when nil.
+	Cells []Cell
+	// Seed seeds the shuffle of the trials' order and each trial's choice
+	// of the step it crashes.
 	Seed int64
 	// Out is the file the table goes to; "" writes the "## Crash
 	// campaign" section of BENCHMARKS.md at the module root.
@@ -37,8 +40,8 @@ func (c Config) withDefaults() Config {
 	if c.Trials == 0 {
 		c.Trials = 100
 	}
-	if c.Points == nil {
-		c.Points = allPoints
+	if c.Cells == nil {
+		c.Cells = allCells
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -46,24 +49,42 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// env is what every trial shares: the worker and reconcile programs, the dev server, the
-// database.
+// env is what every trial shares: the worker, starter and reconcile
+// programs, the dev server (on a file, restartable), the database.
 type env struct {
 	dir      string // the campaign's temporary folder
 	bins     map[string]string
+	cli      string // the temporal CLI
+	devOpts  devserver.Options
+	dev      *testsuite.DevServer
 	hostPort string
 	client   client.Client
 	db       string
 	pg       *pgtest.Cluster
 	logger   *slog.Logger
+	seed     int64
 }
 
-// plan deals the points round-robin over n trials and shuffles them with
-// seed.
-func plan(points []Point, n int, seed int64) []Point {
-	out := make([]Point, n)
+// Plan is one trial's kill point and scenario.
+type Plan struct {
+	Cell     Cell
+	Scenario Scenario
+}
+
+// plan deals the cells round-robin over n trials, alternating the
+// scenarios within each cell, and shuffles them with seed. The first round
+// runs the hand example on Temporal and the long run locally, so that a
+// campaign of one trial per cell (TestCampaign) runs both scenarios and
+// stays short: a long run on the fleet is the slowest trial.
+func plan(cells []Cell, n int, seed int64) []Plan {
+	out := make([]Plan, n)
 	for i := range out {
-		out[i] = points[i%len(points)]
+		c := cells[i%len(cells)]
+		first := 0
+		if c.Engine == engineLocal {
+			first = 1
+		}
+		out[i] = Plan{Cell: c, Scenario: scenarios[(i/len(cells)+first)%len(scenarios)]}
 	}
 	r := rand.New(rand.NewPCG(uint64(seed), 0))
 	r.Shuffle(n, func(i, j int) { out[i], out[j] = out[j], out[i] })
@@ -75,22 +96,27 @@ func plan(points []Point, n int, seed int64) []Point {
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg = cfg.withDefaults()
 	began := time.Now()
-	order := plan(cfg.Points, cfg.Trials, cfg.Seed)
+	order := plan(cfg.Cells, cfg.Trials, cfg.Seed)
 	cfg.Logger.Info("crash campaign", "trials", cfg.Trials, "seed", cfg.Seed)
 	e, cleanup, err := setup(ctx, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
 	defer cleanup()
-	res := &Result{Trials: cfg.Trials, Seed: cfg.Seed, Points: cfg.Points}
+	e.seed = cfg.Seed
+	res := &Result{Trials: cfg.Trials, Seed: cfg.Seed, Cells: cfg.Cells}
 	for i, p := range order {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		t := e.trial(ctx, i, p)
 		res.Outcomes = append(res.Outcomes, t)
-		cfg.Logger.Info("trial", "n", i+1, "point", p.Name, "hit", t.Hit, "indeterminate", t.Settled,
-			"tickets", t.Tickets, "took", t.Took.Round(100*time.Millisecond), "failure", t.Failure)
+		if e.dev == nil {
+			return nil, fmt.Errorf("trial %d: the dev server did not come back: %s", i+1, t.Failure)
+		}
+		cfg.Logger.Info("trial", "n", i+1, "cell", p.Cell, "scenario", p.Scenario.Name, "target", t.Target, "hit", t.Hit,
+			"indeterminate", t.Settled, "tickets", t.Tickets, "model_steps", t.ModelSteps,
+			"took", t.Took.Round(100*time.Millisecond), "failure", t.Failure)
 	}
 	res.Took = time.Since(began)
 	return res, nil
@@ -117,7 +143,7 @@ func setup(ctx context.Context, logger *slog.Logger) (*env, func(), error) {
 		}
 	}()
 	args := []string{"build", "-o", dir + "/"}
-	for _, prog := range []string{"worker", "reconcile"} {
+	for _, prog := range []string{"worker", "starter", "reconcile"} {
 		e.bins[prog] = filepath.Join(dir, prog)
 		args = append(args, "github.com/agentrun/agentrun/"+prog)
 	}
@@ -129,17 +155,50 @@ func setup(ctx context.Context, logger *slog.Logger) (*env, func(), error) {
 	}
 	closers = append(closers, e.pg.Stop)
 	e.db = e.pg.URL()
-	cli, err := devserver.CLI()
+	if e.cli, err = devserver.CLI(); err != nil {
+		return nil, nil, err
+	}
+	port, err := devserver.FreePort()
 	if err != nil {
 		return nil, nil, err
 	}
-	dev, err := devserver.Start(ctx, cli, io.Discard)
-	if err != nil {
+	e.devOpts = devserver.Options{Port: port, DBFile: filepath.Join(dir, "temporal.db")}
+	if e.dev, err = devserver.StartWith(ctx, e.cli, io.Discard, e.devOpts); err != nil {
 		return nil, nil, err
 	}
-	closers = append(closers, func() { _ = dev.Stop() })
-	e.hostPort = dev.FrontendHostPort()
-	e.client = dev.Client()
+	closers = append(closers, func() {
+		if e.dev != nil {
+			e.dev.Client().Close()
+			_ = e.dev.Stop()
+		}
+	})
+	e.hostPort = e.dev.FrontendHostPort()
+	e.client = e.dev.Client()
 	ok = true
 	return e, cleanup, nil
 }
+
+// restartServer stops the dev server (an interrupt), keeps it down for
+// devDown, and starts it again on the same file and port; the workers keep
+// running and reconnect.
+func (e *env) restartServer(ctx context.Context) error {
+	old := e.dev
+	e.dev = nil
+	_ = old.Stop() // an interrupted server may exit non-zero
+	old.Client().Close()
+	down, _ := time.ParseDuration(devDown)
+	time.Sleep(down)
+	var err error
+	for range restartAttempts { // the port may not be free again at once
+		var dev *testsuite.DevServer
+		if dev, err = devserver.StartWith(ctx, e.cli, io.Discard, e.devOpts); err == nil {
+			e.dev, e.client = dev, dev.Client()
+			return nil
+		}
+		time.Sleep(time.Second)
+	}
+	return fmt.Errorf("restart the dev server on %s: %w", e.devOpts.DBFile, err)
+}
+
+// restartAttempts bounds the starts of a restarted dev server.
+const restartAttempts = 3

@@ -8,12 +8,13 @@ import (
 	"testing"
 )
 
-// TestCampaign runs a tiny campaign, one trial per kill point, and checks
-// the table: every point hit, Indeterminate only at the write points, no
-// duplicate ticket, no model step run twice. Under CI=true it fails when
-// the dev server or PostgreSQL cannot start; elsewhere it skips.
+// TestCampaign runs a tiny campaign, one trial per kill point and engine
+// (the hand example on Temporal, the long run locally), and checks the table: every point hit,
+// Indeterminate only at the write points, no duplicate ticket, no model
+// step run twice. Under CI=true it fails when the dev server or
+// PostgreSQL cannot start; elsewhere it skips.
 func TestCampaign(t *testing.T) {
-	res, err := Run(t.Context(), Config{Trials: len(allPoints), Seed: 1, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+	res, err := Run(t.Context(), Config{Trials: len(allCells), Seed: 1, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("campaign: %v", err)
@@ -26,11 +27,21 @@ func TestCampaign(t *testing.T) {
 	}
 	for _, s := range res.Stats() {
 		if s.Trials != 1 || s.Hits != 1 || s.Dups != 0 || s.Repeated != 0 {
-			t.Errorf("%s: %+v, want 1 trial, 1 hit, 0 duplicates, 0 repeated model calls", s.Point.Name, s)
+			t.Errorf("%s: %+v, want 1 trial, 1 hit, 0 duplicates, 0 repeated model calls", s.Cell, s)
 		}
-		if !s.Point.Uncertain && s.Done+s.Retry > 0 {
-			t.Errorf("%s: Indeterminate where no write was uncertain", s.Point.Name)
+		if !s.Cell.Point.Uncertain && s.Done+s.Retry > 0 {
+			t.Errorf("%s: Indeterminate where no write was uncertain", s.Cell)
 		}
+	}
+	model := map[string]int{}
+	for _, o := range res.Outcomes {
+		model[o.Scenario] = max(model[o.Scenario], o.ModelSteps)
+		if want := map[string]int{"hand": 1, "long": 3}[o.Scenario]; o.Tickets != want {
+			t.Errorf("%s, %s: %d tickets, want %d", o.Cell, o.Scenario, o.Tickets, want)
+		}
+	}
+	if model["hand"] != 3 || model["long"] != 8 {
+		t.Errorf("model steps per scenario %v, want hand 3, long 8", model)
 	}
 	out := filepath.Join(t.TempDir(), "campaign.md")
 	if err := res.Write(out); err != nil {
@@ -42,16 +53,63 @@ func TestCampaign(t *testing.T) {
 	}
 }
 
-// TestPlan: the round-robin deal gives every point its share, whatever
-// the shuffle.
+// TestPlan: the round-robin deal gives every cell its share, whatever the
+// shuffle, with both scenarios in every cell; a campaign of one trial per
+// cell runs both scenarios, the long one locally.
 func TestPlan(t *testing.T) {
-	n := map[Point]int{}
-	for _, p := range plan(allPoints, 100, 42) {
-		n[p]++
+	n := map[Cell]map[string]int{}
+	for _, p := range plan(allCells, 100, 42) {
+		if n[p.Cell] == nil {
+			n[p.Cell] = map[string]int{}
+		}
+		n[p.Cell][p.Scenario.Name]++
 	}
-	for _, p := range allPoints {
-		if n[p] < 100/len(allPoints) {
-			t.Errorf("%s: %d trials of 100", p.Name, n[p])
+	for _, c := range allCells {
+		if n[c]["hand"]+n[c]["long"] < 100/len(allCells) || n[c]["hand"] < 4 || n[c]["long"] < 4 {
+			t.Errorf("%s: %v of 100", c, n[c])
+		}
+	}
+	one := map[string]int{}
+	for _, p := range plan(allCells, len(allCells), 1) {
+		one[p.Cell.Engine+"/"+p.Scenario.Name]++
+	}
+	if one["temporal/hand"] != 7 || one["local/long"] != 5 || len(one) != 2 {
+		t.Errorf("one trial per cell: %v, want the hand example on the 7 Temporal points, the long run on the 5 local ones", one)
+	}
+}
+
+// TestScenarios: the steps the campaign aims at exist in the scripts.
+func TestScenarios(t *testing.T) {
+	long := scenarios[1]
+	if got := long.steps("create_ticket"); strings.Join(got, " ") != "tool/3/0/create_ticket tool/5/0/create_ticket tool/7/0/create_ticket" {
+		t.Errorf("long writes %v", got)
+	}
+	if got := long.steps("lookup"); len(got) != 4 {
+		t.Errorf("long lookups %v", got)
+	}
+	for step, want := range map[string]string{"llm/1": "", "llm/4": "tool/3/0/create_ticket", "tool/4/0/lookup": "llm/4"} {
+		if got := long.before(step); got != want {
+			t.Errorf("before(%s) = %q, want %q", step, got, want)
+		}
+	}
+	if got := long.title("tool/5/0/create_ticket"); got != "Staging credentials for the orders service" {
+		t.Errorf("title %q", got)
+	}
+	if got := len(long.tickets()); got != 3 {
+		t.Errorf("%d tickets", got)
+	}
+	for _, c := range []struct {
+		cell   Cell
+		target string
+		want   int
+	}{
+		{Cell{engineTemporal, pointModel}, "llm/7", 6},
+		{Cell{engineLocal, pointBetween}, "tool/4/0/lookup", 4},
+		{Cell{engineTemporal, pointBetween}, "tool/5/0/create_ticket", -1},
+		{Cell{engineLocal, pointRead}, "tool/4/0/lookup", -1},
+	} {
+		if got := slowTurn(c.cell, c.target); got != c.want {
+			t.Errorf("slowTurn(%s, %s) = %d, want %d", c.cell, c.target, got, c.want)
 		}
 	}
 }

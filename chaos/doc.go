@@ -1,43 +1,73 @@
-// Command chaos is a crash campaign: it runs the hand example (scripted
-// model: lookup → create_ticket, gated on approval → answer) again and
+// Command chaos is a crash campaign: it runs scripted agent runs again and
 // again, each trial on a fresh run with its own ticket file, and in each
-// trial it crashes the system at one chosen kill point, deliberately:
+// trial it crashes the system at one chosen kill point, deliberately, on
+// one of the two engines.
 //
-//  1. model: a worker SIGKILLed while it holds a CallModel (the scripted
-//     model's optional "delay" keeps it there);
-//  2. read: a worker SIGKILLed inside lookup (AGENTRUN_DEMO_DELAY);
-//  3. write-before: every worker SIGKILLed while one holds create_ticket
-//     after the guard recorded its start and before the tool ran
-//     (AGENTRUN_TEST_HOLD_BEFORE);
+// Scenarios (alternating within each kill point): "hand", the hand
+// example (lookup → create_ticket, gated on approval → answer: 3 model
+// turns, 1 ticket), and "long" (long.json: 8 model turns, 4 lookups, 3
+// create_ticket calls with distinct titles, each gated). The step a trial
+// crashes in is chosen at random (seeded) among the scenario's steps of
+// the right kind, so kills land inside the run, not only at its start.
+//
+// Kill points on the Temporal engine (a fleet of three worker processes,
+// each on its own empty host folder, sharing a private PostgreSQL
+// (internal/pgtest) and a tuned dev server on a SQLite file
+// (internal/devserver)):
+//
+//  1. model: the worker holding the chosen CallModel SIGKILLed (the
+//     script's delay on that turn keeps it there);
+//  2. read: the worker holding the chosen lookup SIGKILLed
+//     (AGENTRUN_DEMO_DELAY);
+//  3. write-before: the fleet SIGKILLed while a worker holds the chosen
+//     create_ticket after the guard recorded its start and before the tool
+//     ran (AGENTRUN_TEST_HOLD_BEFORE=STEP);
 //  4. write-after: likewise after the ticket was written
-//     (AGENTRUN_TEST_HOLD_AFTER);
+//     (AGENTRUN_TEST_HOLD_AFTER=STEP);
 //  5. between: the worker that completed the last model step SIGKILLed
-//     while the run is parked on approval, with no step in flight;
-//  6. postgres: PostgreSQL restarted while lookup runs.
+//     while the run is parked on the chosen approval, with no step in
+//     flight;
+//  6. postgres: PostgreSQL restarted while the chosen lookup runs;
+//  7. devserver: the dev server stopped (an interrupt) while the chosen
+//     lookup runs, kept down 2 s, and started again on the same file and
+//     port; the workers keep running and reconnect.
 //
-// Kill points are dealt round-robin, then shuffled with a seeded RNG
-// (printed at the start), so that N trials hit each point at least
-// N/6 times. Trials run on the Temporal engine: a fleet of three worker
-// processes (built once) sharing a private PostgreSQL (internal/pgtest)
-// and a tuned dev server (internal/devserver). A killed worker is
-// replaced by one without the hold. When the run waits for approval the
-// campaign approves it; when it is Indeterminate the campaign settles it
-// from the ground truth, the trial's ticket file: `reconcile done` with
-// the ticket id when the ticket exists, `reconcile retry` when it does not.
+// A killed worker is replaced by one without the hold.
 //
-// Per trial it asserts: the run completes; exactly one ticket; no model
-// step completed twice (one ActivityTaskCompleted per llm/N in the
-// history); Indeterminate only at kill points 3 and 4, where the write's
-// effect really was uncertain. A kill counts as a hit only when the
-// process really was at the point: the hold's log line was seen, or the
-// pending activity was STARTED on the killed worker.
+// Kill points on the local engine (`starter --local` on a folder journal,
+// no server), points 1–5: the starter SIGKILLed inside the chosen model
+// call (the kill comes 300 ms into a 2 s call: the step before it
+// completed, it has not), inside the chosen lookup (likewise), holding the
+// chosen create_ticket before or after its effect (the same hold points:
+// they live in the executor both engines share), and between steps (right
+// after the chosen lookup's completion was recorded, while the next model
+// call, slowed to 2 s by its turn's delay, has recorded nothing). The campaign then runs
+// `starter --local` again, as an operator would, until the run completes.
 //
-// Not covered: the local engine (starter --local), and a dev server
-// restart (the tuned dev server keeps its state in memory, so a run does
-// not survive it).
+// When the run waits for approval the campaign approves it (reconcile
+// approve, or reconcile --local approve); when it is Indeterminate the
+// campaign settles it from the ground truth, the trial's ticket file:
+// done with the id of the ticket with the step's title when it exists,
+// retry when it does not.
 //
-// It prints a table per kill point and writes it as the "## Crash
-// campaign" section at the end of BENCHMARKS.md (or -out FILE), and exits
-// non-zero when a trial fails an assertion or, in a campaign of 100 trials
-// or more, a point got fewer than 5 hits.
+// Per trial it asserts: the run completes; exactly one ticket per
+// create_ticket call of the script, and the answer names the last; every
+// model step completed exactly once (on Temporal one
+// ActivityTaskCompleted per llm/N in the history, locally one
+// step.completed per llm/N in the journal); Indeterminate only at points 3
+// and 4, where the write's effect really was uncertain. A kill counts as a
+// hit only when the process really was at the point: the hold's log line
+// for the chosen step was seen (and, locally, the journal shows the step
+// started and not completed), the activity was STARTED on the killed
+// worker (or when the server or database went down), or, locally, the
+// journal shows the timing described above.
+//
+// Kill points are dealt round-robin over the twelve (engine, point) cells,
+// then shuffled with a seeded RNG (printed at the start), so that 100
+// trials give every cell 8 or 9. -points runs a subset.
+//
+// It prints a table per engine and kill point and writes it as the "##
+// Crash campaign" section at the end of BENCHMARKS.md (or -out FILE), and
+// exits non-zero when a trial fails an assertion or, in a campaign of 100
+// trials or more, a cell got fewer than 5 hits.
 package main

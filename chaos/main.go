@@ -16,7 +16,16 @@ func main() {
 	flag.IntVar(&cfg.Trials, "trials", 100, "number of trials")
 	flag.StringVar(&cfg.Out, "out", "", "file to write the table to (default: the \"## Crash campaign\" section of BENCHMARKS.md)")
 	flag.Int64Var(&cfg.Seed, "seed", 0, "seed of the shuffle (default: the time)")
+	only := flag.String("points", "", "comma-separated kill points to run, ENGINE/POINT (default: all; e.g. local/model,temporal/devserver)")
 	flag.Parse()
+	if *only != "" {
+		cells, err := parseCells(*only)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "chaos: -points:", err)
+			os.Exit(2)
+		}
+		cfg.Cells = cells
+	}
 	if cfg.Seed == 0 {
 		cfg.Seed = time.Now().UnixNano()
 	}

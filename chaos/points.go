@@ -1,5 +1,15 @@
 package main
 
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentrun/agentrun/llm"
+)
+
 // Point is a kill point.
 type Point struct {
 	// N is the point's number in the campaign's list (package doc).
@@ -14,22 +24,151 @@ type Point struct {
 }
 
 var (
-	pointModel       = Point{1, "model", "worker SIGKILLed inside a model call", false}
-	pointRead        = Point{2, "read", "worker SIGKILLed inside lookup", false}
-	pointWriteBefore = Point{3, "write-before", "fleet SIGKILLed inside create_ticket, before its effect", true}
-	pointWriteAfter  = Point{4, "write-after", "fleet SIGKILLed inside create_ticket, after its effect", true}
-	pointBetween     = Point{5, "between", "worker SIGKILLed between steps (run parked on approval)", false}
+	pointModel       = Point{1, "model", "SIGKILL inside a model call", false}
+	pointRead        = Point{2, "read", "SIGKILL inside lookup", false}
+	pointWriteBefore = Point{3, "write-before", "SIGKILL inside create_ticket, before its effect", true}
+	pointWriteAfter  = Point{4, "write-after", "SIGKILL inside create_ticket, after its effect", true}
+	pointBetween     = Point{5, "between", "SIGKILL between steps", false}
 	pointPostgres    = Point{6, "postgres", "PostgreSQL restarted inside lookup", false}
+	pointDevServer   = Point{7, "devserver", "dev server stopped inside lookup, restarted on its file", false}
 )
 
-// allPoints are the campaign's kill points, in order.
-var allPoints = []Point{pointModel, pointRead, pointWriteBefore, pointWriteAfter, pointBetween, pointPostgres}
+// Engines.
+const (
+	engineTemporal = "temporal"
+	engineLocal    = "local"
+)
 
-// holdDelay is how long a model call (the script's delay) or a lookup
-// (AGENTRUN_DEMO_DELAY) takes at points 1, 2 and 6: well above the time
-// the campaign takes to see the step start (polls every 20 ms) on a loaded
-// machine, so the kill lands inside the step.
+// Cell is a kill point on one engine.
+type Cell struct {
+	Engine string
+	Point  Point
+}
+
+func (c Cell) String() string { return c.Engine + "/" + c.Point.Name }
+
+// allCells are the campaign's kill points, per engine, in order: seven on
+// the Temporal fleet, five on the local engine (which has no server and no
+// database).
+var allCells = []Cell{
+	{engineTemporal, pointModel}, {engineTemporal, pointRead}, {engineTemporal, pointWriteBefore},
+	{engineTemporal, pointWriteAfter}, {engineTemporal, pointBetween}, {engineTemporal, pointPostgres},
+	{engineTemporal, pointDevServer},
+	{engineLocal, pointModel}, {engineLocal, pointRead}, {engineLocal, pointWriteBefore},
+	{engineLocal, pointWriteAfter}, {engineLocal, pointBetween},
+}
+
+// holdDelay is how long the target model call (its turn's delay in the
+// script) or a lookup (AGENTRUN_DEMO_DELAY) takes at the model, read,
+// postgres and devserver points (and locally at point between, the model
+// call after the target): well above the time the campaign takes to see the step start
+// (polls every 20 ms) on a loaded machine, so the kill lands inside the
+// step.
 const holdDelay = "2s"
 
-// pgDown is how long PostgreSQL stays down at point 6.
-const pgDown = "3s"
+// pgDown is how long PostgreSQL stays down at the postgres point; devDown
+// how long the dev server does at the devserver point.
+const (
+	pgDown  = "3s"
+	devDown = "2s"
+)
+
+// Scenario is a scripted run the campaign crashes.
+type Scenario struct {
+	Name   string
+	Script llm.Script
+}
+
+//go:embed long.json
+var longScript []byte
+
+// scenarios: the hand example (lookup, create_ticket, answer) and a longer
+// run of eight model turns with four lookups and three create_ticket calls
+// with distinct titles, each gated on approval.
+var scenarios = func() []Scenario {
+	long, err := llm.ParseScript(longScript)
+	if err != nil {
+		panic("chaos/long.json: " + err.Error())
+	}
+	return []Scenario{{"hand", llm.HandExample()}, {"long", long}}
+}()
+
+// steps returns the script's steps of a tool (by name), or its model steps
+// for "": llm/1..llm/T.
+func (s Scenario) steps(tool string) []string {
+	var out []string
+	for i, t := range s.Script.Turns {
+		if tool == "" {
+			out = append(out, fmt.Sprintf("llm/%d", i+1))
+			continue
+		}
+		for j, c := range t.ToolCalls {
+			if c.Name == tool {
+				out = append(out, fmt.Sprintf("tool/%d/%d/%s", i+1, j, c.Name))
+			}
+		}
+	}
+	return out
+}
+
+// before returns the step that completes right before step: the tool call
+// of the previous turn before a model step (run.started, "", before llm/1),
+// the model step of its turn before a tool step. The scripts have one tool
+// call per turn.
+func (s Scenario) before(step string) string {
+	var n, i int
+	var name string
+	if _, err := fmt.Sscanf(step, "llm/%d", &n); err == nil {
+		if n == 1 {
+			return ""
+		}
+		c := s.Script.Turns[n-2].ToolCalls[0]
+		return fmt.Sprintf("tool/%d/0/%s", n-1, c.Name)
+	}
+	if _, err := fmt.Sscanf(step, "tool/%d/%d/%s", &n, &i, &name); err == nil {
+		return fmt.Sprintf("llm/%d", n)
+	}
+	return ""
+}
+
+// title returns the title argument of a create_ticket step, "" if step is
+// not one of the script's.
+func (s Scenario) title(step string) string {
+	var n, i int
+	var name string
+	if _, err := fmt.Sscanf(step, "tool/%d/%d/%s", &n, &i, &name); err != nil || n < 1 || n > len(s.Script.Turns) || i >= len(s.Script.Turns[n-1].ToolCalls) {
+		return ""
+	}
+	var args struct {
+		Title string `json:"title"`
+	}
+	_ = json.Unmarshal(s.Script.Turns[n-1].ToolCalls[i].Args, &args)
+	return args.Title
+}
+
+// tickets returns the titles of the tickets a completed run has filed, in
+// order.
+func (s Scenario) tickets() []string {
+	var out []string
+	for _, step := range s.steps("create_ticket") {
+		out = append(out, s.title(step))
+	}
+	return out
+}
+
+// parseCells parses a comma-separated list of ENGINE/POINT names.
+func parseCells(list string) ([]Cell, error) {
+	var out []Cell
+	var valid []string
+	for _, c := range allCells {
+		valid = append(valid, c.String())
+	}
+	for _, name := range strings.Split(list, ",") {
+		i := slices.IndexFunc(allCells, func(c Cell) bool { return c.String() == strings.TrimSpace(name) })
+		if i < 0 {
+			return nil, fmt.Errorf("unknown kill point %q; valid: %s", name, strings.Join(valid, ", "))
+		}
+		out = append(out, allCells[i])
+	}
+	return out, nil
+}

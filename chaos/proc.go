@@ -40,18 +40,33 @@ func (p *proc) output() string {
 	return p.log.String()
 }
 
-// startWorker starts the worker program in dir and waits until it logs
-// "worker started".
-func startWorker(ctx context.Context, bin, dir string, env []string) (*proc, error) {
-	p := &proc{cmd: exec.Command(bin), done: make(chan struct{})}
+// startProc starts bin with args in dir; its output goes to its log.
+func startProc(bin, dir string, env []string, args ...string) (*proc, error) {
+	p := &proc{cmd: exec.Command(bin, args...), done: make(chan struct{})}
 	p.cmd.Dir, p.cmd.Env, p.cmd.Stdout, p.cmd.Stderr = dir, env, p, p
 	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start worker: %w", err)
+		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
 	go func() {
 		_ = p.cmd.Wait()
 		close(p.done)
 	}()
+	return p, nil
+}
+
+// exitCode is the process's exit code once it ended (-1 when killed).
+func (p *proc) exitCode() int {
+	<-p.done
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// startWorker starts the worker program in dir and waits until it logs
+// "worker started".
+func startWorker(ctx context.Context, bin, dir string, env []string) (*proc, error) {
+	p, err := startProc(bin, dir, env)
+	if err != nil {
+		return nil, err
+	}
 	deadline := time.Now().Add(workerReadyTimeout)
 	for !strings.Contains(p.output(), "worker started") {
 		switch {

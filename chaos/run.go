@@ -13,8 +13,9 @@ import (
 	"github.com/agentrun/agentrun/workflows"
 )
 
-// reapproveAfter is how long the campaign waits after an approval before
-// it approves again a run still awaiting one.
+// reapproveAfter is how long the campaign waits after approving a marker
+// before it approves it again while the run still waits for it (a call to
+// a busy dev server can fail).
 const reapproveAfter = 3 * time.Second
 
 // state queries the run's state.
@@ -29,129 +30,158 @@ func (f *fleet) state(ctx context.Context) (workflows.State, error) {
 	return st, v.Get(&st)
 }
 
-// waitStatus polls the run until it has status.
-func (f *fleet) waitStatus(ctx context.Context, status agent.Status) (workflows.State, error) {
+// drive crashes the run at its point once it gets there, approves and
+// settles it until it completes, and returns its final state and whether
+// it crashed.
+func (f *fleet) drive(ctx context.Context, o *Outcome) (workflows.State, bool, error) {
+	approved := map[string]time.Time{}
+	crashed := false
 	for {
-		st, err := f.state(ctx)
-		if err == nil && st.Status == status {
-			return st, nil
-		}
-		if err := sleep(ctx); err != nil {
-			return st, fmt.Errorf("%s not %s (last %s): %w", f.run, status, st.Status, err)
-		}
-	}
-}
-
-// waitStarted polls the run until an activity of type typ is STARTED on a
-// worker and returns the worker's identity.
-func (f *fleet) waitStarted(ctx context.Context, typ string) (string, error) {
-	for {
-		desc, err := f.client.DescribeWorkflow(ctx, f.run, "")
-		if err == nil {
-			for _, a := range desc.RawResponse.GetPendingActivities() {
-				if a.GetActivityType().GetName() == typ && a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED && a.GetLastWorkerIdentity() != "" {
-					return a.GetLastWorkerIdentity(), nil
-				}
+		if !crashed {
+			var err error
+			if crashed, err = f.crash(ctx, o); err != nil {
+				return workflows.State{}, crashed, fmt.Errorf("crash at %s: %w", o.Cell.Point.Name, err)
 			}
 		}
-		if err := sleep(ctx); err != nil {
-			return "", fmt.Errorf("no %s started: %w", typ, err)
-		}
-	}
-}
-
-// approve approves the run's pending calls with the reconcile program.
-func (f *fleet) approve(ctx context.Context) error {
-	st, err := f.state(ctx)
-	if err != nil {
-		return err
-	}
-	for _, p := range st.Pending {
-		if err := f.tool(ctx, "reconcile", "approve", f.run, p.Marker); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// drive approves and settles the run until it completes, and returns its
-// final state.
-func (f *fleet) drive(ctx context.Context, o *Outcome) (workflows.State, error) {
-	var approved time.Time
-	for {
 		st, err := f.state(ctx)
 		if err == nil {
 			switch st.Status {
 			case agent.StatusCompleted:
-				return st, nil
+				return st, crashed, nil
 			case agent.StatusFailed:
-				return st, fmt.Errorf("run failed: %s", st.Reason)
+				return st, crashed, fmt.Errorf("run failed: %s", st.Reason)
 			case agent.StatusAwaitingApproval:
-				if time.Since(approved) > reapproveAfter {
-					approved = time.Now()
-					if err := f.approve(ctx); err != nil {
-						f.logger.Warn("approve", "run_id", f.run, "err", err)
+				for _, p := range st.Pending {
+					if o.Cell.Point == pointBetween && !crashed && p.Marker == o.Target {
+						continue // the kill comes first
+					}
+					if time.Since(approved[p.Marker]) > reapproveAfter {
+						approved[p.Marker] = time.Now()
+						if err := f.tool(ctx, "approve", f.run, p.Marker); err != nil {
+							f.logger.Warn("approve", "run_id", f.run, "err", err)
+						}
 					}
 				}
 			case agent.StatusIndeterminate:
-				if err := f.settle(ctx, o, st.Indeterminate); err != nil {
+				outcome, result, err := settlement(f.tickets, f.scenario, st.Indeterminate)
+				if err != nil {
+					return st, crashed, err
+				}
+				o.Settled = outcome
+				if err := f.tool(ctx, append([]string{outcome, f.run, st.Indeterminate}, result...)...); err != nil {
 					f.logger.Warn("settle", "run_id", f.run, "err", err)
 				}
 			}
 		}
 		if err := sleep(ctx); err != nil {
-			return st, fmt.Errorf("run not completed (last %s): %w", st.Status, err)
+			return st, crashed, fmt.Errorf("run not completed (last %s): %w", st.Status, err)
 		}
 	}
 }
 
-// settle settles an Indeterminate step from the ground truth, the ticket
-// file: done with the ticket's id when it exists, retry when it does not.
-func (f *fleet) settle(ctx context.Context, o *Outcome, step string) error {
-	ts, err := tools.ReadTickets(f.tickets)
+// settlement settles an Indeterminate create_ticket step from the ground
+// truth, the ticket file: done with the id of the ticket with the step's
+// title when it exists, retry when it does not.
+func settlement(path string, s Scenario, step string) (string, []string, error) {
+	title := s.title(step)
+	if title == "" {
+		return "", nil, fmt.Errorf("the run is Indeterminate at %s, which is not a create_ticket call of the script", step)
+	}
+	ts, err := tools.ReadTickets(path)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
-	switch len(ts) {
+	var ids []string
+	for _, t := range ts {
+		if t.Title == title {
+			ids = append(ids, t.ID)
+		}
+	}
+	switch len(ids) {
 	case 0:
-		o.Settled = "retry"
-		return f.tool(ctx, "reconcile", "retry", f.run, step)
+		return "retry", nil, nil
 	case 1:
-		o.Settled = "done"
-		return f.tool(ctx, "reconcile", "done", f.run, step, ts[0].ID)
+		return "done", ids, nil
 	}
-	return fmt.Errorf("%d tickets before settling %s", len(ts), step)
+	return "", nil, fmt.Errorf("%d tickets %q before settling %s", len(ids), title, step)
 }
 
-// check asserts the trial's invariants on a completed run.
-func (f *fleet) check(ctx context.Context, o *Outcome, st workflows.State) error {
-	ts, err := tools.ReadTickets(f.tickets)
+// checkTickets asserts one ticket per create_ticket call of the script,
+// and an answer naming the last one; it fills o.Tickets and o.Duplicates.
+func checkTickets(path string, s Scenario, answer string, o *Outcome) error {
+	ts, err := tools.ReadTickets(path)
 	if err != nil {
 		return err
 	}
 	o.Tickets = len(ts)
-	completed, err := f.modelCompletions(ctx)
-	if err != nil {
-		return err
+	want := s.tickets()
+	o.Duplicates = max(0, len(ts)-len(want))
+	byTitle := map[string][]string{}
+	for _, t := range ts {
+		byTitle[t.Title] = append(byTitle[t.Title], t.ID)
 	}
+	for _, title := range want {
+		if n := len(byTitle[title]); n != 1 {
+			return fmt.Errorf("%d tickets %q, want 1 (%d tickets in all, want %d)", n, title, len(ts), len(want))
+		}
+	}
+	if len(ts) != len(want) {
+		return fmt.Errorf("%d tickets, want %d", len(ts), len(want))
+	}
+	if last := byTitle[want[len(want)-1]][0]; !strings.Contains(answer, last) {
+		return fmt.Errorf("answer %q does not name %s", answer, last)
+	}
+	return nil
+}
+
+// checkModel asserts that each model step of the script completed exactly
+// once, given the completions per step; it fills o.ModelSteps and
+// o.RepeatedModel.
+func checkModel(completed map[string]int, s Scenario, o *Outcome) error {
 	for _, n := range completed {
+		if n > 0 {
+			o.ModelSteps++
+		}
 		if n > 1 {
 			o.RepeatedModel++
 		}
 	}
-	switch {
-	case len(ts) != 1:
-		return fmt.Errorf("%d tickets, want 1", len(ts))
-	case !strings.Contains(st.Answer, ts[0].ID):
-		return fmt.Errorf("answer %q does not name %s", st.Answer, ts[0].ID)
-	case o.RepeatedModel > 0:
+	if o.RepeatedModel > 0 {
 		return fmt.Errorf("a model step completed more than once: %v", completed)
-	case len(completed) != 3:
-		return fmt.Errorf("model steps %v, want llm/1..3", completed)
-	case o.Settled != "" && !o.Point.Uncertain:
-		return fmt.Errorf("the run was Indeterminate (settled with %s) at %s, where no write was uncertain", o.Settled, o.Point.Name)
+	}
+	for _, step := range s.steps("") {
+		if completed[step] != 1 {
+			return fmt.Errorf("model steps %v, want each of llm/1..%d once", completed, len(s.Script.Turns))
+		}
+	}
+	if len(completed) != len(s.Script.Turns) {
+		return fmt.Errorf("model steps %v, want llm/1..%d", completed, len(s.Script.Turns))
 	}
 	return nil
+}
+
+// checkSettled asserts that the run was Indeterminate only at a point
+// where a write's effect really was uncertain.
+func checkSettled(o *Outcome) error {
+	if o.Settled != "" && !o.Cell.Point.Uncertain {
+		return fmt.Errorf("the run was Indeterminate (settled with %s) at %s, where no write was uncertain", o.Settled, o.Cell.Point.Name)
+	}
+	return nil
+}
+
+// check asserts the trial's invariants on a completed run.
+func (f *fleet) check(ctx context.Context, o *Outcome, st workflows.State) error {
+	completed, err := f.modelCompletions(ctx)
+	if err != nil {
+		return err
+	}
+	if err := checkModel(completed, f.scenario, o); err != nil {
+		return err
+	}
+	if err := checkTickets(f.tickets, f.scenario, st.Answer, o); err != nil {
+		return err
+	}
+	return checkSettled(o)
 }
 
 // modelCompletions counts the ActivityTaskCompleted events of each model

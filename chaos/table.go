@@ -21,29 +21,32 @@ const (
 type Result struct {
 	Trials   int
 	Seed     int64
-	Points   []Point
+	Cells    []Cell
 	Outcomes []Outcome
 	Took     time.Duration
 }
 
-// PointStats sums one kill point's trials.
-type PointStats struct {
-	Point                                     Point
+// CellStats sums the trials of one kill point on one engine.
+type CellStats struct {
+	Cell                                      Cell
 	Trials, Hits, Done, Retry, Dups, Repeated int
-	Failed                                    int
-	Took                                      time.Duration // sum
+	// Scenarios counts the trials per scenario name.
+	Scenarios map[string]int
+	Failed    int
+	Took      time.Duration // sum
 }
 
-// Stats returns one row per point, in the points' order.
-func (r *Result) Stats() []PointStats {
-	var out []PointStats
-	for _, p := range r.Points {
-		s := PointStats{Point: p}
+// Stats returns one row per cell, in the cells' order.
+func (r *Result) Stats() []CellStats {
+	var out []CellStats
+	for _, c := range r.Cells {
+		s := CellStats{Cell: c, Scenarios: map[string]int{}}
 		for _, o := range r.Outcomes {
-			if o.Point != p {
+			if o.Cell != c {
 				continue
 			}
 			s.Trials++
+			s.Scenarios[o.Scenario]++
 			s.Took += o.Took
 			if o.Hit {
 				s.Hits++
@@ -54,9 +57,7 @@ func (r *Result) Stats() []PointStats {
 			case "retry":
 				s.Retry++
 			}
-			if o.Tickets > 1 {
-				s.Dups += o.Tickets - 1
-			}
+			s.Dups += o.Duplicates
 			s.Repeated += o.RepeatedModel
 			if o.Failure != "" {
 				s.Failed++
@@ -67,19 +68,19 @@ func (r *Result) Stats() []PointStats {
 	return out
 }
 
-// Err reports the failed trials, and points with too few hits in a
+// Err reports the failed trials, and cells with too few hits in a
 // campaign of minHitsTrials trials or more.
 func (r *Result) Err() error {
 	var errs []error
 	for i, o := range r.Outcomes {
 		if o.Failure != "" {
-			errs = append(errs, fmt.Errorf("trial %d (%s): %s", i+1, o.Point.Name, o.Failure))
+			errs = append(errs, fmt.Errorf("trial %d (%s, %s at %s): %s", i+1, o.Cell, o.Scenario, o.Target, o.Failure))
 		}
 	}
 	if r.Trials >= minHitsTrials {
 		for _, s := range r.Stats() {
 			if s.Hits < minHits {
-				errs = append(errs, fmt.Errorf("kill point %s: %d hits, want at least %d", s.Point.Name, s.Hits, minHits))
+				errs = append(errs, fmt.Errorf("kill point %s: %d hits, want at least %d", s.Cell, s.Hits, minHits))
 			}
 		}
 	}
@@ -89,9 +90,14 @@ func (r *Result) Err() error {
 // Table is the campaign's Markdown table and summary line.
 func (r *Result) Table() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d trials of the hand example, kill points dealt round-robin and shuffled with seed %d; took %s.\n\n",
-		r.Trials, r.Seed, r.Took.Round(time.Second))
-	b.WriteString("| engine | kill point | trials | hits | Indeterminate (done/retry) | duplicates | repeated model calls | failed | s per trial |\n")
+	var names []string
+	for _, s := range scenarios {
+		names = append(names, s.Name)
+	}
+	fmt.Fprintf(&b, "%d trials over two scenarios (%s: the hand example, 3 model turns and 1 ticket; %s: 8 model turns, 4 lookups, 3 tickets), "+
+		"kill points dealt round-robin per engine and shuffled with seed %d, the step crashed chosen at random within the run; took %s.\n\n",
+		r.Trials, names[0], names[1], r.Seed, r.Took.Round(time.Second))
+	b.WriteString("| engine | kill point | trials (" + strings.Join(names, "/") + ") | hits | Indeterminate (done/retry) | duplicates | repeated model calls | failed | s per trial |\n")
 	b.WriteString("|---|---|---:|---:|---|---:|---:|---:|---:|\n")
 	var trials, hits, ind, dups, rep, failed int
 	for _, s := range r.Stats() {
@@ -99,8 +105,13 @@ func (r *Result) Table() string {
 		if s.Trials > 0 {
 			per = s.Took.Seconds() / float64(s.Trials)
 		}
-		fmt.Fprintf(&b, "| temporal | %d %s: %s | %d | %d | %d (%d/%d) | %d | %d | %d | %.1f |\n",
-			s.Point.N, s.Point.Name, s.Point.Where, s.Trials, s.Hits, s.Done+s.Retry, s.Done, s.Retry, s.Dups, s.Repeated, s.Failed, per)
+		var split []string
+		for _, n := range names {
+			split = append(split, fmt.Sprint(s.Scenarios[n]))
+		}
+		fmt.Fprintf(&b, "| %s | %d %s: %s | %d (%s) | %d | %d (%d/%d) | %d | %d | %d | %.1f |\n",
+			s.Cell.Engine, s.Cell.Point.N, s.Cell.Point.Name, s.Cell.Point.Where, s.Trials, strings.Join(split, "/"), s.Hits,
+			s.Done+s.Retry, s.Done, s.Retry, s.Dups, s.Repeated, s.Failed, per)
 		trials += s.Trials
 		hits += s.Hits
 		ind += s.Done + s.Retry
@@ -115,7 +126,7 @@ func (r *Result) Table() string {
 
 func (r *Result) indeterminateJustified() bool {
 	for _, o := range r.Outcomes {
-		if o.Settled != "" && !o.Point.Uncertain {
+		if o.Settled != "" && !o.Cell.Point.Uncertain {
 			return false
 		}
 	}

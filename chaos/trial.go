@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,26 +12,31 @@ import (
 	"strings"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/workflows"
 )
 
 // trialTimeout bounds one trial: the kill, the recovery (heartbeat
-// timeout, retry backoff, delays) and the rest of the run.
+// timeout, retry backoff, delays, a server restart) and the rest of the
+// run.
 const trialTimeout = 3 * time.Minute
 
 // pollEvery is how often a trial polls the run.
 const pollEvery = 20 * time.Millisecond
 
-// prompt is the hand example's request.
+// prompt is the request of every run.
 const prompt = "I need read access to the orders database."
 
 // Outcome is one trial's result.
 type Outcome struct {
-	Point Point
+	Cell     Cell
+	Scenario string
+	// Target is the step the trial crashes in (or, at point between,
+	// after).
+	Target string
 	// Hit: the process was really at the point when it was killed.
 	Hit bool
 	// Settled is "done" or "retry" when the run became Indeterminate and
@@ -38,19 +44,135 @@ type Outcome struct {
 	Settled string
 	// Tickets is how many tickets the trial's ticket file holds.
 	Tickets int
-	// RepeatedModel counts model steps that completed more than once.
-	RepeatedModel int
-	Took          time.Duration
+	// Duplicates counts tickets beyond one per create_ticket call.
+	Duplicates int
+	// ModelSteps is how many model steps completed; RepeatedModel how many
+	// of them completed more than once.
+	ModelSteps, RepeatedModel int
+	Took                      time.Duration
 	// Failure is the first failed assertion, "" when the trial passed.
 	Failure string
 }
 
-// fleet is one trial's world: its folder, ticket file, queue and workers.
-type fleet struct {
+// trialRun is what both engines' trials share: the folder, the ticket
+// file, the run id, the scenario and its scripts.
+type trialRun struct {
 	*env
-	dir, tickets, queue, run string
-	workers                  []*proc
-	hosts                    int
+	dir, tickets, run string
+	scenario          Scenario
+	// plain is the scenario's script file; delayed the same script whose
+	// model calls take holdDelay.
+	plain, delayed string
+	hosts          int
+}
+
+// host returns a new empty folder for one process.
+func (t *trialRun) host() (string, error) {
+	t.hosts++
+	dir := filepath.Join(t.dir, fmt.Sprintf("host-%d", t.hosts))
+	return dir, os.MkdirAll(dir, 0o755)
+}
+
+// writeScripts writes the scenario's script, plain, and delayed: the
+// model call of turn slow (from 0; none when negative) takes holdDelay.
+func (t *trialRun) writeScripts(slow int) error {
+	for _, w := range []struct {
+		path *string
+		name string
+		slow int
+	}{{&t.plain, "script.json", -1}, {&t.delayed, "script-delayed.json", slow}} {
+		s := t.scenario.Script
+		s.Turns = slices.Clone(s.Turns)
+		if w.slow >= 0 && w.slow < len(s.Turns) {
+			s.Turns[w.slow].Delay = holdDelay
+		}
+		b, err := json.Marshal(s)
+		if err != nil {
+			return err
+		}
+		*w.path = filepath.Join(t.dir, w.name)
+		if err := os.WriteFile(*w.path, b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// slowTurn is the turn (from 0) whose model call the delayed script slows
+// down: the target's at the model point; locally at point between, the one
+// after the target lookup's turn; none (-1) elsewhere.
+func slowTurn(c Cell, target string) int {
+	var n, i int
+	var name string
+	switch {
+	case c.Point == pointModel:
+		if _, err := fmt.Sscanf(target, "llm/%d", &n); err == nil {
+			return n - 1
+		}
+	case c.Point == pointBetween && c.Engine == engineLocal:
+		if _, err := fmt.Sscanf(target, "tool/%d/%d/%s", &n, &i, &name); err == nil {
+			return n
+		}
+	}
+	return -1
+}
+
+// target picks the step trial i crashes in, with the campaign's seed.
+func (e *env) target(i int, p Plan) string {
+	var steps []string
+	switch p.Cell.Point {
+	case pointModel:
+		steps = p.Scenario.steps("")
+	case pointWriteBefore, pointWriteAfter:
+		steps = p.Scenario.steps("create_ticket")
+	case pointBetween:
+		if p.Cell.Engine == engineTemporal {
+			steps = p.Scenario.steps("create_ticket") // parked on its approval
+		} else {
+			steps = p.Scenario.steps("lookup") // right after it completed
+		}
+	default: // read, postgres, devserver
+		steps = p.Scenario.steps("lookup")
+	}
+	r := rand.New(rand.NewPCG(uint64(e.seed), uint64(i)))
+	return steps[r.IntN(len(steps))]
+}
+
+// trial runs trial i.
+func (e *env) trial(ctx context.Context, i int, p Plan) (o Outcome) {
+	began := time.Now()
+	o.Cell, o.Scenario, o.Target = p.Cell, p.Scenario.Name, e.target(i, p)
+	defer func() { o.Took = time.Since(began) }()
+	ctx, cancel := context.WithTimeout(ctx, trialTimeout)
+	defer cancel()
+	t := &trialRun{env: e, dir: filepath.Join(e.dir, fmt.Sprintf("trial-%03d", i)), scenario: p.Scenario}
+	t.tickets = filepath.Join(t.dir, "tickets.jsonl")
+	t.run = fmt.Sprintf("chaos-%d-%03d", os.Getpid(), i)
+	err := os.MkdirAll(t.dir, 0o755)
+	if err == nil {
+		err = t.writeScripts(slowTurn(p.Cell, o.Target))
+	}
+	if err == nil {
+		if p.Cell.Engine == engineLocal {
+			err = (&local{trialRun: t}).play(ctx, &o)
+		} else {
+			f := &fleet{trialRun: t, queue: t.run}
+			defer f.killAll()
+			err = f.play(ctx, &o)
+		}
+	}
+	if err != nil {
+		o.Failure = err.Error()
+	}
+	return o
+}
+
+// fleet is a trial on the Temporal engine: three workers on their own
+// hosts sharing PostgreSQL and the dev server.
+type fleet struct {
+	*trialRun
+	queue   string
+	workers []*proc
 }
 
 func (f *fleet) baseEnv(host string) []string {
@@ -60,17 +182,10 @@ func (f *fleet) baseEnv(host string) []string {
 		"AGENTRUN_TASK_QUEUE="+f.queue,
 		"AGENTRUN_JOURNAL="+f.db,
 		"AGENTRUN_TICKETS="+f.tickets,
-		"AGENTRUN_MODEL=scripted",
+		"AGENTRUN_MODEL=scripted:"+f.plain,
 		"HOME="+host,
 		"TMPDIR="+host,
 	)
-}
-
-// host returns a new empty folder for one process.
-func (f *fleet) host() (string, error) {
-	f.hosts++
-	dir := filepath.Join(f.dir, fmt.Sprintf("host-%d", f.hosts))
-	return dir, os.MkdirAll(dir, 0o755)
 }
 
 // start starts n workers, each on its own host, with extra environment.
@@ -109,133 +224,92 @@ func (f *fleet) killAll() {
 	f.workers = nil
 }
 
-// tool runs the reconcile program (prog) on a new host.
-func (f *fleet) tool(ctx context.Context, prog string, args ...string) error {
+// tool runs the reconcile program on a new host.
+func (f *fleet) tool(ctx context.Context, args ...string) error {
 	h, err := f.host()
 	if err != nil {
 		return err
 	}
-	_, err = runTool(ctx, f.bins[prog], h, f.baseEnv(h), args...)
+	_, err = runTool(ctx, f.bins["reconcile"], h, f.baseEnv(h), args...)
 	return err
 }
 
-// trial runs trial i at point p.
-func (e *env) trial(ctx context.Context, i int, p Point) (o Outcome) {
-	began := time.Now()
-	o.Point = p
-	ctx, cancel := context.WithTimeout(ctx, trialTimeout)
-	defer cancel()
-	f := &fleet{env: e, dir: filepath.Join(e.dir, fmt.Sprintf("trial-%03d", i))}
-	f.tickets = filepath.Join(f.dir, "tickets.jsonl")
-	f.run = fmt.Sprintf("chaos-%d-%03d", os.Getpid(), i)
-	f.queue = f.run
-	defer f.killAll()
-	defer func() { o.Took = time.Since(began) }()
-	if err := os.MkdirAll(f.dir, 0o755); err != nil {
-		o.Failure = err.Error()
-		return o
+// holdEnv is the environment that makes the fleet's first workers reach
+// point p at step target.
+func holdEnv(p Point, target, delayed string) []string {
+	switch p {
+	case pointModel:
+		return []string{"AGENTRUN_MODEL=scripted:" + delayed}
+	case pointRead, pointPostgres, pointDevServer:
+		return []string{"AGENTRUN_DEMO_DELAY=" + holdDelay}
+	case pointWriteBefore:
+		return []string{"AGENTRUN_TEST_HOLD_BEFORE=" + target}
+	case pointWriteAfter:
+		return []string{"AGENTRUN_TEST_HOLD_AFTER=" + target}
 	}
-	if err := f.play(ctx, &o); err != nil {
-		o.Failure = err.Error()
-	}
-	return o
+	return nil
 }
 
-// play runs the trial: start the fleet and the run, crash at the point,
-// drive the run to Completed, check it.
+// play runs the trial: start the fleet and the run, drive the run to
+// Completed while crashing at the point, check it.
 func (f *fleet) play(ctx context.Context, o *Outcome) error {
-	var hold []string
-	switch o.Point {
-	case pointModel:
-		s := llm.HandExample()
-		s.Delay = holdDelay
-		b, err := json.Marshal(s)
-		if err != nil {
-			return err
-		}
-		path := filepath.Join(f.dir, "script.json")
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			return err
-		}
-		hold = []string{"AGENTRUN_MODEL=scripted:" + path}
-	case pointRead, pointPostgres:
-		hold = []string{"AGENTRUN_DEMO_DELAY=" + holdDelay}
-	case pointWriteBefore:
-		hold = []string{"AGENTRUN_TEST_HOLD_BEFORE=create_ticket"}
-	case pointWriteAfter:
-		hold = []string{"AGENTRUN_TEST_HOLD_AFTER=create_ticket"}
-	}
-	if err := f.start(ctx, 3, hold...); err != nil {
+	if err := f.start(ctx, 3, holdEnv(o.Cell.Point, o.Target, f.delayed)...); err != nil {
 		return err
 	}
 	input := workflows.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: prompt}}}
 	if _, err := f.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: f.run, TaskQueue: f.queue}, workflows.WorkflowName, input); err != nil {
 		return fmt.Errorf("start %s: %w", f.run, err)
 	}
-	hit, err := f.crash(ctx, o.Point)
-	if err != nil {
-		return fmt.Errorf("crash at %s: %w", o.Point.Name, err)
-	}
-	o.Hit = hit
-	st, err := f.drive(ctx, o)
+	st, crashed, err := f.drive(ctx, o)
 	if err != nil {
 		return err
+	}
+	if !crashed {
+		return fmt.Errorf("the run completed and never reached %s at %s", o.Cell.Point.Name, o.Target)
 	}
 	return f.check(ctx, o, st)
 }
 
-// crash waits for the point and crashes there; it reports whether the
-// process really was at the point.
-func (f *fleet) crash(ctx context.Context, p Point) (bool, error) {
-	switch p {
-	case pointModel, pointRead:
-		typ := map[Point]string{pointModel: "CallModel", pointRead: "CallTool"}[p]
-		identity, err := f.waitStarted(ctx, typ)
-		if err != nil {
-			return false, err
+// crash crashes the run at its point when it is there now: it reports
+// whether it did, and sets o.Hit when the process really was at the point.
+func (f *fleet) crash(ctx context.Context, o *Outcome) (bool, error) {
+	switch p := o.Cell.Point; p {
+	case pointModel, pointRead, pointPostgres, pointDevServer:
+		identity, ok := f.started(ctx, o.Target)
+		if !ok {
+			return false, nil
 		}
-		hit := f.killPID(pidOf(identity))
-		return hit, f.start(ctx, 1)
-	case pointPostgres:
-		if _, err := f.waitStarted(ctx, "CallTool"); err != nil {
-			return false, err
+		switch p {
+		case pointPostgres:
+			down, _ := time.ParseDuration(pgDown)
+			o.Hit = true
+			return true, f.pg.Restart(ctx, func() { time.Sleep(down) })
+		case pointDevServer:
+			o.Hit = true
+			return true, f.restartServer(ctx)
 		}
-		down, _ := time.ParseDuration(pgDown)
-		return true, f.pg.Restart(ctx, func() { time.Sleep(down) })
+		o.Hit = f.killPID(pidOf(identity))
+		return true, f.start(ctx, 1)
 	case pointWriteBefore, pointWriteAfter:
-		if _, err := f.waitStatus(ctx, agent.StatusAwaitingApproval); err != nil {
-			return false, err
-		}
 		line := map[Point]string{pointWriteBefore: "hold before create_ticket", pointWriteAfter: "hold after create_ticket"}[p]
-		hit := false
-		var approved time.Time
-		for !hit {
-			// A query or the approval can fail on a busy dev server
-			// (a cancelled stream): approve again while the run waits.
-			if time.Since(approved) > reapproveAfter {
-				if st, err := f.state(ctx); err == nil && st.Status == agent.StatusAwaitingApproval {
-					approved = time.Now()
-					if err := f.approve(ctx); err != nil {
-						f.logger.Warn("approve", "run_id", f.run, "err", err)
-					}
-				}
+		for _, w := range f.workers {
+			if out := w.output(); strings.Contains(out, line) && strings.Contains(out, "step="+o.Target) {
+				o.Hit = true
 			}
-			for _, w := range f.workers {
-				hit = hit || strings.Contains(w.output(), line)
-			}
-			if err := sleep(ctx); err != nil {
-				return false, fmt.Errorf("no worker logged %q: %w", line, err)
-			}
+		}
+		if !o.Hit {
+			return false, nil
 		}
 		f.killAll()
-		return hit, f.start(ctx, 3)
+		return true, f.start(ctx, 3)
 	case pointBetween:
-		if _, err := f.waitStatus(ctx, agent.StatusAwaitingApproval); err != nil {
-			return false, err
+		st, err := f.state(ctx)
+		if err != nil || st.Status != agent.StatusAwaitingApproval || !slices.ContainsFunc(st.Pending, func(p agent.Pending) bool { return p.Marker == o.Target }) {
+			return false, nil
 		}
 		var idle bool
 		var identity string
-		err := retry(ctx, func() error {
+		err = retry(ctx, func() error {
 			desc, err := f.client.DescribeWorkflow(ctx, f.run, "")
 			if err != nil {
 				return err
@@ -247,10 +321,25 @@ func (f *fleet) crash(ctx context.Context, p Point) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		hit := f.killPID(pidOf(identity)) && idle
-		return hit, f.start(ctx, 1)
+		o.Hit = f.killPID(pidOf(identity)) && idle
+		return true, f.start(ctx, 1)
 	}
-	return false, fmt.Errorf("unknown kill point %+v", p)
+	return false, fmt.Errorf("unknown kill point %+v", o.Cell.Point)
+}
+
+// started returns the identity of the worker on which the activity with
+// id step is STARTED, if it is now.
+func (f *fleet) started(ctx context.Context, step string) (string, bool) {
+	desc, err := f.client.DescribeWorkflow(ctx, f.run, "")
+	if err != nil {
+		return "", false
+	}
+	for _, a := range desc.RawResponse.GetPendingActivities() {
+		if a.GetActivityId() == step && a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED && a.GetLastWorkerIdentity() != "" {
+			return a.GetLastWorkerIdentity(), true
+		}
+	}
+	return "", false
 }
 
 // pidOf returns the process id in a worker identity "PID@host@...".

@@ -37,4 +37,10 @@
 //
 // A reference whose content is missing or damaged is a *ContentError: the
 // run cannot go on from a guess.
+//
+// # Test hold points
+//
+// AGENTRUN_TEST_HOLD_BEFORE and AGENTRUN_TEST_HOLD_AFTER (hold.go) hold a
+// write before or after its effect until the process is killed, on either
+// engine; production never sets them.
 package execute

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -33,6 +34,9 @@ type Executor struct {
 	// FailOnCut says that a final answer cut off by the model's length
 	// limit fails the run; an engine puts it in its loop (agent.Loop).
 	FailOnCut bool
+	// Logger gets the test hold points' lines (hold.go); slog.Default()
+	// when nil.
+	Logger *slog.Logger
 
 	once  sync.Once
 	cache *cache
@@ -73,7 +77,15 @@ func (e *Executor) Execute(ctx context.Context, step agent.Step) (json.RawMessag
 		if err != nil {
 			return nil, err
 		}
+		if err := e.hold(ctx, EnvTestHoldBefore, "before", step); err != nil { // inert unless set
+			return nil, err
+		}
 		res, err := e.Tools.Call(ctx, step.Call.Name, step.Call.Args)
+		if err == nil {
+			if err := e.hold(ctx, EnvTestHoldAfter, "after", step); err != nil { // likewise, after the effect
+				return nil, err
+			}
+		}
 		if errors.Is(err, tools.ErrTimeout) && step.Kind == agent.KindRead {
 			// A read that timed out changed nothing: the model hears of it.
 			res, err = agent.ToolResult{IsError: true, Content: err.Error()}, nil

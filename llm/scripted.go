@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,6 +24,9 @@ type Script struct {
 
 // Turn is one scripted model reply: tool calls, or a final text.
 type Turn struct {
+	// Delay, optional, is this turn's delay in place of the script's
+	// (a crash test slows down only the model call it kills).
+	Delay     string         `json:"delay,omitempty"`
 	ToolCalls []ScriptedCall `json:"tool_calls,omitempty"`
 	// Text may contain {{last_tool_result}}, replaced by the newest tool
 	// result in the turn's input.
@@ -71,6 +75,11 @@ func ParseScript(b []byte) (Script, error) {
 		return Script{}, fmt.Errorf("script has no turns: want at least one turn")
 	}
 	for i, t := range s.Turns {
+		if t.Delay != "" {
+			if d, err := time.ParseDuration(t.Delay); err != nil || d < 0 {
+				return Script{}, fmt.Errorf("script turn %d: delay %q: want a Go duration such as \"1s\"", i+1, t.Delay)
+			}
+		}
 		if (len(t.ToolCalls) == 0) == (t.Text == "") {
 			return Script{}, fmt.Errorf("script turn %d: want either tool_calls or text, not both or neither", i+1)
 		}
@@ -120,15 +129,6 @@ func (p *Scripted) Complete(ctx context.Context, req agent.ModelRequest) (agent.
 	if err := ctx.Err(); err != nil {
 		return agent.ModelReply{}, err
 	}
-	if d, _ := time.ParseDuration(p.script.Delay); d > 0 { // checked by ParseScript
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return agent.ModelReply{}, ctx.Err()
-		case <-t.C:
-		}
-	}
 	n := 1
 	last, lastErr := "", false
 	for _, m := range req.Messages {
@@ -143,6 +143,16 @@ func (p *Scripted) Complete(ctx context.Context, req agent.ModelRequest) (agent.
 		return agent.ModelReply{}, &Error{Class: ClassBadRequest, Message: fmt.Sprintf("the script has %d turns and model call %d asked for another", len(p.script.Turns), n)}
 	}
 	t := p.script.Turns[n-1]
+	delay := cmp.Or(t.Delay, p.script.Delay)
+	if d, _ := time.ParseDuration(delay); d > 0 { // checked by ParseScript
+		timer := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return agent.ModelReply{}, ctx.Err()
+		case <-timer.C:
+		}
+	}
 	reply := agent.ModelReply{Model: p.Name(), Message: agent.Message{Role: agent.RoleAssistant}, Settings: sentSettings(p.settings)}
 	if len(t.ToolCalls) == 0 {
 		text := t.Text

@@ -30,3 +30,25 @@ func TestScriptedDelay(t *testing.T) {
 		t.Fatal("a bad delay was accepted")
 	}
 }
+
+// TestScriptedTurnDelay: a turn's delay holds that turn's call only.
+func TestScriptedTurnDelay(t *testing.T) {
+	s, err := ParseScript([]byte(`{"turns":[{"tool_calls":[{"name":"lookup"}]},{"delay":"200ms","text":"done"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewScripted(s)
+	first := agent.ModelRequest{Messages: []agent.Message{{Role: agent.RoleUser, Content: "x"}}}
+	began := time.Now()
+	if _, err := p.Complete(t.Context(), first); err != nil || time.Since(began) >= 200*time.Millisecond {
+		t.Fatalf("turn 1: %v after %v, want a reply at once", err, time.Since(began))
+	}
+	second := agent.ModelRequest{Messages: append(first.Messages, agent.Message{Role: agent.RoleAssistant}, agent.Message{Role: agent.RoleTool, Content: "r"})}
+	began = time.Now()
+	if _, err := p.Complete(t.Context(), second); err != nil || time.Since(began) < 200*time.Millisecond {
+		t.Fatalf("turn 2: %v after %v, want a reply after 200ms", err, time.Since(began))
+	}
+	if _, err := ParseScript([]byte(`{"turns":[{"delay":"-1s","text":"hi"}]}`)); err == nil {
+		t.Fatal("a bad turn delay was accepted")
+	}
+}

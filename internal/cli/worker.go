@@ -55,6 +55,7 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 		return err
 	}
 	defer exec.Tools.Close()
+	exec.Logger = logger
 	store, guardAt, err := s.GuardStore(ctx, logger)
 	if err != nil {
 		return err

@@ -79,18 +79,40 @@ func CLI() (string, error) {
 	return p, nil
 }
 
-// Start starts a dev server with the CLI at cli and returns it once its
-// default namespace answers; the caller stops it with Stop. The server's
-// log goes to stderr (errors only).
+// Options are where a dev server keeps its state and listens.
+type Options struct {
+	// Port is the frontend's port on 127.0.0.1; a free one when "".
+	// A server restarted on the same DBFile needs the same port, so that
+	// its workers and clients reconnect.
+	Port string
+	// DBFile is the SQLite file the server keeps its state in; "" keeps
+	// it in memory (lost when the server stops).
+	DBFile string
+}
+
+// Start starts a dev server with the CLI at cli, its state in memory, on a
+// free port: StartWith with no Options.
 func Start(ctx context.Context, cli string, stderr io.Writer) (*testsuite.DevServer, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, fmt.Errorf("start the dev server: %w", err)
+	return StartWith(ctx, cli, stderr, Options{})
+}
+
+// StartWith starts a dev server with the CLI at cli, the flags of Args and
+// opts, and returns it once its default namespace answers; the caller
+// stops it with Stop (an interrupt: the server shuts down in order). The
+// server's log goes to stderr (errors only).
+func StartWith(ctx context.Context, cli string, stderr io.Writer, opts Options) (*testsuite.DevServer, error) {
+	port := opts.Port
+	if port == "" {
+		var err error
+		if port, err = freePort(); err != nil {
+			return nil, fmt.Errorf("start the dev server: %w", err)
+		}
 	}
 	quiet := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	dev, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
 		ExistingPath:  cli,
 		ClientOptions: &client.Options{HostPort: "127.0.0.1:" + port, Logger: quiet},
+		DBFilename:    opts.DBFile,
 		LogLevel:      "error",
 		ExtraArgs:     Args(),
 		Stdout:        io.Discard,
@@ -101,6 +123,9 @@ func Start(ctx context.Context, cli string, stderr io.Writer) (*testsuite.DevSer
 	}
 	return dev, nil
 }
+
+// FreePort returns a port on 127.0.0.1 that was free a moment ago.
+func FreePort() (string, error) { return freePort() }
 
 func freePort() (string, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

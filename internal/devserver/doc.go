@@ -1,6 +1,7 @@
 // Package devserver starts the pinned Temporal CLI's dev server the way
-// agentrun's tests and its bench need it: headless, in memory, on a free
-// loopback port, with the search attributes AgentRunStatus and AgentRunStep
+// agentrun's tests and its bench need it: headless, in memory (or, with
+// StartWith, on a SQLite file that survives a restart on the same port),
+// on a free loopback port, with the search attributes AgentRunStatus and AgentRunStep
 // (Keyword), and with the dynamic config that every dev server the project
 // starts carries (DynamicConfig: without it a dev server waits ~90 ms per
 // activity on its own rate limit; shared/TEMPORAL_NOTES.md, "Dev-server

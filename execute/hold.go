@@ -1,0 +1,62 @@
+package execute
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"sync"
+
+	"github.com/agentrun/agentrun/agent"
+)
+
+// Test-only crash points inside a write; production never sets them. Both
+// engines run every step through Execute, inside the guard's step function
+// (journal.RunStep: the start is recorded before and the result after), so
+// one implementation holds a write on the local engine (starter --local)
+// and on a Temporal worker alike.
+//
+// The value names a tool (create_ticket: every write call of it) or one
+// step (tool/5/0/create_ticket: that call only). A held call logs, at Warn
+// on the executor's Logger, "hold before TOOL: waiting to be killed" or
+// "hold after TOOL: waiting to be killed" with the step, then waits until
+// its context is done and fails with the context's error, so its result is
+// never recorded. Tests SIGKILL the process while it holds. On Temporal the
+// activity keeps heartbeating around Execute meanwhile.
+const (
+	// EnvTestHoldBefore holds a write after its start is recorded and
+	// before the tool runs: the journal then holds a start with no end, and
+	// the world holds no effect.
+	EnvTestHoldBefore = "AGENTRUN_TEST_HOLD_BEFORE"
+	// EnvTestHoldAfter holds a write whose tool returned without error (its
+	// effect has happened) before its result reaches the journal.
+	EnvTestHoldAfter = "AGENTRUN_TEST_HOLD_AFTER"
+)
+
+// testHolds are the values of the hold variables, read once; "" (the
+// production case) turns a hold off.
+var testHolds = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		EnvTestHoldBefore: os.Getenv(EnvTestHoldBefore),
+		EnvTestHoldAfter:  os.Getenv(EnvTestHoldAfter),
+	}
+})
+
+// hold holds a write step as the package's test hold points describe, when
+// env names its tool or the step; otherwise, the production case, it
+// returns nil at once. where is "before" or "after".
+func (e *Executor) hold(ctx context.Context, env, where string, step agent.Step) error {
+	v := testHolds()[env]
+	if v == "" || step.Kind != agent.KindWrite || step.Call == nil || (v != step.Call.Name && v != step.Name) {
+		return nil
+	}
+	e.logger().Warn("hold "+where+" "+step.Call.Name+": waiting to be killed", "step", step.Name)
+	<-ctx.Done()
+	return context.Cause(ctx)
+}
+
+func (e *Executor) logger() *slog.Logger {
+	if e.Logger != nil {
+		return e.Logger
+	}
+	return slog.Default()
+}
