@@ -39,6 +39,8 @@ type run struct {
 	facts *agent.Facts
 	gen   map[string]int // executions of each write step of the turn
 	cat   activities.Catalog
+	// budget is the run's limits: from the input, raised by budget inputs.
+	budget agent.Budget
 	// stepsHere counts the steps this execution ran, for ContinueAfter.
 	stepsHere int
 	outcome   *agent.Outcome // where the run waits; nil while a step runs
@@ -51,21 +53,26 @@ type run struct {
 // it (or after in.ContinueAfter steps), carrying a checkpoint.
 func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 	r := &run{
-		ctx:   ctx,
-		id:    workflow.GetInfo(ctx).WorkflowExecution.ID,
-		in:    in,
-		facts: agent.NewFacts(),
-		gen:   map[string]int{},
-		state: State{Status: agent.StatusRunning, Steps: []StepRecord{}},
+		ctx:    ctx,
+		id:     workflow.GetInfo(ctx).WorkflowExecution.ID,
+		in:     in,
+		facts:  agent.NewFacts(),
+		gen:    map[string]int{},
+		state:  State{Status: agent.StatusRunning, Steps: []StepRecord{}},
+		budget: agent.Budget{MaxTurns: in.MaxTurns, MaxTokens: in.MaxTokens},
 	}
 	if c := in.Continued; c != nil {
 		r.restore(c)
 	}
+	r.state.Budget = r.budget.WithDefaults()
 	if err := r.setHandlers(); err != nil {
 		return Result{}, err
 	}
 	if in.Continued == nil && len(in.Messages) == 0 {
 		return r.fail("the input has no messages")
+	}
+	if in.MaxTurns < 0 || in.MaxTokens < 0 {
+		return r.fail(fmt.Sprintf("the input has max_turns %d, max_tokens %d: want positive limits, or absent for %d model calls and no token limit", in.MaxTurns, in.MaxTokens, agent.DefaultMaxTurns))
 	}
 	r.publish()
 
@@ -83,10 +90,10 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 		r.state.Model = r.cat.Model
 		r.cp = agent.Start(in.Messages)
 	}
-	r.loop = agent.Loop{Tools: r.cat.Tools, MaxTurns: in.MaxTurns, ToolsKey: r.cat.ToolsKey}
+	r.loop = agent.Loop{Tools: r.cat.Tools, ToolsKey: r.cat.ToolsKey}
 
 	for {
-		d := r.loop.Next(r.cp, r.facts)
+		d := r.budget.Limit(r.loop.Next(r.cp, r.facts), r.state.Usage)
 		r.advance(d.Checkpoint)
 		if d.Step != nil {
 			if r.shouldContinue() {
@@ -94,7 +101,7 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 			}
 			if r.outcome != nil || r.state.Status != agent.StatusRunning {
 				r.outcome = nil
-				r.state.Status, r.state.Pending, r.state.Indeterminate, r.state.Why = agent.StatusRunning, nil, "", ""
+				r.state.Status, r.state.Pending, r.state.Indeterminate, r.state.Why, r.state.Reason = agent.StatusRunning, nil, "", "", ""
 				r.publish()
 			}
 			if err := r.execute(*d.Step); err != nil {
@@ -114,7 +121,7 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 			return r.fail(o.Reason)
 		}
 		r.outcome = o
-		r.state.Status, r.state.Pending, r.state.Indeterminate = o.Status, o.Pending, o.Step
+		r.state.Status, r.state.Pending, r.state.Indeterminate, r.state.Reason = o.Status, o.Pending, o.Step, o.Reason
 		r.publish()
 		seen := r.changes
 		if err := workflow.Await(ctx, func() bool { return r.changes != seen }); err != nil {
@@ -129,6 +136,7 @@ func (r *run) advance(cp agent.Checkpoint) {
 		return
 	}
 	r.cp = cp
+	r.state.Turns = cp.Turn
 	r.facts.Forget(cp)
 	for name := range r.gen {
 		if n, _ := agent.StepTurn(name); n < cp.Turn {
@@ -160,7 +168,7 @@ func (r *run) continueAsNew() error {
 			r.operate(name, raw)
 		}
 	}
-	next := Input{MaxTurns: r.in.MaxTurns, ContinueAfter: r.in.ContinueAfter, Continued: r.checkpoint()}
+	next := Input{MaxTurns: r.budget.MaxTurns, MaxTokens: r.budget.MaxTokens, ContinueAfter: r.in.ContinueAfter, Continued: r.checkpoint()}
 	workflow.GetLogger(r.ctx).Info("continuing as new", "turn", r.cp.Turn, "steps", r.state.StepCount)
 	return workflow.NewContinueAsNewError(r.ctx, WorkflowName, next)
 }
@@ -168,7 +176,7 @@ func (r *run) continueAsNew() error {
 // checkpoint is what a continued run needs: bounded whatever the turn.
 func (r *run) checkpoint() *Continued {
 	st := r.state
-	st.Status, st.Pending, st.Indeterminate = agent.StatusRunning, nil, ""
+	st.Status, st.Pending, st.Indeterminate, st.Reason = agent.StatusRunning, nil, "", ""
 	return &Continued{Checkpoint: r.cp, Facts: r.facts, Generations: r.gen, Catalog: r.cat, State: st, Runs: r.state.Runs + 1}
 }
 
@@ -359,9 +367,12 @@ func (r *run) validate(name string, raw converter.RawValue) (journal.Signal, err
 	if err != nil {
 		return sig, err
 	}
-	switch r.state.Status {
-	case agent.StatusCompleted, agent.StatusFailed:
-		return sig, fmt.Errorf("%s: the run is already %s", name, r.state.Status)
+	if r.state.Status.Terminal() {
+		return sig, journal.Ended(name, r.state.Status)
+	}
+	if name == SignalBudget {
+		_, err := journal.RaiseBudget(sig, r.budget, r.cp.Turn, r.state.Usage)
+		return sig, err
 	}
 	if err := journal.Validate(sig, r.outcome, r.facts); err != nil {
 		return sig, err
@@ -372,6 +383,10 @@ func (r *run) validate(name string, raw converter.RawValue) (journal.Signal, err
 // apply records a valid operator input and wakes the main loop.
 func (r *run) apply(sig journal.Signal) {
 	journal.Apply(sig, r.facts)
+	if sig.Name == SignalBudget {
+		r.budget = journal.RaisedBudget(r.budget, sig)
+		r.state.Budget = r.budget.WithDefaults()
+	}
 	if sig.Name == SignalReconcile && sig.Outcome == journal.OutcomeDone {
 		r.record(StepRecord{Name: sig.Step, Kind: agent.KindWrite, Generation: r.gen[sig.Step], Reconciled: true, Preview: agent.Clip(sig.Result, agent.PreviewLen)})
 	}

@@ -17,12 +17,18 @@
 // execution's run id), search attributes and memo carry over; the state
 // query and the current details come from the newest execution.
 //
-// Operators act through signals approve, deny and reconcile (payloads as
-// in the operator contract), received as raw values and validated by the
-// workflow: a bad payload is recorded as rejected with a reason that the
-// state query and the current details show, and never wedges the run. The
-// same three operations are updates with validators, which give the caller
-// the error at once. The query state returns where the run stands.
+// Operators act through signals approve, deny, reconcile and budget
+// (payloads as in the operator contract), received as raw values and
+// validated by the workflow: a bad payload is recorded as rejected with a
+// reason that the state query and the current details show, and never
+// wedges the run. The same operations are updates with validators, which
+// give the caller the error at once. The query state returns where the run
+// stands.
+//
+// Budgets: Input.MaxTurns and Input.MaxTokens limit the model calls and
+// their tokens. Before a model call past a limit the run waits as
+// BudgetExceeded until a budget input raises it (above what is used); the
+// limits ride in the Input across continue-as-new.
 //
 // The run shows in the Web UI through the search attributes AgentRunStatus
 // and AgentRunStep, the prompt as static summary, and current details

@@ -4,5 +4,5 @@
 //
 // Exit codes: 0 Completed (or an operator command that succeeded), 1 an
 // error or a Failed run, 2 a usage error, 3 AwaitingApproval, 4
-// Indeterminate.
+// Indeterminate, 5 BudgetExceeded.
 package cli

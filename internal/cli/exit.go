@@ -14,6 +14,7 @@ const (
 	ExitUsage            = 2
 	ExitAwaitingApproval = 3
 	ExitIndeterminate    = 4
+	ExitBudgetExceeded   = 5
 )
 
 // UsageError is a command line that cannot be run.
@@ -33,6 +34,8 @@ func (e *OutcomeError) Error() string {
 		return "run failed: " + e.Outcome.Reason
 	case agent.StatusIndeterminate:
 		return "run is Indeterminate at " + e.Outcome.Step
+	case agent.StatusBudgetExceeded:
+		return "run is BudgetExceeded: " + e.Outcome.Reason
 	}
 	return "run is " + string(e.Outcome.Status)
 }
@@ -53,6 +56,8 @@ func ExitCode(err error) int {
 			return ExitAwaitingApproval
 		case agent.StatusIndeterminate:
 			return ExitIndeterminate
+		case agent.StatusBudgetExceeded:
+			return ExitBudgetExceeded
 		case agent.StatusCompleted:
 			return ExitOK
 		}

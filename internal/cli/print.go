@@ -32,6 +32,10 @@ func (c reconcileCmd) retry(run, step string) string {
 	return fmt.Sprintf("%s retry %s %s", c, shell.Quote(run), shell.Quote(step))
 }
 
+func (c reconcileCmd) budget(run string) string {
+	return fmt.Sprintf("%s budget %s MAX_TURNS [MAX_TOKENS]", c, shell.Quote(run))
+}
+
 // printOutcome tells a person where a run stands and, when it waits on
 // them, the exact commands that unblock it.
 func printOutcome(w io.Writer, cmd reconcileCmd, runID string, o agent.Outcome) {
@@ -49,6 +53,9 @@ func printOutcome(w io.Writer, cmd reconcileCmd, runID string, o agent.Outcome) 
 		fmt.Fprintf(w, "  the write started and never recorded its result; it may or may not have taken effect.\n")
 		fmt.Fprintf(w, "  check the world, then either record what happened:\n    %s\n", cmd.done(runID, o.Step))
 		fmt.Fprintf(w, "  or run it once more:\n    %s\n", cmd.retry(runID, o.Step))
+	case agent.StatusBudgetExceeded:
+		fmt.Fprintf(w, "run %s: BudgetExceeded: %s\n", runID, o.Reason)
+		fmt.Fprintf(w, "  raise its limits (above what it used; 0 keeps one), then it goes on:\n    %s\n", cmd.budget(runID))
 	case agent.StatusFailed:
 		fmt.Fprintf(w, "run %s: Failed: %s\n", runID, o.Reason)
 	default:

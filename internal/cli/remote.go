@@ -46,10 +46,10 @@ func (r *Remote) Link(runID string) string {
 	return fmt.Sprintf("%s/namespaces/%s/workflows/%s", strings.TrimRight(r.Settings.UI, "/"), url.PathEscape(r.Conn.Namespace), url.PathEscape(runID))
 }
 
-// Start starts the run runID, or attaches to the run of that id when it
-// has the same prompt (an empty prompt attaches to any existing run), and
-// with wait follows it until it ends.
-func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, wait bool) error {
+// Start starts the run runID with limits, or attaches to the run of that
+// id when it has the same prompt (an empty prompt attaches to any existing
+// run; it keeps its own limits), and with wait follows it until it ends.
+func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, limits Limits, wait bool) error {
 	if err := journal.ValidRunID(runID); err != nil {
 		return usagef("%v", err)
 	}
@@ -60,9 +60,11 @@ func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, w
 		return usagef("run %s does not exist: give a prompt to start it", runID)
 	case err != nil && !errors.Is(err, journal.ErrUnknownRun):
 		return err
+	case attached && limits.Explicit:
+		return errLimitsOfExisting(temporalCmd, runID)
 	}
 	if strings.TrimSpace(prompt) != "" {
-		in := workflows.Input{Messages: agent.UserMessages(prompt)}
+		in := workflows.Input{Messages: agent.UserMessages(prompt), MaxTurns: limits.MaxTurns, MaxTokens: limits.MaxTokens}
 		hash := InputHash(in)
 		if attached && desc.hash != hash {
 			return errOtherPrompt(runID)
@@ -156,7 +158,7 @@ func (r *Remote) follow(ctx context.Context, w io.Writer, runID string) error {
 			key := stateKey(st)
 			if key != last && st.Status != agent.StatusCompleted && st.Status != agent.StatusFailed {
 				printOutcome(w, temporalCmd, runID, outcomeOf(st))
-				if st.Status == agent.StatusAwaitingApproval || st.Status == agent.StatusIndeterminate {
+				if st.Status == agent.StatusAwaitingApproval || st.Status == agent.StatusIndeterminate || st.Status == agent.StatusBudgetExceeded {
 					for _, line := range signalHints(runID, st) {
 						fmt.Fprintln(w, "    or: "+line)
 					}
@@ -226,6 +228,9 @@ func signalHints(runID string, st workflows.State) []string {
 	if st.Indeterminate != "" {
 		out = append(out, workflows.SignalCommand(runID, workflows.SignalReconcile, workflows.DonePayload(st.Indeterminate, "RESULT")))
 	}
+	if st.Status == agent.StatusBudgetExceeded {
+		out = append(out, workflows.SignalCommand(runID, workflows.SignalBudget, workflows.RaiseHint(st.Budget, st.Turns, st.Usage)))
+	}
 	return out
 }
 
@@ -261,6 +266,8 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 		payload = workflows.ApprovePayload(sig.Marker)
 	case sig.Name == journal.SignalDeny:
 		payload = workflows.DenyPayload(sig.Marker, sig.Reason)
+	case sig.Name == journal.SignalBudget:
+		payload = workflows.BudgetPayload(sig.MaxTurns, sig.MaxTokens)
 	case sig.Outcome == journal.OutcomeDone:
 		payload = workflows.DonePayload(sig.Step, sig.Result)
 	default:
@@ -273,8 +280,8 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 		WorkflowID: runID, UpdateName: sig.Name, UpdateID: updateID, Args: []any{payload},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
+	var st workflows.State
 	if err == nil {
-		var st workflows.State
 		err = h.Get(uctx, &st)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(uctx.Err(), context.DeadlineExceeded) {
@@ -283,12 +290,12 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 	if err != nil {
 		return fmt.Errorf("%s refused: %s", args[0], failureMessage(err))
 	}
-	fmt.Fprintf(w, "%s accepted by run %s\n  Web UI: %s\n", args[0], runID, r.Link(runID))
+	fmt.Fprintf(w, "%s accepted by run %s; it is now %s\n  Web UI: %s\n", args[0], runID, st.Status, r.Link(runID))
 	return nil
 }
 
 func (r *Remote) list(ctx context.Context, w io.Writer) error {
-	query := `ExecutionStatus = "Running" AND AgentRunStatus IN ("AwaitingApproval", "Indeterminate")`
+	query := `ExecutionStatus = "Running" AND AgentRunStatus IN ("AwaitingApproval", "Indeterminate", "BudgetExceeded")`
 	var token []byte
 	n := 0
 	for {
@@ -345,7 +352,7 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 		}
 		v.Steps = append(v.Steps, fmt.Sprintf("%-28s %-5s %s%s", s.Name, s.Kind, s.Preview, note))
 	}
-	v.Tail = append(v.Tail, fmt.Sprintf("usage: %d input, %d output tokens", st.Usage.InputTokens, st.Usage.OutputTokens))
+	v.Tail = append(v.Tail, budgetLine(st.Turns, st.Usage, st.Budget))
 	for _, rj := range st.Rejected {
 		v.Tail = append(v.Tail, fmt.Sprintf("rejected %s %s: %s", rj.Signal, rj.Payload, rj.Reason))
 	}

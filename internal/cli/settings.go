@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/journal"
@@ -60,6 +61,14 @@ type Settings struct {
 	// Tools is the tools file named by AGENTRUN_TOOLS: MCP servers and
 	// per-tool overrides. Unset: the demo tools alone.
 	Tools tools.Config
+	// MaxTurns is the limit on model calls the starter gives a new run
+	// (AGENTRUN_MAX_TURNS; the starter's --max-turns overrides it). Default
+	// 25 (agent.DefaultMaxTurns).
+	MaxTurns int
+	// MaxTokens is the limit on tokens (input plus output) the starter gives
+	// a new run (AGENTRUN_MAX_TOKENS_PER_RUN; --max-tokens overrides it).
+	// Default 0: no limit.
+	MaxTokens int64
 	// Metrics is the address where a worker serves Prometheus metrics
 	// (/metrics) and its health (/healthz), HOST:PORT or :PORT, e.g. :9464.
 	// Default "": off (AGENTRUN_METRICS).
@@ -82,6 +91,21 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		TaskQueue:   cmp.Or(getenv("AGENTRUN_TASK_QUEUE"), DefaultTaskQueue),
 		UI:          cmp.Or(getenv("AGENTRUN_UI_URL"), DefaultUI),
 		StopTimeout: DefaultStopTimeout,
+		MaxTurns:    agent.DefaultMaxTurns,
+	}
+	if v := getenv("AGENTRUN_MAX_TURNS"); v != "" {
+		n, err := positive("AGENTRUN_MAX_TURNS", v, maxTurnsWant)
+		if err != nil {
+			return s, err
+		}
+		s.MaxTurns = int(n)
+	}
+	if v := getenv("AGENTRUN_MAX_TOKENS_PER_RUN"); v != "" {
+		n, err := positive("AGENTRUN_MAX_TOKENS_PER_RUN", v, maxTokensWant)
+		if err != nil {
+			return s, err
+		}
+		s.MaxTokens = n
 	}
 	if v := getenv("AGENTRUN_STOP_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
