@@ -141,7 +141,8 @@ func TestShowStepLocal(t *testing.T) {
 // TestBudgetLocal: the starter's --max-turns stops a local run as
 // BudgetExceeded (exit 5) with the command that raises it; reconcile
 // --local budget records the raise and the next starter --local resumes
-// the run to the approval and then the answer.
+// the run to the approval and then the answer; after that, every operator
+// input is refused and nothing is written.
 func TestBudgetLocal(t *testing.T) {
 	t.Parallel()
 	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
@@ -182,6 +183,17 @@ func TestBudgetLocal(t *testing.T) {
 	code, out = testenv.Run(t, env, time.Minute, reconcile, "--local", "show", "b1")
 	if code != 0 || !strings.Contains(out, "budget: 3 of 3 model calls;") || !strings.Contains(out, "limit 100000") {
 		t.Fatalf("show after the answer: exit %d\n%s", code, out)
+	}
+	// Completed: every operator input is refused in one line; nothing is written.
+	before := snapshot(t, dir)
+	for _, args := range [][]string{{"budget", "budget", "b1", "10"}, {"approve", "approve", "b1", "tool/2/0/create_ticket"}, {"reconcile", "retry", "b1", "tool/2/0/create_ticket"}} {
+		code, out := testenv.Run(t, env, time.Minute, reconcile, append([]string{"--local"}, args[1:]...)...)
+		if line := strings.TrimSpace(out); code != 1 || !strings.Contains(line, args[0]+": the run is already Completed; nothing changes a run after it ended") || strings.Contains(line, "\n") {
+			t.Errorf("reconcile --local %q on the completed run: exit %d, output %q; want one line naming Completed", args, code, out)
+		}
+	}
+	if after := snapshot(t, dir); after != before {
+		t.Fatal("refused inputs on a completed run changed the files")
 	}
 	// The settings' default applies to a new run without the flag.
 	if code, out = testenv.Run(t, env, time.Minute, starter, "--local", "--id", "b2", "file a ticket"); code != 3 {

@@ -257,8 +257,12 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 	if err != nil {
 		return err
 	}
-	if _, err := r.describe(ctx, runID); err != nil {
+	desc, err := r.describe(ctx, runID)
+	if err != nil {
 		return err
+	}
+	if status, ended := endedStatus(desc.status); ended {
+		return fmt.Errorf("%s refused: run %s is already %s; nothing changes a run after it ended", args[0], runID, status)
 	}
 	var payload any
 	switch {
@@ -377,6 +381,22 @@ func (r *Remote) showStep(ctx context.Context, w io.Writer, runID, name string) 
 
 func errOtherPrompt(runID string) error {
 	return fmt.Errorf("run %s exists with another prompt: %w; attach with no prompt (go run ./starter --id %s) or choose another --id", runID, journal.ErrInputMismatch, runID)
+}
+
+// endedStatus names the status of a closed run: Completed, Failed or
+// Cancelled, or the workflow's own status (terminated, timed out).
+func endedStatus(s enumspb.WorkflowExecutionStatus) (string, bool) {
+	switch s {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+		return "", false
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return string(agent.StatusCompleted), true
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
+		return string(agent.StatusFailed), true
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		return string(agent.StatusCancelled), true
+	}
+	return workflowStatus(s), true
 }
 
 // workflowStatus names a workflow execution status as the UI does.
