@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -299,6 +300,12 @@ func (r *run) publish() {
 	if err := workflow.UpsertTypedSearchAttributes(r.ctx, StatusKey.ValueSet(string(r.state.Status)), step); err != nil {
 		workflow.GetLogger(r.ctx).Warn("upsert search attributes", "error", err)
 	}
+	r.showDetails()
+}
+
+// showDetails renders the current details; unlike publish it adds no
+// command to the history.
+func (r *run) showDetails() {
 	workflow.SetCurrentDetails(r.ctx, details(workflow.GetInfo(r.ctx).Namespace, r.id, &r.state))
 }
 
@@ -309,6 +316,7 @@ func (r *run) setHandlers() error {
 		workflow.QueryHandlerOptions{Description: "where the run stands: status, pending markers, the indeterminate step, steps, usage, rejected inputs"}); err != nil {
 		return err
 	}
+	workflow.Go(r.ctx, r.watchUnknownSignals)
 	for _, name := range operatorSignals {
 		ch := workflow.GetSignalChannelWithOptions(r.ctx, name, workflow.SignalChannelOptions{Description: "payload " + payloadFormats[name]})
 		workflow.Go(r.ctx, func(ctx workflow.Context) {
@@ -345,19 +353,64 @@ func (r *run) setHandlers() error {
 func (r *run) operate(name string, raw converter.RawValue) {
 	sig, err := r.validate(name, raw)
 	if err != nil {
-		payload := ""
-		if p := raw.Payload(); p != nil {
-			payload = clip(string(p.GetData()), 500)
-		}
-		r.state.Rejected = append(r.state.Rejected, Rejected{Signal: name, Payload: payload, Reason: err.Error()})
-		if n := len(r.state.Rejected); n > MaxRejected {
-			r.state.Rejected = r.state.Rejected[n-MaxRejected:]
-		}
-		workflow.GetLogger(r.ctx).Warn("rejected operator signal", "signal", name, "reason", err.Error())
+		r.reject(name, raw, err)
 		r.publish()
 		return
 	}
 	r.apply(sig)
+}
+
+// reject records an operator signal the run refused, for the state query
+// and the current details.
+func (r *run) reject(name string, raw converter.RawValue, err error) {
+	payload := ""
+	if p := raw.Payload(); p != nil {
+		payload = clip(string(p.GetData()), 500)
+	}
+	r.state.Rejected = append(r.state.Rejected, Rejected{Signal: name, Payload: payload, Reason: err.Error()})
+	if n := len(r.state.Rejected); n > MaxRejected {
+		r.state.Rejected = r.state.Rejected[n-MaxRejected:]
+	}
+	workflow.GetLogger(r.ctx).Warn("rejected operator signal", "signal", name, "reason", err.Error())
+}
+
+// watchUnknownSignals records every signal sent under a name the run does
+// not handle (a misspelled "aprove") as rejected, naming the valid ones.
+// The sdk has no handler for any name: the run waits until
+// GetUnhandledSignalNames lists one that is not an operator signal, then
+// drains its channel. The rejection only renders the current details: it
+// adds no command, so histories recorded before it replay unchanged.
+func (r *run) watchUnknownSignals(ctx workflow.Context) {
+	for {
+		var unknown []string
+		_ = workflow.Await(ctx, func() bool {
+			unknown = unknownSignals(workflow.GetUnhandledSignalNames(ctx))
+			return len(unknown) > 0
+		})
+		for _, name := range unknown {
+			ch := workflow.GetSignalChannel(ctx, name)
+			for {
+				var raw converter.RawValue
+				if !ch.ReceiveAsync(&raw) {
+					break
+				}
+				r.reject(name, raw, fmt.Errorf("unknown signal %q; the valid signals are %s", name, strings.Join(operatorSignals, ", ")))
+			}
+		}
+		r.showDetails()
+	}
+}
+
+// unknownSignals returns the names that are not operator signals, sorted.
+func unknownSignals(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(operatorSignals, n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // validate decodes a payload and checks it against where the run stands.

@@ -21,9 +21,10 @@
 // (payloads as in the operator contract), received as raw values and
 // validated by the workflow: a bad payload is recorded as rejected with a
 // reason that the state query and the current details show, and never
-// wedges the run. The same operations are updates with validators, which
-// give the caller the error at once. The query state returns where the run
-// stands.
+// wedges the run; a signal under any other name (a misspelled "aprove")
+// is recorded as rejected the same way, naming the valid signals. The same
+// operations are updates with validators, which give the caller the error
+// at once. The query state returns where the run stands.
 //
 // Budgets: Input.MaxTurns and Input.MaxTokens limit the model calls and
 // their tokens. Before a model call past a limit the run waits as
