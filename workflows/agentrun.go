@@ -26,6 +26,10 @@ const (
 	StepTimeout = 10 * time.Minute
 )
 
+// versionUpdateAnswer guards the change that made an update wait until the
+// run acted on it (workflow.GetVersion): version 1 waits.
+const versionUpdateAnswer = "update-answer-after-acting"
+
 // a names the activities; the workflow never calls its methods directly.
 var a *activities.Activities
 
@@ -47,6 +51,11 @@ type run struct {
 	outcome   *agent.Outcome // where the run waits; nil while a step runs
 	state     State
 	changes   int // operator inputs applied; the main loop waits on it
+	// acted is the value of changes the main loop last acted on: it ran
+	// the loop over them and started the next step or waits again. An
+	// update answers once its input is acted on, or the run closes.
+	acted   int
+	closing bool
 }
 
 // AgentRun drives one agent run until it completes or fails, waiting for
@@ -94,6 +103,7 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 	r.loop = agent.Loop{Tools: r.cat.Tools, ToolsKey: r.cat.ToolsKey}
 
 	for {
+		now := r.changes
 		d := r.budget.Limit(r.loop.Next(r.cp, r.facts), r.state.Usage)
 		r.advance(d.Checkpoint)
 		if d.Step != nil {
@@ -105,6 +115,7 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 				r.state.Status, r.state.Pending, r.state.Indeterminate, r.state.Why, r.state.Reason = agent.StatusRunning, nil, "", "", ""
 				r.publish()
 			}
+			r.acted = now
 			if err := r.execute(*d.Step); err != nil {
 				return r.fail(err.Error())
 			}
@@ -124,8 +135,8 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 		r.outcome = o
 		r.state.Status, r.state.Pending, r.state.Indeterminate, r.state.Reason = o.Status, o.Pending, o.Step, o.Reason
 		r.publish()
-		seen := r.changes
-		if err := workflow.Await(ctx, func() bool { return r.changes != seen }); err != nil {
+		r.acted = now
+		if err := workflow.Await(ctx, func() bool { return r.changes != now }); err != nil {
 			return Result{}, err
 		}
 	}
@@ -269,8 +280,10 @@ func (r *run) fail(reason string) (Result, error) {
 	return Result{}, temporal.NewNonRetryableApplicationError(reason, ErrTypeFailed, nil)
 }
 
-// drain lets handlers in flight finish before the run closes.
+// drain lets handlers in flight finish before the run closes (or
+// continues as new): updates waiting for the loop answer now.
 func (r *run) drain() {
+	r.closing = true
 	_ = workflow.Await(r.ctx, func() bool { return workflow.AllHandlersFinished(r.ctx) })
 }
 
@@ -332,7 +345,16 @@ func (r *run) setHandlers() error {
 				if err != nil {
 					return r.state, err // the validator already refused it; unreachable in practice
 				}
+				waiting := r.outcome != nil
 				r.apply(sig)
+				// Runs recorded before answers waited answered at once: the
+				// version keeps their command order on replay.
+				if waiting && workflow.GetVersion(ctx, versionUpdateAnswer, workflow.DefaultVersion, 1) >= 1 {
+					// The run waits on a person: answer with where it goes
+					// once the loop has acted on this input.
+					mine := r.changes
+					_ = workflow.Await(ctx, func() bool { return r.acted >= mine || r.closing })
+				}
 				return r.state, nil
 			},
 			workflow.UpdateHandlerOptions{
@@ -340,7 +362,7 @@ func (r *run) setHandlers() error {
 					_, err := r.validate(name, raw)
 					return err
 				},
-				Description: "the " + name + " operator signal, answered at once",
+				Description: "the " + name + " operator signal, answered with the state once the run acted on it",
 			})
 		if err != nil {
 			return err

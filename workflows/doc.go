@@ -24,7 +24,10 @@
 // wedges the run; a signal under any other name (a misspelled "aprove")
 // is recorded as rejected the same way, naming the valid signals. The same
 // operations are updates with validators, which give the caller the error
-// at once. The query state returns where the run stands.
+// at once; an accepted update that reaches a waiting run answers with the
+// state once the main loop has acted on it (started the next step, or waits
+// again), so the answer shows the status the run moved to. The query state
+// returns where the run stands.
 //
 // Budgets: Input.MaxTurns and Input.MaxTokens limit the model calls and
 // their tokens. Before a model call past a limit the run waits as

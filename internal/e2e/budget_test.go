@@ -36,7 +36,7 @@ func currentDetails(t *testing.T, f *fleet, runID string) string {
 // as rejected when signalled; a real temporal update raises it, the run
 // goes on to the approval and stops again at two model calls; reconcile
 // budget raises it again and the run completes after three, with one
-// ticket.
+// ticket. The history replays.
 func TestBudgetOnDevServer(t *testing.T) {
 	t.Parallel()
 	srv := testenv.DevServer(t)
@@ -71,8 +71,8 @@ func TestBudgetOnDevServer(t *testing.T) {
 	})
 
 	out := f.temporal(t, "workflow", "update", "execute", "-w", run, "--name", "budget", "--input", `{"MaxTurns": 2, "MaxTokens": 200000}`, "--update-id", "budget-2")
-	if !strings.Contains(out, "budget-2") {
-		t.Fatalf("update execute budget:\n%s", out)
+	if !strings.Contains(out, "budget-2") || !strings.Contains(out, "status:Running") {
+		t.Fatalf("update execute budget: want the answer once the run goes on (Running)\n%s", out)
 	}
 	waitStatus(t, srv, run, "AwaitingApproval", time.Minute)
 	if n := modelCalls(t, srv, run); n != 2 {
@@ -83,7 +83,7 @@ func TestBudgetOnDevServer(t *testing.T) {
 	if n := modelCalls(t, srv, run); n != 2 || st.Turns != 2 || st.Budget != (agent.Budget{MaxTurns: 2, MaxTokens: 200000}) || f.ticketCount(t) != 1 {
 		t.Fatalf("after the approval: %d model calls, %d tickets, state %+v; want 2, 1, BudgetExceeded at MaxTurns 2", n, f.ticketCount(t), st)
 	}
-	if code, out := testenv.Run(t, f.env(), time.Minute, reconcile, "budget", run, "3"); code != 0 || !strings.Contains(out, "budget accepted by run "+run) {
+	if code, out := testenv.Run(t, f.env(), time.Minute, reconcile, "budget", run, "3"); code != 0 || !strings.Contains(out, "budget accepted by run "+run+"; it is now Running") {
 		t.Fatalf("reconcile budget 3: exit %d\n%s", code, out)
 	}
 	code, out := testenv.Run(t, f.env(), time.Minute, starter, "--id", run, "--wait")
@@ -96,4 +96,5 @@ func TestBudgetOnDevServer(t *testing.T) {
 	if s := statusAttr(t, srv, run); s != "Completed" {
 		t.Fatalf("AgentRunStatus %s, want Completed", s)
 	}
+	replayHistory(t, f, run)
 }
