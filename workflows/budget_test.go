@@ -104,3 +104,18 @@ func TestBudgetAcrossContinueAsNew(t *testing.T) {
 		t.Fatalf("budget after the switch: %+v, want MaxTurns 5", s.Budget)
 	}
 }
+
+// TestBudgetBadInput: a run started with a negative limit fails at once,
+// saying what is valid, before any step.
+func TestBudgetBadInput(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.env.ExecuteWorkflow(workflows.AgentRun, workflows.Input{Messages: agent.UserMessages(prompt), MaxTurns: -1})
+	err := h.env.GetWorkflowError()
+	if err == nil || !strings.Contains(err.Error(), "the input has max_turns -1, max_tokens 0: want positive limits, or absent for 25 model calls and no token limit") {
+		t.Fatalf("workflow error %v, want the bad limit named", err)
+	}
+	if n := h.modelCalls(); n != 0 {
+		t.Fatalf("model calls: %d, want 0", n)
+	}
+}
