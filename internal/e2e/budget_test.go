@@ -13,12 +13,13 @@ import (
 )
 
 // currentDetails returns the run's current details, as the Web UI shows
-// them (the built-in __temporal_workflow_metadata query).
-func currentDetails(t *testing.T, f *fleet, runID string) string {
+// them (the built-in __temporal_workflow_metadata query). (main has the
+// same helper in model_test.go: keep one when merging.)
+func currentDetails(t *testing.T, srv *testenv.Server, runID string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	v, err := f.srv.Client.QueryWorkflow(ctx, runID, "", "__temporal_workflow_metadata")
+	v, err := srv.Client.QueryWorkflow(ctx, runID, "", "__temporal_workflow_metadata")
 	if err != nil {
 		t.Fatalf("query metadata of %s: %v", runID, err)
 	}
@@ -56,7 +57,7 @@ func TestBudgetOnDevServer(t *testing.T) {
 		t.Fatalf("model calls at the limit: %d, want 1", n)
 	}
 	f.waitListed(t, run, `AgentRunStatus="BudgetExceeded"`)
-	if d := currentDetails(t, f, run); !strings.Contains(d, "**Budget exceeded**: the run made 1 model calls; its limit is 1") || !strings.Contains(d, "--name budget") || !strings.Contains(d, `'{"MaxTurns":2,"MaxTokens":0}'`) {
+	if d := currentDetails(t, srv, run); !strings.Contains(d, "**Budget exceeded**: the run made 1 model calls; its limit is 1") || !strings.Contains(d, "--name budget") || !strings.Contains(d, `'{"MaxTurns":2,"MaxTokens":0}'`) {
 		t.Fatalf("current details:\n%s", d)
 	}
 

@@ -38,7 +38,7 @@ func TestOperatorRoughEdgesOnDevServer(t *testing.T) {
 		s, err := state(t, srv, run)
 		return err == nil && len(s.Rejected) == 1 && s.Rejected[0].Signal == "aprove" && s.Rejected[0].Reason == reason
 	})
-	if d := currentDetails(t, f, run); !strings.Contains(d, "**Awaiting approval**") || !strings.Contains(d, reason) {
+	if d := currentDetails(t, srv, run); !strings.Contains(d, "**Awaiting approval**") || !strings.Contains(d, reason) {
 		t.Fatalf("current details lack the rejection:\n%s", d)
 	}
 	if n := modelCalls(t, srv, run); n != 2 || f.ticketCount(t) != 0 {
