@@ -16,10 +16,17 @@ const (
 	StatusRunning          Status = "Running"
 	StatusAwaitingApproval Status = "AwaitingApproval"
 	StatusIndeterminate    Status = "Indeterminate"
+	StatusBudgetExceeded   Status = "BudgetExceeded"
 	StatusCompleted        Status = "Completed"
 	StatusFailed           Status = "Failed"
 	StatusCancelled        Status = "Cancelled"
 )
+
+// Terminal reports whether a run in status s has ended: Completed, Failed
+// or Cancelled. Nothing changes a run after that.
+func (s Status) Terminal() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+}
 
 // Pending is a gated tool call waiting for a person.
 type Pending struct {
@@ -67,7 +74,7 @@ type Outcome struct {
 	CutOff  bool      `json:"cut_off,omitempty"`
 	Pending []Pending `json:"pending,omitempty"` // AwaitingApproval
 	Step    string    `json:"step,omitempty"`    // Indeterminate: the step
-	Reason  string    `json:"reason,omitempty"`  // Failed: why
+	Reason  string    `json:"reason,omitempty"`  // Failed, BudgetExceeded: why
 }
 
 // Step is the next step the loop wants executed.
@@ -184,14 +191,11 @@ func (f *Facts) Forget(cp Checkpoint) {
 	}
 }
 
-// DefaultMaxTurns bounds the model calls of one run.
-const DefaultMaxTurns = 25
-
-// Loop is the agent loop over a fixed set of tools and a policy.
+// Loop is the agent loop over a fixed set of tools and a policy. It sets
+// no limit on model calls: engines apply the run's Budget to its decisions.
 type Loop struct {
-	Tools    []ToolSpec // the tools offered to the model, in this order
-	Policy   Policy     // nil means GateWrites
-	MaxTurns int        // 0 means DefaultMaxTurns
+	Tools  []ToolSpec // the tools offered to the model, in this order
+	Policy Policy     // nil means GateWrites
 	// ToolsKey is the content-store key of the tool specs, passed to model
 	// steps; "" lets the executor use its own tools.
 	ToolsKey string
@@ -224,10 +228,6 @@ func (l Loop) next(cp Checkpoint, f *Facts, stop string) Decision {
 	if policy == nil {
 		policy = GateWrites{}
 	}
-	maxTurns := l.MaxTurns
-	if maxTurns <= 0 {
-		maxTurns = DefaultMaxTurns
-	}
 	for {
 		n := cp.Turn
 		newMsgs := cp.Input
@@ -250,9 +250,6 @@ func (l Loop) next(cp Checkpoint, f *Facts, stop string) Decision {
 			if len(pending) > 0 {
 				return Decision{Outcome: &Outcome{Status: StatusAwaitingApproval, Pending: pending}, Checkpoint: cp}
 			}
-		}
-		if n >= maxTurns {
-			return Decision{Outcome: failedOutcome(fmt.Sprintf("the model made %d calls without a final answer (limit %d)", n, maxTurns)), Checkpoint: cp}
 		}
 		name := ModelStep(n + 1)
 		raw, ok := f.Results[name]

@@ -144,7 +144,7 @@ func TestLoopModelSeesToolResults(t *testing.T) {
 // reply's conversation reference and stay the same size whatever the turn.
 func TestLoopCheckpoint(t *testing.T) {
 	t.Parallel()
-	loop := agent.Loop{Tools: []agent.ToolSpec{readSpec, writeSpec}, MaxTurns: 100}
+	loop := agent.Loop{Tools: []agent.ToolSpec{readSpec, writeSpec}}
 	all, pruned := agent.NewFacts(), agent.NewFacts()
 	cp := agent.Start(input)
 	var sizes []int
@@ -199,17 +199,43 @@ func TestLoopCheckpoint(t *testing.T) {
 	}
 }
 
-func TestLoopMaxTurns(t *testing.T) {
+func TestBudgetLimit(t *testing.T) {
 	t.Parallel()
-	loop := agent.Loop{Tools: []agent.ToolSpec{readSpec}, MaxTurns: 2}
+	loop := agent.Loop{Tools: []agent.ToolSpec{readSpec}}
 	f := agent.NewFacts()
 	for _, s := range []string{"llm/1", "llm/2"} {
 		f.Results[s] = reply(t, "", agent.FinishToolCalls, call("lookup"))
 	}
 	f.Results["tool/1/0/lookup"] = agent.EncodeToolResult(agent.ToolResult{Content: "x"})
 	f.Results["tool/2/0/lookup"] = agent.EncodeToolResult(agent.ToolResult{Content: "x"})
-	if d := loop.Next(agent.Start(input), f); d.Outcome == nil || d.Outcome.Status != agent.StatusFailed || !strings.Contains(d.Outcome.Reason, "limit 2") {
-		t.Fatalf("got %+v, want Failed at the turn limit", d)
+	d := loop.Next(agent.Start(input), f)
+	if d.Step == nil || d.Step.Name != "llm/3" {
+		t.Fatalf("the loop itself set a limit: %+v", d)
+	}
+	for _, c := range []struct {
+		b    agent.Budget
+		used agent.Usage
+		want string // "" lets llm/3 run
+	}{
+		{agent.Budget{MaxTurns: 2}, agent.Usage{}, "the run made 2 model calls; its limit is 2"},
+		{agent.Budget{MaxTurns: 3}, agent.Usage{}, ""},
+		{agent.Budget{MaxTurns: 3, MaxTokens: 100}, agent.Usage{InputTokens: 60, OutputTokens: 40}, "the run used 100 tokens; its limit is 100"},
+		{agent.Budget{MaxTurns: 3, MaxTokens: 101}, agent.Usage{InputTokens: 60, OutputTokens: 40}, ""},
+		{agent.Budget{}, agent.Usage{InputTokens: 1 << 40}, ""}, // no token limit, 25 turns
+	} {
+		got := c.b.Limit(d, c.used)
+		switch {
+		case c.want == "" && (got.Step == nil || got.Step.Name != "llm/3"):
+			t.Errorf("%+v with %+v: %+v, want llm/3", c.b, c.used, got)
+		case c.want != "" && (got.Outcome == nil || got.Outcome.Status != agent.StatusBudgetExceeded || got.Outcome.Reason != c.want):
+			t.Errorf("%+v with %+v: %+v, want BudgetExceeded: %s", c.b, c.used, got.Outcome, c.want)
+		}
+	}
+	// A tool step is never stopped by the budget: its call was already paid.
+	f2 := agent.NewFacts()
+	f2.Results["llm/1"] = reply(t, "", agent.FinishToolCalls, call("lookup"))
+	if got := (agent.Budget{MaxTurns: 1}).Limit(loop.Next(agent.Start(input), f2), agent.Usage{}); got.Step == nil || got.Step.Name != "tool/1/0/lookup" {
+		t.Fatalf("tool step under a spent budget: %+v, want tool/1/0/lookup", got)
 	}
 }
 

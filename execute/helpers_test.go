@@ -148,16 +148,18 @@ func (f *fakeModel) Complete(_ context.Context, req agent.ModelRequest) (agent.M
 // over the facts it has not forgotten, each step handed to a worker in its
 // JSON form.
 type driver struct {
-	loop  agent.Loop
-	cp    agent.Checkpoint
-	facts *agent.Facts
+	loop   agent.Loop
+	budget agent.Budget
+	cp     agent.Checkpoint
+	facts  *agent.Facts
 	// results keeps every result, also those the facts forgot.
 	results map[string]json.RawMessage
 }
 
 func newDriver(set *tools.Set, toolsKey string, maxTurns int, input []agent.Message) *driver {
 	return &driver{
-		loop:    agent.Loop{Tools: set.Specs(), MaxTurns: maxTurns, ToolsKey: toolsKey},
+		loop:    agent.Loop{Tools: set.Specs(), ToolsKey: toolsKey},
+		budget:  agent.Budget{MaxTurns: maxTurns},
 		cp:      agent.Start(input),
 		facts:   agent.NewFacts(),
 		results: map[string]json.RawMessage{},
@@ -168,7 +170,7 @@ func newDriver(set *tools.Set, toolsKey string, maxTurns int, input []agent.Mess
 // or the outcome where the run stops.
 func (d *driver) next(t testing.TB) (agent.Step, int, *agent.Outcome) {
 	t.Helper()
-	dec := d.loop.Next(d.cp, d.facts)
+	dec := d.budget.Limit(d.loop.Next(d.cp, d.facts), agent.Usage{})
 	d.cp = dec.Checkpoint
 	d.facts.Forget(d.cp)
 	if dec.Outcome != nil {

@@ -20,6 +20,12 @@
 // from before this rule (a step.started for every step, a step.completed
 // without kind) load and resume unchanged.
 //
+// A run's budget (agent.Budget: model calls and tokens) is recorded in its
+// run.started record and raised by budget signal records; Run stops a run
+// whose next model call it does not allow as BudgetExceeded. Journals
+// without a budget have the defaults. Once a run is Completed or Failed,
+// Signal refuses every input (nothing changes a run after it ended).
+//
 // # On-disk format
 //
 // A FileStore keeps one file per run, <dir>/<run id>.jsonl; a valid run id

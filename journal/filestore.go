@@ -491,6 +491,10 @@ func cloneRecords(recs []Record) []Record {
 			sig := *r.Signal
 			r.Signal = &sig
 		}
+		if r.Budget != nil {
+			b := *r.Budget
+			r.Budget = &b
+		}
 	}
 	return out
 }

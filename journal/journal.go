@@ -22,6 +22,9 @@ type Journal struct {
 	// Now is the clock of approval timeouts and record times. Default nil:
 	// time.Now.
 	Now func() time.Time
+	// Limits is the budget Run records for a run it starts (zero: the
+	// defaults of agent.Budget); a resumed run keeps its recorded budget.
+	Limits agent.Budget
 }
 
 func (j *Journal) now() time.Time {
@@ -158,6 +161,7 @@ type state struct {
 	completed bool
 	answer    string
 	cancelled bool
+	budget    agent.Budget // as started, raised by budget signals
 }
 
 func fold(recs []Record) *state {
@@ -174,6 +178,9 @@ func fold(recs []Record) *state {
 		switch r.Type {
 		case RunStarted:
 			s.started, s.input = true, r.Input
+			if r.Budget != nil {
+				s.budget = *r.Budget
+			}
 		case StepStarted:
 			st := step(r.Step)
 			st.kind, st.idempotent = r.Kind, r.Idempotent
@@ -197,6 +204,8 @@ func fold(recs []Record) *state {
 			case SignalReconcile:
 				sig := *r.Signal
 				step(r.Signal.Step).reconcile = &sig
+			case SignalBudget:
+				s.budget = RaisedBudget(s.budget, *r.Signal)
 			}
 		case RunCompleted:
 			s.completed, s.answer = true, r.Answer
@@ -269,6 +278,25 @@ func (s *state) facts() *agent.Facts {
 		f.Decisions[m] = a
 	}
 	return f
+}
+
+// usage returns the model calls the run made and the tokens they used.
+func (s *state) usage() (turns int, u agent.Usage) {
+	for name, st := range s.steps {
+		if n, tool := agent.StepTurn(name); st.completed && n > 0 && !tool {
+			turns++
+			if reply, err := agent.DecodeModelReply(st.result); err == nil {
+				u = u.Add(reply.Usage)
+			}
+		}
+	}
+	return turns, u
+}
+
+// decide is where the loop stands over the fold, under the run's budget.
+func (j *Journal) decide(s *state) agent.Decision {
+	_, used := s.usage()
+	return s.budget.Limit(j.Loop.Next(agent.Start(s.input), s.facts()), used)
 }
 
 // sameInput reports whether two inputs are the same messages.

@@ -18,7 +18,7 @@ const (
 	RunStarted    RecordType = "run.started"    // once, first: the input messages
 	StepStarted   RecordType = "step.started"   // before a write that is not idempotent runs: step name and kind
 	StepCompleted RecordType = "step.completed" // after the step returns, before its result is used: the result, name and kind
-	SignalRecord  RecordType = "signal"         // an operator's approve, deny or reconcile
+	SignalRecord  RecordType = "signal"         // an operator's approve, deny, reconcile or budget
 	RunCompleted  RecordType = "run.completed"  // when the loop answers: the final message
 	RunCancelled  RecordType = "run.cancelled"  // by an operator's cancel: nothing runs after it
 )
@@ -27,8 +27,11 @@ const (
 type Record struct {
 	Type  RecordType      `json:"type"`
 	Input []agent.Message `json:"input,omitempty"` // run.started
-	Step  string          `json:"step,omitempty"`  // step.started, step.completed
-	Kind  agent.Kind      `json:"kind,omitempty"`  // step.started, step.completed (absent in older journals)
+	// Budget holds the limits the run started with (absent in older
+	// journals: the defaults).
+	Budget *agent.Budget `json:"budget,omitempty"` // run.started
+	Step   string        `json:"step,omitempty"`   // step.started, step.completed
+	Kind   agent.Kind    `json:"kind,omitempty"`   // step.started, step.completed (absent in older journals)
 	// Idempotent marks a write step that is safe to run again.
 	Idempotent bool            `json:"idempotent,omitempty"` // step.started, step.completed
 	Result     json.RawMessage `json:"result,omitempty"`     // step.completed
@@ -45,6 +48,7 @@ const (
 	SignalApprove   = "approve"
 	SignalDeny      = "deny"
 	SignalReconcile = "reconcile"
+	SignalBudget    = "budget"
 )
 
 // Reconcile outcomes.
@@ -55,7 +59,7 @@ const (
 
 // Signal is an operator's input. The JSON field names are the payloads of
 // the operator contract: approve {"Marker"}, deny {"Marker","Reason"},
-// reconcile {"Step","Outcome","Result"}.
+// reconcile {"Step","Outcome","Result"}, budget {"MaxTurns","MaxTokens"}.
 type Signal struct {
 	Name    string `json:"Name"`
 	Marker  string `json:"Marker,omitempty"`
@@ -63,6 +67,9 @@ type Signal struct {
 	Step    string `json:"Step,omitempty"`
 	Outcome string `json:"Outcome,omitempty"`
 	Result  string `json:"Result,omitempty"`
+	// MaxTurns and MaxTokens are a budget's new limits; 0 keeps one.
+	MaxTurns  int   `json:"MaxTurns,omitempty"`
+	MaxTokens int64 `json:"MaxTokens,omitempty"`
 }
 
 // Store keeps the journals of runs.

@@ -54,7 +54,7 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 		if st.cancelled {
 			return st.cancelledOutcome(), nil
 		}
-		d := j.Loop.Next(agent.Start(st.input), st.facts())
+		d := j.decide(st)
 		if denials := st.expired(d.Outcome, j.now()); len(denials) > 0 {
 			// Nobody decided in time: the calls are denied and the model
 			// is told.
@@ -181,7 +181,8 @@ func (j *Journal) begin(runID string, input []agent.Message) error {
 			}
 			return nil
 		}
-		err = j.Store.Append(runID, 0, Record{Type: RunStarted, Input: input})
+		limits := j.Limits.WithDefaults()
+		err = j.Store.Append(runID, 0, Record{Type: RunStarted, Input: input, Budget: &limits})
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
@@ -190,8 +191,9 @@ func (j *Journal) begin(runID string, input []agent.Message) error {
 	return fmt.Errorf("start %s: %w %d times", runID, ErrConflict, maxConflicts)
 }
 
-// Signal records an operator's approve, deny or reconcile after checking
-// it against the run's current state. A refused signal returns an error
+// Signal records an operator's approve, deny, reconcile or budget after
+// checking it against the run's current state; a run that ended (Completed
+// or Failed) refuses every signal. A refused signal returns an error
 // wrapping ErrInvalid (or ErrUnknownRun) that says what would be valid,
 // and writes nothing.
 func (j *Journal) Signal(ctx context.Context, runID string, sig Signal) error {
@@ -210,7 +212,7 @@ func (j *Journal) Signal(ctx context.Context, runID string, sig Signal) error {
 		if !st.started {
 			return fmt.Errorf("%w %q: no journal for it; see the runs with the list command", ErrUnknownRun, runID)
 		}
-		if denials := st.expired(j.Loop.Next(agent.Start(st.input), st.facts()).Outcome, j.now()); len(denials) > 0 {
+		if denials := st.expired(j.decide(st).Outcome, j.now()); len(denials) > 0 {
 			// The approval timeout passed before this input: the calls are
 			// denied first, as a driver would have done.
 			err := j.Store.Append(runID, len(recs), signalRecords(denials)...)
@@ -253,7 +255,7 @@ func (j *Journal) Cancel(ctx context.Context, runID string) error {
 			return fmt.Errorf("%w %q: no journal for it; see the runs with the list command", ErrUnknownRun, runID)
 		}
 		if c := st.closed(); c != "" {
-			return fmt.Errorf("%w cancel: the run is already %s", ErrInvalid, c)
+			return Ended("cancel", c)
 		}
 		err = j.Store.Append(runID, len(recs), Record{Type: RunCancelled})
 		if errors.Is(err, ErrConflict) {
@@ -267,10 +269,69 @@ func (j *Journal) Cancel(ctx context.Context, runID string) error {
 // check validates a signal against the run's state.
 func (j *Journal) check(st *state, sig Signal) error {
 	if c := st.closed(); c != "" {
-		return fmt.Errorf("%w %s: the run is already %s", ErrInvalid, sig.Name, c)
+		return Ended(sig.Name, c)
 	}
-	facts := st.facts()
-	return Validate(sig, j.Loop.Next(agent.Start(st.input), facts).Outcome, facts)
+	d := j.decide(st)
+	if o := d.Outcome; o != nil && o.Status.Terminal() {
+		return Ended(sig.Name, o.Status)
+	}
+	if sig.Name == SignalBudget {
+		turns, used := st.usage()
+		_, err := RaiseBudget(sig, st.budget, turns, used)
+		return err
+	}
+	return Validate(sig, d.Outcome, st.facts())
+}
+
+// Ended is the error every operator input gets once the run is in a
+// terminal status: nothing changes a run after Completed, Failed or
+// Cancelled.
+func Ended(name string, s agent.Status) error {
+	return fmt.Errorf("%w %s: the run is already %s; nothing changes a run after it ended", ErrInvalid, name, s)
+}
+
+// BudgetFormat says what a budget payload looks like, for error messages.
+const BudgetFormat = `{"MaxTurns": 40, "MaxTokens": 200000} (0 or absent keeps a limit)`
+
+// CheckBudget checks the shape of a budget: no negative limit, and at
+// least one limit to set.
+func CheckBudget(sig Signal) error {
+	switch {
+	case sig.MaxTurns < 0:
+		return fmt.Errorf("%w budget: MaxTurns %d is negative; want a number of model calls, or 0 to keep the limit", ErrInvalid, sig.MaxTurns)
+	case sig.MaxTokens < 0:
+		return fmt.Errorf("%w budget: MaxTokens %d is negative; want a number of tokens, or 0 to keep the limit", ErrInvalid, sig.MaxTokens)
+	case sig.MaxTurns == 0 && sig.MaxTokens == 0:
+		return fmt.Errorf("%w budget: it sets no limit; want %s", ErrInvalid, BudgetFormat)
+	}
+	return nil
+}
+
+// RaiseBudget checks a budget against a run that made turns model calls
+// and used u, and returns the run's new limits: each one set must be above
+// what is used. cur is the run's budget now.
+func RaiseBudget(sig Signal, cur agent.Budget, turns int, u agent.Usage) (agent.Budget, error) {
+	if err := CheckBudget(sig); err != nil {
+		return cur, err
+	}
+	if sig.MaxTurns != 0 && sig.MaxTurns <= turns {
+		return cur, fmt.Errorf("%w budget: MaxTurns %d is not above the %d model calls the run made; want at least %d, or 0 to keep the limit (%d)", ErrInvalid, sig.MaxTurns, turns, turns+1, cur.WithDefaults().MaxTurns)
+	}
+	if sig.MaxTokens != 0 && sig.MaxTokens <= u.Total() {
+		return cur, fmt.Errorf("%w budget: MaxTokens %d is not above the %d tokens the run used; want at least %d, or 0 to keep the limit", ErrInvalid, sig.MaxTokens, u.Total(), u.Total()+1)
+	}
+	return RaisedBudget(cur, sig), nil
+}
+
+// RaisedBudget is cur with the limits a budget signal sets.
+func RaisedBudget(cur agent.Budget, sig Signal) agent.Budget {
+	if sig.MaxTurns != 0 {
+		cur.MaxTurns = sig.MaxTurns
+	}
+	if sig.MaxTokens != 0 {
+		cur.MaxTokens = sig.MaxTokens
+	}
+	return cur
 }
 
 // Validate checks an operator's signal against where the run stands (o, nil
@@ -308,8 +369,10 @@ func Validate(sig Signal, o *agent.Outcome, f *agent.Facts) error {
 			return fmt.Errorf("%w reconcile: step %s is not indeterminate; indeterminate: %s", ErrInvalid, sig.Step, listOrNone(sortedKeys(f.Indeterminate)))
 		}
 		return nil
+	case SignalBudget:
+		return CheckBudget(sig)
 	}
-	return fmt.Errorf("%w signal %q: want approve, deny or reconcile", ErrInvalid, sig.Name)
+	return fmt.Errorf("%w signal %q: want approve, deny, reconcile or budget", ErrInvalid, sig.Name)
 }
 
 // Apply records a validated signal in the facts: a decision, or a
@@ -380,8 +443,12 @@ type RunInfo struct {
 	Answer        string          `json:"answer,omitempty"`
 	CutOff        bool            `json:"cut_off,omitempty"` // the answer was cut off by the model's length limit
 	Reason        string          `json:"reason,omitempty"`
-	Steps         []StepInfo      `json:"steps"`
-	Records       int             `json:"records"`
+	// Budget is the run's limits; Turns and Usage what it used of them.
+	Budget  agent.Budget `json:"budget"`
+	Turns   int          `json:"turns"`
+	Usage   agent.Usage  `json:"usage"`
+	Steps   []StepInfo   `json:"steps"`
+	Records int          `json:"records"`
 }
 
 // Show reports a run's status, what it waits for, and its steps in the
@@ -400,7 +467,8 @@ func (j *Journal) Show(runID string) (RunInfo, error) {
 	if !st.started {
 		return RunInfo{}, fmt.Errorf("%w %q: no journal for it; see the runs with the list command", ErrUnknownRun, runID)
 	}
-	info := RunInfo{RunID: runID, Records: len(recs), Status: agent.StatusCompleted, Answer: st.answer}
+	info := RunInfo{RunID: runID, Records: len(recs), Status: agent.StatusCompleted, Answer: st.answer, Budget: st.budget.WithDefaults()}
+	info.Turns, info.Usage = st.usage()
 	switch {
 	case st.completed:
 		info.CutOff = j.cutOff(st)
@@ -408,7 +476,7 @@ func (j *Journal) Show(runID string) (RunInfo, error) {
 		o := st.cancelledOutcome()
 		info.Status, info.Reason = o.Status, o.Reason
 	default:
-		d := j.Loop.Next(agent.Start(st.input), st.facts())
+		d := j.decide(st)
 		info.Status = agent.StatusRunning
 		if o := d.Outcome; o != nil {
 			info.Status, info.Pending, info.Indeterminate, info.Answer, info.Reason = o.Status, o.Pending, o.Step, o.Answer, o.Reason
@@ -444,8 +512,8 @@ func (j *Journal) cutOff(st *state) bool {
 	return o != nil && o.CutOff
 }
 
-// Waiting returns the runs that wait on a person: AwaitingApproval or
-// Indeterminate.
+// Waiting returns the runs that wait on a person: AwaitingApproval,
+// Indeterminate or BudgetExceeded.
 func (j *Journal) Waiting() ([]RunInfo, error) {
 	ids, err := j.Store.List()
 	if err != nil {
@@ -460,7 +528,8 @@ func (j *Journal) Waiting() ([]RunInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		if info.Status == agent.StatusAwaitingApproval || info.Status == agent.StatusIndeterminate {
+		switch info.Status {
+		case agent.StatusAwaitingApproval, agent.StatusIndeterminate, agent.StatusBudgetExceeded:
 			out = append(out, info)
 		}
 	}

@@ -7,7 +7,9 @@
 // run; with no prompt it attaches to whatever run has that id; another
 // prompt is refused. Exit codes: 0 Completed (or started, without --wait),
 // 1 error or Failed, 2 usage, 3 AwaitingApproval, 4 Indeterminate, 5 busy
-// (--local: another process drives the run; nothing was written).
+// (--local: another process drives the run; nothing was written), 6
+// Cancelled, 7 BudgetExceeded. --max-turns and --max-tokens set a new
+// run's limits.
 package main
 
 import (
@@ -30,8 +32,10 @@ func main() {
 	local := fs.Bool("local", false, "run on the local journal (AGENTRUN_JOURNAL), with no server")
 	wait := fs.Bool("wait", false, "follow the run, printing each status change, until it ends")
 	id := fs.String("id", "", "the run id: letters, digits, '_', '.', '-', at most 128 characters")
+	maxTurns := fs.String("max-turns", "", "a new run's limit on model calls (default AGENTRUN_MAX_TURNS, or 25)")
+	maxTokens := fs.String("max-tokens", "", "a new run's limit on tokens, input plus output (default AGENTRUN_MAX_TOKENS_PER_RUN, or none)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: "+cli.CommandsFor(os.Args[0]).Starter+" [--local] --id RUN [--wait] [PROMPT...]")
+		fmt.Fprintln(fs.Output(), "usage: "+cli.CommandsFor(os.Args[0]).Starter+" [--local] --id RUN [--wait] [--max-turns N] [--max-tokens N] [PROMPT...]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -39,14 +43,14 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, *local, *wait, *id, strings.Join(fs.Args(), " "))
+	err := run(ctx, *local, *wait, *id, *maxTurns, *maxTokens, strings.Join(fs.Args(), " "))
 	if code := cli.ExitCode(err); code == cli.ExitError || code == cli.ExitUsage || code == cli.ExitBusy {
 		fmt.Fprintln(os.Stderr, "starter:", err)
 	}
 	os.Exit(cli.ExitCode(err))
 }
 
-func run(ctx context.Context, local, wait bool, id, prompt string) error {
+func run(ctx context.Context, local, wait bool, id, maxTurns, maxTokens, prompt string) error {
 	if id == "" {
 		return &cli.UsageError{Msg: "--id is required: name the run (letters, digits, '_', '.', '-')"}
 	}
@@ -58,6 +62,10 @@ func run(ctx context.Context, local, wait bool, id, prompt string) error {
 		return &cli.UsageError{Msg: err.Error()}
 	}
 	settings.Commands = cli.CommandsFor(os.Args[0])
+	limits, err := settings.Limits(maxTurns, maxTokens)
+	if err != nil {
+		return err
+	}
 	if local {
 		if wait {
 			return &cli.UsageError{Msg: "--wait is for runs on Temporal; a --local run always runs until it completes or needs a person"}
@@ -67,7 +75,7 @@ func run(ctx context.Context, local, wait bool, id, prompt string) error {
 			return err
 		}
 		defer l.Close()
-		return l.StartLocal(ctx, os.Stdout, id, prompt)
+		return l.StartLocal(ctx, os.Stdout, id, prompt, limits)
 	}
 	conn, err := cluster.Dial(ctx, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), nil)
 	if err != nil {
@@ -75,5 +83,5 @@ func run(ctx context.Context, local, wait bool, id, prompt string) error {
 	}
 	defer conn.Close()
 	r := &cli.Remote{Conn: conn, Settings: settings}
-	return r.Start(ctx, os.Stdout, id, prompt, wait)
+	return r.Start(ctx, os.Stdout, id, prompt, limits, wait)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +26,10 @@ const (
 	StepTimeout = 10 * time.Minute
 )
 
+// versionUpdateAnswer guards the change that made an update wait until the
+// run acted on it (workflow.GetVersion): version 1 waits.
+const versionUpdateAnswer = "update-answer-after-acting"
+
 // a names the activities; the workflow never calls its methods directly.
 var a *activities.Activities
 
@@ -39,6 +44,8 @@ type run struct {
 	facts *agent.Facts
 	gen   map[string]int // executions of each write step of the turn
 	cat   activities.Catalog
+	// budget is the run's limits: from the input, raised by budget inputs.
+	budget agent.Budget
 	// stepsHere counts the steps this execution ran, for ContinueAfter.
 	stepsHere int
 	outcome   *agent.Outcome // where the run waits; nil while a step runs
@@ -46,6 +53,11 @@ type run struct {
 	since   map[string]time.Time
 	state   State
 	changes int // operator inputs applied; the main loop waits on it
+	// acted is the value of changes the main loop last acted on: it ran
+	// the loop over them and started the next step or waits again. An
+	// update answers once its input is acted on, or the run closes.
+	acted   int
+	closing bool
 }
 
 // AgentRun drives one agent run until it completes or fails, waiting for
@@ -56,22 +68,27 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 		return Result{}, err
 	}
 	r := &run{
-		ctx:   ctx,
-		id:    workflow.GetInfo(ctx).WorkflowExecution.ID,
-		in:    in,
-		facts: agent.NewFacts(),
-		gen:   map[string]int{},
-		since: map[string]time.Time{},
-		state: State{Status: agent.StatusRunning, Steps: []StepRecord{}},
+		ctx:    ctx,
+		id:     workflow.GetInfo(ctx).WorkflowExecution.ID,
+		in:     in,
+		facts:  agent.NewFacts(),
+		gen:    map[string]int{},
+		state:  State{Status: agent.StatusRunning, Steps: []StepRecord{}},
+		since:  map[string]time.Time{},
+		budget: agent.Budget{MaxTurns: in.MaxTurns, MaxTokens: in.MaxTokens},
 	}
 	if c := in.Continued; c != nil {
 		r.restore(c)
 	}
+	r.state.Budget = r.budget.WithDefaults()
 	if err := r.setHandlers(); err != nil {
 		return Result{}, err
 	}
 	if in.Continued == nil && len(in.Messages) == 0 {
 		return r.fail("the input has no messages")
+	}
+	if in.MaxTurns < 0 || in.MaxTokens < 0 {
+		return r.fail(fmt.Sprintf("the input has max_turns %d, max_tokens %d: want positive limits, or absent for %d model calls and no token limit", in.MaxTurns, in.MaxTokens, agent.DefaultMaxTurns))
 	}
 	r.publish()
 
@@ -92,13 +109,14 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 		r.state.Model = r.cat.Model
 		r.cp = agent.Start(in.Messages)
 	}
-	r.loop = agent.Loop{Tools: r.cat.Tools, MaxTurns: in.MaxTurns, ToolsKey: r.cat.ToolsKey, FailOnCut: r.cat.FailOnCut}
+	r.loop = agent.Loop{Tools: r.cat.Tools, ToolsKey: r.cat.ToolsKey, FailOnCut: r.cat.FailOnCut}
 
 	for {
 		if ctx.Err() != nil {
 			return r.cancelled()
 		}
-		d := r.loop.Next(r.cp, r.facts)
+		now := r.changes
+		d := r.budget.Limit(r.loop.Next(r.cp, r.facts), r.state.Usage)
 		r.advance(d.Checkpoint)
 		if d.Step != nil {
 			if r.shouldContinue() {
@@ -106,9 +124,10 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 			}
 			if r.outcome != nil || r.state.Status != agent.StatusRunning {
 				r.outcome = nil
-				r.state.Status, r.state.Pending, r.state.Indeterminate, r.state.Why = agent.StatusRunning, nil, "", ""
+				r.state.Status, r.state.Pending, r.state.Indeterminate, r.state.Why, r.state.Reason = agent.StatusRunning, nil, "", "", ""
 				r.publish()
 			}
+			r.acted = now
 			if err := r.execute(*d.Step); err != nil {
 				if ctx.Err() != nil {
 					return r.cancelled()
@@ -129,9 +148,10 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 			return r.fail(o.Reason)
 		}
 		r.outcome = o
-		r.state.Status, r.state.Pending, r.state.Indeterminate = o.Status, o.Pending, o.Step
+		r.state.Status, r.state.Pending, r.state.Indeterminate, r.state.Reason = o.Status, o.Pending, o.Step, o.Reason
 		r.publish()
-		if err := r.wait(); err != nil {
+		r.acted = now
+		if err := r.wait(now); err != nil {
 			if ctx.Err() != nil {
 				return r.cancelled()
 			}
@@ -143,8 +163,7 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 // wait blocks until an operator input changed the run or, while calls with
 // an approval timeout are pending, until the first of them expires, which
 // denies it. The timer is Temporal's: it fires with no worker running.
-func (r *run) wait() error {
-	seen := r.changes
+func (r *run) wait(seen int) error {
 	changed := func() bool { return r.changes != seen }
 	var first time.Time
 	if r.outcome.Status == agent.StatusAwaitingApproval {
@@ -198,6 +217,7 @@ func (r *run) advance(cp agent.Checkpoint) {
 		return
 	}
 	r.cp = cp
+	r.state.Turns = cp.Turn
 	r.facts.Forget(cp)
 	clear(r.since)
 	for name := range r.gen {
@@ -230,7 +250,7 @@ func (r *run) continueAsNew() error {
 			r.operate(name, raw)
 		}
 	}
-	next := Input{MaxTurns: r.in.MaxTurns, ContinueAfter: r.in.ContinueAfter, Continued: r.checkpoint()}
+	next := Input{MaxTurns: r.budget.MaxTurns, MaxTokens: r.budget.MaxTokens, ContinueAfter: r.in.ContinueAfter, Continued: r.checkpoint()}
 	workflow.GetLogger(r.ctx).Info("continuing as new", "turn", r.cp.Turn, "steps", r.state.StepCount)
 	return workflow.NewContinueAsNewError(r.ctx, WorkflowName, next)
 }
@@ -238,7 +258,7 @@ func (r *run) continueAsNew() error {
 // checkpoint is what a continued run needs: bounded whatever the turn.
 func (r *run) checkpoint() *Continued {
 	st := r.state
-	st.Status, st.Pending, st.Indeterminate = agent.StatusRunning, nil, ""
+	st.Status, st.Pending, st.Indeterminate, st.Reason = agent.StatusRunning, nil, "", ""
 	return &Continued{Checkpoint: r.cp, Facts: r.facts, Generations: r.gen, Catalog: r.cat, State: st, Runs: r.state.Runs + 1}
 }
 
@@ -355,7 +375,10 @@ func (r *run) cancelled() (Result, error) {
 }
 
 // drain lets handlers in flight finish before the run closes.
+// drain lets handlers in flight finish before the run closes (or
+// continues as new): updates waiting for the loop answer now.
 func (r *run) drain() {
+	r.closing = true
 	_ = workflow.Await(r.ctx, func() bool { return workflow.AllHandlersFinished(r.ctx) })
 }
 
@@ -385,6 +408,12 @@ func (r *run) publish() {
 	if err := workflow.UpsertTypedSearchAttributes(r.ctx, StatusKey.ValueSet(string(r.state.Status)), step); err != nil {
 		workflow.GetLogger(r.ctx).Warn("upsert search attributes", "error", err)
 	}
+	r.showDetails()
+}
+
+// showDetails renders the current details; unlike publish it adds no
+// command to the history.
+func (r *run) showDetails() {
 	workflow.SetCurrentDetails(r.ctx, details(workflow.GetInfo(r.ctx).Namespace, r.id, &r.state))
 }
 
@@ -395,6 +424,7 @@ func (r *run) setHandlers() error {
 		workflow.QueryHandlerOptions{Description: "where the run stands: status, pending markers, the indeterminate step, steps, usage, rejected inputs"}); err != nil {
 		return err
 	}
+	workflow.Go(r.ctx, r.watchUnknownSignals)
 	for _, name := range operatorSignals {
 		ch := workflow.GetSignalChannelWithOptions(r.ctx, name, workflow.SignalChannelOptions{Description: "payload " + payloadFormats[name]})
 		workflow.Go(r.ctx, func(ctx workflow.Context) {
@@ -410,7 +440,16 @@ func (r *run) setHandlers() error {
 				if err != nil {
 					return r.state, err // the validator already refused it; unreachable in practice
 				}
+				waiting := r.outcome != nil
 				r.apply(sig)
+				// Runs recorded before answers waited answered at once: the
+				// version keeps their command order on replay.
+				if waiting && workflow.GetVersion(ctx, versionUpdateAnswer, workflow.DefaultVersion, 1) >= 1 {
+					// The run waits on a person: answer with where it goes
+					// once the loop has acted on this input.
+					mine := r.changes
+					_ = workflow.Await(ctx, func() bool { return r.acted >= mine || r.closing })
+				}
 				return r.state, nil
 			},
 			workflow.UpdateHandlerOptions{
@@ -418,7 +457,7 @@ func (r *run) setHandlers() error {
 					_, err := r.validate(name, raw)
 					return err
 				},
-				Description: "the " + name + " operator signal, answered at once",
+				Description: "the " + name + " operator signal, answered with the state once the run acted on it",
 			})
 		if err != nil {
 			return err
@@ -431,19 +470,64 @@ func (r *run) setHandlers() error {
 func (r *run) operate(name string, raw converter.RawValue) {
 	sig, err := r.validate(name, raw)
 	if err != nil {
-		payload := ""
-		if p := raw.Payload(); p != nil {
-			payload = clip(string(p.GetData()), 500)
-		}
-		r.state.Rejected = append(r.state.Rejected, Rejected{Signal: name, Payload: payload, Reason: err.Error()})
-		if n := len(r.state.Rejected); n > MaxRejected {
-			r.state.Rejected = r.state.Rejected[n-MaxRejected:]
-		}
-		workflow.GetLogger(r.ctx).Warn("rejected operator signal", "signal", name, "reason", err.Error())
+		r.reject(name, raw, err)
 		r.publish()
 		return
 	}
 	r.apply(sig)
+}
+
+// reject records an operator signal the run refused, for the state query
+// and the current details.
+func (r *run) reject(name string, raw converter.RawValue, err error) {
+	payload := ""
+	if p := raw.Payload(); p != nil {
+		payload = clip(string(p.GetData()), 500)
+	}
+	r.state.Rejected = append(r.state.Rejected, Rejected{Signal: name, Payload: payload, Reason: err.Error()})
+	if n := len(r.state.Rejected); n > MaxRejected {
+		r.state.Rejected = r.state.Rejected[n-MaxRejected:]
+	}
+	workflow.GetLogger(r.ctx).Warn("rejected operator signal", "signal", name, "reason", err.Error())
+}
+
+// watchUnknownSignals records every signal sent under a name the run does
+// not handle (a misspelled "aprove") as rejected, naming the valid ones.
+// The sdk has no handler for any name: the run waits until
+// GetUnhandledSignalNames lists one that is not an operator signal, then
+// drains its channel. The rejection only renders the current details: it
+// adds no command, so histories recorded before it replay unchanged.
+func (r *run) watchUnknownSignals(ctx workflow.Context) {
+	for {
+		var unknown []string
+		_ = workflow.Await(ctx, func() bool {
+			unknown = unknownSignals(workflow.GetUnhandledSignalNames(ctx))
+			return len(unknown) > 0
+		})
+		for _, name := range unknown {
+			ch := workflow.GetSignalChannel(ctx, name)
+			for {
+				var raw converter.RawValue
+				if !ch.ReceiveAsync(&raw) {
+					break
+				}
+				r.reject(name, raw, fmt.Errorf("unknown signal %q; the valid signals are %s", name, strings.Join(operatorSignals, ", ")))
+			}
+		}
+		r.showDetails()
+	}
+}
+
+// unknownSignals returns the names that are not operator signals, sorted.
+func unknownSignals(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(operatorSignals, n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // validate decodes a payload and checks it against where the run stands.
@@ -453,9 +537,12 @@ func (r *run) validate(name string, raw converter.RawValue) (journal.Signal, err
 	if err != nil {
 		return sig, err
 	}
-	switch r.state.Status {
-	case agent.StatusCompleted, agent.StatusFailed, agent.StatusCancelled:
-		return sig, fmt.Errorf("%s: the run is already %s", name, r.state.Status)
+	if r.state.Status.Terminal() {
+		return sig, journal.Ended(name, r.state.Status)
+	}
+	if name == SignalBudget {
+		_, err := journal.RaiseBudget(sig, r.budget, r.cp.Turn, r.state.Usage)
+		return sig, err
 	}
 	if err := journal.Validate(sig, r.outcome, r.facts); err != nil {
 		return sig, err
@@ -466,6 +553,10 @@ func (r *run) validate(name string, raw converter.RawValue) (journal.Signal, err
 // apply records a valid operator input and wakes the main loop.
 func (r *run) apply(sig journal.Signal) {
 	journal.Apply(sig, r.facts)
+	if sig.Name == SignalBudget {
+		r.budget = journal.RaisedBudget(r.budget, sig)
+		r.state.Budget = r.budget.WithDefaults()
+	}
 	if sig.Name == SignalReconcile && sig.Outcome == journal.OutcomeDone {
 		r.record(StepRecord{Name: sig.Step, Kind: agent.KindWrite, Generation: r.gen[sig.Step], Reconciled: true, Preview: agent.Clip(sig.Result, agent.PreviewLen)})
 	}

@@ -191,6 +191,7 @@ func TestHandExampleThroughUpdates(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	var rejected, completed []string
+	var answer any
 	cb := func(name string) *testsuite.TestUpdateCallback {
 		return &testsuite.TestUpdateCallback{
 			OnAccept: func() {},
@@ -200,6 +201,7 @@ func TestHandExampleThroughUpdates(t *testing.T) {
 					t.Errorf("update %s failed: %v", name, err)
 				}
 				completed = append(completed, name)
+				answer = v
 			},
 		}
 	}
@@ -217,6 +219,11 @@ func TestHandExampleThroughUpdates(t *testing.T) {
 	}
 	if strings.Join(completed, ",") != "approve" {
 		t.Fatalf("completed updates %q, want approve", completed)
+	}
+	// The answer is the state once the run acted on the approval: it runs
+	// the ticket step.
+	if st, ok := answer.(workflows.State); !ok || st.Status != agent.StatusRunning || len(st.Pending) != 0 || st.StepCount != 3 {
+		t.Fatalf("approve answered %#v, want the state after it: Running, nothing pending, 3 steps", answer)
 	}
 	if s := h.state(t); len(s.Rejected) != 0 {
 		t.Fatalf("a rejected update left a trace in state: %+v", s.Rejected)

@@ -45,6 +45,22 @@ func DonePayload(step, result string) any {
 	return reconcilePayload{Step: step, Outcome: "done", Result: result}
 }
 
+// BudgetPayload is the payload of budget: the new limits, 0 keeping one.
+func BudgetPayload(maxTurns int, maxTokens int64) any {
+	return budgetPayload{MaxTurns: maxTurns, MaxTokens: maxTokens}
+}
+
+// RaiseHint is a budget that lets a run stopped by b go on: twice the
+// limit that stopped it (tokens only when there is a token limit).
+func RaiseHint(b agent.Budget, turns int, used agent.Usage) any {
+	b = b.WithDefaults()
+	hint := budgetPayload{MaxTurns: max(2*b.MaxTurns, turns+1)}
+	if b.MaxTokens > 0 {
+		hint.MaxTokens = max(2*b.MaxTokens, used.Total()+1)
+	}
+	return hint
+}
+
 // RetryPayload is the payload of a reconcile with outcome retry.
 func RetryPayload(step string) any {
 	return struct{ Step, Outcome string }{step, "retry"}
@@ -101,6 +117,10 @@ func details(namespace, runID string, s *State) string {
 		}
 		fmt.Fprintf(&b, "\nCheck the world first, then record what happened, with the real result in place of RESULT:\n\n%s\nor, only if it did not take effect, run it once more:\n\n%s",
 			cmd(SignalReconcile, DonePayload(s.Indeterminate, "RESULT")), cmd(SignalReconcile, RetryPayload(s.Indeterminate)))
+	case agent.StatusBudgetExceeded:
+		fmt.Fprintf(&b, "**Budget exceeded**: %s. The run waits until its limits are raised.\n\n", s.Reason)
+		fmt.Fprintf(&b, "Used: %s, %d tokens. Limits: %d model calls, %s.\n", plural(s.Turns, "model call"), s.Usage.Total(), s.Budget.MaxTurns, tokenLimit(s.Budget.MaxTokens))
+		fmt.Fprintf(&b, "\nRaise them (each above what is used; 0 keeps a limit):\n\n%s", cmd(SignalBudget, RaiseHint(s.Budget, s.Turns, s.Usage)))
 	case agent.StatusCompleted:
 		fmt.Fprintf(&b, "**Completed** after %s.\n\n", plural(s.StepCount, "step"))
 		for _, line := range strings.Split(cut(s.Answer, 4000), "\n") {
@@ -135,6 +155,14 @@ func details(namespace, runID string, s *State) string {
 	}
 	b.WriteString("\n---\n")
 	return b.String()
+}
+
+// tokenLimit renders a token limit, 0 being none.
+func tokenLimit(n int64) string {
+	if n <= 0 {
+		return "no token limit"
+	}
+	return fmt.Sprintf("%d tokens", n)
 }
 
 // prettyJSON indents JSON for people, cut to at most n bytes, its long

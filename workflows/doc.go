@@ -17,12 +17,22 @@
 // execution's run id), search attributes and memo carry over; the state
 // query and the current details come from the newest execution.
 //
-// Operators act through signals approve, deny and reconcile (payloads as
-// in the operator contract), received as raw values and validated by the
-// workflow: a bad payload is recorded as rejected with a reason that the
-// state query and the current details show, and never wedges the run. The
-// same three operations are updates with validators, which give the caller
-// the error at once. The query state returns where the run stands.
+// Operators act through signals approve, deny, reconcile and budget
+// (payloads as in the operator contract), received as raw values and
+// validated by the workflow: a bad payload is recorded as rejected with a
+// reason that the state query and the current details show, and never
+// wedges the run; a signal under any other name (a misspelled "aprove")
+// is recorded as rejected the same way, naming the valid signals. The same
+// operations are updates with validators, which give the caller the error
+// at once; an accepted update that reaches a waiting run answers with the
+// state once the main loop has acted on it (started the next step, or waits
+// again), so the answer shows the status the run moved to. The query state
+// returns where the run stands.
+//
+// Budgets: Input.MaxTurns and Input.MaxTokens limit the model calls and
+// their tokens. Before a model call past a limit the run waits as
+// BudgetExceeded until a budget input raises it (above what is used); the
+// limits ride in the Input across continue-as-new.
 //
 // A final answer cut off by the model's length limit completes the run
 // with State.CutOff and Result.CutOff set and a "Cut off" line in the

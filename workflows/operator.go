@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"go.temporal.io/sdk/converter"
 
@@ -15,6 +16,7 @@ var payloadFormats = map[string]string{
 	SignalApprove:   `{"Marker":"tool/2/0/create_ticket"}`,
 	SignalDeny:      `{"Marker":"tool/2/0/create_ticket","Reason":"..."}`,
 	SignalReconcile: `{"Step":"tool/2/0/create_ticket","Outcome":"done","Result":"TICKET-7"} or {"Step":"...","Outcome":"retry"}`,
+	SignalBudget:    `{"MaxTurns":40,"MaxTokens":200000} (0 or absent keeps a limit)`,
 }
 
 // Payloads of the operator contract, one type per operation so that a
@@ -31,6 +33,10 @@ type (
 		Step    string
 		Outcome string
 		Result  string
+	}
+	budgetPayload struct {
+		MaxTurns  int
+		MaxTokens int64
 	}
 )
 
@@ -60,15 +66,22 @@ func decodeOperator(name string, raw converter.RawValue) (journal.Signal, error)
 		var v reconcilePayload
 		err = strictJSON(p.GetData(), &v)
 		sig = journal.Signal{Name: name, Step: v.Step, Outcome: v.Outcome, Result: v.Result}
+	case SignalBudget:
+		var v budgetPayload
+		err = strictJSON(p.GetData(), &v)
+		sig = journal.Signal{Name: name, MaxTurns: v.MaxTurns, MaxTokens: v.MaxTokens}
 	default:
-		return journal.Signal{}, fmt.Errorf("unknown operation %q; want approve, deny or reconcile", name)
+		return journal.Signal{}, fmt.Errorf("unknown operation %q; want %s", name, strings.Join(operatorSignals, ", "))
 	}
 	if err != nil {
 		return journal.Signal{}, fmt.Errorf("%s payload %s: %v; want %s", name, clip(string(p.GetData()), 200), err, want)
 	}
-	if name == SignalReconcile {
+	switch name {
+	case SignalReconcile:
 		err = journal.CheckReconcile(sig)
-	} else {
+	case SignalBudget:
+		err = journal.CheckBudget(sig)
+	default:
 		err = journal.CheckDecision(sig)
 	}
 	return sig, err

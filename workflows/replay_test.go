@@ -15,16 +15,21 @@ import (
 // made Indeterminate by a SIGKILLed worker and reconciled with retry, and
 // the three executions of a hand example that continued as new every two
 // steps (continue-as-new-1 and -2 end in a continue-as-new, -3 starts from
-// a checkpoint). A change to the workflow that reorders its commands fails
-// here.
+// a checkpoint); a run stopped twice as BudgetExceeded and raised by a
+// rejected update, a rejected signal, an update and reconcile budget
+// (budget-raised); and a misspelled signal followed by an approve update
+// answered after the run acted on it (misspelled-signal-update-answer,
+// with its version marker). These two were captured by the e2e tests with
+// AGENTRUN_HISTORY_DIR set. A change to the workflow that reorders its
+// commands fails here.
 func TestReplay(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("testdata/*.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 6 {
-		t.Fatalf("found %d histories in testdata, want at least 6", len(files))
+	if len(files) < 8 {
+		t.Fatalf("found %d histories in testdata, want at least 8", len(files))
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {

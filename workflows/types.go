@@ -14,6 +14,7 @@ const (
 	SignalApprove   = "approve"
 	SignalDeny      = "deny"
 	SignalReconcile = "reconcile"
+	SignalBudget    = "budget"
 	// ErrTypeFailed is the error type of a run that Failed.
 	ErrTypeFailed = "AgentRunFailed"
 	// MemoInputHash is the memo key holding the hash of the run's input,
@@ -28,13 +29,18 @@ var (
 )
 
 // operatorSignals are the operator's signals (and updates).
-var operatorSignals = []string{SignalApprove, SignalDeny, SignalReconcile}
+var operatorSignals = []string{SignalApprove, SignalDeny, SignalReconcile, SignalBudget}
 
 // Input is the input of AgentRun.
 type Input struct {
 	Messages []agent.Message `json:"messages"`
 	// MaxTurns bounds the model calls; 0 means agent.DefaultMaxTurns.
+	// At the limit the run waits as BudgetExceeded until a budget input
+	// raises it.
 	MaxTurns int `json:"max_turns,omitempty"`
+	// MaxTokens bounds the tokens (input plus output) of the model calls;
+	// 0 means no limit.
+	MaxTokens int64 `json:"max_tokens,omitempty"`
 	// ContinueAfter makes each execution continue as new after this many
 	// steps; 0 (the default) continues only when Temporal suggests it.
 	ContinueAfter int `json:"continue_after,omitempty"`
@@ -45,7 +51,7 @@ type Input struct {
 
 // Continued is the checkpoint a run carries across continue-as-new: the
 // loop's checkpoint, the facts about the current turn, the catalog and the
-// state. Its size does not grow with the number of turns.
+// state (the run's budget is in the Input). Its size does not grow with the number of turns.
 type Continued struct {
 	Checkpoint  agent.Checkpoint   `json:"checkpoint"`
 	Facts       *agent.Facts       `json:"facts,omitempty"`
@@ -95,7 +101,11 @@ type State struct {
 	// CutOff is set on Completed when the model's length limit cut the
 	// answer off (finish reason length): it may be incomplete.
 	CutOff bool   `json:"cut_off,omitempty"`
-	Reason string `json:"reason,omitempty"` // Failed: why
+	Reason string `json:"reason,omitempty"` // Failed, BudgetExceeded, Cancelled: why
+	// Budget is the run's limits now; Turns the model calls it made
+	// (Usage: the tokens they used).
+	Budget agent.Budget `json:"budget"`
+	Turns  int          `json:"turns"`
 	// Steps are the newest completed steps, at most MaxSteps of them;
 	// StepCount counts them all.
 	Steps     []StepRecord `json:"steps"`

@@ -52,6 +52,15 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{reconcile, []string{"--local", "show", "r1", "--step", "llm/x"}, 2, `step "llm/x" is not a step name`},
 		{reconcile, []string{"--local", "show", "r1", "--step"}, 2, "show takes RUN [--step STEP]"},
 		{reconcile, []string{"--local", "show", "r1", "--step", "tool/9/0/lookup"}, 1, "run r1 has not reached it"},
+		{starter, []string{"--local", "--id", "r2", "--max-turns", "0", "p"}, 2, "--max-turns \"0\": want a positive number of model calls"},
+		{starter, []string{"--local", "--id", "r2", "--max-turns", "-3", "p"}, 2, "want a positive number of model calls"},
+		{starter, []string{"--local", "--id", "r2", "--max-tokens", "lots", "p"}, 2, "want a positive number of tokens"},
+		{starter, []string{"--local", "--id", "r1", "--max-turns", "40"}, 2, "run r1 exists and keeps its limits"},
+		{reconcile, []string{"--local", "budget", "r1", "2"}, 1, "MaxTurns 2 is not above the 2 model calls the run made; want at least 3"},
+		{reconcile, []string{"--local", "budget", "r1", "-1"}, 2, "MaxTurns -1 is negative"},
+		{reconcile, []string{"--local", "budget", "r1", "0", "0"}, 2, "it sets no limit"},
+		{reconcile, []string{"--local", "budget", "r1", "many"}, 2, `budget MAX_TURNS "many"`},
+		{reconcile, []string{"--local", "budget", "r1"}, 2, "budget takes RUN MAX_TURNS [MAX_TOKENS]"},
 	}
 	for _, c := range cases {
 		code, out := testenv.Run(t, env, time.Minute, c.prog, c.args...)
@@ -60,10 +69,12 @@ func TestBadInputWritesNothing(t *testing.T) {
 			t.Errorf("%s %q: exit %d, output %q; want exit %d and one line containing %q", filepath.Base(c.prog), c.args, code, out, c.code, c.want)
 		}
 	}
-	for _, v := range []string{"0", "-5", "lots"} {
-		code, out := testenv.Run(t, append(env, "AGENTRUN_CONTEXT_BUDGET="+v), time.Minute, starter, "--local", "--id", "r1")
-		if line := strings.TrimSpace(out); code != 2 || !strings.Contains(line, "AGENTRUN_CONTEXT_BUDGET") || !strings.Contains(line, "positive number") || strings.Contains(line, "\n") {
-			t.Errorf("AGENTRUN_CONTEXT_BUDGET=%s: exit %d, output %q; want exit 2 and one line", v, code, out)
+	for _, name := range []string{"AGENTRUN_CONTEXT_BUDGET", "AGENTRUN_MAX_TURNS", "AGENTRUN_MAX_TOKENS_PER_RUN"} {
+		for _, v := range []string{"0", "-5", "lots"} {
+			code, out := testenv.Run(t, append(env, name+"="+v), time.Minute, starter, "--local", "--id", "r1")
+			if line := strings.TrimSpace(out); code != 2 || !strings.Contains(line, name) || !strings.Contains(line, "positive number") || strings.Contains(line, "\n") {
+				t.Errorf("%s=%s: exit %d, output %q; want exit 2 and one line", name, v, code, out)
+			}
 		}
 	}
 	// Model settings: a bad timeout, flag or models file.
@@ -181,5 +192,68 @@ func TestWorkerRefusesBadVersioning(t *testing.T) {
 	}
 	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
 		t.Fatalf("a refused worker wrote %d entries into %s (%v)", len(entries), dir, err)
+	}
+}
+
+// TestBudgetLocal: the starter's --max-turns stops a local run as
+// BudgetExceeded (exit 7) with the command that raises it; reconcile
+// --local budget records the raise and the next starter --local resumes
+// the run to the approval and then the answer; after that, every operator
+// input is refused and nothing is written.
+func TestBudgetLocal(t *testing.T) {
+	t.Parallel()
+	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
+	dir := t.TempDir()
+	tickets := filepath.Join(dir, "tickets.jsonl")
+	env := append(os.Environ(), "AGENTRUN_JOURNAL="+filepath.Join(dir, "journal"), "AGENTRUN_TICKETS="+tickets, "AGENTRUN_MODEL=scripted", "AGENTRUN_MAX_TURNS=2")
+	code, out := testenv.Run(t, env, time.Minute, starter, "--local", "--id", "b1", "--max-turns", "1", "file a ticket")
+	if code != 7 || !strings.Contains(out, "run b1: BudgetExceeded: the run made 1 model calls; its limit is 1") || !strings.Contains(out, "reconcile --local budget b1 MAX_TURNS [MAX_TOKENS]") {
+		t.Fatalf("start: exit %d, want 7 with the command that raises the limit\n%s", code, out)
+	}
+	code, out = testenv.Run(t, env, time.Minute, reconcile, "--local", "list")
+	if code != 0 || !strings.Contains(out, "b1\tBudgetExceeded") {
+		t.Fatalf("list: exit %d\n%s", code, out)
+	}
+	code, out = testenv.Run(t, env, time.Minute, reconcile, "--local", "show", "b1")
+	if code != 0 || !strings.Contains(out, "run b1: BudgetExceeded") || !strings.Contains(out, "budget: 1 of 1 model calls;") {
+		t.Fatalf("show: exit %d\n%s", code, out)
+	}
+	if code, out = testenv.Run(t, env, time.Minute, reconcile, "--local", "budget", "b1", "2"); code != 0 || !strings.Contains(out, "recorded budget for run b1") {
+		t.Fatalf("budget: exit %d\n%s", code, out)
+	}
+	if code, out = testenv.Run(t, env, time.Minute, starter, "--local", "--id", "b1"); code != 3 {
+		t.Fatalf("resume after the raise: exit %d, want 3 (AwaitingApproval)\n%s", code, out)
+	}
+	if code, out = testenv.Run(t, env, time.Minute, reconcile, "--local", "approve", "b1", "tool/2/0/create_ticket"); code != 0 {
+		t.Fatalf("approve: exit %d\n%s", code, out)
+	}
+	if code, out = testenv.Run(t, env, time.Minute, starter, "--local", "--id", "b1"); code != 7 || !strings.Contains(out, "its limit is 2") {
+		t.Fatalf("resume after the approval: exit %d, want 7 at the limit of 2\n%s", code, out)
+	}
+	if code, out = testenv.Run(t, env, time.Minute, reconcile, "--local", "budget", "b1", "3", "100000"); code != 0 {
+		t.Fatalf("budget: exit %d\n%s", code, out)
+	}
+	code, out = testenv.Run(t, env, time.Minute, starter, "--local", "--id", "b1")
+	if code != 0 || !strings.Contains(out, "TICKET-1") {
+		t.Fatalf("resume: exit %d, want the answer\n%s", code, out)
+	}
+	code, out = testenv.Run(t, env, time.Minute, reconcile, "--local", "show", "b1")
+	if code != 0 || !strings.Contains(out, "budget: 3 of 3 model calls;") || !strings.Contains(out, "limit 100000") {
+		t.Fatalf("show after the answer: exit %d\n%s", code, out)
+	}
+	// Completed: every operator input is refused in one line; nothing is written.
+	before := snapshot(t, dir)
+	for _, args := range [][]string{{"budget", "budget", "b1", "10"}, {"approve", "approve", "b1", "tool/2/0/create_ticket"}, {"reconcile", "retry", "b1", "tool/2/0/create_ticket"}} {
+		code, out := testenv.Run(t, env, time.Minute, reconcile, append([]string{"--local"}, args[1:]...)...)
+		if line := strings.TrimSpace(out); code != 1 || !strings.Contains(line, args[0]+": the run is already Completed; nothing changes a run after it ended") || strings.Contains(line, "\n") {
+			t.Errorf("reconcile --local %q on the completed run: exit %d, output %q; want one line naming Completed", args, code, out)
+		}
+	}
+	if after := snapshot(t, dir); after != before {
+		t.Fatal("refused inputs on a completed run changed the files")
+	}
+	// The settings' default applies to a new run without the flag.
+	if code, out = testenv.Run(t, env, time.Minute, starter, "--local", "--id", "b2", "file a ticket"); code != 3 {
+		t.Fatalf("with AGENTRUN_MAX_TURNS=2: exit %d, want 3\n%s", code, out)
 	}
 }

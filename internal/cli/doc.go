@@ -13,5 +13,6 @@
 // Exit codes: 0 Completed (or an operator command that succeeded), 1 an
 // error or a Failed run, 2 a usage error, 3 AwaitingApproval, 4
 // Indeterminate, 5 busy: another process drives the run (the local engine
-// holds one driver lock per run; nothing was written).
+// holds one driver lock per run; nothing was written), 6 Cancelled, 7
+// BudgetExceeded.
 package cli

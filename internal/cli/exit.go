@@ -20,6 +20,8 @@ const (
 	ExitBusy = 5
 	// ExitCancelled: the run was cancelled.
 	ExitCancelled = 6
+	// ExitBudgetExceeded: the run stopped at one of its limits.
+	ExitBudgetExceeded = 7
 )
 
 // UsageError is a command line that cannot be run.
@@ -41,6 +43,8 @@ func (e *OutcomeError) Error() string {
 		return "run is Indeterminate at " + e.Outcome.Step
 	case agent.StatusCancelled:
 		return "run " + e.Outcome.Reason
+	case agent.StatusBudgetExceeded:
+		return "run is BudgetExceeded: " + e.Outcome.Reason
 	}
 	return "run is " + string(e.Outcome.Status)
 }
@@ -66,6 +70,8 @@ func ExitCode(err error) int {
 			return ExitIndeterminate
 		case agent.StatusCancelled:
 			return ExitCancelled
+		case agent.StatusBudgetExceeded:
+			return ExitBudgetExceeded
 		case agent.StatusCompleted:
 			return ExitOK
 		}

@@ -43,24 +43,27 @@ func OpenLocal(ctx context.Context, s Settings) (*Local, error) {
 func (l *Local) Close() error { return l.Exec.Tools.Close() }
 
 // StartLocal starts or resumes runID and drives it until it completes or
-// needs a person. With an empty prompt it resumes an existing run.
-func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt string) error {
+// needs a person. With an empty prompt it resumes an existing run. A new
+// run gets limits; an existing one keeps its own.
+func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt string, limits Limits) error {
 	if err := journal.ValidRunID(runID); err != nil {
 		return usagef("%v", err)
 	}
-	var input []agent.Message
-	if strings.TrimSpace(prompt) == "" {
-		var err error
-		input, err = l.input(runID)
-		if errors.Is(err, journal.ErrUnknownRun) {
-			return usagef("run %s does not exist: give a prompt to start it", runID)
-		}
-		if err != nil {
-			return err
-		}
-	} else {
-		input = agent.UserMessages(prompt)
+	recorded, err := l.input(runID)
+	exists := err == nil
+	if err != nil && !errors.Is(err, journal.ErrUnknownRun) {
+		return err
 	}
+	input := recorded
+	if strings.TrimSpace(prompt) != "" {
+		input = agent.UserMessages(prompt)
+	} else if !exists {
+		return usagef("run %s does not exist: give a prompt to start it", runID)
+	}
+	if exists && limits.Explicit {
+		return errLimitsOfExisting(l.op(), runID)
+	}
+	l.Journal.Limits = limits.Budget
 	o, err := l.Journal.Run(ctx, runID, input, l.Exec)
 	if errors.Is(err, journal.ErrInputMismatch) {
 		return fmt.Errorf("run %s exists with another prompt; resume it with no prompt (%s) or choose another --id", runID, l.op().resume(runID))
@@ -94,7 +97,10 @@ const ReconcileUsage = `commands:
   done RUN STEP RESULT       settle an indeterminate write: it took effect with RESULT
   retry RUN STEP             settle an indeterminate write: run it once more
   cancel RUN                 end the run as Cancelled: a running model call or read stops;
-                             a write that was running is named, as it may have taken effect`
+                             a write that was running is named, as it may have taken effect
+  budget RUN MAX_TURNS [MAX_TOKENS]
+                             raise a run's limits on model calls and tokens
+                             (each above what it used; 0 keeps a limit)`
 
 // operatorArgs names the arguments of each operator command.
 var operatorArgs = map[string]string{
@@ -104,15 +110,21 @@ var operatorArgs = map[string]string{
 	"retry":               "RUN STEP",
 }
 
+// commandNames are the reconcile tool's commands, for error messages.
+const commandNames = "list, show, approve, deny, done, retry or budget"
+
 // ParseOperator turns reconcile arguments into a signal, or says in one
 // line what is wrong. It does not handle list and show.
 func ParseOperator(args []string) (runID string, sig journal.Signal, err error) {
 	if len(args) == 0 {
-		return "", sig, usagef("missing command: want list, show, approve, deny, done, retry or cancel")
+		return "", sig, usagef("missing command: want %s", commandNames)
+	}
+	if args[0] == journal.SignalBudget {
+		return parseBudget(args)
 	}
 	spec, ok := operatorArgs[args[0]]
 	if !ok {
-		return "", sig, usagef("unknown command %q: want list, show, approve, deny, done, retry or cancel", args[0])
+		return "", sig, usagef("unknown command %q: want %s", args[0], commandNames)
 	}
 	n := len(strings.Fields(spec))
 	if len(args)-1 < n || (len(args)-1 > n && args[0] != journal.SignalDeny) {
@@ -220,6 +232,7 @@ func printInfo(w io.Writer, op operator, info journal.RunInfo) error {
 		res, _ := json.Marshal(s.Result)
 		v.Steps = append(v.Steps, fmt.Sprintf("%-28s %-5s %-10s starts=%d result=%s", s.Name, s.Kind, s.State, s.Starts, res))
 	}
+	v.Tail = append(v.Tail, budgetLine(info.Turns, info.Usage, info.Budget))
 	printRun(w, op, info.RunID, v)
 	return nil
 }

@@ -64,6 +64,9 @@ func printOutcome(w io.Writer, op operator, runID string, o agent.Outcome) {
 	case agent.StatusIndeterminate:
 		fmt.Fprintf(w, "run %s: Indeterminate at %s\n", runID, o.Step)
 		printUnblock(w, op, runID, o)
+	case agent.StatusBudgetExceeded:
+		fmt.Fprintf(w, "run %s: BudgetExceeded: %s\n", runID, o.Reason)
+		printUnblock(w, op, runID, o)
 	case agent.StatusFailed:
 		fmt.Fprintf(w, "run %s: Failed: %s\n", runID, o.Reason)
 	case agent.StatusCancelled:
@@ -98,6 +101,8 @@ func printUnblock(w io.Writer, op operator, runID string, o agent.Outcome) {
 		or(runID, workflows.SignalReconcile, workflows.DonePayload(o.Step, "RESULT"))
 		fmt.Fprintf(w, "  or, only if it did not take effect, run it once more:\n    retry:   %s\n", op.reconcile("retry", runID, o.Step))
 		or(runID, workflows.SignalReconcile, workflows.RetryPayload(o.Step))
+	case agent.StatusBudgetExceeded:
+		fmt.Fprintf(w, "  raise its limits (above what it used; 0 keeps one), then it goes on:\n    budget:  %s MAX_TURNS [MAX_TOKENS]\n", op.reconcile("budget", runID))
 	default:
 		return
 	}

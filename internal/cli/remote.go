@@ -47,10 +47,10 @@ func (r *Remote) Link(runID string) string {
 	return fmt.Sprintf("%s/namespaces/%s/workflows/%s", strings.TrimRight(r.Settings.UI, "/"), url.PathEscape(r.Conn.Namespace), url.PathEscape(runID))
 }
 
-// Start starts the run runID, or attaches to the run of that id when it
-// has the same prompt (an empty prompt attaches to any existing run), and
-// with wait follows it until it ends.
-func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, wait bool) error {
+// Start starts the run runID with limits, or attaches to the run of that
+// id when it has the same prompt (an empty prompt attaches to any existing
+// run; it keeps its own limits), and with wait follows it until it ends.
+func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, limits Limits, wait bool) error {
 	if err := journal.ValidRunID(runID); err != nil {
 		return usagef("%v", err)
 	}
@@ -61,9 +61,11 @@ func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, w
 		return usagef("run %s does not exist: give a prompt to start it", runID)
 	case err != nil && !errors.Is(err, journal.ErrUnknownRun):
 		return err
+	case attached && limits.Explicit:
+		return errLimitsOfExisting(r.op(), runID)
 	}
 	if strings.TrimSpace(prompt) != "" {
-		in := workflows.Input{Messages: agent.UserMessages(prompt)}
+		in := workflows.Input{Messages: agent.UserMessages(prompt), MaxTurns: limits.MaxTurns, MaxTokens: limits.MaxTokens}
 		hash := InputHash(in)
 		if attached && desc.hash != hash {
 			return r.errOtherPrompt(runID)
@@ -157,6 +159,9 @@ func (r *Remote) follow(ctx context.Context, w io.Writer, runID string) error {
 			key := stateKey(st)
 			if key != last && st.Status != agent.StatusCompleted && st.Status != agent.StatusFailed {
 				printOutcome(w, r.op(), runID, outcomeOf(st))
+				if st.Status == agent.StatusBudgetExceeded {
+					fmt.Fprintf(w, "         or: %s\n", r.op().signal(runID, workflows.SignalBudget, workflows.RaiseHint(st.Budget, st.Turns, st.Usage)))
+				}
 				last = key
 			}
 		}
@@ -251,8 +256,12 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 	if err != nil {
 		return err
 	}
-	if _, err := r.describe(ctx, runID); err != nil {
+	desc, err := r.describe(ctx, runID)
+	if err != nil {
 		return err
+	}
+	if status, ended := endedStatus(desc.status); ended {
+		return fmt.Errorf("%s refused: run %s is already %s; nothing changes a run after it ended", args[0], runID, status)
 	}
 	var payload any
 	switch {
@@ -260,6 +269,8 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 		payload = workflows.ApprovePayload(sig.Marker)
 	case sig.Name == journal.SignalDeny:
 		payload = workflows.DenyPayload(sig.Marker, sig.Reason)
+	case sig.Name == journal.SignalBudget:
+		payload = workflows.BudgetPayload(sig.MaxTurns, sig.MaxTokens)
 	case sig.Outcome == journal.OutcomeDone:
 		payload = workflows.DonePayload(sig.Step, sig.Result)
 	default:
@@ -272,8 +283,8 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 		WorkflowID: runID, UpdateName: sig.Name, UpdateID: updateID, Args: []any{payload},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
+	var st workflows.State
 	if err == nil {
-		var st workflows.State
 		err = h.Get(uctx, &st)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(uctx.Err(), context.DeadlineExceeded) {
@@ -282,7 +293,7 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 	if err != nil {
 		return fmt.Errorf("%s refused: %s", args[0], failureMessage(err))
 	}
-	fmt.Fprintf(w, "%s accepted by run %s\n  Web UI: %s\n", args[0], runID, r.Link(runID))
+	fmt.Fprintf(w, "%s accepted by run %s; it is now %s\n  Web UI: %s\n", args[0], runID, st.Status, r.Link(runID))
 	return nil
 }
 
@@ -297,8 +308,8 @@ func (r *Remote) cancel(ctx context.Context, w io.Writer, runID string) error {
 	if err != nil {
 		return err
 	}
-	if desc.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		return fmt.Errorf("cancel refused: run %s is already %s", runID, closedStatus(desc.status))
+	if ended, ok := endedStatus(desc.status); ok {
+		return fmt.Errorf("cancel refused: run %s is already %s", runID, ended)
 	}
 	if err := r.Conn.CancelWorkflow(ctx, runID, ""); err != nil {
 		return fmt.Errorf("cancel run %s: %w", runID, err)
@@ -320,7 +331,7 @@ func (r *Remote) cancel(ctx context.Context, w io.Writer, runID string) error {
 }
 
 func (r *Remote) list(ctx context.Context, w io.Writer) error {
-	query := `ExecutionStatus = "Running" AND AgentRunStatus IN ("AwaitingApproval", "Indeterminate")`
+	query := `ExecutionStatus = "Running" AND AgentRunStatus IN ("AwaitingApproval", "Indeterminate", "BudgetExceeded")`
 	var token []byte
 	n := 0
 	for {
@@ -377,10 +388,10 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 		}
 		v.Steps = append(v.Steps, fmt.Sprintf("%-28s %-5s %s%s", s.Name, s.Kind, s.Preview, note))
 	}
-	v.Tail = append(v.Tail, fmt.Sprintf("usage: %d input, %d output tokens", st.Usage.InputTokens, st.Usage.OutputTokens))
 	for _, e := range st.Expired {
 		v.Tail = append(v.Tail, fmt.Sprintf("approval expired: %s (%s) waited %s and was denied", e.Marker, e.Tool, e.After))
 	}
+	v.Tail = append(v.Tail, budgetLine(st.Turns, st.Usage, st.Budget))
 	for _, rj := range st.Rejected {
 		v.Tail = append(v.Tail, fmt.Sprintf("rejected %s %s: %s", rj.Signal, rj.Payload, rj.Reason))
 	}
@@ -407,23 +418,25 @@ func (r *Remote) errOtherPrompt(runID string) error {
 	return fmt.Errorf("run %s exists with another prompt: %w; attach with no prompt (%s --id %s) or choose another --id", runID, journal.ErrInputMismatch, r.op().cmds.Starter, shell.Quote(runID))
 }
 
+// endedStatus names the status of a closed run: Completed, Failed or
+// Cancelled, or the workflow's own status (terminated, timed out).
+func endedStatus(s enumspb.WorkflowExecutionStatus) (string, bool) {
+	switch s {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+		return "", false
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return string(agent.StatusCompleted), true
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
+		return string(agent.StatusFailed), true
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		return string(agent.StatusCancelled), true
+	}
+	return workflowStatus(s), true
+}
+
 // workflowStatus names a workflow execution status as the UI does.
 func workflowStatus(s enumspb.WorkflowExecutionStatus) string {
 	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
-}
-
-// closedStatus names a closed workflow's status as a run's status where
-// there is one (Completed, Failed, Cancelled), else as Temporal does.
-func closedStatus(s enumspb.WorkflowExecutionStatus) string {
-	switch s {
-	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		return string(agent.StatusCompleted)
-	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
-		return string(agent.StatusFailed)
-	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-		return string(agent.StatusCancelled)
-	}
-	return workflowStatus(s)
 }
 
 // describeRaw returns the server's description of the latest run of an id.

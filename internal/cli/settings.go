@@ -80,6 +80,14 @@ type Settings struct {
 	// Not read from the environment: the mains set it from os.Args[0]
 	// (CommandsFor). Zero: the bare names, as on a PATH.
 	Commands Commands
+	// MaxTurns is the limit on model calls the starter gives a new run
+	// (AGENTRUN_MAX_TURNS; the starter's --max-turns overrides it). Default
+	// 25 (agent.DefaultMaxTurns).
+	MaxTurns int
+	// MaxTokens is the limit on tokens (input plus output) the starter gives
+	// a new run (AGENTRUN_MAX_TOKENS_PER_RUN; --max-tokens overrides it).
+	// Default 0: no limit.
+	MaxTokens int64
 	// Metrics is the address where a worker serves Prometheus metrics
 	// (/metrics) and its health (/healthz), HOST:PORT or :PORT, e.g. :9464.
 	// Default "": off (AGENTRUN_METRICS).
@@ -115,6 +123,7 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		UI:           cmp.Or(getenv("AGENTRUN_UI_URL"), DefaultUI),
 		StopTimeout:  DefaultStopTimeout,
 		ModelTimeout: llm.DefaultTimeout,
+		MaxTurns:     agent.DefaultMaxTurns,
 	}
 	if v := getenv("AGENTRUN_MODEL_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(strings.TrimSpace(v))
@@ -140,6 +149,20 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 			return s, fmt.Errorf("%s: %s has no settings for AGENTRUN_MODEL=%s; it has %s", llm.EnvModels, path, s.Model, strings.Join(slices.Sorted(maps.Keys(models)), ", "))
 		}
 		s.ModelSettings = ms
+	}
+	if v := getenv("AGENTRUN_MAX_TURNS"); v != "" {
+		n, err := positive("AGENTRUN_MAX_TURNS", v, maxTurnsWant)
+		if err != nil {
+			return s, err
+		}
+		s.MaxTurns = int(n)
+	}
+	if v := getenv("AGENTRUN_MAX_TOKENS_PER_RUN"); v != "" {
+		n, err := positive("AGENTRUN_MAX_TOKENS_PER_RUN", v, maxTokensWant)
+		if err != nil {
+			return s, err
+		}
+		s.MaxTokens = n
 	}
 	if v := getenv("AGENTRUN_STOP_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)

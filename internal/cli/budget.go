@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/journal"
+)
+
+const (
+	maxTurnsWant  = "a positive number of model calls, e.g. 40"
+	maxTokensWant = "a positive number of tokens (input plus output), e.g. 200000"
+)
+
+// positive parses a positive whole number named what, or says in one line
+// what is valid.
+func positive(what, v, want string) (int64, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%s %q: want %s", what, v, want)
+	}
+	return n, nil
+}
+
+// Limits is the budget a starter gives a run it starts: --max-turns and
+// --max-tokens over the settings.
+type Limits struct {
+	agent.Budget
+	// Explicit is set when a flag named a limit. A run that exists keeps
+	// its own limits, so the starter refuses flags for it.
+	Explicit bool
+}
+
+// Limits parses the starter's --max-turns and --max-tokens ("" when not
+// given) over the settings' defaults.
+func (s Settings) Limits(maxTurns, maxTokens string) (Limits, error) {
+	l := Limits{Budget: agent.Budget{MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens}}
+	if maxTurns != "" {
+		n, err := positive("--max-turns", maxTurns, maxTurnsWant)
+		if err != nil || n > 1<<31-1 {
+			return l, usagef("--max-turns %q: want %s", maxTurns, maxTurnsWant)
+		}
+		l.MaxTurns, l.Explicit = int(n), true
+	}
+	if maxTokens != "" {
+		n, err := positive("--max-tokens", maxTokens, maxTokensWant)
+		if err != nil {
+			return l, usagef("%v", err)
+		}
+		l.MaxTokens, l.Explicit = n, true
+	}
+	return l, nil
+}
+
+// errLimitsOfExisting refuses --max-turns or --max-tokens for a run that
+// exists: its limits are raised with the budget command.
+func errLimitsOfExisting(op operator, runID string) error {
+	return usagef("run %s exists and keeps its limits: --max-turns and --max-tokens are for a new run; raise its limits with %s MAX_TURNS [MAX_TOKENS]", runID, op.reconcile("budget", runID))
+}
+
+// parseBudget turns "budget RUN MAX_TURNS [MAX_TOKENS]" into a signal.
+func parseBudget(args []string) (string, journal.Signal, error) {
+	sig := journal.Signal{Name: journal.SignalBudget}
+	if len(args) < 3 || len(args) > 4 {
+		return "", sig, usagef("budget takes %s; got %d argument(s)", budgetArgs, len(args)-1)
+	}
+	runID := args[1]
+	if err := journal.ValidRunID(runID); err != nil {
+		return "", sig, usagef("%v", err)
+	}
+	n, err := strconv.ParseInt(args[2], 10, 32)
+	if err != nil {
+		return "", sig, usagef("budget MAX_TURNS %q: want a number of model calls above those the run made, or 0 to keep the limit", args[2])
+	}
+	sig.MaxTurns = int(n)
+	if len(args) == 4 {
+		if sig.MaxTokens, err = strconv.ParseInt(args[3], 10, 64); err != nil {
+			return "", sig, usagef("budget MAX_TOKENS %q: want a number of tokens above those the run used, or 0 to keep the limit", args[3])
+		}
+	}
+	if err := journal.CheckBudget(sig); err != nil {
+		return "", sig, usagef("%v", err)
+	}
+	return runID, sig, nil
+}
+
+const budgetArgs = "RUN MAX_TURNS [MAX_TOKENS]"
+
+// budgetLine is what show prints of a run's budget.
+func budgetLine(turns int, u agent.Usage, b agent.Budget) string {
+	tokens := "no limit"
+	if b.MaxTokens > 0 {
+		tokens = fmt.Sprintf("limit %d", b.MaxTokens)
+	}
+	return fmt.Sprintf("budget: %d of %d model calls; %d tokens (%d input, %d output), %s", turns, b.MaxTurns, u.Total(), u.InputTokens, u.OutputTokens, tokens)
+}
