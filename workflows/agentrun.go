@@ -500,10 +500,13 @@ func (r *run) reject(name string, raw converter.RawValue, err error) {
 func (r *run) watchUnknownSignals(ctx workflow.Context) {
 	for {
 		var unknown []string
-		_ = workflow.Await(ctx, func() bool {
+		err := workflow.Await(ctx, func() bool {
 			unknown = unknownSignals(workflow.GetUnhandledSignalNames(ctx))
 			return len(unknown) > 0
 		})
+		if err != nil {
+			return // the run was cancelled: it takes no more input
+		}
 		for _, name := range unknown {
 			ch := workflow.GetSignalChannel(ctx, name)
 			for {
