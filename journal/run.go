@@ -197,40 +197,17 @@ func (j *Journal) begin(runID string, input []agent.Message) error {
 // wrapping ErrInvalid (or ErrUnknownRun) that says what would be valid,
 // and writes nothing.
 func (j *Journal) Signal(ctx context.Context, runID string, sig Signal) error {
-	if err := ValidRunID(runID); err != nil {
-		return err
-	}
-	for range maxConflicts {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		recs, err := j.Store.Load(runID)
-		if err != nil {
-			return err
-		}
-		st := fold(recs)
-		if !st.started {
-			return fmt.Errorf("%w %q: no journal for it; see the runs with the list command", ErrUnknownRun, runID)
-		}
+	return j.update(ctx, runID, "signal", func(st *state) ([]Record, bool, error) {
 		if denials := st.expired(j.decide(st).Outcome, j.now()); len(denials) > 0 {
 			// The approval timeout passed before this input: the calls are
 			// denied first, as a driver would have done.
-			err := j.Store.Append(runID, len(recs), signalRecords(denials)...)
-			if err != nil && !errors.Is(err, ErrConflict) {
-				return err
-			}
-			continue
+			return signalRecords(denials), true, nil
 		}
 		if err := j.check(st, sig); err != nil {
-			return err
+			return nil, false, err
 		}
-		err = j.Store.Append(runID, len(recs), Record{Type: SignalRecord, Signal: &sig})
-		if errors.Is(err, ErrConflict) {
-			continue
-		}
-		return err
-	}
-	return fmt.Errorf("signal %s: %w %d times", runID, ErrConflict, maxConflicts)
+		return []Record{{Type: SignalRecord, Signal: &sig}}, false, nil
+	})
 }
 
 // Cancel ends a run as Cancelled: a process driving it stops its running
@@ -239,6 +216,19 @@ func (j *Journal) Signal(ctx context.Context, runID string, sig Signal) error {
 // outcome, as it may have taken effect. A run that already ended is
 // refused with its status.
 func (j *Journal) Cancel(ctx context.Context, runID string) error {
+	return j.update(ctx, runID, "cancel", func(st *state) ([]Record, bool, error) {
+		if c := st.closed(); c != "" {
+			return nil, false, Ended("cancel", c)
+		}
+		return []Record{{Type: RunCancelled}}, false, nil
+	})
+}
+
+// update appends to an existing run's journal the records decide returns
+// for its current state, loading again and deciding anew when another
+// writer appended first. When decide says again, it appends and decides
+// once more (for records that must precede the operator's own).
+func (j *Journal) update(ctx context.Context, runID, op string, decide func(st *state) (recs []Record, again bool, err error)) error {
 	if err := ValidRunID(runID); err != nil {
 		return err
 	}
@@ -254,16 +244,17 @@ func (j *Journal) Cancel(ctx context.Context, runID string) error {
 		if !st.started {
 			return fmt.Errorf("%w %q: no journal for it; see the runs with the list command", ErrUnknownRun, runID)
 		}
-		if c := st.closed(); c != "" {
-			return Ended("cancel", c)
+		add, again, err := decide(st)
+		if err != nil {
+			return err
 		}
-		err = j.Store.Append(runID, len(recs), Record{Type: RunCancelled})
-		if errors.Is(err, ErrConflict) {
+		err = j.Store.Append(runID, len(recs), add...)
+		if errors.Is(err, ErrConflict) || (err == nil && again) {
 			continue
 		}
 		return err
 	}
-	return fmt.Errorf("cancel %s: %w %d times", runID, ErrConflict, maxConflicts)
+	return fmt.Errorf("%s %s: %w %d times", op, runID, ErrConflict, maxConflicts)
 }
 
 // check validates a signal against the run's state.
