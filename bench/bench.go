@@ -231,10 +231,27 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	if _, err := stdout.Write(b.Bytes()); err != nil {
 		return err
 	}
-	if err := os.WriteFile(cfg.Out, b.Bytes(), 0o644); err != nil {
+	old, err := os.ReadFile(cfg.Out)
+	if err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("read %s: %w", cfg.Out, err)
+	}
+	if err := os.WriteFile(cfg.Out, append(b.Bytes(), othersSections(old)...), 0o644); err != nil {
 		return fmt.Errorf("write the table: %w", err)
 	}
 	fmt.Fprintf(progress, "bench: wrote %s in %s\n", cfg.Out, time.Since(began).Round(time.Second))
+	return nil
+}
+
+// campaignHeading heads the section make chaos keeps at the end of the
+// same file.
+const campaignHeading = "\n## Crash campaign\n"
+
+// othersSections returns what another tool wrote at the end of an existing
+// report (make chaos's crash campaign section), which the bench keeps.
+func othersSections(old []byte) []byte {
+	if i := bytes.Index(old, []byte(campaignHeading)); i >= 0 {
+		return old[i:]
+	}
 	return nil
 }
 

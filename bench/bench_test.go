@@ -78,6 +78,11 @@ var (
 // dev server and checks that the table it writes has every row.
 func TestQuickRunWritesTheTable(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "BENCHMARKS.md")
+	// make chaos's section of an earlier file survives the bench.
+	const campaign = "\n## Crash campaign\n\nan earlier campaign's table\n"
+	if err := os.WriteFile(out, []byte("# an earlier bench\n"+campaign), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var stdout bytes.Buffer
 	var progress syncBuffer
 	err := run(t.Context(), config{Quick: true, Out: out, Dir: t.TempDir()}, &stdout, &progress)
@@ -94,9 +99,12 @@ func TestQuickRunWritesTheTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := string(b)
+	text, kept := strings.CutSuffix(string(b), campaign)
+	if !kept {
+		t.Error("the bench dropped the crash campaign section of the earlier file")
+	}
 	if text != stdout.String() {
-		t.Error("the file differs from what the bench printed")
+		t.Error("the file differs from what the bench printed (plus the kept campaign section)")
 	}
 
 	rows := map[string][]string{} // figure -> the other cells

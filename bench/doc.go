@@ -1,6 +1,7 @@
 // Command bench measures agentrun's costs against baselines measured in the
 // same run, and writes one Markdown table, with the machine it ran on, to
-// BENCHMARKS.md (overwritten) and to stdout. Run it with `make bench` or
+// BENCHMARKS.md (replaced, except make chaos's "## Crash campaign" section
+// at its end, which is kept) and to stdout. Run it with `make bench` or
 // `go run ./bench` from the module root.
 //
 // It starts its own Temporal dev server from the pinned CLI
