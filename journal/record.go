@@ -49,6 +49,7 @@ const (
 	SignalDeny      = "deny"
 	SignalReconcile = "reconcile"
 	SignalBudget    = "budget"
+	SignalMessage   = "message"
 )
 
 // Reconcile outcomes.
@@ -59,7 +60,7 @@ const (
 
 // Signal is an operator's input. The JSON field names are the payloads of
 // the operator contract: approve {"Marker"}, deny {"Marker","Reason"},
-// reconcile {"Step","Outcome","Result"}, budget {"MaxTurns","MaxTokens"}.
+// reconcile {"Step","Outcome","Result"}, budget {"MaxTurns","MaxTokens"}, message {"Content"}.
 type Signal struct {
 	Name    string `json:"Name"`
 	Marker  string `json:"Marker,omitempty"`
@@ -70,6 +71,8 @@ type Signal struct {
 	// MaxTurns and MaxTokens are a budget's new limits; 0 keeps one.
 	MaxTurns  int   `json:"MaxTurns,omitempty"`
 	MaxTokens int64 `json:"MaxTokens,omitempty"`
+	// Content is a message's text: a user message for the next model call.
+	Content string `json:"Content,omitempty"`
 }
 
 // Store keeps the journals of runs.
