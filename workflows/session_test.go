@@ -183,4 +183,3 @@ func TestBadMessage(t *testing.T) {
 		t.Fatalf("bad session_idle: %v after %d model calls, want a one-line error and no call", err, bad.modelCalls())
 	}
 }
-
