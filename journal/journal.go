@@ -162,8 +162,11 @@ type state struct {
 	answer    string
 	cancelled bool
 	budget    agent.Budget // as started, raised by budget signals
-	// models is the newest model step started; messages the user messages
-	// by the model step they go to (the one after models when sent).
+	// models is the newest model step recorded; messages the user messages
+	// by the model step they go to (the one after models when sent). A
+	// message recorded while another process runs model step models+1
+	// goes to that step, which may have been asked without it: send
+	// messages to a local run while no process drives it.
 	models   int
 	messages map[string][]string
 }
@@ -198,6 +201,9 @@ func fold(recs []Record) *state {
 			st.completed, st.result, st.at = true, r.Result, r.At
 			if r.Kind != "" { // journals from before step.completed carried the kind have it in step.started only
 				st.kind, st.idempotent = r.Kind, r.Idempotent
+			}
+			if n, tool := agent.StepTurn(r.Step); !tool && n > s.models {
+				s.models = n // model steps have no step.started record
 			}
 		case SignalRecord:
 			if r.Signal == nil {
