@@ -183,3 +183,33 @@ func TestBadMessage(t *testing.T) {
 		t.Fatalf("bad session_idle: %v after %d model calls, want a one-line error and no call", err, bad.modelCalls())
 	}
 }
+
+// TestMessageToBudgetStoppedRun: a message to a run stopped as
+// BudgetExceeded is taken (for llm/2) and the run still waits; once the
+// budget is raised the model reads it. Exactly 1, then 3 model calls.
+func TestMessageToBudgetStoppedRun(t *testing.T) {
+	t.Parallel()
+	script := llm.HandExample()
+	script.Turns[2].Text = "Filed " + llm.LastToolResult + "; you said: " + llm.LastUserMessage
+	h := newScriptHarness(t, script)
+	h.at(time.Minute, func() {
+		if s := h.state(t); s.Status != agent.StatusBudgetExceeded || h.modelCalls() != 1 {
+			t.Errorf("at the limit: %s after %d model calls, want BudgetExceeded after 1", s.Status, h.modelCalls())
+		}
+		h.env.SignalWorkflow(workflows.SignalMessage, map[string]string{"Content": "use the staging database"})
+	})
+	h.at(2*time.Minute, func() {
+		if s := h.state(t); s.Status != agent.StatusBudgetExceeded || s.Messages != 1 || s.MessageStep != "llm/2" || h.modelCalls() != 1 {
+			t.Errorf("after the message: %s, %d messages for %q after %d model calls; want BudgetExceeded, 1 for llm/2, 1 call", s.Status, s.Messages, s.MessageStep, h.modelCalls())
+		}
+		h.env.SignalWorkflow(workflows.SignalBudget, map[string]int{"MaxTurns": 10})
+	})
+	h.at(3*time.Minute, func() {
+		h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
+	})
+	h.env.ExecuteWorkflow(workflows.AgentRun, workflows.Input{Messages: agent.UserMessages(prompt), MaxTurns: 1})
+	r := h.result(t)
+	if r.Answer != "Filed TICKET-1; you said: use the staging database" || h.modelCalls() != 3 {
+		t.Fatalf("answer %q after %d model calls, want the message read, 3 calls", r.Answer, h.modelCalls())
+	}
+}
