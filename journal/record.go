@@ -18,7 +18,7 @@ const (
 	RunStarted    RecordType = "run.started"    // once, first: the input messages
 	StepStarted   RecordType = "step.started"   // before a write that is not idempotent runs: step name and kind
 	StepCompleted RecordType = "step.completed" // after the step returns, before its result is used: the result, name and kind
-	SignalRecord  RecordType = "signal"         // an operator's approve, deny, reconcile or budget
+	SignalRecord  RecordType = "signal"         // an operator's approve, deny, reconcile, budget or message
 	RunCompleted  RecordType = "run.completed"  // when the loop answers: the final message
 	RunCancelled  RecordType = "run.cancelled"  // by an operator's cancel: nothing runs after it
 )

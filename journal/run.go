@@ -191,7 +191,7 @@ func (j *Journal) begin(runID string, input []agent.Message) error {
 	return fmt.Errorf("start %s: %w %d times", runID, ErrConflict, maxConflicts)
 }
 
-// Signal records an operator's approve, deny, reconcile or budget after
+// Signal records an operator's approve, deny, reconcile, budget or message after
 // checking it against the run's current state; a run that ended (Completed
 // or Failed) refuses every signal. A refused signal returns an error
 // wrapping ErrInvalid (or ErrUnknownRun) that says what would be valid,
