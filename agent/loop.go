@@ -17,9 +17,11 @@ const (
 	StatusAwaitingApproval Status = "AwaitingApproval"
 	StatusIndeterminate    Status = "Indeterminate"
 	StatusBudgetExceeded   Status = "BudgetExceeded"
-	StatusCompleted        Status = "Completed"
-	StatusFailed           Status = "Failed"
-	StatusCancelled        Status = "Cancelled"
+	// StatusIdle is a session that answered and waits for a message.
+	StatusIdle      Status = "Idle"
+	StatusCompleted Status = "Completed"
+	StatusFailed    Status = "Failed"
+	StatusCancelled Status = "Cancelled"
 )
 
 // Terminal reports whether a run in status s has ended: Completed, Failed
@@ -137,6 +139,20 @@ type Facts struct {
 	// Indeterminate holds the write steps that started and never recorded
 	// a result, and are not yet reconciled.
 	Indeterminate map[string]bool `json:"indeterminate,omitempty"`
+	// Messages holds the user messages a person sent during the run, by
+	// the model step they are given to (after that step's tool results).
+	Messages map[string][]Message `json:"messages,omitempty"`
+}
+
+// AddMessage queues a user message for the model step named step.
+func (f *Facts) AddMessage(step, content string) {
+	f.Messages[step] = append(f.Messages[step], Message{Role: RoleUser, Content: content})
+}
+
+// NextModelStep is the model step a message sent now goes to: the one
+// after the newest model step started (or, when none is, after turn).
+func NextModelStep(turn int, started int) string {
+	return ModelStep(max(turn, started) + 1)
 }
 
 // NewFacts returns empty facts.
@@ -145,6 +161,7 @@ func NewFacts() *Facts {
 		Results:       map[string]json.RawMessage{},
 		Decisions:     map[string]Approval{},
 		Indeterminate: map[string]bool{},
+		Messages:      map[string][]Message{},
 	}
 }
 
@@ -162,6 +179,9 @@ func (f *Facts) Complete() *Facts {
 	}
 	if f.Indeterminate == nil {
 		f.Indeterminate = map[string]bool{}
+	}
+	if f.Messages == nil {
+		f.Messages = map[string][]Message{}
 	}
 	return f
 }
@@ -187,6 +207,11 @@ func (f *Facts) Forget(cp Checkpoint) {
 	for name := range f.Indeterminate {
 		if old(name) {
 			delete(f.Indeterminate, name)
+		}
+	}
+	for name := range f.Messages {
+		if old(name) {
+			delete(f.Messages, name)
 		}
 	}
 }
@@ -252,6 +277,9 @@ func (l Loop) next(cp Checkpoint, f *Facts, stop string) Decision {
 			}
 		}
 		name := ModelStep(n + 1)
+		if msgs := f.Messages[name]; len(msgs) > 0 {
+			newMsgs = append(append([]Message(nil), newMsgs...), msgs...)
+		}
 		raw, ok := f.Results[name]
 		if !ok || name == stop {
 			in := &ModelInput{Conversation: cp.Conversation, New: newMsgs, Tools: l.ToolsKey}
@@ -275,7 +303,7 @@ func (l Loop) next(cp Checkpoint, f *Facts, stop string) Decision {
 			conv.Tail = append(append(append([]Message(nil), conv.Tail...), newMsgs...), reply.Message)
 		}
 		cp = Checkpoint{Turn: n + 1, Conversation: conv, Calls: calls}
-		if len(calls) == 0 {
+		if len(calls) == 0 && len(f.Messages[ModelStep(n+2)]) == 0 {
 			if reply.CutOff() && l.FailOnCut {
 				return Decision{Outcome: failedOutcome(fmt.Sprintf("%s: %s; this run fails on cut answers (AGENTRUN_FAIL_ON_CUT_ANSWER)", name, CutOffNote)), Checkpoint: cp}
 			}

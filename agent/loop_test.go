@@ -302,3 +302,34 @@ func TestModelSettingsString(t *testing.T) {
 		t.Fatalf("zero settings: %q", got)
 	}
 }
+
+// TestLoopMessages: a message queued for a model step is given to it after
+// the step's tool results; one queued for the step after a final answer
+// makes the loop go on instead of completing; Forget drops messages of
+// settled steps.
+func TestLoopMessages(t *testing.T) {
+	t.Parallel()
+	loop := agent.Loop{Tools: []agent.ToolSpec{readSpec, writeSpec}}
+	f := agent.NewFacts()
+	f.Results["llm/1"] = reply(t, "", agent.FinishToolCalls, call("lookup"))
+	f.Results["tool/1/0/lookup"] = json.RawMessage(`{"content":"policy"}`)
+	f.AddMessage("llm/2", "also check staging")
+	d := loop.Next(agent.Start(input), f)
+	if d.Step == nil || d.Step.Name != "llm/2" || len(d.Step.Model.New) != 2 || d.Step.Model.New[0].Role != agent.RoleTool || d.Step.Model.New[1].Role != agent.RoleUser || d.Step.Model.New[1].Content != "also check staging" {
+		t.Fatalf("with a message for llm/2: %+v, want llm/2 with the tool result, then the message", d.Step)
+	}
+
+	f.Results["llm/2"] = reply(t, "done", agent.FinishStop)
+	if d := loop.Next(agent.Start(input), f); d.Outcome == nil || d.Outcome.Status != agent.StatusCompleted || d.Checkpoint.Turn != 2 {
+		t.Fatalf("after the answer: %+v, want Completed at turn 2", d)
+	}
+	f.AddMessage(agent.NextModelStep(2, 2), "one more thing")
+	d = loop.Next(agent.Start(input), f)
+	if d.Step == nil || d.Step.Name != "llm/3" || len(d.Step.Model.New) != 1 || d.Step.Model.New[0].Content != "one more thing" {
+		t.Fatalf("with a message after the answer: %+v, want llm/3 with it", d.Step)
+	}
+	f.Forget(d.Checkpoint)
+	if _, ok := f.Messages["llm/2"]; ok || len(f.Messages["llm/3"]) != 1 {
+		t.Fatalf("after Forget at turn 2: %v, want only llm/3's message", f.Messages)
+	}
+}

@@ -23,7 +23,9 @@
 // A run's budget (agent.Budget: model calls and tokens) is recorded in its
 // run.started record and raised by budget signal records; Run stops a run
 // whose next model call it does not allow as BudgetExceeded. Journals
-// without a budget have the defaults. Once a run is Completed or Failed,
+// without a budget have the defaults. A message signal record (a user
+// message) goes to the model step after the newest one recorded when it
+// was written; the loop gives it to that call after its tool results. Once a run is Completed or Failed,
 // Signal refuses every input (nothing changes a run after it ended).
 //
 // # On-disk format

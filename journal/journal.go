@@ -162,10 +162,17 @@ type state struct {
 	answer    string
 	cancelled bool
 	budget    agent.Budget // as started, raised by budget signals
+	// models is the newest model step recorded; messages the user messages
+	// by the model step they go to (the one after models when sent). A
+	// message recorded while another process runs model step models+1
+	// goes to that step, which may have been asked without it: send
+	// messages to a local run while no process drives it.
+	models   int
+	messages map[string][]string
 }
 
 func fold(recs []Record) *state {
-	s := &state{steps: map[string]*stepState{}, decisions: map[string]agent.Approval{}}
+	s := &state{steps: map[string]*stepState{}, decisions: map[string]agent.Approval{}, messages: map[string][]string{}}
 	step := func(name string) *stepState {
 		st := s.steps[name]
 		if st == nil {
@@ -185,12 +192,18 @@ func fold(recs []Record) *state {
 			st := step(r.Step)
 			st.kind, st.idempotent = r.Kind, r.Idempotent
 			st.starts++
+			if n, tool := agent.StepTurn(r.Step); !tool && n > s.models {
+				s.models = n
+			}
 			st.reconcile = nil
 		case StepCompleted:
 			st := step(r.Step)
 			st.completed, st.result, st.at = true, r.Result, r.At
 			if r.Kind != "" { // journals from before step.completed carried the kind have it in step.started only
 				st.kind, st.idempotent = r.Kind, r.Idempotent
+			}
+			if n, tool := agent.StepTurn(r.Step); !tool && n > s.models {
+				s.models = n // model steps have no step.started record
 			}
 		case SignalRecord:
 			if r.Signal == nil {
@@ -206,6 +219,9 @@ func fold(recs []Record) *state {
 				step(r.Signal.Step).reconcile = &sig
 			case SignalBudget:
 				s.budget = RaisedBudget(s.budget, *r.Signal)
+			case SignalMessage:
+				at := agent.NextModelStep(0, s.models)
+				s.messages[at] = append(s.messages[at], r.Signal.Content)
 			}
 		case RunCompleted:
 			s.completed, s.answer = true, r.Answer
@@ -276,6 +292,11 @@ func (s *state) facts() *agent.Facts {
 	}
 	for m, a := range s.decisions {
 		f.Decisions[m] = a
+	}
+	for at, texts := range s.messages {
+		for _, t := range texts {
+			f.AddMessage(at, t)
+		}
 	}
 	return f
 }

@@ -18,7 +18,7 @@ const (
 	RunStarted    RecordType = "run.started"    // once, first: the input messages
 	StepStarted   RecordType = "step.started"   // before a write that is not idempotent runs: step name and kind
 	StepCompleted RecordType = "step.completed" // after the step returns, before its result is used: the result, name and kind
-	SignalRecord  RecordType = "signal"         // an operator's approve, deny, reconcile or budget
+	SignalRecord  RecordType = "signal"         // an operator's approve, deny, reconcile, budget or message
 	RunCompleted  RecordType = "run.completed"  // when the loop answers: the final message
 	RunCancelled  RecordType = "run.cancelled"  // by an operator's cancel: nothing runs after it
 )
@@ -49,6 +49,7 @@ const (
 	SignalDeny      = "deny"
 	SignalReconcile = "reconcile"
 	SignalBudget    = "budget"
+	SignalMessage   = "message"
 )
 
 // Reconcile outcomes.
@@ -59,7 +60,7 @@ const (
 
 // Signal is an operator's input. The JSON field names are the payloads of
 // the operator contract: approve {"Marker"}, deny {"Marker","Reason"},
-// reconcile {"Step","Outcome","Result"}, budget {"MaxTurns","MaxTokens"}.
+// reconcile {"Step","Outcome","Result"}, budget {"MaxTurns","MaxTokens"}, message {"Content"}.
 type Signal struct {
 	Name    string `json:"Name"`
 	Marker  string `json:"Marker,omitempty"`
@@ -70,6 +71,8 @@ type Signal struct {
 	// MaxTurns and MaxTokens are a budget's new limits; 0 keeps one.
 	MaxTurns  int   `json:"MaxTurns,omitempty"`
 	MaxTokens int64 `json:"MaxTokens,omitempty"`
+	// Content is a message's text: a user message for the next model call.
+	Content string `json:"Content,omitempty"`
 }
 
 // Store keeps the journals of runs.

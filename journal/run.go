@@ -191,7 +191,7 @@ func (j *Journal) begin(runID string, input []agent.Message) error {
 	return fmt.Errorf("start %s: %w %d times", runID, ErrConflict, maxConflicts)
 }
 
-// Signal records an operator's approve, deny, reconcile or budget after
+// Signal records an operator's approve, deny, reconcile, budget or message after
 // checking it against the run's current state; a run that ended (Completed
 // or Failed) refuses every signal. A refused signal returns an error
 // wrapping ErrInvalid (or ErrUnknownRun) that says what would be valid,
@@ -362,8 +362,10 @@ func Validate(sig Signal, o *agent.Outcome, f *agent.Facts) error {
 		return nil
 	case SignalBudget:
 		return CheckBudget(sig)
+	case SignalMessage:
+		return CheckMessage(sig)
 	}
-	return fmt.Errorf("%w signal %q: want approve, deny, reconcile or budget", ErrInvalid, sig.Name)
+	return fmt.Errorf("%w signal %q: want approve, deny, reconcile, budget or message", ErrInvalid, sig.Name)
 }
 
 // Apply records a validated signal in the facts: a decision, or a
@@ -381,6 +383,24 @@ func Apply(sig Signal, f *agent.Facts) {
 			f.Results[sig.Step] = agent.ReconciledResult(sig.Result)
 		}
 	}
+}
+
+// MaxMessageLen bounds a message's content, in bytes: messages are
+// carried inline in the run's state until a model step takes them.
+const MaxMessageLen = 16 << 10
+
+// MessageFormat says what a message payload looks like.
+const MessageFormat = `{"Content": "also check the staging database"}`
+
+// CheckMessage checks the shape of a message: some text, not too much.
+func CheckMessage(sig Signal) error {
+	switch {
+	case strings.TrimSpace(sig.Content) == "":
+		return fmt.Errorf("%w message: the content is empty; want some text, e.g. %s", ErrInvalid, MessageFormat)
+	case len(sig.Content) > MaxMessageLen:
+		return fmt.Errorf("%w message: the content is %d bytes; want at most %d", ErrInvalid, len(sig.Content), MaxMessageLen)
+	}
+	return nil
 }
 
 // CheckDecision checks the shape of an approve or deny: a well-formed

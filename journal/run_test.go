@@ -346,7 +346,7 @@ func TestSignalValidation(t *testing.T) {
 		{"reconcile a step that is not indeterminate", journal.Signal{Name: journal.SignalReconcile, Step: "tool/1/0/lookup", Outcome: journal.OutcomeDone, Result: "x"}, "is not indeterminate"},
 		{"done without result", journal.Signal{Name: journal.SignalReconcile, Step: ticketStep, Outcome: journal.OutcomeDone}, "needs the result"},
 		{"unknown outcome", journal.Signal{Name: journal.SignalReconcile, Step: ticketStep, Outcome: "maybe"}, `want "done" or "retry"`},
-		{"unknown signal", journal.Signal{Name: "approv", Marker: ticketStep}, "want approve, deny, reconcile or budget"},
+		{"unknown signal", journal.Signal{Name: "approv", Marker: ticketStep}, "want approve, deny, reconcile, budget or message"},
 		{"negative budget", journal.Signal{Name: journal.SignalBudget, MaxTurns: -1}, "MaxTurns -1 is negative"},
 		{"empty budget", journal.Signal{Name: journal.SignalBudget}, `it sets no limit; want {"MaxTurns": 40, "MaxTokens": 200000}`},
 		{"budget not above the calls made", journal.Signal{Name: journal.SignalBudget, MaxTurns: 2}, "MaxTurns 2 is not above the 2 model calls the run made; want at least 3"},

@@ -29,7 +29,8 @@ type Turn struct {
 	Delay     string         `json:"delay,omitempty"`
 	ToolCalls []ScriptedCall `json:"tool_calls,omitempty"`
 	// Text may contain {{last_tool_result}}, replaced by the newest tool
-	// result in the turn's input.
+	// result in the turn's input, and {{last_user_message}}, replaced by
+	// the newest user message (a session's follow-up, say).
 	Text string `json:"text,omitempty"`
 	// TextOnError, optional, replaces Text when the newest tool result
 	// is an error (a call a person denied, an unknown tool, a failure);
@@ -45,6 +46,9 @@ type ScriptedCall struct {
 
 // LastToolResult is the placeholder a scripted text may carry.
 const LastToolResult = "{{last_tool_result}}"
+
+// LastUserMessage is the placeholder for the newest user message.
+const LastUserMessage = "{{last_user_message}}"
 
 // HandExample is the built-in script: look up the access policy, file a
 // ticket, answer with the ticket id, or, when the ticket was denied (or
@@ -130,9 +134,11 @@ func (p *Scripted) Complete(ctx context.Context, req agent.ModelRequest) (agent.
 		return agent.ModelReply{}, err
 	}
 	n := 1
-	last, lastErr := "", false
+	last, lastErr, user := "", false, ""
 	for _, m := range req.Messages {
 		switch m.Role {
+		case agent.RoleUser:
+			user = m.Content
 		case agent.RoleAssistant:
 			n++
 		case agent.RoleTool:
@@ -159,7 +165,7 @@ func (p *Scripted) Complete(ctx context.Context, req agent.ModelRequest) (agent.
 		if lastErr && t.TextOnError != "" {
 			text = t.TextOnError
 		}
-		reply.Message.Content = strings.ReplaceAll(text, LastToolResult, last)
+		reply.Message.Content = strings.NewReplacer(LastToolResult, last, LastUserMessage, user).Replace(text)
 		reply.FinishReason = agent.FinishStop
 	} else {
 		for i, c := range t.ToolCalls {

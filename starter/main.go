@@ -9,7 +9,8 @@
 // 1 error or Failed, 2 usage, 3 AwaitingApproval, 4 Indeterminate, 5 busy
 // (--local: another process drives the run; nothing was written), 6
 // Cancelled, 7 BudgetExceeded. --max-turns and --max-tokens set a new
-// run's limits.
+// run's limits; --session keeps a new run open after each answer (Idle,
+// waiting for a message; --wait then returns at the first Idle).
 package main
 
 import (
@@ -33,9 +34,10 @@ func main() {
 	wait := fs.Bool("wait", false, "follow the run, printing each status change, until it ends")
 	id := fs.String("id", "", "the run id: letters, digits, '_', '.', '-', at most 128 characters")
 	maxTurns := fs.String("max-turns", "", "a new run's limit on model calls (default AGENTRUN_MAX_TURNS, or 25)")
+	session := fs.Bool("session", false, "keep the run open after each answer: it waits Idle for a message (reconcile message), at most AGENTRUN_SESSION_IDLE (default 24h)")
 	maxTokens := fs.String("max-tokens", "", "a new run's limit on tokens, input plus output (default AGENTRUN_MAX_TOKENS_PER_RUN, or none)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: "+cli.CommandsFor(os.Args[0]).Starter+" [--local] --id RUN [--wait] [--max-turns N] [--max-tokens N] [PROMPT...]")
+		fmt.Fprintln(fs.Output(), "usage: "+cli.CommandsFor(os.Args[0]).Starter+" [--local] --id RUN [--wait] [--max-turns N] [--max-tokens N] [--session] [PROMPT...]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -43,14 +45,14 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, *local, *wait, *id, *maxTurns, *maxTokens, strings.Join(fs.Args(), " "))
+	err := run(ctx, *local, *wait, *session, *id, *maxTurns, *maxTokens, strings.Join(fs.Args(), " "))
 	if code := cli.ExitCode(err); code == cli.ExitError || code == cli.ExitUsage || code == cli.ExitBusy {
 		fmt.Fprintln(os.Stderr, "starter:", err)
 	}
 	os.Exit(cli.ExitCode(err))
 }
 
-func run(ctx context.Context, local, wait bool, id, maxTurns, maxTokens, prompt string) error {
+func run(ctx context.Context, local, wait, session bool, id, maxTurns, maxTokens, prompt string) error {
 	if id == "" {
 		return &cli.UsageError{Msg: "--id is required: name the run (letters, digits, '_', '.', '-')"}
 	}
@@ -66,7 +68,11 @@ func run(ctx context.Context, local, wait bool, id, maxTurns, maxTokens, prompt 
 	if err != nil {
 		return err
 	}
+	limits.Session = session
 	if local {
+		if session {
+			return &cli.UsageError{Msg: "--session is for runs on Temporal; a --local run takes messages while it waits (reconcile --local message RUN TEXT), not after it completed"}
+		}
 		if wait {
 			return &cli.UsageError{Msg: "--wait is for runs on Temporal; a --local run always runs until it completes or needs a person"}
 		}

@@ -58,6 +58,10 @@ type run struct {
 	// update answers once its input is acted on, or the run closes.
 	acted   int
 	closing bool
+	// models is the newest model step started: a message goes to the next.
+	models int
+	// idle is how long a session waits for a message after an answer.
+	idle time.Duration
 }
 
 // AgentRun drives one agent run until it completes or fails, waiting for
@@ -86,6 +90,17 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 	}
 	if in.Continued == nil && len(in.Messages) == 0 {
 		return r.fail("the input has no messages")
+	}
+	if in.Session {
+		r.idle = DefaultSessionIdle
+		if in.SessionIdle != "" {
+			d, err := time.ParseDuration(in.SessionIdle)
+			if err != nil || d <= 0 {
+				return r.fail(fmt.Sprintf("the input has session_idle %q: want a positive Go duration such as \"24h\", or absent for %s", in.SessionIdle, DefaultSessionIdle))
+			}
+			r.idle = d
+		}
+		r.state.Session, r.state.Idle = true, r.idle.String()
 	}
 	if in.MaxTurns < 0 || in.MaxTokens < 0 {
 		return r.fail(fmt.Sprintf("the input has max_turns %d, max_tokens %d: want positive limits, or absent for %d model calls and no token limit", in.MaxTurns, in.MaxTokens, agent.DefaultMaxTurns))
@@ -128,6 +143,9 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 				r.publish()
 			}
 			r.acted = now
+			if n, tool := agent.StepTurn(d.Step.Name); !tool && n > r.models {
+				r.models = n
+			}
 			if err := r.execute(*d.Step); err != nil {
 				if ctx.Err() != nil {
 					return r.cancelled()
@@ -140,7 +158,23 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 		switch o.Status {
 		case agent.StatusCompleted:
 			r.state.Status, r.state.Answer, r.state.CutOff = agent.StatusCompleted, o.Answer, o.CutOff
+			r.state.AnswerTurn = r.cp.Turn
 			r.state.Pending, r.state.Indeterminate = nil, ""
+			if r.in.Session {
+				// A session waits for a message; with none it completes.
+				r.outcome = o
+				r.state.Status = agent.StatusIdle
+				r.publish()
+				r.acted = now
+				woke, err := workflow.AwaitWithTimeout(ctx, r.idle, func() bool { return r.changes != now })
+				if err != nil || ctx.Err() != nil {
+					return r.cancelled()
+				}
+				if woke {
+					continue
+				}
+				r.state.Status = agent.StatusCompleted
+			}
 			r.publish()
 			r.drain()
 			return Result{Answer: o.Answer, Usage: r.state.Usage, Steps: r.state.StepCount, CutOff: o.CutOff}, nil
@@ -250,7 +284,8 @@ func (r *run) continueAsNew() error {
 			r.operate(name, raw)
 		}
 	}
-	next := Input{MaxTurns: r.budget.MaxTurns, MaxTokens: r.budget.MaxTokens, ContinueAfter: r.in.ContinueAfter, Continued: r.checkpoint()}
+	next := Input{MaxTurns: r.budget.MaxTurns, MaxTokens: r.budget.MaxTokens, ContinueAfter: r.in.ContinueAfter,
+		Session: r.in.Session, SessionIdle: r.in.SessionIdle, Continued: r.checkpoint()}
 	workflow.GetLogger(r.ctx).Info("continuing as new", "turn", r.cp.Turn, "steps", r.state.StepCount)
 	return workflow.NewContinueAsNewError(r.ctx, WorkflowName, next)
 }
@@ -270,6 +305,7 @@ func (r *run) restore(c *Continued) {
 		r.state.Steps = []StepRecord{}
 	}
 	r.facts = c.Facts.Complete()
+	r.models = r.cp.Turn
 	if c.Generations != nil {
 		r.gen = c.Generations
 	}
@@ -543,9 +579,12 @@ func (r *run) validate(name string, raw converter.RawValue) (journal.Signal, err
 	if r.state.Status.Terminal() {
 		return sig, journal.Ended(name, r.state.Status)
 	}
-	if name == SignalBudget {
+	switch name {
+	case SignalBudget:
 		_, err := journal.RaiseBudget(sig, r.budget, r.cp.Turn, r.state.Usage)
 		return sig, err
+	case SignalMessage:
+		return sig, nil // decodeOperator checked it
 	}
 	if err := journal.Validate(sig, r.outcome, r.facts); err != nil {
 		return sig, err
@@ -556,6 +595,12 @@ func (r *run) validate(name string, raw converter.RawValue) (journal.Signal, err
 // apply records a valid operator input and wakes the main loop.
 func (r *run) apply(sig journal.Signal) {
 	journal.Apply(sig, r.facts)
+	if sig.Name == SignalMessage {
+		at := agent.NextModelStep(r.cp.Turn, r.models)
+		r.facts.AddMessage(at, sig.Content)
+		r.state.Messages++
+		r.state.MessageStep = at
+	}
 	if sig.Name == SignalBudget {
 		r.budget = journal.RaisedBudget(r.budget, sig)
 		r.state.Budget = r.budget.WithDefaults()

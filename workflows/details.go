@@ -61,6 +61,9 @@ func RaiseHint(b agent.Budget, turns int, used agent.Usage) any {
 	return hint
 }
 
+// MessagePayload is the payload of message.
+func MessagePayload(content string) any { return messagePayload{Content: content} }
+
 // RetryPayload is the payload of a reconcile with outcome retry.
 func RetryPayload(step string) any {
 	return struct{ Step, Outcome string }{step, "retry"}
@@ -134,6 +137,12 @@ func details(namespace, runID string, s *State) string {
 				fmt.Fprintf(&b, "\n`%s` was reconciled by a person (done): the result is theirs.\n", st.Name)
 			}
 		}
+	case agent.StatusIdle:
+		fmt.Fprintf(&b, "**Idle**: this session answered after %s and waits for a message; with none for %s it completes with this answer.\n\n", plural(s.StepCount, "step"), s.Idle)
+		for _, line := range strings.Split(cut(s.Answer, 4000), "\n") {
+			fmt.Fprintf(&b, "> %s\n", line)
+		}
+		fmt.Fprintf(&b, "\nSend a message (replace TEXT):\n\n%s\nor: `reconcile message %s TEXT --wait`\n", cmd(SignalMessage, MessagePayload("TEXT")), shell.Quote(runID))
 	case agent.StatusCancelled:
 		fmt.Fprintf(&b, "**Cancelled** after %s: %s.\n", plural(s.StepCount, "step"), s.Reason)
 	case agent.StatusFailed:

@@ -34,6 +34,16 @@
 // BudgetExceeded until a budget input raises it (above what is used); the
 // limits ride in the Input across continue-as-new.
 //
+// Messages and sessions: a message input (a user message) is queued in
+// agent.Facts.Messages under the model step it goes to, the one after the
+// newest model step started, so the loop gives it to that call after its
+// tool results, deterministically; the facts ride in Continued. A run with
+// Input.Session waits Idle after each answer (a durable timer of
+// Input.SessionIdle, from the starter's AGENTRUN_SESSION_IDLE) until a
+// message wakes it or the timer completes the run with its last answer.
+// Neither adds a command to runs without messages or sessions, so
+// histories recorded before them replay unchanged.
+//
 // A final answer cut off by the model's length limit completes the run
 // with State.CutOff and Result.CutOff set and a "Cut off" line in the
 // current details, or fails it when the catalog says so (Catalog.FailOnCut).

@@ -17,6 +17,7 @@ var payloadFormats = map[string]string{
 	SignalDeny:      `{"Marker":"tool/2/0/create_ticket","Reason":"..."}`,
 	SignalReconcile: `{"Step":"tool/2/0/create_ticket","Outcome":"done","Result":"TICKET-7"} or {"Step":"...","Outcome":"retry"}`,
 	SignalBudget:    `{"MaxTurns":40,"MaxTokens":200000} (0 or absent keeps a limit)`,
+	SignalMessage:   `{"Content":"also check the staging database"}`,
 }
 
 // Payloads of the operator contract, one type per operation so that a
@@ -37,6 +38,9 @@ type (
 	budgetPayload struct {
 		MaxTurns  int
 		MaxTokens int64
+	}
+	messagePayload struct {
+		Content string
 	}
 )
 
@@ -70,6 +74,10 @@ func decodeOperator(name string, raw converter.RawValue) (journal.Signal, error)
 		var v budgetPayload
 		err = strictJSON(p.GetData(), &v)
 		sig = journal.Signal{Name: name, MaxTurns: v.MaxTurns, MaxTokens: v.MaxTokens}
+	case SignalMessage:
+		var v messagePayload
+		err = strictJSON(p.GetData(), &v)
+		sig = journal.Signal{Name: name, Content: v.Content}
 	default:
 		return journal.Signal{}, fmt.Errorf("unknown operation %q; want %s", name, strings.Join(operatorSignals, ", "))
 	}
@@ -81,6 +89,8 @@ func decodeOperator(name string, raw converter.RawValue) (journal.Signal, error)
 		err = journal.CheckReconcile(sig)
 	case SignalBudget:
 		err = journal.CheckBudget(sig)
+	case SignalMessage:
+		err = journal.CheckMessage(sig)
 	default:
 		err = journal.CheckDecision(sig)
 	}

@@ -19,7 +19,10 @@ import (
 // rejected update, a rejected signal, an update and reconcile budget
 // (budget-raised); and a misspelled signal followed by an approve update
 // answered after the run acted on it (misspelled-signal-update-answer,
-// with its version marker). These two were captured by the e2e tests with
+// with its version marker); a session answering two messages, Idle between
+// them, with an empty message refused by update and a blank one recorded
+// as rejected, then completed by its idle timer (session-messages). These
+// three were captured by the e2e tests with
 // AGENTRUN_HISTORY_DIR set. A change to the workflow that reorders its
 // commands fails here.
 func TestReplay(t *testing.T) {
@@ -28,8 +31,8 @@ func TestReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 8 {
-		t.Fatalf("found %d histories in testdata, want at least 8", len(files))
+	if len(files) < 9 {
+		t.Fatalf("found %d histories in testdata, want at least 9", len(files))
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {

@@ -25,8 +25,8 @@ func TestMisspelledSignal(t *testing.T) {
 			t.Fatalf("after misspelled signals: %s with rejected %+v, want AwaitingApproval and 2 rejected", s.Status, s.Rejected)
 		}
 		want := []workflows.Rejected{
-			{Signal: "aprove", Payload: `{"Marker":"` + ticketStep + `"}`, Reason: `unknown signal "aprove"; the valid signals are approve, deny, reconcile, budget`},
-			{Signal: "Approve", Payload: "", Reason: `unknown signal "Approve"; the valid signals are approve, deny, reconcile, budget`},
+			{Signal: "aprove", Payload: `{"Marker":"` + ticketStep + `"}`, Reason: `unknown signal "aprove"; the valid signals are approve, deny, reconcile, budget, message`},
+			{Signal: "Approve", Payload: "", Reason: `unknown signal "Approve"; the valid signals are approve, deny, reconcile, budget, message`},
 		}
 		for i, w := range want {
 			if s.Rejected[i] != w {

@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"time"
+
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentrun/agentrun/activities"
@@ -15,6 +17,7 @@ const (
 	SignalDeny      = "deny"
 	SignalReconcile = "reconcile"
 	SignalBudget    = "budget"
+	SignalMessage   = "message"
 	// ErrTypeFailed is the error type of a run that Failed.
 	ErrTypeFailed = "AgentRunFailed"
 	// MemoInputHash is the memo key holding the hash of the run's input,
@@ -29,7 +32,11 @@ var (
 )
 
 // operatorSignals are the operator's signals (and updates).
-var operatorSignals = []string{SignalApprove, SignalDeny, SignalReconcile, SignalBudget}
+var operatorSignals = []string{SignalApprove, SignalDeny, SignalReconcile, SignalBudget, SignalMessage}
+
+// DefaultSessionIdle is how long a session waits Idle for a message when
+// its input names no session_idle.
+const DefaultSessionIdle = 24 * time.Hour
 
 // Input is the input of AgentRun.
 type Input struct {
@@ -44,6 +51,12 @@ type Input struct {
 	// ContinueAfter makes each execution continue as new after this many
 	// steps; 0 (the default) continues only when Temporal suggests it.
 	ContinueAfter int `json:"continue_after,omitempty"`
+	// Session keeps the run open after an answer: it waits Idle for a
+	// message, and completes with its last answer when SessionIdle passes
+	// with none.
+	Session bool `json:"session,omitempty"`
+	// SessionIdle is a Go duration ("24h"); "" means DefaultSessionIdle.
+	SessionIdle string `json:"session_idle,omitempty"`
 	// Continued is set on an execution that continues a run: where the
 	// previous one stopped. Messages is then empty.
 	Continued *Continued `json:"continued,omitempty"`
@@ -98,6 +111,17 @@ type State struct {
 	// Why is the reason the step became Indeterminate.
 	Why    string `json:"why,omitempty"`
 	Answer string `json:"answer,omitempty"`
+	// AnswerTurn is the model call that gave Answer: an answer to a
+	// message sent to model step llm/N has AnswerTurn >= N.
+	AnswerTurn int `json:"answer_turn,omitempty"`
+	// Messages counts the messages the run took; MessageStep is the
+	// model step the newest one goes to, e.g. "llm/4".
+	Messages    int    `json:"messages,omitempty"`
+	MessageStep string `json:"message_step,omitempty"`
+	// Session is set on a session run; Idle is then how long it waits
+	// for a message after an answer.
+	Session bool   `json:"session,omitempty"`
+	Idle    string `json:"idle,omitempty"`
 	// CutOff is set on Completed when the model's length limit cut the
 	// answer off (finish reason length): it may be incomplete.
 	CutOff bool   `json:"cut_off,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/journal"
@@ -31,12 +32,16 @@ type Limits struct {
 	// Explicit is set when a flag named a limit. A run that exists keeps
 	// its own limits, so the starter refuses flags for it.
 	Explicit bool
+	// Session (starter --session) keeps a new run open after each answer:
+	// it waits Idle for a message, at most SessionIdle.
+	Session     bool
+	SessionIdle time.Duration
 }
 
 // Limits parses the starter's --max-turns and --max-tokens ("" when not
 // given) over the settings' defaults.
 func (s Settings) Limits(maxTurns, maxTokens string) (Limits, error) {
-	l := Limits{Budget: agent.Budget{MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens}}
+	l := Limits{Budget: agent.Budget{MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens}, SessionIdle: s.SessionIdle}
 	if maxTurns != "" {
 		n, err := positive("--max-turns", maxTurns, maxTurnsWant)
 		if err != nil || n > 1<<31-1 {

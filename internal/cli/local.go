@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/agentrun/agentrun/agent"
@@ -100,7 +101,10 @@ const ReconcileUsage = `commands:
                              a write that was running is named, as it may have taken effect
   budget RUN MAX_TURNS [MAX_TOKENS]
                              raise a run's limits on model calls and tokens
-                             (each above what it used; 0 keeps a limit)`
+                             (each above what it used; 0 keeps a limit)
+  message RUN TEXT... [--wait]
+                             add a user message before the run's next model call
+                             (wakes an Idle session); --wait prints the answer to it`
 
 // operatorArgs names the arguments of each operator command.
 var operatorArgs = map[string]string{
@@ -111,7 +115,7 @@ var operatorArgs = map[string]string{
 }
 
 // commandNames are the reconcile tool's commands, for error messages.
-const commandNames = "list, show, approve, deny, done, retry or budget"
+const commandNames = "list, show, approve, deny, done, retry, budget or message"
 
 // ParseOperator turns reconcile arguments into a signal, or says in one
 // line what is wrong. It does not handle list and show.
@@ -119,8 +123,11 @@ func ParseOperator(args []string) (runID string, sig journal.Signal, err error) 
 	if len(args) == 0 {
 		return "", sig, usagef("missing command: want %s", commandNames)
 	}
-	if args[0] == journal.SignalBudget {
+	switch args[0] {
+	case journal.SignalBudget:
 		return parseBudget(args)
+	case journal.SignalMessage:
+		return parseMessage(args)
 	}
 	spec, ok := operatorArgs[args[0]]
 	if !ok {
@@ -213,6 +220,9 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 	if err != nil {
 		return err
 	}
+	if sig.Name == journal.SignalMessage && messageWait(args) {
+		return usagef("message --wait is for runs on Temporal; a local run takes the message when it is resumed: %s", l.op().resume(runID))
+	}
 	if err := l.Journal.Signal(ctx, runID, sig); err != nil {
 		return err
 	}
@@ -269,4 +279,32 @@ func cancelArgs(args []string) (string, error) {
 		return "", usagef("%v", err)
 	}
 	return args[1], nil
+}
+
+// parseMessage turns "message RUN TEXT... [--wait]" into a signal.
+func parseMessage(args []string) (string, journal.Signal, error) {
+	sig := journal.Signal{Name: journal.SignalMessage}
+	var words []string
+	for _, a := range args[1:] {
+		if a != "--wait" && a != "-wait" {
+			words = append(words, a)
+		}
+	}
+	if len(words) < 2 {
+		return "", sig, usagef("message takes RUN TEXT... [--wait]; got %d argument(s)", len(words))
+	}
+	runID := words[0]
+	if err := journal.ValidRunID(runID); err != nil {
+		return "", sig, usagef("%v", err)
+	}
+	sig.Content = strings.Join(words[1:], " ")
+	if err := journal.CheckMessage(sig); err != nil {
+		return "", sig, usagef("%v", err)
+	}
+	return runID, sig, nil
+}
+
+// messageWait reports whether a message command asks to wait for the answer.
+func messageWait(args []string) bool {
+	return len(args) > 0 && args[0] == journal.SignalMessage && (slices.Contains(args, "--wait") || slices.Contains(args, "-wait"))
 }

@@ -67,6 +67,9 @@ func printOutcome(w io.Writer, op operator, runID string, o agent.Outcome) {
 	case agent.StatusBudgetExceeded:
 		fmt.Fprintf(w, "run %s: BudgetExceeded: %s\n", runID, o.Reason)
 		printUnblock(w, op, runID, o)
+	case agent.StatusIdle:
+		fmt.Fprintf(w, "run %s: Idle (a session: it answered and waits for a message)\n%s\n", runID, o.Answer)
+		printUnblock(w, op, runID, o)
 	case agent.StatusFailed:
 		fmt.Fprintf(w, "run %s: Failed: %s\n", runID, o.Reason)
 	case agent.StatusCancelled:
@@ -101,6 +104,10 @@ func printUnblock(w io.Writer, op operator, runID string, o agent.Outcome) {
 		or(runID, workflows.SignalReconcile, workflows.DonePayload(o.Step, "RESULT"))
 		fmt.Fprintf(w, "  or, only if it did not take effect, run it once more:\n    retry:   %s\n", op.reconcile("retry", runID, o.Step))
 		or(runID, workflows.SignalReconcile, workflows.RetryPayload(o.Step))
+	case agent.StatusIdle:
+		fmt.Fprintf(w, "  send a message: %s --wait\n", op.reconcile("message", runID, "TEXT..."))
+		or(runID, workflows.SignalMessage, workflows.MessagePayload("TEXT"))
+		return
 	case agent.StatusBudgetExceeded:
 		fmt.Fprintf(w, "  raise its limits (above what it used; 0 keeps one), then it goes on:\n    budget:  %s MAX_TURNS [MAX_TOKENS]\n", op.reconcile("budget", runID))
 	default:

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -66,6 +67,9 @@ func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, l
 	}
 	if strings.TrimSpace(prompt) != "" {
 		in := workflows.Input{Messages: agent.UserMessages(prompt), MaxTurns: limits.MaxTurns, MaxTokens: limits.MaxTokens}
+		if limits.Session {
+			in.Session, in.SessionIdle = true, limits.SessionIdle.String()
+		}
 		hash := InputHash(in)
 		if attached && desc.hash != hash {
 			return r.errOtherPrompt(runID)
@@ -155,6 +159,10 @@ func (r *Remote) follow(ctx context.Context, w io.Writer, runID string) error {
 		case err != nil && !warned:
 			fmt.Fprintf(w, "run %s: no worker answers yet on task queue %s (%v); waiting\n", runID, r.Settings.TaskQueue, err)
 			warned = true
+		case err == nil && st.Status == agent.StatusIdle:
+			// A session answered: it waits for a message, not for us.
+			printOutcome(w, r.op(), runID, outcomeOf(st))
+			return nil
 		case err == nil:
 			key := stateKey(st)
 			if key != last && st.Status != agent.StatusCompleted && st.Status != agent.StatusFailed {
@@ -271,6 +279,8 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 		payload = workflows.DenyPayload(sig.Marker, sig.Reason)
 	case sig.Name == journal.SignalBudget:
 		payload = workflows.BudgetPayload(sig.MaxTurns, sig.MaxTokens)
+	case sig.Name == journal.SignalMessage:
+		payload = workflows.MessagePayload(sig.Content)
 	case sig.Outcome == journal.OutcomeDone:
 		payload = workflows.DonePayload(sig.Step, sig.Result)
 	default:
@@ -293,8 +303,53 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 	if err != nil {
 		return fmt.Errorf("%s refused: %s", args[0], failureMessage(err))
 	}
+	if sig.Name == journal.SignalMessage {
+		fmt.Fprintf(w, "message accepted by run %s for %s; it is now %s\n", runID, st.MessageStep, st.Status)
+		if !messageWait(args) {
+			fmt.Fprintf(w, "  Web UI: %s\n", r.Link(runID))
+			return nil
+		}
+		return r.answer(ctx, w, runID, st.MessageStep)
+	}
 	fmt.Fprintf(w, "%s accepted by run %s; it is now %s\n  Web UI: %s\n", args[0], runID, st.Status, r.Link(runID))
 	return nil
+}
+
+// answer waits for the run's answer to a message given to model step
+// step (an answer from that model call or a later one) and prints it; a
+// run that stops on something else first is printed as --wait prints it.
+func (r *Remote) answer(ctx context.Context, w io.Writer, runID, step string) error {
+	n, _ := agent.StepTurn(step)
+	poll := cmp.Or(r.Poll, 500*time.Millisecond)
+	last := ""
+	for {
+		desc, err := r.describe(ctx, runID)
+		if err != nil {
+			return err
+		}
+		switch desc.status {
+		case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+		default:
+			return r.closed(ctx, w, runID, desc)
+		}
+		if st, err := r.state(ctx, runID); err == nil {
+			switch {
+			case st.Status == agent.StatusIdle && st.AnswerTurn >= n:
+				printOutcome(w, r.op(), runID, outcomeOf(st))
+				return nil
+			case st.Status == agent.StatusAwaitingApproval || st.Status == agent.StatusIndeterminate || st.Status == agent.StatusBudgetExceeded:
+				if key := stateKey(st); key != last {
+					printOutcome(w, r.op(), runID, outcomeOf(st))
+					last = key
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(poll):
+		}
+	}
 }
 
 // cancelWait bounds how long cancel waits for the run to end.

@@ -21,6 +21,7 @@ import (
 	"github.com/agentrun/agentrun/metrics"
 	"github.com/agentrun/agentrun/postgres"
 	"github.com/agentrun/agentrun/tools"
+	"github.com/agentrun/agentrun/workflows"
 )
 
 // Settings are agentrun's own settings, read from AGENTRUN_ variables.
@@ -88,6 +89,12 @@ type Settings struct {
 	// a new run (AGENTRUN_MAX_TOKENS_PER_RUN; --max-tokens overrides it).
 	// Default 0: no limit.
 	MaxTokens int64
+	// SessionIdle is how long a session run (starter --session) waits Idle
+	// for a message after an answer before it completes with that answer
+	// (AGENTRUN_SESSION_IDLE, a Go duration). Default 24h. The starter puts
+	// it in the run's input, so the run's timer does not depend on the
+	// worker's settings.
+	SessionIdle time.Duration
 	// Metrics is the address where a worker serves Prometheus metrics
 	// (/metrics) and its health (/healthz), HOST:PORT or :PORT, e.g. :9464.
 	// Default "": off (AGENTRUN_METRICS).
@@ -124,6 +131,14 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 		StopTimeout:  DefaultStopTimeout,
 		ModelTimeout: llm.DefaultTimeout,
 		MaxTurns:     agent.DefaultMaxTurns,
+		SessionIdle:  workflows.DefaultSessionIdle,
+	}
+	if v := getenv("AGENTRUN_SESSION_IDLE"); v != "" {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d <= 0 {
+			return s, fmt.Errorf("AGENTRUN_SESSION_IDLE=%q is not a positive duration: want a Go duration such as 30m or 24h (default 24h)", v)
+		}
+		s.SessionIdle = d
 	}
 	if v := getenv("AGENTRUN_MODEL_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(strings.TrimSpace(v))

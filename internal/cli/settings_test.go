@@ -3,6 +3,7 @@ package cli_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,5 +33,36 @@ func TestModelSettingsDefaults(t *testing.T) {
 	}
 	if s.ModelTimeout != 90*time.Second || !s.FailOnCut || s.ModelSettings.String() != "temperature=0.2 seed=7" {
 		t.Fatalf("set: timeout %v, fail on cut %v, settings %s", s.ModelTimeout, s.FailOnCut, s.ModelSettings)
+	}
+}
+
+// TestSessionIdleSetting: AGENTRUN_SESSION_IDLE defaults to 24h, is read
+// as a Go duration, and a bad value is a one-line error naming what is
+// valid.
+func TestSessionIdleSetting(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		v    string
+		want time.Duration
+		err  string
+	}{
+		{"", 24 * time.Hour, ""},
+		{"90m", 90 * time.Minute, ""},
+		{"soon", 0, `AGENTRUN_SESSION_IDLE="soon" is not a positive duration: want a Go duration such as 30m or 24h (default 24h)`},
+		{"-1h", 0, "is not a positive duration"},
+		{"0s", 0, "is not a positive duration"},
+	} {
+		s, err := cli.LoadSettings(func(k string) string {
+			if k == "AGENTRUN_SESSION_IDLE" {
+				return c.v
+			}
+			return ""
+		})
+		switch {
+		case c.err == "" && (err != nil || s.SessionIdle != c.want):
+			t.Errorf("%q: %v, %v; want %v", c.v, s.SessionIdle, err, c.want)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "\n")):
+			t.Errorf("%q: error %v, want one line containing %q", c.v, err, c.err)
+		}
 	}
 }

@@ -33,7 +33,7 @@ func TestOperatorRoughEdgesOnDevServer(t *testing.T) {
 	waitStatus(t, srv, run, "AwaitingApproval", time.Minute)
 
 	f.temporal(t, "workflow", "signal", "-w", run, "--name", "aprove", "--input", mustJSON(map[string]string{"Marker": ticketStep}))
-	const reason = `unknown signal "aprove"; the valid signals are approve, deny, reconcile, budget`
+	const reason = `unknown signal "aprove"; the valid signals are approve, deny, reconcile, budget, message`
 	testenv.WaitFor(t, 30*time.Second, "the misspelled signal recorded as rejected", func() bool {
 		s, err := state(t, srv, run)
 		return err == nil && len(s.Rejected) == 1 && s.Rejected[0].Signal == "aprove" && s.Rejected[0].Reason == reason
