@@ -229,11 +229,15 @@ func TestFleetPostgresRestart(t *testing.T) {
 	const turns = 5 // four lookups, then the answer
 	srv := testenv.DevServer(t)
 	f := newPGFleet(t, srv)
+	// Each call's arguments are over 1 KiB, so every model step stores
+	// them in PostgreSQL: a step that needs the database falls in the
+	// window whichever worker (warm cache or not) takes it.
+	pad := strings.Repeat("x", 1200)
 	script := `{"turns":[` +
-		`{"tool_calls":[{"name":"lookup","args":{"topic":"vpn"}}]},` +
-		`{"tool_calls":[{"name":"lookup","args":{"topic":"laptop"}}]},` +
-		`{"tool_calls":[{"name":"lookup","args":{"topic":"database access"}}]},` +
-		`{"tool_calls":[{"name":"lookup","args":{"topic":"vpn"}}]},` +
+		`{"tool_calls":[{"name":"lookup","args":{"topic":"vpn","note":"` + pad + `1"}}]},` +
+		`{"tool_calls":[{"name":"lookup","args":{"topic":"laptop","note":"` + pad + `2"}}]},` +
+		`{"tool_calls":[{"name":"lookup","args":{"topic":"database access","note":"` + pad + `3"}}]},` +
+		`{"tool_calls":[{"name":"lookup","args":{"topic":"vpn","note":"` + pad + `4"}}]},` +
 		`{"text":"Last lookup: {{last_tool_result}}"}]}`
 	f.start(t, 3, map[string]string{"script.json": script}, "AGENTRUN_MODEL=scripted:script.json", "AGENTRUN_DEMO_DELAY=1s")
 	const run = "e2e-fleet-pg-restart"
