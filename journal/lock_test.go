@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/journal"
@@ -26,7 +27,17 @@ func TestRunIsBusyWhileDriven(t *testing.T) {
 	}
 	f.run(t, "busy") // awaiting approval: 4 records
 	n := len(f.records(t, "busy"))
-	release, err := other.LockRun(t.Context(), "busy")
+	// Run released its lock, but a process this test binary forks at that
+	// moment (other tests start programs) shares the lock's open file until
+	// its exec closes it: wait out that window.
+	var release func()
+	for deadline := time.Now().Add(2 * time.Second); ; {
+		release, err = other.LockRun(t.Context(), "busy")
+		if err == nil || !errors.Is(err, journal.ErrBusy) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
