@@ -55,8 +55,13 @@ func CancelledReason(inFlight string) string {
 // ExpiredReason is the reason of a call denied because its approval
 // timeout passed; the model reads it after DeniedByOperator.
 func ExpiredReason(after time.Duration) string {
-	return "approval expired after " + after.String()
+	return expiredPrefix + after.String()
 }
+
+const expiredPrefix = "approval expired after "
+
+// IsExpired reports whether a denial's reason is an approval expiry.
+func IsExpired(reason string) bool { return strings.HasPrefix(reason, expiredPrefix) }
 
 // ArgsText is the call's arguments for people: the JSON, or the size and
 // preview of arguments kept by reference.

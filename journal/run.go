@@ -335,7 +335,7 @@ func Validate(sig Signal, o *agent.Outcome, f *agent.Facts) error {
 			return err
 		}
 		if a, decided := f.Decisions[sig.Marker]; decided {
-			if !a.Approved && strings.HasPrefix(a.Reason, agent.ExpiredReason(0)[:len("approval expired")]) {
+			if !a.Approved && agent.IsExpired(a.Reason) {
 				return fmt.Errorf("%w %s: marker %s was denied: %s", ErrInvalid, sig.Name, sig.Marker, a.Reason)
 			}
 			return fmt.Errorf("%w %s: marker %s was already decided", ErrInvalid, sig.Name, sig.Marker)
