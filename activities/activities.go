@@ -201,6 +201,12 @@ func (a *Activities) CallTool(ctx context.Context, in StepInput) (json.RawMessag
 	start := time.Now()
 	res, err := a.callTool(ctx, in)
 	a.Metrics.Step(ctx, in.Step.Kind, outcome(err), time.Since(start))
+	if err == nil && in.Step.Settle != nil {
+		if s := agent.SettledOf(res); s != nil {
+			a.Metrics.Settled(ctx, *s)
+			a.logger().Info("write settled without a person", "run_id", activity.GetInfo(ctx).WorkflowExecution.ID, "step", in.Step.Name, "how", s.String())
+		}
+	}
 	return res, err
 }
 
@@ -253,9 +259,16 @@ func (a *Activities) callTool(ctx context.Context, in StepInput) (json.RawMessag
 	}
 	info := activity.GetInfo(ctx)
 	runID := info.WorkflowExecution.ID
-	res, err := a.Guard.RunStep(ctx, runID, agent.Step{Name: GuardStep(in), Kind: agent.KindWrite}, run)
+	// The guard's step carries the call and how it may be settled, for the
+	// probe (Guard.Probe).
+	guarded := agent.Step{Name: GuardStep(in), Kind: agent.KindWrite, Call: step.Call, Settle: step.Settle}
+	res, err := a.Guard.RunStep(ctx, runID, guarded, run)
 	var ind *journal.IndeterminateError
 	switch {
+	case errors.Is(err, tools.ErrTimeout) && step.Settle != nil:
+		// The next attempt settles it: by its key, or by asking its probe.
+		a.logger().Warn("write timed out; the next attempt settles it", "run_id", runID, "step", in.Step.Name, "attempt", info.Attempt)
+		return nil, err
 	case errors.Is(err, tools.ErrTimeout):
 		a.logger().Warn("write timed out", "run_id", runID, "step", in.Step.Name, "attempt", info.Attempt)
 		return nil, temporal.NewNonRetryableApplicationError(
@@ -263,8 +276,12 @@ func (a *Activities) callTool(ctx context.Context, in StepInput) (json.RawMessag
 			ErrTypeIndeterminate, nil)
 	case errors.As(err, &ind):
 		a.logger().Warn("write is indeterminate", "run_id", runID, "step", in.Step.Name, "attempt", info.Attempt)
+		probe := ""
+		if ind.Probe != nil {
+			probe = "; " + ind.Probe.String()
+		}
 		return nil, temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("%s started on an earlier attempt and never recorded its result; check whether it took effect, then reconcile it (done RESULT or retry)", in.Step.Name),
+			fmt.Sprintf("%s started on an earlier attempt and never recorded its result%s; check whether it took effect, then reconcile it (done RESULT or retry)", in.Step.Name, probe),
 			ErrTypeIndeterminate, nil)
 	case errors.Is(err, journal.ErrInvalid):
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeGuard, nil)

@@ -92,6 +92,9 @@ type Step struct {
 	Call  *ToolCall   `json:"call,omitempty"`  // tool steps
 	// Idempotent is set for a write that is safe to run again.
 	Idempotent bool `json:"idempotent,omitempty"`
+	// Settle is set for a write whose tool declares an idempotency key or
+	// a probe; the engine fills in its Key.
+	Settle *Settle `json:"settle,omitempty"`
 }
 
 // Decision is the loop's answer: either a step to execute or an outcome,
@@ -349,7 +352,11 @@ func (l Loop) toolResult(policy Policy, step string, call ToolCall, f *Facts, st
 		return ToolResult{}, &Decision{Outcome: &Outcome{Status: StatusIndeterminate, Step: step}}
 	}
 	c := call
-	return ToolResult{}, &Decision{Step: &Step{Name: step, Kind: gate.Kind, Call: &c, Idempotent: spec.Idempotent && gate.Kind == KindWrite}}
+	s := &Step{Name: step, Kind: gate.Kind, Call: &c, Idempotent: spec.Idempotent && gate.Kind == KindWrite}
+	if gate.Kind == KindWrite && (spec.IdempotencyKey != "" || spec.Probe != nil) {
+		s.Settle = &Settle{KeyArg: spec.IdempotencyKey, Probe: spec.Probe}
+	}
+	return ToolResult{}, &Decision{Step: s}
 }
 
 func (l Loop) spec(name string) (ToolSpec, bool) {

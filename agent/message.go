@@ -76,6 +76,9 @@ type ToolResult struct {
 	IsError bool   `json:"is_error,omitempty"`
 	// ContentRef holds Content when it is too large to carry inline.
 	ContentRef *Ref `json:"content_ref,omitempty"`
+	// Settled says how a write that was interrupted was settled without a
+	// person; nil for every other result. The model does not see it.
+	Settled *Settled `json:"settled,omitempty"`
 }
 
 // Usage counts the tokens of one model call.

@@ -21,6 +21,14 @@ type ToolSpec struct {
 	// person's approval before it is denied as expired ("approval expired
 	// after D"). Default 0: it waits as long as it takes.
 	ApprovalTimeout time.Duration `json:"approval_timeout,omitempty"`
+	// IdempotencyKey names the argument of a write that takes an
+	// idempotency key: the engine fills it (IdempotencyKey) and the model
+	// never sees it, and an interrupted call runs again with the same key.
+	// Default "": none.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// Probe is a write's check of the world, asked when a call was
+	// interrupted. Default nil: none.
+	Probe *Probe `json:"probe,omitempty"`
 }
 
 // Per-tool approval overrides.

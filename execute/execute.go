@@ -102,19 +102,32 @@ func (e *Executor) Execute(ctx context.Context, step agent.Step) (json.RawMessag
 }
 
 // Prepare returns a tool step with its arguments inline, read from the
-// store when they are a reference. An engine calls it before a write's
+// store when they are a reference, and its idempotency key filled in when
+// its tool takes one (step.Settle). An engine calls it before a write's
 // guard records the start, so that a missing value never looks like a write
 // that may have run.
 func (e *Executor) Prepare(ctx context.Context, step agent.Step) (agent.Step, error) {
-	if step.Call == nil || step.Call.ArgsRef == nil {
+	if step.Call == nil {
 		return step, nil
 	}
-	b, err := e.get(ctx, step.Name, step.Call.ArgsRef.Key)
-	if err != nil {
-		return step, err
-	}
 	c := *step.Call
-	c.Args, c.ArgsRef = b, nil
+	if c.ArgsRef != nil {
+		b, err := e.get(ctx, step.Name, c.ArgsRef.Key)
+		if err != nil {
+			return step, err
+		}
+		c.Args, c.ArgsRef = b, nil
+	}
+	if s := step.Settle; s != nil && s.KeyArg != "" {
+		if s.Key == "" {
+			return step, fmt.Errorf("step %s: the engine gave no idempotency key for argument %q", step.Name, s.KeyArg)
+		}
+		args, err := agent.FillKey(c.Args, s.KeyArg, s.Key)
+		if err != nil {
+			return step, fmt.Errorf("step %s: %w", step.Name, err)
+		}
+		c.Args = args
+	}
 	step.Call = &c
 	return step, nil
 }

@@ -495,6 +495,11 @@ func cloneRecords(recs []Record) []Record {
 			b := *r.Budget
 			r.Budget = &b
 		}
+		if r.Probe != nil {
+			p := *r.Probe
+			p.Result = bytes.Clone(p.Result)
+			r.Probe = &p
+		}
 	}
 	return out
 }

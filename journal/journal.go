@@ -25,6 +25,10 @@ type Journal struct {
 	// Limits is the budget Run records for a run it starts (zero: the
 	// defaults of agent.Budget); a resumed run keeps its recorded budget.
 	Limits agent.Budget
+	// Probe asks the probe of an interrupted write (RunStep). Default nil:
+	// probes are not asked, and such writes wait for a person unless they
+	// have an idempotency key.
+	Probe ProbeFunc
 }
 
 func (j *Journal) now() time.Time {
@@ -40,15 +44,36 @@ const maxConflicts = 100
 // StepFunc executes a step and returns its result.
 type StepFunc func(ctx context.Context) (json.RawMessage, error)
 
+// ProbeFunc asks a write's probe (step.Settle.Probe) whether the write took
+// effect. A probe that fails, times out or answers unclearly is an answer
+// (agent.ProbeUnknown); the error is for a probe that could not be asked
+// because ctx ended, and nothing is recorded of it.
+type ProbeFunc func(ctx context.Context, step agent.Step) (agent.ProbeAnswer, error)
+
 // RunStep executes step at most as often as the decision table allows
-// ("write" is a write step not marked Idempotent):
+// ("write" is a write step not marked Idempotent; "key" and "probe" are
+// what its step.Settle declares):
 //
 //	completed                                       -> the recorded result; fn is not called
 //	started, not completed, write, reconciled done  -> the person's result, recorded as completed
 //	started, not completed, write, reconciled retry -> record start, call fn, record result
+//	started, not completed, write, probe            -> ask the probe (below)
+//	started, not completed, write, key, no probe    -> record start, call fn again, record result
 //	started, not completed, write, not reconciled   -> *IndeterminateError
 //	otherwise, write                                -> record start, call fn, record result
 //	otherwise, model, read or idempotent write      -> call fn, record result
+//
+// The probe's answer decides, and is recorded (step.probed):
+//
+//	found                -> its result recorded as completed; fn is not called
+//	not found            -> record start, call fn again, record result
+//	unknown, key         -> record start, call fn again (same key), record result
+//	unknown, no key      -> *IndeterminateError with the answer; a later RunStep
+//	                        does not ask again: a person decides
+//
+// A result settled without a person carries an agent.Settled that says
+// how. Without a Probe func a probe is never asked: such a write is
+// settled by its key or by a person.
 //
 // Only a write needs its start on disk before it runs: that record is what
 // makes a crash inside it Indeterminate instead of a second effect. A
@@ -73,11 +98,11 @@ func (j *Journal) RunStep(ctx context.Context, runID string, step agent.Step, fn
 		if st != nil && st.completed {
 			return st.result, nil
 		}
+		var settled *agent.Settled // set when this run of fn settles an interrupted write
+		var before []Record        // recorded with the start, before fn runs
 		if st != nil && st.starts > 0 && st.kind == agent.KindWrite && !st.idempotent {
 			switch {
-			case st.reconcile == nil:
-				return nil, &IndeterminateError{Step: step.Name}
-			case st.reconcile.Outcome == OutcomeDone:
+			case st.reconcile != nil && st.reconcile.Outcome == OutcomeDone:
 				res := agent.ReconciledResult(st.reconcile.Result)
 				err := j.Store.Append(runID, len(recs), completedRecord(step, res, j.now()))
 				if errors.Is(err, ErrConflict) {
@@ -87,11 +112,24 @@ func (j *Journal) RunStep(ctx context.Context, runID string, step agent.Step, fn
 					return nil, err
 				}
 				return res, nil
+			case st.reconcile != nil:
+				// reconciled retry: run it once more, under a new start record
+			default:
+				var res json.RawMessage
+				res, settled, before, err = j.settle(ctx, runID, recs, step, st)
+				if errors.Is(err, ErrConflict) {
+					continue
+				}
+				if res != nil || err != nil {
+					return res, err
+				}
 			}
-			// reconciled retry: run it once more, under a new start record
 		}
 		if needsStart(step) {
-			err = j.Store.Append(runID, len(recs), Record{Type: StepStarted, Step: step.Name, Kind: step.Kind, Idempotent: step.Idempotent})
+			before = append(before, Record{Type: StepStarted, Step: step.Name, Kind: step.Kind, Idempotent: step.Idempotent, Settles: settles(step)})
+		}
+		if len(before) > 0 {
+			err = j.Store.Append(runID, len(recs), before...)
 			if errors.Is(err, ErrConflict) {
 				continue
 			}
@@ -103,9 +141,91 @@ func (j *Journal) RunStep(ctx context.Context, runID string, step agent.Step, fn
 		if err != nil {
 			return nil, err
 		}
+		if settled != nil {
+			if res, err = withSettled(res, settled); err != nil {
+				return nil, fmt.Errorf("step %s: %w", step.Name, err)
+			}
+		}
 		return j.complete(runID, step, res)
 	}
 	return nil, fmt.Errorf("run step %s of %s: %w %d times", step.Name, runID, ErrConflict, maxConflicts)
+}
+
+// settle decides what to do with a write that started, never recorded its
+// result and was not reconciled (RunStep's table). It returns the step's
+// result when it is settled without running fn, or the note and the
+// records to write before fn runs again; none of them and no error means
+// nothing can settle it here, which is an error too: *IndeterminateError.
+func (j *Journal) settle(ctx context.Context, runID string, recs []Record, step agent.Step, st *stepState) (json.RawMessage, *agent.Settled, []Record, error) {
+	s := step.Settle
+	if s == nil || (s.KeyArg == "" && s.Probe == nil) {
+		return nil, nil, nil, &IndeterminateError{Step: step.Name}
+	}
+	keyed := s.KeyArg != ""
+	if s.Probe == nil || j.Probe == nil {
+		if !keyed {
+			return nil, nil, nil, &IndeterminateError{Step: step.Name}
+		}
+		return nil, &agent.Settled{By: agent.SettledByKey, Key: s.Key, Runs: st.starts + 1}, nil, nil
+	}
+	if st.probed != nil && st.probed.Verdict == agent.ProbeUnknown && !keyed {
+		return nil, nil, nil, &IndeterminateError{Step: step.Name, Probe: st.probed} // asked already: a person decides
+	}
+	ans, err := j.Probe(ctx, step)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	result := ans.Result
+	ans.Result = nil // the step's result, recorded once, in step.completed
+	probed := Record{Type: StepProbed, Step: step.Name, Probe: &ans}
+	note := &agent.Settled{By: agent.SettledByProbe, Probe: &ans, Key: s.Key, Runs: st.starts + 1}
+	switch {
+	case ans.Verdict == agent.ProbeFound:
+		note.Runs = st.starts
+		res, err := withSettled(result, note)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("step %s: probe %s: %w", step.Name, ans.Tool, err)
+		}
+		if err := j.Store.Append(runID, len(recs), probed, completedRecord(step, res, j.now())); err != nil {
+			return nil, nil, nil, err
+		}
+		return res, nil, nil, nil
+	case ans.Verdict == agent.ProbeNotFound:
+		return nil, note, []Record{probed}, nil
+	case keyed:
+		note.By = agent.SettledByKey
+		return nil, note, []Record{probed}, nil
+	}
+	if err := j.Store.Append(runID, len(recs), probed); err != nil {
+		return nil, nil, nil, err
+	}
+	return nil, nil, nil, &IndeterminateError{Step: step.Name, Probe: &ans}
+}
+
+// settles is the Settles mark of a write's start record.
+func settles(step agent.Step) string {
+	s := step.Settle
+	switch {
+	case !needsStart(step) || s == nil:
+		return ""
+	case s.KeyArg != "" && s.Probe != nil:
+		return "key+probe"
+	case s.KeyArg != "":
+		return "key"
+	case s.Probe != nil:
+		return "probe"
+	}
+	return ""
+}
+
+// withSettled returns the recorded tool result res carrying note.
+func withSettled(res json.RawMessage, note *agent.Settled) (json.RawMessage, error) {
+	r, err := agent.DecodeToolResult(res)
+	if err != nil {
+		return nil, fmt.Errorf("the result is not a tool result: %w", err)
+	}
+	r.Settled = note
+	return agent.EncodeToolResult(r), nil
 }
 
 // needsStart reports whether step must have a durable start record before
@@ -148,8 +268,11 @@ type stepState struct {
 	starts     int // how many step.started records it has (a write's generation)
 	completed  bool
 	result     json.RawMessage
-	at         time.Time // when its step.completed was written, if known
-	reconcile  *Signal   // the reconciliation of the latest start, if any
+	at         time.Time          // when its step.completed was written, if known
+	reconcile  *Signal            // the reconciliation of the latest start, if any
+	settles    string             // the Settles mark of its latest start
+	probed     *agent.ProbeAnswer // the probe's answer since its latest start, if any
+	retries    int                // how often a person said retry: its generation is one more
 }
 
 // state is the fold of a run's records.
@@ -190,8 +313,9 @@ func fold(recs []Record) *state {
 			}
 		case StepStarted:
 			st := step(r.Step)
-			st.kind, st.idempotent = r.Kind, r.Idempotent
+			st.kind, st.idempotent, st.settles = r.Kind, r.Idempotent, r.Settles
 			st.starts++
+			st.probed = nil
 			if n, tool := agent.StepTurn(r.Step); !tool && n > s.models {
 				s.models = n
 			}
@@ -205,6 +329,8 @@ func fold(recs []Record) *state {
 			if n, tool := agent.StepTurn(r.Step); !tool && n > s.models {
 				s.models = n // model steps have no step.started record
 			}
+		case StepProbed:
+			step(r.Step).probed = r.Probe
 		case SignalRecord:
 			if r.Signal == nil {
 				continue
@@ -216,7 +342,11 @@ func fold(recs []Record) *state {
 				s.decisions[r.Signal.Marker] = agent.Approval{Reason: r.Signal.Reason}
 			case SignalReconcile:
 				sig := *r.Signal
-				step(r.Signal.Step).reconcile = &sig
+				st := step(r.Signal.Step)
+				st.reconcile = &sig
+				if sig.Outcome == OutcomeRetry {
+					st.retries++
+				}
 			case SignalBudget:
 				s.budget = RaisedBudget(s.budget, *r.Signal)
 			case SignalMessage:
@@ -286,7 +416,7 @@ func (s *state) facts() *agent.Facts {
 		switch {
 		case st.completed:
 			f.Results[name] = st.result
-		case st.starts > 0 && st.kind == agent.KindWrite && !st.idempotent && st.reconcile == nil:
+		case st.waitsForPerson():
 			f.Indeterminate[name] = true
 		}
 	}
@@ -299,6 +429,24 @@ func (s *state) facts() *agent.Facts {
 		}
 	}
 	return f
+}
+
+// waitsForPerson reports whether the step is a write that started, never
+// recorded its result, was not reconciled, and cannot be settled without a
+// person: it declares no key and no probe, or its probe answered unknown
+// and it has no key. A write that can be settled is run again by the loop,
+// and RunStep settles it.
+func (st *stepState) waitsForPerson() bool {
+	if st.completed || st.starts == 0 || st.kind != agent.KindWrite || st.idempotent || st.reconcile != nil {
+		return false
+	}
+	switch st.settles {
+	case "key", "key+probe":
+		return false
+	case "probe":
+		return st.probed != nil && st.probed.Verdict == agent.ProbeUnknown
+	}
+	return true
 }
 
 // usage returns the model calls the run made and the tokens they used.

@@ -21,6 +21,7 @@ const (
 	SignalRecord  RecordType = "signal"         // an operator's approve, deny, reconcile, budget or message
 	RunCompleted  RecordType = "run.completed"  // when the loop answers: the final message
 	RunCancelled  RecordType = "run.cancelled"  // by an operator's cancel: nothing runs after it
+	StepProbed    RecordType = "step.probed"    // a probe's answer about an interrupted write
 )
 
 // Record is one entry of a run's journal.
@@ -33,10 +34,16 @@ type Record struct {
 	Step   string        `json:"step,omitempty"`   // step.started, step.completed
 	Kind   agent.Kind    `json:"kind,omitempty"`   // step.started, step.completed (absent in older journals)
 	// Idempotent marks a write step that is safe to run again.
-	Idempotent bool            `json:"idempotent,omitempty"` // step.started, step.completed
-	Result     json.RawMessage `json:"result,omitempty"`     // step.completed
-	Signal     *Signal         `json:"signal,omitempty"`     // signal
-	Answer     string          `json:"answer,omitempty"`     // run.completed
+	Idempotent bool `json:"idempotent,omitempty"` // step.started, step.completed
+	// Settles marks a write that declares an idempotency key ("key"), a
+	// probe ("probe") or both ("key+probe"): an interrupted one is
+	// settled without a person when it can be.
+	Settles string `json:"settles,omitempty"` // step.started
+	// Probe is what the probe of an interrupted write answered.
+	Probe  *agent.ProbeAnswer `json:"probe,omitempty"`  // step.probed
+	Result json.RawMessage    `json:"result,omitempty"` // step.completed
+	Signal *Signal            `json:"signal,omitempty"` // signal
+	Answer string             `json:"answer,omitempty"` // run.completed
 	// At is when the record was written (step.completed; absent in older
 	// journals): a call's approval timeout runs from the step.completed of
 	// the model step that asked for it.
@@ -113,10 +120,16 @@ var (
 // unwraps to ErrIndeterminate.
 type IndeterminateError struct {
 	Step string
+	// Probe is what the write's probe answered, when it has one.
+	Probe *agent.ProbeAnswer
 }
 
 func (e *IndeterminateError) Error() string {
-	return fmt.Sprintf("step %s is indeterminate: it started and never recorded a result; check the world, then reconcile it with done RESULT or retry", e.Step)
+	probe := ""
+	if e.Probe != nil {
+		probe = "; " + e.Probe.String()
+	}
+	return fmt.Sprintf("step %s is indeterminate: it started and never recorded a result%s; check the world, then reconcile it with done RESULT or retry", e.Step, probe)
 }
 
 // Unwrap returns ErrIndeterminate.

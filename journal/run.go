@@ -77,6 +77,17 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 			return *d.Outcome, nil
 		}
 		step := *d.Step
+		if step.Settle != nil {
+			// The key of this execution: the run, the step, and how often
+			// a person said retry.
+			gen := 1
+			if ss := st.steps[step.Name]; ss != nil {
+				gen += ss.retries
+			}
+			s := *step.Settle
+			s.Key = agent.IdempotencyKey(runID, step.Name, gen)
+			step.Settle = &s
+		}
 		if p, ok := exec.(preparer); ok {
 			// Values kept by reference are read before a write's start is
 			// recorded: a missing one must not look like a write that ran.

@@ -13,6 +13,8 @@
 //	agentrun_steps_total{kind, outcome}          step attempts that ended: completed, failed or indeterminate
 //	agentrun_step_duration_seconds{kind}         how long those attempts took (histogram)
 //	agentrun_writes_indeterminate_total          write attempts that ended Indeterminate
+//	agentrun_writes_settled_total{by, answer}    interrupted writes settled without a person: by probe or key;
+//	                                             answer is the probe's (found, not_found, unknown) or none
 //	agentrun_approvals_total{decision}           a person's decisions about gated tool calls: approve, deny
 //	agentrun_tokens_total{model, direction}      tokens of completed model steps, direction input or output
 //

@@ -40,6 +40,7 @@ type Recorder struct {
 	indeterminate metric.Int64Counter
 	approvals     metric.Int64Counter
 	tokens        metric.Int64Counter
+	settled       metric.Int64Counter
 }
 
 // NewRecorder creates agentrun's instruments in mp.
@@ -68,7 +69,23 @@ func NewRecorder(mp metric.MeterProvider) (*Recorder, error) {
 		metric.WithDescription("Tokens of completed model steps, by model and direction (input, output).")); err != nil {
 		return nil, err
 	}
+	if r.settled, err = m.Int64Counter("agentrun.writes.settled",
+		metric.WithDescription("Interrupted writes settled without a person, by how (probe, key) and the probe's answer (found, not_found, unknown, none).")); err != nil {
+		return nil, err
+	}
 	return r, nil
+}
+
+// Settled records an interrupted write settled without a person.
+func (r *Recorder) Settled(ctx context.Context, s agent.Settled) {
+	if r == nil {
+		return
+	}
+	answer := "none"
+	if s.Probe != nil {
+		answer = s.Probe.Verdict
+	}
+	r.settled.Add(ctx, 1, metric.WithAttributes(attribute.String("by", s.By), attribute.String("answer", answer)))
 }
 
 // Step records a step attempt of kind that ended with outcome after d.

@@ -127,6 +127,11 @@ func (c Config) validate() error {
 		case o.ApprovalTimeout < 0:
 			return c.fail(f+".approval_timeout", "%s is negative; want a positive Go duration such as 30m or 24h", o.ApprovalTimeout)
 		}
+		if o.Probe != nil {
+			if err := checkProbe(*o.Probe); err != nil {
+				return c.fail(f+".probe", "%v", err)
+			}
+		}
 	}
 	return nil
 }
@@ -164,7 +169,8 @@ func LoadConfig(path string) (Config, error) {
 var (
 	topFields      = []string{"demo", "servers", "tools"}
 	serverFields   = []string{"name", "command", "args", "env", "url", "headers"}
-	overrideFields = []string{"kind", "approval", "idempotent", "timeout", "approval_timeout"}
+	overrideFields = []string{"kind", "approval", "idempotent", "timeout", "approval_timeout", "idempotency_key", "probe"}
+	probeFields    = []string{"tool", "args", "found", "not_found"}
 )
 
 func parseConfig(path string, b []byte) (Config, error) {
@@ -294,9 +300,47 @@ func parseOverride(c Config, f string, raw json.RawMessage) (Override, error) {
 				return o, err
 			}
 			o.ApprovalTimeout = d
+		case "idempotency_key":
+			if err := str(c, g, m.val, &s); err != nil {
+				return o, err
+			}
+			o.IdempotencyKey = &s
+		case "probe":
+			p, err := parseProbe(c, g, m.val)
+			if err != nil {
+				return o, err
+			}
+			o.Probe = p
 		}
 	}
 	return o, nil
+}
+
+// parseProbe reads a probe: {"tool", "args", "found", "not_found"}, all
+// required; the rules that need the tools are checked by Open.
+func parseProbe(c Config, f string, raw json.RawMessage) (*agent.Probe, error) {
+	ms, err := object(c, f, raw, probeFields)
+	if err != nil {
+		return nil, err
+	}
+	p := &agent.Probe{}
+	for _, m := range ms {
+		g := f + "." + m.key
+		switch m.key {
+		case "tool":
+			err = str(c, g, m.val, &p.Tool)
+		case "args":
+			p.Args = m.val
+		case "found":
+			err = str(c, g, m.val, &p.Found)
+		case "not_found":
+			err = str(c, g, m.val, &p.NotFound)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
 }
 
 // duration reads a positive Go duration given as a string.

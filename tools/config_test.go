@@ -32,7 +32,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"unknown override field", `{"tools": {"lookup": {"timeout": "1s", "retries": 3}}}`,
 			`tools["lookup"]: unknown field "retries"; valid fields: kind, approval, idempotent, timeout, approval_timeout`},
 		{"unknown demo tool", `{"demo": {"lookup": true, "search": false}}`,
-			`demo: unknown field "search"; valid fields: lookup, create_ticket`},
+			`demo: unknown field "search"; valid fields: lookup, create_ticket, find_ticket`},
 		{"field given twice", `{"servers": [{"name": "a", "name": "b", "url": "http://x"}]}`,
 			`servers[0]: field "name" is given twice`},
 		{"both command and url", `{"servers": [{"name": "m", "command": "mcp-server-memory", "url": "http://127.0.0.1:3001/mcp"}]}`,

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -51,10 +52,11 @@ func DemoConfigFromEnv() (DemoConfig, error) {
 	return c.withDefaults(), nil
 }
 
-// Demo returns the demo tools: lookup and create_ticket.
+// Demo returns the demo tools: lookup, create_ticket and find_ticket.
 func Demo(c DemoConfig) []Tool {
 	c = c.withDefaults()
-	return []Tool{lookup{delay: c.Delay}, &TicketStore{Path: c.Tickets, Delay: c.Delay}}
+	store := &TicketStore{Path: c.Tickets, Delay: c.Delay}
+	return []Tool{lookup{delay: c.Delay}, store, findTicket{store}}
 }
 
 // policyText is the built-in knowledge lookup answers from.
@@ -99,6 +101,9 @@ type Ticket struct {
 	ID    string `json:"id"`
 	Title string `json:"title"`
 	Body  string `json:"body,omitempty"`
+	// RequestID is the caller's idempotency key: the store files at most
+	// one ticket per request id.
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // TicketStore is the create_ticket tool: an append-only JSONL file, shared
@@ -113,22 +118,24 @@ func (*TicketStore) Spec() agent.ToolSpec {
 	return agent.ToolSpec{
 		Name:        "create_ticket",
 		Description: "File a ticket with IT. Returns the ticket id.",
-		Schema:      json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},"body":{"type":"string"}},"required":["title"]}`),
+		Schema:      json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"},"body":{"type":"string"},"request_id":{"type":"string","description":"optional idempotency key: a second call with the same request_id files nothing and returns the first ticket's id"}},"required":["title"]}`),
 		Kind:        agent.KindWrite,
 	}
 }
 
 // Call implements Tool: it writes the ticket, fsyncs, then (after Delay)
-// returns its id.
+// returns its id. With a request_id that a ticket already has, it writes
+// nothing and returns that ticket's id.
 func (s *TicketStore) Call(ctx context.Context, args json.RawMessage) (agent.ToolResult, error) {
 	var in struct {
-		Title string `json:"title"`
-		Body  string `json:"body"`
+		Title     string `json:"title"`
+		Body      string `json:"body"`
+		RequestID string `json:"request_id"`
 	}
 	if err := json.Unmarshal(args, &in); err != nil || in.Title == "" {
-		return agent.ToolResult{IsError: true, Content: `create_ticket wants {"title": "...", "body": "..."}`}, nil
+		return agent.ToolResult{IsError: true, Content: `create_ticket wants {"title": "...", "body": "...", "request_id": "..." (optional)}`}, nil
 	}
-	id, err := s.append(in.Title, in.Body)
+	id, err := s.append(Ticket{Title: in.Title, Body: in.Body, RequestID: in.RequestID})
 	if err != nil {
 		return agent.ToolResult{}, err
 	}
@@ -138,7 +145,9 @@ func (s *TicketStore) Call(ctx context.Context, args json.RawMessage) (agent.Too
 	return agent.ToolResult{Content: id}, nil
 }
 
-func (s *TicketStore) append(title, body string) (string, error) {
+// append files t under the next id and returns it, or returns the id of
+// the ticket that already has t's request id.
+func (s *TicketStore) append(t Ticket) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil {
 		return "", fmt.Errorf("ticket store: %w", err)
 	}
@@ -150,11 +159,18 @@ func (s *TicketStore) append(title, body string) (string, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		return "", fmt.Errorf("lock ticket store: %w", err)
 	}
-	n, err := countLines(f)
+	ts, err := readTickets(f)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("ticket store: %w", err)
 	}
-	t := Ticket{ID: fmt.Sprintf("TICKET-%d", n+1), Title: title, Body: body}
+	if t.RequestID != "" {
+		for _, old := range ts {
+			if old.RequestID == t.RequestID {
+				return old.ID, nil // filed already: the request id deduplicates
+			}
+		}
+	}
+	t.ID = fmt.Sprintf("TICKET-%d", len(ts)+1)
 	line, _ := json.Marshal(t)
 	if _, err := f.Seek(0, 2); err != nil {
 		return "", err
@@ -168,43 +184,85 @@ func (s *TicketStore) append(title, body string) (string, error) {
 	return t.ID, nil
 }
 
-func countLines(f *os.File) (int, error) {
+// readTickets reads the tickets of the open store f from its start.
+func readTickets(f *os.File) ([]Ticket, error) {
 	if _, err := f.Seek(0, 0); err != nil {
-		return 0, err
+		return nil, err
 	}
-	n := 0
+	var ts []Ticket
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
 	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) > 0 {
-			n++
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
 		}
+		var t Ticket
+		if err := json.Unmarshal(line, &t); err != nil {
+			return nil, fmt.Errorf("bad ticket line %d: %w", len(ts)+1, err)
+		}
+		ts = append(ts, t)
 	}
-	return n, sc.Err()
+	return ts, sc.Err()
 }
 
-// ReadTickets returns the tickets in the store at path; a missing file has
-// none.
+// ReadTickets returns the tickets in the store at path, read under a
+// shared lock; a missing file has none.
 func ReadTickets(path string) ([]Ticket, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var ts []Ticket
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		var t Ticket
-		if err := json.Unmarshal(line, &t); err != nil {
-			return nil, fmt.Errorf("%s: bad ticket line: %w", path, err)
-		}
-		ts = append(ts, t)
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil { // no half-written ticket
+		return nil, fmt.Errorf("lock ticket store: %w", err)
+	}
+	ts, err := readTickets(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return ts, nil
+}
+
+// findTicket is the find_ticket tool: it looks a ticket up by request id or
+// title.
+type findTicket struct{ store *TicketStore }
+
+// Spec implements Tool.
+func (findTicket) Spec() agent.ToolSpec {
+	return agent.ToolSpec{
+		Name:        "find_ticket",
+		Description: "Find a ticket by its request_id or its exact title. Returns \"TICKET-N: TITLE\" or \"no ticket ...\".",
+		Schema:      json.RawMessage(`{"type":"object","properties":{"request_id":{"type":"string"},"title":{"type":"string"}}}`),
+		Kind:        agent.KindRead,
+	}
+}
+
+// Call implements Tool.
+func (f findTicket) Call(ctx context.Context, args json.RawMessage) (agent.ToolResult, error) {
+	var in struct {
+		RequestID string `json:"request_id"`
+		Title     string `json:"title"`
+	}
+	if err := json.Unmarshal(args, &in); err != nil || (in.RequestID == "") == (in.Title == "") {
+		return agent.ToolResult{IsError: true, Content: `find_ticket wants {"request_id": "..."} or {"title": "..."}`}, nil
+	}
+	ts, err := ReadTickets(f.store.Path)
+	if err != nil {
+		return agent.ToolResult{}, err
+	}
+	for _, t := range ts {
+		if (in.RequestID != "" && t.RequestID == in.RequestID) || (in.Title != "" && t.Title == in.Title) {
+			return agent.ToolResult{Content: t.ID + ": " + t.Title}, nil
+		}
+	}
+	if in.RequestID != "" {
+		return agent.ToolResult{Content: "no ticket with request_id " + in.RequestID}, nil
+	}
+	return agent.ToolResult{Content: "no ticket titled " + strconv.Quote(in.Title)}, nil
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -78,6 +78,10 @@ func Open(ctx context.Context, cfg Config, demo DemoConfig) (*Set, error) {
 			ts[i] = Apply(t, o)
 		}
 	}
+	ts, err := settleRules(ts, func(name string) string { return cfg.file() + ": " + fmt.Sprintf("tools[%q]", name) })
+	if err != nil {
+		return fail(err)
+	}
 	set, err := NewSet(ts...)
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", cfg.file(), err)) // unreachable: names were checked above

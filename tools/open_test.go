@@ -65,7 +65,7 @@ func TestOpenDemoTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := describe(s), []string{"lookup: read timeout=2m0s", "create_ticket: write timeout=2m0s"}; !reflect.DeepEqual(got, want) {
+	if got, want := describe(s), []string{"lookup: read timeout=2m0s", "create_ticket: write timeout=2m0s", "find_ticket: read timeout=2m0s"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("zero config:\n got %q\nwant %q", got, want)
 	}
 	if err := s.Close(); err != nil {
@@ -75,7 +75,7 @@ func TestOpenDemoTools(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	off, err := open(t, `{"demo": {"lookup": false}, "tools": {"create_ticket": {"approval": "never"}}}`)
+	off, err := open(t, `{"demo": {"lookup": false, "find_ticket": false}, "tools": {"create_ticket": {"approval": "never"}}}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestOpenOverrideForAToolNobodyOffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Open(t.Context(), cfg, DemoConfig{})
-	want := path + `: tools["create_ticket"]: no demo tool that is on or server offers a tool named "create_ticket"; the tools offered are: lookup`
+	want := path + `: tools["create_ticket"]: no demo tool that is on or server offers a tool named "create_ticket"; the tools offered are: lookup, find_ticket`
 	if err == nil || err.Error() != want {
 		t.Fatalf("Open:\n got %v\nwant %s", err, want)
 	}
@@ -119,6 +119,7 @@ func TestOpenMemoryServerWithOverrides(t *testing.T) {
 	}
 	want := []string{
 		"lookup: read timeout=3s",
+		"find_ticket: read timeout=2m0s",
 		"create_entities: write idempotent approval=never timeout=5s",
 		"create_relations: write timeout=2m0s",
 		"add_observations: write timeout=2m0s",

@@ -26,6 +26,12 @@ type Override struct {
 	// ApprovalTimeout is how long a call may wait for approval before it
 	// is denied as expired. Default 0: Config.ApprovalTimeout.
 	ApprovalTimeout time.Duration
+	// IdempotencyKey, when set, names the argument of a write that takes
+	// an idempotency key; "" says it takes none. Default nil: the tool's
+	// own (for MCP tools, the schema convention of package tools/mcp).
+	IdempotencyKey *string
+	// Probe is the write's probe. Default nil: none.
+	Probe *agent.Probe
 }
 
 // Apply returns t with o applied. A Set made from the result (NewSet, Open)
@@ -43,6 +49,12 @@ func Apply(t Tool, o Override) Tool {
 	}
 	if o.ApprovalTimeout != 0 {
 		spec.ApprovalTimeout = o.ApprovalTimeout
+	}
+	if o.IdempotencyKey != nil {
+		spec.IdempotencyKey = *o.IdempotencyKey
+	}
+	if o.Probe != nil {
+		spec.Probe = o.Probe
 	}
 	timeout := o.Timeout
 	if prev, ok := t.(*overridden); ok {

@@ -346,12 +346,25 @@ func (r *run) execute(s agent.Step) error {
 			if in.Generation > 1 {
 				opts.ActivityID = s.Name + "#" + strconv.Itoa(in.Generation)
 			}
-			// A second attempt settles the write: its result or Indeterminate.
+			// A second attempt settles the write: its result, its probe's
+			// or its key's, or Indeterminate.
 			opts.RetryPolicy.MaximumAttempts = 3
+			if s.Settle != nil && s.Settle.KeyArg != "" {
+				// Its key makes every attempt safe: retried like a read.
+				opts.RetryPolicy.MaximumAttempts = 10
+			}
 			// A cancelled run waits for the write to stop, so that its
 			// state says whether it completed.
 			opts.WaitForCancellation = true
 		}
+	}
+	if s.Settle != nil {
+		// The idempotency key of this execution: the same on every attempt
+		// and worker, a new one for each retry a person asks for.
+		settle := *s.Settle
+		settle.Key = agent.IdempotencyKey(in.RunKey, s.Name, in.Generation)
+		in.Step.Settle = &settle
+		opts.Summary += settleSummary(settle)
 	}
 	var res json.RawMessage
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(r.ctx, opts), fn, in).Get(r.ctx, &res)
@@ -372,13 +385,42 @@ func (r *run) execute(s agent.Step) error {
 	}
 	r.facts.Results[s.Name] = res
 	r.stepsHere++
-	r.record(StepRecord{Name: s.Name, Kind: s.Kind, Generation: in.Generation, Preview: agent.Summarize(res)})
+	rec := StepRecord{Name: s.Name, Kind: s.Kind, Generation: in.Generation, Preview: agent.Summarize(res)}
+	if s.Kind == agent.KindWrite {
+		if rec.Settled = agent.SettledOf(res); rec.Settled != nil {
+			r.settled(rec)
+		}
+	}
+	r.record(rec)
 	if s.Kind == agent.KindModel {
 		if reply, err := agent.DecodeModelReply(res); err == nil {
 			r.state.Usage = r.state.Usage.Add(reply.Usage)
 		}
 	}
 	return nil
+}
+
+// settleSummary says in a step's summary how an interrupted write is
+// settled without a person.
+func settleSummary(s agent.Settle) string {
+	var how []string
+	if s.KeyArg != "" {
+		how = append(how, "key "+s.KeyArg)
+	}
+	if s.Probe != nil {
+		how = append(how, "probe "+s.Probe.Tool)
+	}
+	return " · settles by " + strings.Join(how, ", ")
+}
+
+// settled notes a write settled without a person: the state keeps the
+// newest MaxSettled, and the run's details show them.
+func (r *run) settled(rec StepRecord) {
+	r.state.Settled = append(r.state.Settled, SettledStep{Step: rec.Name, Settled: *rec.Settled})
+	if n := len(r.state.Settled); n > MaxSettled {
+		r.state.Settled = append([]SettledStep(nil), r.state.Settled[n-MaxSettled:]...)
+	}
+	workflow.GetLogger(r.ctx).Info("write settled without a person", "step", rec.Name, "how", rec.Settled.String())
 }
 
 func indeterminateWhy(err error) string {

@@ -158,6 +158,12 @@ func details(namespace, runID string, s *State) string {
 		e := s.Expired[n-1]
 		fmt.Fprintf(&b, "\n**Approval expired** (%d so far; the newest): `%s` (`%s`) waited %s and was denied; the model was told.\n", n, e.Tool, e.Marker, e.After)
 	}
+	if n := len(s.Settled); n > 0 {
+		fmt.Fprintf(&b, "\n**Settled without a person** (%d so far; the newest last):\n\n", n)
+		for _, st := range s.Settled[max(0, n-3):] {
+			fmt.Fprintf(&b, "- `%s`: %s\n", st.Step, wrap(st.Settled.String(), detailsWidth))
+		}
+	}
 	if n := len(s.Rejected); n > 0 {
 		r := s.Rejected[n-1]
 		fmt.Fprintf(&b, "\n**Rejected input** (%d so far; the newest): signal `%s` with\n\n```\n%s\n```\n\n%s\n", n, r.Signal, wrap(r.Payload, detailsWidth), r.Reason)

@@ -100,7 +100,19 @@ type StepRecord struct {
 	Reconciled bool `json:"reconciled,omitempty"`
 	// Preview is the start of the step's result, on one line.
 	Preview string `json:"preview,omitempty"`
+	// Settled says how an interrupted write was settled without a person.
+	Settled *agent.Settled `json:"settled,omitempty"`
 }
+
+// SettledStep is a write that was interrupted and settled without a
+// person: by its probe or its idempotency key.
+type SettledStep struct {
+	Step    string        `json:"step"`
+	Settled agent.Settled `json:"settled"`
+}
+
+// MaxSettled bounds State.Settled.
+const MaxSettled = 20
 
 // State is the answer of the state query.
 type State struct {
@@ -144,6 +156,9 @@ type State struct {
 	// InFlight names the write that was running when the run was
 	// cancelled: it may have taken effect.
 	InFlight string `json:"in_flight,omitempty"`
+	// Settled are the newest writes (at most MaxSettled) that were
+	// interrupted and settled without a person, oldest first.
+	Settled []SettledStep `json:"settled,omitempty"`
 }
 
 // Expired is a call denied because its approval timed out.

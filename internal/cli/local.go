@@ -34,7 +34,7 @@ func OpenLocal(ctx context.Context, s Settings) (*Local, error) {
 		return nil, err
 	}
 	return &Local{
-		Journal:  &journal.Journal{Store: store, Loop: agent.Loop{Tools: exec.Tools.Specs(), FailOnCut: exec.FailOnCut}},
+		Journal:  &journal.Journal{Store: store, Loop: agent.Loop{Tools: exec.Tools.Specs(), FailOnCut: exec.FailOnCut}, Probe: exec.Probe},
 		Exec:     exec,
 		Commands: s.Commands,
 	}, nil

@@ -84,7 +84,7 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	w.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
 	w.RegisterActivity(&activities.Activities{
 		Exec:    exec,
-		Guard:   &journal.Journal{Store: store},
+		Guard:   &journal.Journal{Store: store, Probe: exec.Probe},
 		Logger:  logger,
 		Metrics: recorder,
 	})

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -44,8 +45,42 @@ func toolSpec(t *sdk.Tool) (agent.ToolSpec, error) {
 			return agent.ToolSpec{}, fmt.Errorf("input schema: %w", err)
 		}
 		spec.Schema = b
+		if spec.Kind == agent.KindWrite {
+			spec.IdempotencyKey = keyArg(b)
+		}
 	}
 	return spec, nil
+}
+
+// KeyArgs are the argument names that declare an idempotency key by name.
+var KeyArgs = []string{"idempotency_key", "idempotencyKey"}
+
+// KeyMark is the schema keyword that declares an idempotency key on any
+// string argument: "x-idempotency-key": true.
+const KeyMark = "x-idempotency-key"
+
+// keyArg returns the argument of an input schema that takes an idempotency
+// key by the convention (see the package documentation), or "".
+func keyArg(schema []byte) string {
+	var s struct {
+		Properties map[string]struct {
+			Type any  `json:"type"`
+			Mark bool `json:"x-idempotency-key"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return ""
+	}
+	var names []string
+	for name, p := range s.Properties {
+		if p.Mark || (slices.Contains(KeyArgs, name) && (p.Type == nil || p.Type == "string")) {
+			names = append(names, name)
+		}
+	}
+	if len(names) != 1 {
+		return "" // none, or not one clear argument
+	}
+	return names[0]
 }
 
 // toolResult renders a tool result as text for the model: each content

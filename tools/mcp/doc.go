@@ -15,6 +15,16 @@
 // call is retried instead of becoming Indeterminate). Package tools may
 // override all of these.
 //
+// A write declares that it takes an idempotency key by its input schema,
+// by this convention: exactly one top-level property either carries the
+// keyword "x-idempotency-key": true, or is named "idempotency_key" or
+// "idempotencyKey" (with type string or no type). Its spec's
+// IdempotencyKey names that argument: the engine fills it with a key of its
+// own, the model never sees it, and an interrupted call runs again with
+// the same key, for the server to deduplicate. Two such properties declare
+// nothing; the tools file's "idempotency_key" overrides the convention
+// ("" turns it off).
+//
 // Tool.Call guarantees:
 //
 //   - A result the server marks isError is a ToolResult with IsError and
