@@ -21,16 +21,16 @@ const (
 	lineOverhead = crcDigits + 2 // checksum, space and newline
 )
 
-// knownType reports whether t is one of the six record types.
+// knownType reports whether t is one of the seven record types.
 func knownType(t RecordType) bool {
 	switch t {
-	case RunStarted, StepStarted, StepCompleted, SignalRecord, RunCompleted, RunCancelled:
+	case RunStarted, StepStarted, StepCompleted, SignalRecord, RunCompleted, RunCancelled, StepProbed:
 		return true
 	}
 	return false
 }
 
-const knownTypes = "run.started, step.started, step.completed, signal, run.completed, run.cancelled"
+const knownTypes = "run.started, step.started, step.completed, step.probed, signal, run.completed, run.cancelled"
 
 // encodeRecord returns rec as one journal line, newline included. It refuses
 // (with an error wrapping ErrInvalid) a record of unknown type or one that

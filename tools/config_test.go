@@ -30,7 +30,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"unknown server field", `{"servers": [{"name": "m", "comand": "x"}]}`,
 			`servers[0]: unknown field "comand"; valid fields: name, command, args, env, url, headers`},
 		{"unknown override field", `{"tools": {"lookup": {"timeout": "1s", "retries": 3}}}`,
-			`tools["lookup"]: unknown field "retries"; valid fields: kind, approval, idempotent, timeout, approval_timeout`},
+			`tools["lookup"]: unknown field "retries"; valid fields: kind, approval, idempotent, timeout, approval_timeout, idempotency_key, probe`},
 		{"unknown demo tool", `{"demo": {"lookup": true, "search": false}}`,
 			`demo: unknown field "search"; valid fields: lookup, create_ticket, find_ticket`},
 		{"field given twice", `{"servers": [{"name": "a", "name": "b", "url": "http://x"}]}`,
