@@ -22,6 +22,10 @@ func (e *Executor) Probe(ctx context.Context, step agent.Step) (agent.ProbeAnswe
 	if step.Settle == nil || step.Settle.Probe == nil || step.Call == nil {
 		return agent.ProbeAnswer{}, fmt.Errorf("step %s: no probe to ask", step.Name)
 	}
+	step, err := e.Prepare(ctx, step) // the write's arguments as it ran with them
+	if err != nil {
+		return agent.ProbeAnswer{}, err
+	}
 	p := step.Settle.Probe
 	unknown := func(format string, args ...any) (agent.ProbeAnswer, error) {
 		return agent.ProbeAnswer{Tool: p.Tool, Verdict: agent.ProbeUnknown, Answer: agent.Clip(fmt.Sprintf(format, args...), answerLen)}, nil

@@ -454,6 +454,8 @@ type StepInfo struct {
 	State  string     `json:"state"` // "completed", "started" or "reconciled"
 	Starts int        `json:"starts"`
 	Result string     `json:"result,omitempty"`
+	// Settled says how an interrupted write was settled without a person.
+	Settled *agent.Settled `json:"settled,omitempty"`
 }
 
 // RunInfo is a run as Show reports it.
@@ -462,9 +464,11 @@ type RunInfo struct {
 	Status        agent.Status    `json:"status"`
 	Pending       []agent.Pending `json:"pending,omitempty"`
 	Indeterminate string          `json:"indeterminate,omitempty"`
-	Answer        string          `json:"answer,omitempty"`
-	CutOff        bool            `json:"cut_off,omitempty"` // the answer was cut off by the model's length limit
-	Reason        string          `json:"reason,omitempty"`
+	// Probe is what the Indeterminate write's probe answered, if it has one.
+	Probe  *agent.ProbeAnswer `json:"probe,omitempty"`
+	Answer string             `json:"answer,omitempty"`
+	CutOff bool               `json:"cut_off,omitempty"` // the answer was cut off by the model's length limit
+	Reason string             `json:"reason,omitempty"`
 	// Budget is the run's limits; Turns and Usage what it used of them.
 	Budget  agent.Budget `json:"budget"`
 	Turns   int          `json:"turns"`
@@ -502,6 +506,9 @@ func (j *Journal) Show(runID string) (RunInfo, error) {
 		info.Status = agent.StatusRunning
 		if o := d.Outcome; o != nil {
 			info.Status, info.Pending, info.Indeterminate, info.Answer, info.Reason = o.Status, o.Pending, o.Step, o.Answer, o.Reason
+			if ss := st.steps[o.Step]; ss != nil && o.Status == agent.StatusIndeterminate {
+				info.Probe = ss.probed
+			}
 			if o.Status == agent.StatusCompleted {
 				info.Status = agent.StatusRunning // answered, not yet recorded: the next run records it
 			}
@@ -517,6 +524,9 @@ func (j *Journal) Show(runID string) (RunInfo, error) {
 		si := StepInfo{Name: r.Step, Kind: s.kind, Starts: s.starts, State: "started"}
 		if s.completed {
 			si.State, si.Result = "completed", agent.Summarize(s.result)
+			if s.kind == agent.KindWrite {
+				si.Settled = agent.SettledOf(s.result)
+			}
 		} else if s.reconcile != nil {
 			si.State = "reconciled " + s.reconcile.Outcome
 		}
