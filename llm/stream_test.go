@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"reflect"
@@ -469,6 +470,29 @@ func TestStreamBrokenEvents(t *testing.T) {
 				t.Errorf("error %#v, want class %s with status 200", *e, ClassServer)
 			}
 			assertReply(t, got, agent.ModelReply{})
+		})
+	}
+}
+
+// TestStreamKeyNeverShown: an error event that echoes the request's
+// credentials comes back scrubbed.
+func TestStreamKeyNeverShown(t *testing.T) {
+	t.Parallel()
+	for _, a := range streamAdapters() {
+		t.Run(a.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+				b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": "api_error", "message": "upstream saw " + r.Header.Get("Authorization")}})
+				streaming(endNormally, sseEvents(t, a.text)[0], "event: error\ndata: "+string(b)+"\n\n")(w, r)
+			})
+			_, err := a.new(t, f, 0).Stream(t.Context(), userOnly, func(string) {})
+			e := asError(t, err)
+			if s := fmt.Sprintf("%v %+v %#v %s", err, err, err, e.Message); strings.Contains(s, testKey) {
+				t.Fatalf("the error shows the key: %s", s)
+			}
+			if e.Class != ClassServer || e.Message != "error event in the stream: upstream saw Bearer [redacted]" {
+				t.Errorf("error %#v, want class %s with the echoed header scrubbed", *e, ClassServer)
+			}
 		})
 	}
 }
