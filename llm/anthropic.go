@@ -177,6 +177,9 @@ func (p *Anthropic) Complete(ctx context.Context, req agent.ModelRequest) (agent
 // classified as the HTTP error of its kind (eventError). The request
 // timeout bounds the whole stream.
 func (p *Anthropic) Stream(ctx context.Context, req agent.ModelRequest, text func(delta string)) (agent.ModelReply, error) {
+	if text == nil {
+		text = func(string) {}
+	}
 	params, err := p.params(req)
 	if err != nil {
 		return agent.ModelReply{}, err

@@ -182,6 +182,9 @@ func (p *OpenAI) Complete(ctx context.Context, req agent.ModelRequest) (agent.Mo
 // an error chunk is classified as the HTTP error of its kind (eventError).
 // The request timeout bounds the whole stream.
 func (p *OpenAI) Stream(ctx context.Context, req agent.ModelRequest, text func(delta string)) (agent.ModelReply, error) {
+	if text == nil {
+		text = func(string) {}
+	}
 	params, err := p.params(req)
 	if err != nil {
 		return agent.ModelReply{}, err

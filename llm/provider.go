@@ -30,6 +30,7 @@ type Streamer interface {
 	// errors have the same classes. The pieces delivered add up to the
 	// reply's text when Stream succeeds; when it fails they were a part of
 	// an answer that does not count (see the package documentation).
+	// text may be nil.
 	Stream(ctx context.Context, req agent.ModelRequest, text func(delta string)) (agent.ModelReply, error)
 }
 

@@ -146,6 +146,9 @@ func (p *Scripted) Complete(ctx context.Context, req agent.ModelRequest) (agent.
 // spread evenly before the pieces. A context that ends during the delay
 // ends the call with its error, and no reply.
 func (p *Scripted) Stream(ctx context.Context, req agent.ModelRequest, text func(delta string)) (agent.ModelReply, error) {
+	if text == nil {
+		text = func(string) {}
+	}
 	reply, delay, err := p.answer(ctx, req)
 	if err != nil {
 		return agent.ModelReply{}, err

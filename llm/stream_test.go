@@ -496,3 +496,23 @@ func TestStreamKeyNeverShown(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamNilText: a nil text callback streams the answer and delivers
+// nothing.
+func TestStreamNilText(t *testing.T) {
+	t.Parallel()
+	for _, a := range streamAdapters() {
+		t.Run(a.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFake(t, streaming(endNormally, sseEvents(t, a.text)...))
+			got, err := a.new(t, f, 0).Stream(t.Context(), userOnly, nil)
+			if err != nil || got.Message.Content != strings.Join(textPieces, "") {
+				t.Fatalf("reply %+v, %v; want the text answer", got, err)
+			}
+		})
+	}
+	got, err := NewScripted(Script{Turns: []Turn{{Text: "one two three four"}}}).Stream(t.Context(), userOnly, nil)
+	if err != nil || got.Message.Content != "one two three four" {
+		t.Fatalf("scripted: %+v, %v", got, err)
+	}
+}
