@@ -3,7 +3,9 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -96,10 +98,10 @@ func (c AnthropicConfig) GoString() string { return c.String() }
 func (c AnthropicConfig) LogValue() slog.Value { return slog.StringValue(c.String()) }
 
 // Anthropic answers model steps through the Messages API, with tool use. It
-// makes exactly one HTTP request per Complete: the SDK's retries are off,
-// the engine retries by the class of the returned *Error. It never logs,
-// and its OpenTelemetry spans (if an application registers a tracer) never
-// carry the conversation. It is safe for concurrent use.
+// makes exactly one HTTP request per Complete or Stream: the SDK's retries
+// are off, the engine retries by the class of the returned *Error. It
+// never logs, and its OpenTelemetry spans (if an application registers a
+// tracer) never carry the conversation. It is safe for concurrent use.
 type Anthropic struct {
 	model    string
 	settings agent.ModelSettings // with the max tokens sent
@@ -108,7 +110,7 @@ type Anthropic struct {
 	client   anthropic.Client
 }
 
-var _ Provider = (*Anthropic)(nil)
+var _ Streamer = (*Anthropic)(nil)
 
 // NewAnthropic returns an Anthropic provider. It reads no environment
 // variable: NewFromEnv does.
@@ -164,6 +166,67 @@ func (p *Anthropic) Complete(ctx context.Context, req agent.ModelRequest) (agent
 	if err := json.Unmarshal(body, &m); err != nil {
 		return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: p.scrub("the server's answer is not a message: " + err.Error())}
 	}
+	return p.reply(m), nil
+}
+
+// Stream implements Streamer: one streamed request, each text_delta passed
+// to text, the events accumulated into a message by the SDK
+// (Message.Accumulate) and converted as Complete converts its answer. Only
+// a stream that reached message_stop counts: one that ends before it is a
+// ClassNetwork error, an error event (overloaded_error, api_error, ...) is
+// classified as the HTTP error of its kind (eventError). The request
+// timeout bounds the whole stream.
+func (p *Anthropic) Stream(ctx context.Context, req agent.ModelRequest, text func(delta string)) (agent.ModelReply, error) {
+	if text == nil {
+		text = func(string) {}
+	}
+	params, err := p.params(req)
+	if err != nil {
+		return agent.ModelReply{}, err
+	}
+	var res *http.Response
+	rctx, cancel, timeout := withTimeout(ctx, p.timeout)
+	defer cancel()
+	stream := p.client.Messages.NewStreaming(rctx, params, option.WithResponseInto(&res))
+	defer stream.Close()
+	if err := stream.Err(); err != nil {
+		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), err, res, p.scrub)
+	}
+	var m anthropic.Message
+	stopped := false
+	for stream.Next() {
+		ev := stream.Current()
+		if err := m.Accumulate(ev); err != nil {
+			return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: p.scrub("the stream's events do not add up to one message: " + err.Error())}
+		}
+		switch ev.Type {
+		case "content_block_delta":
+			if ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
+				text(ev.Delta.Text)
+			}
+		case "message_stop":
+			stopped = true
+		}
+	}
+	if err := stream.Err(); err != nil {
+		// The SDK makes an error event an *anthropic.Error holding the
+		// event's data; the caller's cancellation and the timeout come
+		// first, as in callError.
+		var ae *anthropic.Error
+		if errors.As(err, &ae) && ctx.Err() == nil && rctx.Err() == nil {
+			return agent.ModelReply{}, eventError([]byte(ae.RawJSON()), p.scrub)
+		}
+		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), err, res, p.scrub)
+	}
+	if !stopped {
+		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), fmt.Errorf("the stream ended before message_stop: %w", io.ErrUnexpectedEOF), res, p.scrub)
+	}
+	return p.reply(m), nil
+}
+
+// reply converts a message, answered whole or accumulated from a stream,
+// to the agent's reply.
+func (p *Anthropic) reply(m anthropic.Message) agent.ModelReply {
 	msg := agent.Message{Role: agent.RoleAssistant}
 	var text strings.Builder
 	for _, b := range m.Content {
@@ -175,7 +238,9 @@ func (p *Anthropic) Complete(ctx context.Context, req agent.ModelRequest) (agent
 			if len(args) == 0 || string(args) == "null" {
 				args = json.RawMessage(`{}`)
 			}
-			msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{ID: b.ID, Name: b.Name, Args: args})
+			// A streamed input is the model's text put together; keep
+			// it JSON, as toolArgs does for OpenAI's arguments.
+			msg.ToolCalls = append(msg.ToolCalls, agent.ToolCall{ID: b.ID, Name: b.Name, Args: toolArgs(string(args))})
 		}
 		// thinking and server-tool blocks carry nothing the agent uses
 	}
@@ -191,7 +256,7 @@ func (p *Anthropic) Complete(ctx context.Context, req agent.ModelRequest) (agent
 		},
 		Model:    p.Name(),
 		Settings: sentSettings(p.settings),
-	}, nil
+	}
 }
 
 // anthropicFinish maps a stop_reason to the agent's finish reasons; others

@@ -183,11 +183,20 @@ func TestAnthropicUsageCountsCachedTokens(t *testing.T) {
 
 func TestAnthropicErrors(t *testing.T) {
 	t.Parallel()
+	runErrorCases(t, anthropicErrorCases(), func(t *testing.T, f *fake) error {
+		_, err := newTestAnthropic(t, f, AnthropicConfig{}).Complete(t.Context(), userOnly)
+		return err
+	})
+}
+
+// anthropicErrorCases are error answers of the Messages API, for Complete
+// and Stream alike.
+func anthropicErrorCases() []errorCase {
 	body := func(typ, msg string) string {
 		b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}, "request_id": "req_011CSHoEeqs5C35K2UUqR7Fy"})
 		return string(b)
 	}
-	runErrorCases(t, []errorCase{
+	return []errorCase{
 		{name: "429", status: 429, header: []string{"Retry-After", "7"},
 			body: body("rate_limit_error", "This request would exceed the rate limit for your organization of 50,000 input tokens per minute."),
 			want: Error{Class: ClassRateLimit, StatusCode: 429, RetryAfter: 7 * time.Second, Message: "This request would exceed the rate limit for your organization of 50,000 input tokens per minute."}},
@@ -209,10 +218,7 @@ func TestAnthropicErrors(t *testing.T) {
 			want: Error{Class: ClassNotFound, StatusCode: 404, Message: "model: claude-nonexistent-1"}},
 		{name: "413", status: 413, body: body("request_too_large", "Request exceeds the maximum allowed number of bytes."),
 			want: Error{Class: ClassBadRequest, StatusCode: 413, Message: "Request exceeds the maximum allowed number of bytes."}},
-	}, func(t *testing.T, f *fake) error {
-		_, err := newTestAnthropic(t, f, AnthropicConfig{}).Complete(t.Context(), userOnly)
-		return err
-	})
+	}
 }
 
 func TestAnthropicClosedConnection(t *testing.T) {

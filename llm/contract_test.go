@@ -125,7 +125,11 @@ func chatFake(t *testing.T) *fake {
 	}
 	return newFake(t, func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
-			Model    string `json:"model"`
+			Model         string `json:"model"`
+			Stream        bool   `json:"stream"`
+			StreamOptions struct {
+				IncludeUsage bool `json:"include_usage"`
+			} `json:"stream_options"`
 			Messages []struct {
 				Role       string `json:"role"`
 				Content    string `json:"content"`
@@ -161,14 +165,38 @@ func chatFake(t *testing.T) *fake {
 		}
 		last := req.Messages[len(req.Messages)-1]
 		message := `{"role":"assistant","content":"pong","refusal":null}`
-		finish := "stop"
+		text, finish := "pong", "stop"
 		switch {
 		case last.Role == "tool":
-			b, _ := json.Marshal("2 + 3 = " + last.Content)
+			text = "2 + 3 = " + last.Content
+			b, _ := json.Marshal(text)
 			message = `{"role":"assistant","content":` + string(b) + `,"refusal":null}`
 		case len(req.Tools) > 0 && req.Tools[0].Type == "function" && req.Tools[0].Function.Name == "add" && json.Valid(req.Tools[0].Function.Parameters):
 			message = `{"role":"assistant","content":null,"refusal":null,"tool_calls":[{"id":"call_add_1","type":"function","function":{"name":"add","arguments":"{\"a\":2,\"b\":3}"}}]}`
-			finish = "tool_calls"
+			text, finish = "", "tool_calls"
+		}
+		if req.Stream {
+			// The same answer in chunks: the text in two pieces, the
+			// call's arguments in two, the usage last when asked for.
+			chunk := func(delta, finish string) string {
+				return fmt.Sprintf(`data: {"id":"chatcmpl-fake","object":"chat.completion.chunk","created":1750325944,"model":%q,"choices":[{"index":0,"delta":%s,"logprobs":null,"finish_reason":%s}]}`+"\n\n", req.Model, delta, finish)
+			}
+			events := []string{chunk(`{"role":"assistant","content":"","refusal":null}`, "null")}
+			if text != "" {
+				a, _ := json.Marshal(text[:len(text)/2])
+				b, _ := json.Marshal(text[len(text)/2:])
+				events = append(events, chunk(`{"content":`+string(a)+`}`, "null"), chunk(`{"content":`+string(b)+`}`, "null"))
+			} else {
+				events = append(events,
+					chunk(`{"tool_calls":[{"index":0,"id":"call_add_1","type":"function","function":{"name":"add","arguments":"{\"a\":"}}]}`, "null"),
+					chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"2,\"b\":3}"}}]}`, "null"))
+			}
+			events = append(events, chunk(`{}`, `"`+finish+`"`))
+			if req.StreamOptions.IncludeUsage {
+				events = append(events, fmt.Sprintf(`data: {"id":"chatcmpl-fake","object":"chat.completion.chunk","created":1750325944,"model":%q,"choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":7,"total_tokens":%d}}`+"\n\n", req.Model, 10*len(req.Messages), 10*len(req.Messages)+7))
+			}
+			streaming(endNormally, append(events, "data: [DONE]\n\n")...)(w, r)
+			return
 		}
 		answer(200, fmt.Sprintf(`{"id":"chatcmpl-fake","object":"chat.completion","created":1750325944,"model":%q,
 			"choices":[{"index":0,"message":%s,"logprobs":null,"finish_reason":%q}],
@@ -190,6 +218,41 @@ func TestOpenAIContract(t *testing.T) {
 			t.Errorf("server got %d requests, want 3 (one per model call)", n)
 		}
 	})
+	t.Run("fake server, streamed", func(t *testing.T) {
+		t.Parallel()
+		f := chatFake(t)
+		p, err := NewFromEnv("openai:gpt-4o-mini", mapEnv(map[string]string{"OPENAI_BASE_URL": f.URL + "/v1", "OPENAI_API_KEY": testKey}), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runOpenAIContract(t, streamed{p.(Streamer)}, true)
+		if n := len(f.requests()); n != 3 {
+			t.Errorf("server got %d requests, want 3 (one per model call)", n)
+		}
+	})
+	t.Run("fake server, Complete and Stream agree", func(t *testing.T) {
+		t.Parallel()
+		p := newTestOpenAI(t, chatFake(t), OpenAIConfig{APIKey: testKey})
+		for _, req := range []agent.ModelRequest{
+			{Messages: []agent.Message{{Role: agent.RoleUser, Content: "Say pong."}}},
+			{Messages: []agent.Message{{Role: agent.RoleUser, Content: "What is 2 + 3?"}}, Tools: []agent.ToolSpec{addTool}},
+			{Messages: []agent.Message{
+				{Role: agent.RoleUser, Content: "What is 2 + 3?"},
+				{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_add_1", Name: "add", Args: json.RawMessage(`{"a":2,"b":3}`)}}},
+				{Role: agent.RoleTool, ToolCallID: "call_add_1", Name: "add", Content: "5"},
+			}, Tools: []agent.ToolSpec{addTool}},
+		} {
+			completed, err := p.Complete(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			streamed, err := streamed{p}.Complete(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertReply(t, streamed, completed)
+		}
+	})
 	t.Run("real server", func(t *testing.T) {
 		t.Parallel()
 		base := os.Getenv("AGENTRUN_TEST_OPENAI_BASE_URL")
@@ -205,7 +268,21 @@ func TestOpenAIContract(t *testing.T) {
 			t.Fatal(err)
 		}
 		runOpenAIContract(t, p, false)
+		t.Run("streamed", func(t *testing.T) { runOpenAIContract(t, streamed{p}, false) })
 	})
+}
+
+// streamed is a Streamer whose Complete streams, and fails unless the
+// pieces of text add up to the reply's text.
+type streamed struct{ Streamer }
+
+func (s streamed) Complete(ctx context.Context, req agent.ModelRequest) (agent.ModelReply, error) {
+	var pieces collect
+	r, err := s.Stream(ctx, req, pieces.add)
+	if err == nil && strings.Join(pieces, "") != r.Message.Content {
+		return r, fmt.Errorf("the pieces %q do not add up to the reply's text %q", pieces, r.Message.Content)
+	}
+	return r, err
 }
 
 func mapEnv(env map[string]string) func(string) string {
@@ -309,9 +386,10 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
-// TestProvidersDoNotLog runs both providers, successes and failures, with
-// the standard loggers captured: a provider must not log at all, prompts
-// least of all. Not parallel: it swaps process-wide loggers.
+// TestProvidersDoNotLog runs both providers, successes and failures,
+// answered whole and streamed, with the standard loggers captured: a
+// provider must not log at all, prompts least of all. Not parallel: it
+// swaps process-wide loggers.
 func TestProvidersDoNotLog(t *testing.T) {
 	var buf bytes.Buffer
 	oldLog, oldFlags, oldSlog := log.Writer(), log.Flags(), slog.Default()
@@ -332,6 +410,10 @@ func TestProvidersDoNotLog(t *testing.T) {
 		{"openai 400", answer(400, `{"error":{"message":"bad","type":"invalid_request_error","param":null,"code":null}}`)},
 		{"anthropic ok", answer(200, readTestdata(t, "anthropic_text.json"))},
 		{"anthropic 529", answer(529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)},
+		{"openai streamed", streaming(endNormally, sseEvents(t, "openai_text.sse")...)},
+		{"openai streamed error", streaming(endNormally, sseEvents(t, "openai_text.sse")[0], `data: {"error":{"message":"bad","type":"server_error"}}`+"\n\n")},
+		{"anthropic streamed", streaming(endNormally, sseEvents(t, "anthropic_text.sse")...)},
+		{"anthropic streamed cut", streaming(endAbort, sseEvents(t, "anthropic_text.sse")[:4]...)},
 	} {
 		f := newFake(t, tc.h)
 		var p Provider
@@ -341,7 +423,11 @@ func TestProvidersDoNotLog(t *testing.T) {
 			p = newTestAnthropic(t, f, AnthropicConfig{})
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-		_, _ = p.Complete(ctx, req)
+		if strings.Contains(tc.name, "streamed") {
+			_, _ = p.(Streamer).Stream(ctx, req, func(string) {})
+		} else {
+			_, _ = p.Complete(ctx, req)
+		}
 		cancel()
 	}
 	if buf.Len() > 0 {

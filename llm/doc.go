@@ -13,6 +13,38 @@
 // which is retryable. The caller's own cancellation is told apart and
 // comes back as it is.
 //
+// # Streaming
+//
+// A Provider may also be a Streamer (all three here are): Stream answers a
+// model step like Complete, with the same request, the same reply and
+// errors of the same classes, and meanwhile passes the reply's text to a
+// callback piece by piece as the model generates it, in order, on the
+// calling goroutine. The pieces of a Stream that succeeds add up to the
+// reply's text (an OpenAI refusal comes whole at the end). The rules of a
+// stream:
+//
+//   - An error status before the stream starts is the error Complete
+//     returns for it (same class, status and Retry-After).
+//   - An error inside the stream (an OpenAI-compatible chunk holding an
+//     "error" object; Anthropic's `event: error`, e.g. overloaded_error or
+//     api_error) has the class of the HTTP error of its kind: rate limits
+//     ClassRateLimit, overloaded and server errors ClassServer, a bad
+//     request ClassBadRequest or ClassContextLength, and so on; an error of
+//     no known kind is ClassServer. It has no status.
+//   - Only a whole answer counts: a stream that ends before its last event
+//     ([DONE] for OpenAI, message_stop for Anthropic), because the
+//     connection closed or dropped, is a ClassNetwork error.
+//   - Whenever Stream fails, the text already passed to the callback
+//     belongs to no reply: Stream returns the error and the zero reply,
+//     and whoever showed that text must treat it as abandoned (a retry
+//     streams its answer anew).
+//   - The request timeout bounds the whole stream, from sending the request
+//     to the last event: a stream that stalls is abandoned with a
+//     ClassTimeout error.
+//
+// The scripted provider's Stream passes its text in pieces of three words
+// and spreads the script's delay over them.
+//
 // Model settings (agent.ModelSettings: temperature, top_p, seed,
 // max_tokens, reasoning_effort and provider-specific extra fields) come
 // from the models file (LoadModels, AGENTRUN_MODELS), are checked per

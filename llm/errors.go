@@ -65,7 +65,7 @@ func ClassOf(err error) Class {
 }
 
 // The helpers below turn a failed HTTP call of a provider into the error its
-// Complete returns. They hold no provider's wire format beyond the shapes of
+// Complete or Stream returns. They hold no provider's wire format beyond the shapes of
 // JSON error bodies that OpenAI, Anthropic and the OpenAI-compatible servers
 // (vLLM, Ollama, llama.cpp, LM Studio) send.
 
@@ -135,13 +135,59 @@ func httpError(res *http.Response, scrub func(string) string, now time.Time) *Er
 			msg = "the server answered with an error"
 		}
 	}
-	e := &Error{Class: statusClass(res.StatusCode), StatusCode: res.StatusCode, RetryAfter: retryAfter(res.Header, now)}
-	if e.Class == ClassBadRequest && contextTooLong(code, typ, msg) {
-		e.Class = ClassContextLength
-		msg = "the conversation is longer than the model's context window: " + msg
+	class, msg := refine(statusClass(res.StatusCode), code, typ, msg)
+	return &Error{Class: class, StatusCode: res.StatusCode, RetryAfter: retryAfter(res.Header, now), Message: scrub(msg)}
+}
+
+// refine makes a bad request that says the conversation does not fit the
+// model's context window a ClassContextLength, and returns the message to
+// show.
+func refine(class Class, code, typ, msg string) (Class, string) {
+	if class == ClassBadRequest && contextTooLong(code, typ, msg) {
+		return ClassContextLength, "the conversation is longer than the model's context window: " + msg
 	}
-	e.Message = scrub(msg)
-	return e
+	return class, msg
+}
+
+// eventError classifies an error event that arrived inside a stream, after
+// the HTTP status 200: an {"error":{...}} chunk of an OpenAI-compatible
+// server, or Anthropic's `event: error` ({"type":"error","error":{...}}).
+// It has the class of the HTTP error of the same kind (errorTypeClass),
+// no status and no Retry-After.
+func eventError(data []byte, scrub func(string) string) *Error {
+	msg, code, typ := parseErrorBody(data)
+	if msg == "" {
+		msg = "the server sent an error event"
+	}
+	class, msg := refine(errorTypeClass(code, typ), code, typ, msg)
+	return &Error{Class: class, Message: scrub("error event in the stream: " + msg)}
+}
+
+// errorTypeClass sorts an error by the code and type of its body, for an
+// error that came without an HTTP error status. The code counts first
+// (OpenAI's 401 has type invalid_request_error and code invalid_api_key); a
+// code that is an HTTP status (vLLM, llama.cpp) is sorted as that status.
+// An error of no known kind is a ClassServer: the server failed while it
+// answered, and trying again may succeed.
+func errorTypeClass(code, typ string) Class {
+	if n, err := strconv.Atoi(code); err == nil && n >= 400 && n < 600 {
+		return statusClass(n)
+	}
+	for _, s := range []string{code, typ} {
+		switch s {
+		case "rate_limit_error", "rate_limit_exceeded", "requests", "tokens", "insufficient_quota":
+			return ClassRateLimit
+		case "authentication_error", "permission_error", "invalid_api_key":
+			return ClassAuth
+		case "not_found_error", "model_not_found":
+			return ClassNotFound
+		case "invalid_request_error", "request_too_large", "BadRequestError", "context_length_exceeded", "exceed_context_size_error":
+			return ClassBadRequest
+		case "overloaded_error", "api_error", "server_error", "timeout_error":
+			return ClassServer
+		}
+	}
+	return ClassServer
 }
 
 // statusClass sorts an HTTP error status.

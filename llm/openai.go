@@ -1,10 +1,12 @@
 package llm
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/agentrun/agentrun/agent"
@@ -90,9 +93,9 @@ func (c OpenAIConfig) GoString() string { return c.String() }
 func (c OpenAIConfig) LogValue() slog.Value { return slog.StringValue(c.String()) }
 
 // OpenAI answers model steps through the Chat Completions API, with tool
-// calls. It makes exactly one HTTP request per Complete: the SDK's retries
-// are off, the engine retries by the class of the returned *Error. It never
-// logs. It is safe for concurrent use.
+// calls. It makes exactly one HTTP request per Complete or Stream: the
+// SDK's retries are off, the engine retries by the class of the returned
+// *Error. It never logs. It is safe for concurrent use.
 type OpenAI struct {
 	model    string
 	settings agent.ModelSettings // with the effective max tokens
@@ -101,7 +104,7 @@ type OpenAI struct {
 	chat     openai.ChatCompletionService
 }
 
-var _ Provider = (*OpenAI)(nil)
+var _ Streamer = (*OpenAI)(nil)
 
 // NewOpenAI returns an OpenAI provider. It reads no environment variable:
 // NewFromEnv does.
@@ -166,8 +169,88 @@ func (p *OpenAI) Complete(ctx context.Context, req agent.ModelRequest) (agent.Mo
 	if err := json.Unmarshal(body, &c); err != nil {
 		return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: p.scrub("the server's answer is not a chat completion: " + err.Error())}
 	}
+	return p.reply(c, statusOf(res))
+}
+
+// Stream implements Streamer: one streamed request (stream_options
+// include_usage, so that the last chunk reports the usage), each content
+// delta of the first choice passed to text, the chunks rebuilt into a chat
+// completion by the SDK's accumulator and converted as Complete converts
+// its answer. A refusal, which Complete returns as the text when there is
+// no content, is passed to text whole at the end. Only a stream that
+// reached [DONE] counts: one that ends before it is a ClassNetwork error,
+// an error chunk is classified as the HTTP error of its kind (eventError).
+// The request timeout bounds the whole stream.
+func (p *OpenAI) Stream(ctx context.Context, req agent.ModelRequest, text func(delta string)) (agent.ModelReply, error) {
+	if text == nil {
+		text = func(string) {}
+	}
+	params, err := p.params(req)
+	if err != nil {
+		return agent.ModelReply{}, err
+	}
+	params.StreamOptions.IncludeUsage = openai.Bool(true)
+	var res *http.Response
+	rctx, cancel, timeout := withTimeout(ctx, p.timeout)
+	defer cancel()
+	stream := p.chat.NewStreaming(rctx, params, option.WithResponseInto(&res))
+	defer stream.Close()
+	if err := stream.Err(); err != nil {
+		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), err, res, p.scrub)
+	}
+	// The events are read with the SDK's decoder rather than its Stream,
+	// which ends alike on [DONE] and on a body that stops early: only the
+	// first is a whole answer.
+	dec := ssestream.NewDecoder(res)
+	var acc openai.ChatCompletionAccumulator
+	done := false
+	for !done && dec.Next() {
+		ev := dec.Event()
+		data := bytes.TrimSpace(ev.Data)
+		var probe struct {
+			Error json.RawMessage `json:"error"`
+		}
+		switch {
+		case bytes.HasPrefix(data, []byte("[DONE]")):
+			done = true
+		case ev.Type == "error" || (json.Unmarshal(data, &probe) == nil && len(probe.Error) > 0 && string(probe.Error) != "null"):
+			return agent.ModelReply{}, eventError(data, p.scrub)
+		default:
+			var chunk openai.ChatCompletionChunk
+			if err := json.Unmarshal(data, &chunk); err != nil {
+				return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: p.scrub("a chunk of the stream is not a chat completion chunk: " + err.Error())}
+			}
+			if !acc.AddChunk(chunk) {
+				return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: "the stream's chunks do not add up to one chat completion"}
+			}
+			for _, ch := range chunk.Choices {
+				if ch.Index == 0 && ch.Delta.Content != "" {
+					text(ch.Delta.Content)
+				}
+			}
+		}
+	}
+	if err := dec.Err(); err != nil {
+		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), err, res, p.scrub)
+	}
+	if !done {
+		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), fmt.Errorf("the stream ended before [DONE]: %w", io.ErrUnexpectedEOF), res, p.scrub)
+	}
+	r, err := p.reply(acc.ChatCompletion, statusOf(res))
+	if err != nil {
+		return agent.ModelReply{}, err
+	}
+	if c := acc.Choices[0].Message; c.Content == "" && c.Refusal != "" {
+		text(c.Refusal)
+	}
+	return r, nil
+}
+
+// reply converts a chat completion, answered whole or rebuilt from a
+// stream, to the agent's reply. status is the HTTP status it came with.
+func (p *OpenAI) reply(c openai.ChatCompletion, status int) (agent.ModelReply, error) {
 	if len(c.Choices) == 0 {
-		return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: "the server's answer has no choices"}
+		return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: status, Message: "the server's answer has no choices"}
 	}
 	ch := c.Choices[0]
 	msg := agent.Message{Role: agent.RoleAssistant, Content: ch.Message.Content}

@@ -361,8 +361,17 @@ func runErrorCases(t *testing.T, cases []errorCase, complete func(t *testing.T, 
 
 func TestOpenAIErrors(t *testing.T) {
 	t.Parallel()
+	runErrorCases(t, openAIErrorCases(), func(t *testing.T, f *fake) error {
+		_, err := newTestOpenAI(t, f, OpenAIConfig{APIKey: testKey}).Complete(t.Context(), userOnly)
+		return err
+	})
+}
+
+// openAIErrorCases are error answers of OpenAI and compatible servers, for
+// Complete and Stream alike.
+func openAIErrorCases() []errorCase {
 	ctxMsg := "This model's maximum context length is 128000 tokens. However, your messages resulted in 130412 tokens. Please reduce the length of the messages."
-	runErrorCases(t, []errorCase{
+	return []errorCase{
 		{name: "429 retry-after seconds", status: 429, header: []string{"Retry-After", "7"},
 			body: `{"error":{"message":"Rate limit reached for gpt-4o-mini in organization org-x on requests per min (RPM): Limit 3, Used 3, Requested 1.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`,
 			want: Error{Class: ClassRateLimit, StatusCode: 429, RetryAfter: 7 * time.Second, Message: "Rate limit reached for gpt-4o-mini in organization org-x on requests per min (RPM): Limit 3, Used 3, Requested 1."}},
@@ -407,10 +416,7 @@ func TestOpenAIErrors(t *testing.T) {
 			want: Error{Class: ClassNotFound, StatusCode: 404, Message: `model "llama9" not found, try pulling it first`}},
 		{name: "404 plain error string", status: 404, body: `{"error":"model 'llama9' not found"}`,
 			want: Error{Class: ClassNotFound, StatusCode: 404, Message: "model 'llama9' not found"}},
-	}, func(t *testing.T, f *fake) error {
-		_, err := newTestOpenAI(t, f, OpenAIConfig{APIKey: testKey}).Complete(t.Context(), userOnly)
-		return err
-	})
+	}
 }
 
 func TestOpenAINetworkErrors(t *testing.T) {

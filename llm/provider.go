@@ -19,6 +19,21 @@ type Provider interface {
 	Complete(ctx context.Context, req agent.ModelRequest) (agent.ModelReply, error)
 }
 
+// Streamer is a Provider that can deliver a reply's text while the model
+// generates it.
+type Streamer interface {
+	Provider
+	// Stream answers like Complete, and calls text with each piece of the
+	// reply's text as it arrives, in order, from the calling goroutine.
+	// The reply it returns is the same as Complete would return for the
+	// same answer (text, tool calls, usage, finish reason, model), and its
+	// errors have the same classes. The pieces delivered add up to the
+	// reply's text when Stream succeeds; when it fails they were a part of
+	// an answer that does not count (see the package documentation).
+	// text may be nil.
+	Stream(ctx context.Context, req agent.ModelRequest, text func(delta string)) (agent.ModelReply, error)
+}
+
 // ModelFormat lists the accepted values of AGENTRUN_MODEL, for errors.
 const ModelFormat = `"scripted" (the built-in hand example), "scripted:PATH" (a JSON script), ` +
 	`"openai:MODEL" (Chat Completions of OpenAI or, with OPENAI_BASE_URL, of a compatible server; key in OPENAI_API_KEY) ` +

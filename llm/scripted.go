@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/agentrun/agentrun/agent"
 )
@@ -15,9 +16,9 @@ import (
 // Script is a deterministic conversation: turn N answers model step llm/N.
 type Script struct {
 	// Delay, optional, is a Go duration ("1s") each Complete waits before
-	// it answers, returning the context's error if the context ends
-	// first; "" (the default) answers at once. Crash tests use it to land
-	// a kill inside a model call.
+	// it answers (Stream spreads it over its pieces), returning the
+	// context's error if the context ends first; "" (the default) answers
+	// at once. Crash tests use it to land a kill inside a model call.
 	Delay string `json:"delay,omitempty"`
 	Turns []Turn `json:"turns"`
 }
@@ -130,8 +131,87 @@ func (*Scripted) Name() string { return "scripted" }
 // Complete implements Provider: the turn is the number of assistant
 // messages in the input plus one.
 func (p *Scripted) Complete(ctx context.Context, req agent.ModelRequest) (agent.ModelReply, error) {
-	if err := ctx.Err(); err != nil {
+	reply, delay, err := p.answer(ctx, req)
+	if err != nil {
 		return agent.ModelReply{}, err
+	}
+	if err := sleep(ctx, delay); err != nil {
+		return agent.ModelReply{}, err
+	}
+	return reply, nil
+}
+
+// Stream implements Streamer: the reply Complete would give, its text
+// passed to text in pieces of a few words (StreamWords), the turn's delay
+// spread evenly before the pieces. A context that ends during the delay
+// ends the call with its error, and no reply.
+func (p *Scripted) Stream(ctx context.Context, req agent.ModelRequest, text func(delta string)) (agent.ModelReply, error) {
+	if text == nil {
+		text = func(string) {}
+	}
+	reply, delay, err := p.answer(ctx, req)
+	if err != nil {
+		return agent.ModelReply{}, err
+	}
+	pieces := splitWords(reply.Message.Content, StreamWords)
+	n := max(len(pieces), 1)
+	for i := range n {
+		if err := sleep(ctx, delay/time.Duration(n)); err != nil {
+			return agent.ModelReply{}, err
+		}
+		if i < len(pieces) {
+			text(pieces[i])
+		}
+	}
+	return reply, nil
+}
+
+var _ Streamer = (*Scripted)(nil)
+
+// StreamWords is how many words each piece of a scripted stream holds.
+const StreamWords = 3
+
+// splitWords cuts s after every n-th word; the pieces add up to s, each
+// piece's words followed by the white space after them.
+func splitWords(s string, n int) []string {
+	var pieces []string
+	words, start, inWord := 0, 0, false
+	for i, r := range s {
+		space := unicode.IsSpace(r)
+		switch {
+		case space && inWord:
+			words++
+		case !space && !inWord && words == n: // a word after the piece's last
+			pieces = append(pieces, s[start:i])
+			start, words = i, 0
+		}
+		inWord = !space
+	}
+	if start < len(s) {
+		pieces = append(pieces, s[start:])
+	}
+	return pieces
+}
+
+// sleep waits d, or until ctx ends, then returning its error.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// answer is the reply to req and the delay before it.
+func (p *Scripted) answer(ctx context.Context, req agent.ModelRequest) (agent.ModelReply, time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return agent.ModelReply{}, 0, err
 	}
 	n := 1
 	last, lastErr, user := "", false, ""
@@ -146,19 +226,10 @@ func (p *Scripted) Complete(ctx context.Context, req agent.ModelRequest) (agent.
 		}
 	}
 	if n > len(p.script.Turns) {
-		return agent.ModelReply{}, &Error{Class: ClassBadRequest, Message: fmt.Sprintf("the script has %d turns and model call %d asked for another", len(p.script.Turns), n)}
+		return agent.ModelReply{}, 0, &Error{Class: ClassBadRequest, Message: fmt.Sprintf("the script has %d turns and model call %d asked for another", len(p.script.Turns), n)}
 	}
 	t := p.script.Turns[n-1]
-	delay := cmp.Or(t.Delay, p.script.Delay)
-	if d, _ := time.ParseDuration(delay); d > 0 { // checked by ParseScript
-		timer := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return agent.ModelReply{}, ctx.Err()
-		case <-timer.C:
-		}
-	}
+	delay, _ := time.ParseDuration(cmp.Or(t.Delay, p.script.Delay)) // checked by ParseScript
 	reply := agent.ModelReply{Model: p.Name(), Message: agent.Message{Role: agent.RoleAssistant}, Settings: sentSettings(p.settings)}
 	if len(t.ToolCalls) == 0 {
 		text := t.Text
@@ -181,5 +252,5 @@ func (p *Scripted) Complete(ctx context.Context, req agent.ModelRequest) (agent.
 		reply.Usage.InputTokens += int64(len(m.Content)/4 + 1)
 	}
 	reply.Usage.OutputTokens = int64(len(reply.Message.Content)/4 + 1)
-	return reply, nil
+	return reply, delay, nil
 }

@@ -52,3 +52,35 @@ func TestScriptedTurnDelay(t *testing.T) {
 		t.Fatal("a bad turn delay was accepted")
 	}
 }
+
+// TestScriptedStreamDelay: Stream spreads the delay over its pieces, and a
+// context that ends between them ends the call with its error and no
+// reply, after the pieces delivered so far.
+func TestScriptedStreamDelay(t *testing.T) {
+	t.Parallel()
+	s, err := ParseScript([]byte(`{"delay":"1s","turns":[{"text":"one two three four five six"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := agent.ModelRequest{Messages: []agent.Message{{Role: agent.RoleUser, Content: "x"}}}
+	var times []time.Duration
+	began := time.Now()
+	got, err := NewScripted(s).Stream(t.Context(), req, func(string) { times = append(times, time.Since(began)) })
+	if err != nil || got.Message.Content != "one two three four five six" {
+		t.Fatalf("Stream: %q, %v", got.Message.Content, err)
+	}
+	if len(times) != 2 || times[0] < 500*time.Millisecond || times[1] < time.Second {
+		t.Fatalf("pieces at %v, want two, at 500ms and 1s", times)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 750*time.Millisecond)
+	defer cancel()
+	var pieces []string
+	got, err = NewScripted(s).Stream(ctx, req, func(p string) { pieces = append(pieces, p) })
+	if !errors.Is(err, context.DeadlineExceeded) || got.Message.Content != "" {
+		t.Fatalf("Stream with a short context: %+v, %v; want its deadline and no reply", got, err)
+	}
+	if len(pieces) != 1 || pieces[0] != "one two three " {
+		t.Fatalf("pieces %q, want the first only", pieces)
+	}
+}
