@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -50,9 +51,9 @@ func parseTemplate(inner string) (Template, error) {
 	if f == "key" {
 		return Template{Key: true}, nil
 	}
-	if rest, ok := strings.CutPrefix(f, "args."); ok && rest != "" {
+	if rest, ok := strings.CutPrefix(f, "args."); ok {
 		path := strings.Split(rest, ".")
-		if !strings.Contains(rest, "..") && !strings.HasSuffix(rest, ".") {
+		if !slices.Contains(path, "") {
 			return Template{Path: path}, nil
 		}
 	}

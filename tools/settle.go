@@ -109,8 +109,11 @@ func checkProbeTools(p agent.Probe, write agent.ToolSpec, ts []Tool, reads []str
 			}
 			continue
 		}
-		if err := schemaPath(write.Schema, t.Path); err != nil {
-			return fmt.Errorf("args: {{args.%s}}: %v of %s", strings.Join(t.Path, "."), err, write.Name)
+		if at, valid := schemaPath(write.Schema, t.Path); at != "" {
+			if !strings.Contains(at, ".") {
+				return fmt.Errorf("args: {{args.%s}}: %q is not an argument of %s; its arguments are: %s", strings.Join(t.Path, "."), at, write.Name, listOrNone(valid))
+			}
+			return fmt.Errorf("args: {{args.%s}}: %s's arguments have no %q; valid there: %s", strings.Join(t.Path, "."), write.Name, at, listOrNone(valid))
 		}
 	}
 	return nil
@@ -130,33 +133,31 @@ func schemaProps(schema json.RawMessage) []string {
 
 // schemaPath checks path against schema as far as the schema describes it:
 // a name must be among an object's properties, a number indexes an array.
-func schemaPath(schema json.RawMessage, path []string) error {
+// It returns "" when the path is valid, else the part of the path that is
+// not and the names valid in its place.
+func schemaPath(schema json.RawMessage, path []string) (string, []string) {
 	for i, seg := range path {
 		var s struct {
 			Properties map[string]json.RawMessage `json:"properties"`
 			Items      json.RawMessage            `json:"items"`
 		}
 		if json.Unmarshal(schema, &s) != nil {
-			return nil
+			return "", nil
 		}
-		at := strings.Join(path[:i+1], ".")
 		if _, err := strconv.Atoi(seg); err == nil && len(s.Items) > 0 {
 			schema = s.Items
 			continue
 		}
-		if len(s.Properties) == 0 {
-			if i == 0 {
-				return fmt.Errorf("%q is not an argument", at)
-			}
-			return nil // the schema says no more
+		if len(s.Properties) == 0 && i > 0 {
+			return "", nil // the schema says no more
 		}
 		sub, ok := s.Properties[seg]
 		if !ok {
-			return fmt.Errorf("%q is not a field (valid: %s)", at, strings.Join(sortedKeys(s.Properties), ", "))
+			return strings.Join(path[:i+1], "."), sortedKeys(s.Properties)
 		}
 		schema = sub
 	}
-	return nil
+	return "", nil
 }
 
 // hideArg returns schema without the property name (and without it among

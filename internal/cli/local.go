@@ -240,7 +240,14 @@ func printInfo(w io.Writer, op operator, info journal.RunInfo) error {
 	}
 	for _, s := range info.Steps {
 		res, _ := json.Marshal(s.Result)
-		v.Steps = append(v.Steps, fmt.Sprintf("%-28s %-5s %-10s starts=%d result=%s", s.Name, s.Kind, s.State, s.Starts, res))
+		line := fmt.Sprintf("%-28s %-5s %-10s starts=%d result=%s", s.Name, s.Kind, s.State, s.Starts, res)
+		if s.Settled != nil {
+			line += " (" + s.Settled.String() + ")"
+		}
+		v.Steps = append(v.Steps, line)
+	}
+	if info.Probe != nil {
+		v.Tail = append(v.Tail, "the probe could not tell: "+info.Probe.String())
 	}
 	v.Tail = append(v.Tail, budgetLine(info.Turns, info.Usage, info.Budget))
 	printRun(w, op, info.RunID, v)

@@ -441,7 +441,13 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 		if s.Reconciled {
 			note = " (reconciled)"
 		}
+		if s.Settled != nil {
+			note = " (" + s.Settled.String() + ")"
+		}
 		v.Steps = append(v.Steps, fmt.Sprintf("%-28s %-5s %s%s", s.Name, s.Kind, s.Preview, note))
+	}
+	if st.Status == agent.StatusIndeterminate && st.Why != "" {
+		v.Tail = append(v.Tail, "cause: "+st.Why)
 	}
 	for _, e := range st.Expired {
 		v.Tail = append(v.Tail, fmt.Sprintf("approval expired: %s (%s) waited %s and was denied", e.Marker, e.Tool, e.After))
