@@ -115,7 +115,7 @@ func (s Settled) String() string {
 	if s.Key != "" {
 		out += " [key " + s.Key + "]"
 	}
-	return fmt.Sprintf("%s; %d runs", out, s.Runs)
+	return fmt.Sprintf("%s; runs: %d", out, s.Runs)
 }
 
 // SettledOf returns how a recorded tool result was settled, or nil.

@@ -81,11 +81,11 @@ func TestFillKey(t *testing.T) {
 func TestSettledString(t *testing.T) {
 	t.Parallel()
 	found := agent.Settled{By: agent.SettledByProbe, Probe: &agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeFound, Answer: "TICKET-1: a"}, Runs: 1}
-	if got, want := found.String(), "settled by probe find_ticket: found, not run again (answer: TICKET-1: a); 1 runs"; got != want {
+	if got, want := found.String(), "settled by probe find_ticket: found, not run again (answer: TICKET-1: a); runs: 1"; got != want {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}
 	key := agent.Settled{By: agent.SettledByKey, Key: "agentrun-1", Runs: 2}
-	if got, want := key.String(), "made safe by key: ran again with the same key [key agentrun-1]; 2 runs"; got != want {
+	if got, want := key.String(), "made safe by key: ran again with the same key [key agentrun-1]; runs: 2"; got != want {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}
 }

@@ -161,7 +161,7 @@ func details(namespace, runID string, s *State) string {
 	if n := len(s.Settled); n > 0 {
 		fmt.Fprintf(&b, "\n**Settled without a person** (%d so far; the newest last):\n\n", n)
 		for _, st := range s.Settled[max(0, n-3):] {
-			fmt.Fprintf(&b, "- `%s`: %s\n", st.Step, wrap(st.Settled.String(), detailsWidth))
+			fmt.Fprintf(&b, "%s\n", wrap(fmt.Sprintf("- `%s`: %s", st.Step, st.Settled.String()), detailsWidth))
 		}
 	}
 	if n := len(s.Rejected); n > 0 {

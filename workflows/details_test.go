@@ -48,6 +48,14 @@ func TestDetails(t *testing.T) {
 		{"failed", "default", State{Status: agent.StatusFailed, Reason: "Authentication (HTTP 401): bad key"}, []string{
 			"**Failed**:\n\n```\nAuthentication (HTTP 401): bad key\n```",
 		}},
+		{"settled without a person", "default", State{Status: agent.StatusCompleted, Answer: "Filed TICKET-1.", StepCount: 5, Settled: []SettledStep{
+			{Step: "tool/2/0/create_ticket", Settled: agent.Settled{By: agent.SettledByProbe, Runs: 1,
+				Probe: &agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeFound, Answer: "TICKET-1: VPN"}}},
+			{Step: "tool/3/0/create_ticket", Settled: agent.Settled{By: agent.SettledByKey, Key: "agentrun-1", Runs: 2}}}}, []string{
+			"**Settled without a person** (2 so far; the newest last):",
+			"- `tool/2/0/create_ticket`: settled by probe find_ticket: found, not\n  run again",
+			"- `tool/3/0/create_ticket`: made safe by key: ran again with the same\n  key",
+		}},
 		{"rejected input", "default", State{Status: agent.StatusRunning, Rejected: []Rejected{{Signal: "approve", Payload: `{"Marker":7}`, Reason: "bad"}}}, []string{
 			"**Rejected input** (1 so far; the newest): signal `approve` with\n\n```\n{\"Marker\":7}\n```\n\nbad",
 		}},
