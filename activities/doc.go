@@ -15,6 +15,17 @@
 // reports as a non-retryable error of type Indeterminate: nobody knows
 // whether the write took effect, so a person must reconcile it.
 //
+// Unless the write declares how it is settled (its step's Settle: an
+// idempotency key, a probe): the workflow puts the key of the execution in
+// the step (the same on every attempt; Prepare fills the argument), and the
+// later attempt runs the write again with it, or asks the probe through
+// the guard's Probe (the executor's) and records the probe's result, runs
+// the write once more, or reports Indeterminate with the probe's answer
+// (journal.RunStep's table). A keyed write gets 10 attempts, a probed one
+// 3; a timed-out call of either is a retryable error, for the next attempt
+// to settle. A result settled this way carries agent.Settled; CallTool
+// logs it and counts it (agentrun_writes_settled_total).
+//
 // Values by reference: ListTools keeps the tools' full specs in the content
 // store and records their key; CallModel's input refers to the conversation
 // and CallModel and CallTool keep large values in the store (see package

@@ -2,7 +2,8 @@
 // crash without redoing a step whose effect is unknown.
 //
 // A run's journal is an append-only list of [Record]s (run.started,
-// step.started, step.completed, signal, run.completed, run.cancelled); the
+// step.started, step.completed, step.probed, signal, run.completed,
+// run.cancelled); the
 // state of a run is a fold over them. run.cancelled (Journal.Cancel) ends a
 // run: a process driving it stops its running step within a quarter second
 // and nothing runs after it. A [Store] keeps the journals: [FileStore] on disk,
@@ -19,6 +20,21 @@
 // crash inside it leaves nothing and the next run runs it again. Journals
 // from before this rule (a step.started for every step, a step.completed
 // without kind) load and resume unchanged.
+//
+// A write may declare how it is settled without a person (agent.Settle: an
+// idempotency key argument, a probe, or both); its step.started record says
+// so ("settles": "key", "probe" or "key+probe"). When RunStep finds such a
+// write started and not completed it settles it (see RunStep): a key runs
+// it again with the same key; a probe (Journal.Probe) is asked first, and
+// its answer is recorded in a step.probed record before anything else
+// happens: found records the probe's result as completed, not found records
+// a new step.started and runs the write again, unknown leaves it to a
+// person (and to a key, when it has one). The result of a write settled
+// this way carries agent.Settled, so nothing is settled silently. A
+// probe-only write whose probe answered unknown is Indeterminate in the
+// fold, like a write that declares nothing; the probe is not asked again.
+// The Idempotency key of a local run is agent.IdempotencyKey of the run id,
+// the step and one more than the person's retries of it.
 //
 // A run's budget (agent.Budget: model calls and tokens) is recorded in its
 // run.started record and raised by budget signal records; Run stops a run
@@ -44,7 +60,7 @@
 //	23abd875 {"type":"run.started","input":[{"role":"user","content":"hello"}]}
 //
 // A line is good when it ends with a newline, its checksum matches, its JSON
-// is an object that decodes into a Record, and its type is one of the five.
+// is an object that decodes into a Record, and its type is one of the seven.
 // Appends add whole lines at the end and never rewrite earlier ones.
 //
 // # Crash assumptions

@@ -1,12 +1,17 @@
 // Package tools holds the executable tools: a Set that maps names to
 // implementations, yields the specs the model sees and runs each call under
-// its tool's timeout; the two demo tools, lookup (a read) and create_ticket
-// (a write); and the configuration that adds the tools of MCP servers.
+// its tool's timeout; the demo tools, lookup and find_ticket (reads) and
+// create_ticket (a write); and the configuration that adds the tools of MCP
+// servers.
 //
 // create_ticket appends one JSON line per ticket to a file and fsyncs it
 // before it returns, so a ticket that was reported exists; a ticket may also
 // exist when its caller died before hearing about it, which is exactly the
-// case the journal's write guard turns into Indeterminate.
+// case the journal's write guard turns into Indeterminate. With a
+// request_id it files at most one ticket per request id (a second call
+// answers the first ticket's id), and find_ticket finds a ticket by
+// request_id or title ("TICKET-N: TITLE", or "no ticket ..."): the
+// idempotency key and the probe of demo-tools.json.
 //
 // # Packages
 //
@@ -51,8 +56,8 @@
 // The fields:
 //
 //   - demo: an object turning demo tools on (true) or off (false) by name,
-//     "lookup" and "create_ticket". A demo tool not named is on; without
-//     "demo" both are on.
+//     "lookup", "create_ticket" and "find_ticket". A demo tool not named is
+//     on; without "demo" all are on.
 //   - servers: an array of MCP servers, whose tools are offered after the
 //     demo tools, server by server, in the order each server lists them
 //     (all pages). Each server has:
@@ -89,11 +94,29 @@
 //     denied with the reason "approval expired after D" (the model reads
 //     it). Default: AGENTRUN_APPROVAL_TIMEOUT (Config.ApprovalTimeout);
 //     unset, it waits as long as it takes.
+//   - tools.NAME.idempotency_key: the name of an argument of a write that
+//     takes an idempotency key. The engine fills it with a key derived
+//     from the run, the step and the generation (agent.IdempotencyKey),
+//     the model's schema loses the argument, and an interrupted call runs
+//     again with the same key instead of becoming Indeterminate. Default:
+//     for an MCP write, the convention of package tools/mcp; "" turns it
+//     off.
+//   - tools.NAME.probe: how to ask the world whether an interrupted write
+//     took effect: {"tool": a read tool, "args": its arguments (strings may
+//     hold {{key}} and {{args.NAME}}, {{args.NAME.0.FIELD}}), "found": a
+//     regular expression for an answer saying it did (its first group, or
+//     the whole answer, becomes the step's result), "not_found": one for
+//     an answer saying it did not (the write runs once more)}. An error, a
+//     timeout, or an answer both or neither match leaves the write to a
+//     person, unless it has a key. A probe runs without approval.
 //
 // An unknown field, a server with both or neither of command and url, a
 // field of the wrong type, a bad duration, kind or approval, an override
-// for a tool that no one offers, and two tools with the same name (across
-// the demo tools and all servers) are each refused with one line naming the
+// for a tool that no one offers, two tools with the same name (across the
+// demo tools and all servers), a key or probe on a read, a key argument the
+// tool does not take, a probe tool that is not offered or is a write, a
+// probe argument its tool does not take, a template naming an unknown
+// field and a bad expression are each refused with one line naming the
 // file, the field and what is valid, e.g.
 //
 //	tools.json: servers[0] ("memory"): both "command" and "url" are set; want exactly one: "command" (a stdio server) or "url" (a streamable HTTP server)
