@@ -262,7 +262,10 @@ func (a *Activities) callTool(ctx context.Context, in StepInput) (json.RawMessag
 	// The guard's step carries the call and how it may be settled, for the
 	// probe (Guard.Probe).
 	guarded := agent.Step{Name: GuardStep(in), Kind: agent.KindWrite, Call: step.Call, Settle: step.Settle}
-	res, err := a.Guard.RunStep(ctx, runID, guarded, run)
+	// The guard's own work (its records, a probe) heartbeats too.
+	res, err := a.heartbeating(ctx, in.Step.Name, func(ctx context.Context) (json.RawMessage, error) {
+		return a.Guard.RunStep(ctx, runID, guarded, exec)
+	})
 	var ind *journal.IndeterminateError
 	switch {
 	case errors.Is(err, tools.ErrTimeout) && step.Settle != nil:

@@ -122,11 +122,11 @@ func (e *Executor) Prepare(ctx context.Context, step agent.Step) (agent.Step, er
 		if s.Key == "" {
 			return step, fmt.Errorf("step %s: the engine gave no idempotency key for argument %q", step.Name, s.KeyArg)
 		}
-		args, err := agent.FillKey(c.Args, s.KeyArg, s.Key)
-		if err != nil {
-			return step, fmt.Errorf("step %s: %w", step.Name, err)
+		// Arguments that are not an object are left to the tool, which
+		// tells the model they are wrong.
+		if args, err := agent.FillKey(c.Args, s.KeyArg, s.Key); err == nil {
+			c.Args = args
 		}
-		c.Args = args
 	}
 	step.Call = &c
 	return step, nil
