@@ -1,6 +1,8 @@
 package activities_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/metrics"
+	"github.com/agentrun/agentrun/tools"
 )
 
 // TestStepMetrics: each step attempt is counted by kind and outcome, a
@@ -107,4 +110,57 @@ func counter(rm metricdata.ResourceMetrics, name string, attrs []attribute.KeyVa
 		}
 	}
 	return 0
+}
+
+// TestSettledMetrics: a keyed, probed write that timed out is settled by
+// its probe on the next attempt, which counts it by how and with what
+// answer; the ticket exists once.
+func TestSettledMetrics(t *testing.T) {
+	t.Parallel()
+	reader := sdkmetric.NewManualReader()
+	rec, err := metrics.NewRecorder(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts, tickets := slowDemo(t, 2*time.Second, 100*time.Millisecond)
+	acts.Metrics = rec
+	acts.Guard.Probe = acts.Exec.Probe
+	in := toolStep("create_ticket", agent.KindWrite, `{"title":"t"}`)
+	in.Step.Settle = &agent.Settle{KeyArg: "request_id", Key: "agentrun-k",
+		Probe: &agent.Probe{Tool: "find_ticket", Args: json.RawMessage(`{"request_id":"{{key}}"}`), Found: `^(TICKET-[0-9]+):`, NotFound: `^no ticket`}}
+	var suite testsuite.WorkflowTestSuite
+	call := func() (string, error) {
+		env := suite.NewTestActivityEnvironment()
+		env.RegisterActivity(acts)
+		v, err := env.ExecuteActivity(acts.CallTool, in)
+		if err != nil {
+			return "", err
+		}
+		var res json.RawMessage
+		if err := v.Get(&res); err != nil {
+			t.Fatal(err)
+		}
+		return string(res), nil
+	}
+	if _, err := call(); err == nil || !strings.Contains(err.Error(), "timeout") {
+		t.Fatalf("first attempt: %v, want the tool's timeout", err)
+	}
+	res, err := call()
+	if err != nil || !strings.Contains(res, `"content":"TICKET-1"`) || !strings.Contains(res, `"by":"probe"`) {
+		t.Fatalf("second attempt: %s, %v; want TICKET-1 settled by the probe", res, err)
+	}
+	ts, err := tools.ReadTickets(tickets)
+	if err != nil || len(ts) != 1 || ts[0].RequestID != "agentrun-k" {
+		t.Fatalf("tickets %+v, %v; want one, under the key", ts, err)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(t.Context(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	if got := counter(rm, "agentrun.writes.settled", kv("by", "probe", "answer", "found")); got != 1 {
+		t.Errorf("settled{probe, found} = %d, want 1", got)
+	}
+	if got := counter(rm, "agentrun.writes.indeterminate", nil); got != 0 {
+		t.Errorf("indeterminate = %d, want 0", got)
+	}
 }
