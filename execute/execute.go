@@ -65,9 +65,17 @@ func (e *Executor) caches() *cache {
 
 // Execute runs step and returns its result in recorded form.
 func (e *Executor) Execute(ctx context.Context, step agent.Step) (json.RawMessage, error) {
+	return e.Stream(ctx, step, nil)
+}
+
+// Stream runs step like Execute; for a model step whose provider streams
+// (llm.Streamer) it also passes the reply's text to text as it arrives.
+// With a nil text, or a provider that does not stream, it is Execute. The
+// result is the same either way: the recorded reply, not the pieces.
+func (e *Executor) Stream(ctx context.Context, step agent.Step, text func(delta string)) (json.RawMessage, error) {
 	switch {
 	case step.Kind == agent.KindModel && step.Model != nil:
-		reply, err := e.callModel(ctx, step)
+		reply, err := e.callModel(ctx, step, text)
 		if err != nil {
 			return nil, err
 		}
@@ -135,7 +143,7 @@ func (e *Executor) Prepare(ctx context.Context, step agent.Step) (agent.Step, er
 // callModel builds the request from the conversation, asks the model, and
 // returns the reply with large values by reference and the conversation
 // extended by the step's new messages and the reply.
-func (e *Executor) callModel(ctx context.Context, step agent.Step) (agent.ModelReply, error) {
+func (e *Executor) callModel(ctx context.Context, step agent.Step, text func(string)) (agent.ModelReply, error) {
 	in := step.Model
 	past, err := e.messages(ctx, step.Name, in.Conversation)
 	if err != nil {
@@ -150,7 +158,13 @@ func (e *Executor) callModel(ctx context.Context, step agent.Step) (agent.ModelR
 		return agent.ModelReply{}, err
 	}
 	msgs, elided := fit(append(past, added...), specs, e.ContextBudget)
-	reply, err := e.Model.Complete(ctx, agent.ModelRequest{Messages: msgs, Tools: specs})
+	req := agent.ModelRequest{Messages: msgs, Tools: specs}
+	var reply agent.ModelReply
+	if s, ok := e.Model.(llm.Streamer); ok && text != nil {
+		reply, err = s.Stream(ctx, req, text)
+	} else {
+		reply, err = e.Model.Complete(ctx, req)
+	}
 	if err != nil {
 		return agent.ModelReply{}, err
 	}
