@@ -206,13 +206,24 @@ func (p *Publisher) Publish(topic string, value any) error {
 // server accepted it, or with the error that stopped it (ctx's, or the
 // publisher's).
 func (p *Publisher) Flush(ctx context.Context) error {
+	p.sendMu.Lock()
 	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return ErrClosed
+	closed := p.closed
+	// The items published so far go out under the pending batch's
+	// sequence or, if the buffer holds some, under the one after.
+	target := p.seq
+	if p.pending != nil {
+		target = p.pendingSeq
+	}
+	if len(p.buf) > 0 {
+		target++
 	}
 	p.mu.Unlock()
-	return p.drain(ctx)
+	p.sendMu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	return p.drain(ctx, func() bool { return p.seq >= target })
 }
 
 // Close stops the background sender and sends what remains, bounded by ctx.
@@ -227,24 +238,23 @@ func (p *Publisher) Close(ctx context.Context) error {
 	p.mu.Unlock()
 	close(p.stop)
 	<-p.done
-	return p.drain(ctx)
+	return p.drain(ctx, func() bool { return len(p.buf) == 0 && p.pending == nil })
 }
 
-// drain sends batches until the buffer and the pending batch are empty.
+// drain sends batches until done holds (checked with both locks held).
 // Between failed sends it waits, doubling from 100 ms up to BatchInterval.
-func (p *Publisher) drain(ctx context.Context) error {
+func (p *Publisher) drain(ctx context.Context, done func() bool) error {
 	wait := 100 * time.Millisecond
 	for {
+		p.sendMu.Lock()
 		p.mu.Lock()
-		empty, err := len(p.buf) == 0, p.err
+		finished, err := done(), p.err
 		p.mu.Unlock()
+		p.sendMu.Unlock()
 		if err != nil {
 			return err
 		}
-		p.sendMu.Lock()
-		idle := p.pending == nil
-		p.sendMu.Unlock()
-		if empty && idle {
+		if finished {
 			return nil
 		}
 		if err := p.sendOnce(ctx); err != nil {
