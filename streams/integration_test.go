@@ -265,3 +265,53 @@ func TestLiveMalformedSignal(t *testing.T) {
 		t.Errorf("rejects %+v, want 2, the second not a JSON object", v.Rejected)
 	}
 }
+
+// TestLiveTruncatedSubscriberRestarts: a subscriber whose offset was
+// truncated away starts again from the oldest item kept and counts it.
+func TestLiveTruncatedSubscriberRestarts(t *testing.T) {
+	t.Parallel()
+	l := newLive(t)
+	id := "streams-truncated"
+	l.start(t, id)
+	for i := range 5 {
+		l.signal(t, id, sigPublish, testItem{"events", fmt.Sprint(i)})
+	}
+	l.signal(t, id, sigTruncate, int64(3))
+	testenv.WaitFor(t, 30*time.Second, "the truncation", func() bool {
+		v, err := l.c.QueryWorkflow(t.Context(), id, "", queryHost)
+		var hv hostView
+		return err == nil && v.Get(&hv) == nil && hv.Base == 3
+	})
+	s := l.subscriber(t, id, 1)
+	want(t, "after the restart", next(t, s, 2), []string{"3 events=3", "4 events=4"})
+	if s.Restarts() != 1 {
+		t.Errorf("restarts %d, want 1", s.Restarts())
+	}
+	l.finish(t, id)
+}
+
+// TestLiveAfterCompletion: once the workflow completed, a new subscriber
+// ends at once (ErrEnded) and a publisher stops with ErrWorkflowNotFound.
+func TestLiveAfterCompletion(t *testing.T) {
+	t.Parallel()
+	l := newLive(t)
+	id := "streams-completed"
+	l.start(t, id)
+	l.signal(t, id, sigPublish, testItem{"events", "a"})
+	l.finish(t, id)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if _, err := l.subscriber(t, id, 5).Next(ctx); !errors.Is(err, streams.ErrEnded) {
+		t.Errorf("subscriber after completion: %v, want ErrEnded", err)
+	}
+	pub, err := streams.NewPublisher(streams.PublisherConfig{Client: l.c, WorkflowID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pub.Publish("events", "late"); err != nil {
+		t.Fatal(err)
+	}
+	if err := pub.Close(ctx); !errors.Is(err, streams.ErrWorkflowNotFound) {
+		t.Errorf("publisher after completion: %v, want ErrWorkflowNotFound", err)
+	}
+}
