@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,15 +76,15 @@ func (l *live) finish(t *testing.T, id string) hostView {
 // run is the latest, so that later signals reach the new run.
 func (l *live) continueAsNew(t *testing.T, id string) {
 	t.Helper()
-	d, err := l.c.DescribeWorkflowExecution(t.Context(), id, "")
+	d, err := l.c.DescribeWorkflow(t.Context(), id, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := d.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	old := d.WorkflowExecution.RunID
 	l.signal(t, id, sigCAN, nil)
 	testenv.WaitFor(t, 30*time.Second, "the new run", func() bool {
-		d, err := l.c.DescribeWorkflowExecution(t.Context(), id, "")
-		return err == nil && d.GetWorkflowExecutionInfo().GetExecution().GetRunId() != old
+		d, err := l.c.DescribeWorkflow(t.Context(), id, "")
+		return err == nil && d.WorkflowExecution.RunID != old
 	})
 }
 
@@ -121,32 +122,53 @@ func show(t testing.TB, it streams.Item) string {
 	return fmt.Sprintf("%d %s=%s", it.Offset, it.Topic, v)
 }
 
-// background reads a subscriber to its end in a goroutine; wait returns
-// what it read and how it ended.
-func background(s *streams.Subscriber, ctx context.Context) (wait func() ([]string, error)) {
-	type result struct {
-		items []string
-		err   error
-	}
-	ch := make(chan result, 1)
+// reader reads a subscriber to its end in a goroutine.
+type reader struct {
+	mu    sync.Mutex
+	items []string
+	err   error
+	done  chan struct{}
+}
+
+func background(s *streams.Subscriber, ctx context.Context) *reader {
+	r := &reader{done: make(chan struct{})}
 	go func() {
-		var r result
+		defer close(r.done)
 		for {
 			it, err := s.Next(ctx)
-			if err != nil {
-				r.err = err
-				break
+			if err == nil {
+				var v string
+				if err = it.Decode(&v); err == nil {
+					r.mu.Lock()
+					r.items = append(r.items, fmt.Sprintf("%d %s=%s", it.Offset, it.Topic, v))
+					r.mu.Unlock()
+					continue
+				}
 			}
-			var v string
-			if err := it.Decode(&v); err != nil {
-				r.err = err
-				break
-			}
-			r.items = append(r.items, fmt.Sprintf("%d %s=%s", it.Offset, it.Topic, v))
+			r.mu.Lock()
+			r.err = err
+			r.mu.Unlock()
+			return
 		}
-		ch <- r
 	}()
-	return func() ([]string, error) { r := <-ch; return r.items, r.err }
+	return r
+}
+
+// has waits until the reader read n items (or ended).
+func (r *reader) has(t *testing.T, n int) {
+	t.Helper()
+	testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("%d items", n), func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return len(r.items) >= n || r.err != nil
+	})
+}
+
+// wait waits for the reader's end and returns what it read and why it
+// ended.
+func (r *reader) wait() ([]string, error) {
+	<-r.done
+	return r.items, r.err
 }
 
 // TestLiveStream: on a dev server, items published from an activity (a
@@ -163,8 +185,8 @@ func TestLiveStream(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 
-	allWait := background(l.subscriber(t, id, 0), ctx)
-	nobodyWait := background(l.subscriber(t, id, 0, "nobody"), ctx)
+	allReader := background(l.subscriber(t, id, 0), ctx)
+	nobodyReader := background(l.subscriber(t, id, 0, "nobody"), ctx)
 
 	l.signal(t, id, sigActivity, publishOrder{Batches: [][]testItem{
 		{{"events", "a"}, {"tokens", "t1"}, {"events", "b"}},
@@ -213,16 +235,19 @@ func TestLiveStream(t *testing.T) {
 	after := l.subscriber(t, id, 7)
 	want(t, "after continue-as-new", next(t, after, 2), []string{"7 tokens=t3", "8 events=f"})
 
+	// The log ends with its workflow: a subscriber must be caught up
+	// before the workflow completes.
+	allReader.has(t, 9)
 	v := l.finish(t, id)
 	if v.Runs != 1 || v.Offset != 9 || v.Rejects != 0 || v.Duplicates != 0 {
 		t.Errorf("last run %+v, want run 1, offset 9, no rejects or duplicates", v)
 	}
-	all, err := allWait()
+	all, err := allReader.wait()
 	want(t, "subscriber across the whole run", all, append(first, "5 events=d", "6 events=e", "7 tokens=t3", "8 events=f"))
 	if !errors.Is(err, streams.ErrEnded) {
 		t.Errorf("the subscriber ended with %v, want ErrEnded", err)
 	}
-	nobody, err := nobodyWait()
+	nobody, err := nobodyReader.wait()
 	if len(nobody) != 0 || !errors.Is(err, streams.ErrEnded) {
 		t.Errorf("subscriber to an unknown topic: %q, %v; want nothing, ErrEnded", nobody, err)
 	}

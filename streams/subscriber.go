@@ -217,9 +217,9 @@ func (s *Subscriber) poll(ctx context.Context) error {
 // status describes the run that took the last poll (the latest run when
 // none did), or returns UNSPECIFIED when it cannot.
 func (s *Subscriber) status(ctx context.Context) enumspb.WorkflowExecutionStatus {
-	d, err := s.cfg.Client.DescribeWorkflowExecution(ctx, s.cfg.WorkflowID, s.runID)
+	d, err := s.cfg.Client.DescribeWorkflow(ctx, s.cfg.WorkflowID, s.runID)
 	if err != nil {
 		return enumspb.WORKFLOW_EXECUTION_STATUS_UNSPECIFIED
 	}
-	return d.GetWorkflowExecutionInfo().GetStatus()
+	return d.Status
 }
