@@ -57,36 +57,59 @@ func tsClient(t *testing.T) string {
 	return node
 }
 
-// tsRun is one run of stream.js.
+// tsRun is one run of stream.js; its output lines are collected as they
+// come.
 type tsRun struct {
 	cmd    *exec.Cmd
-	stdout bytes.Buffer
 	stderr bytes.Buffer
+	read   chan struct{} // closed when stdout is read to its end
+
+	mu    sync.Mutex
+	lines []string
 }
 
 func startTS(t *testing.T, ctx context.Context, node string, args ...string) *tsRun {
 	t.Helper()
-	r := &tsRun{cmd: exec.CommandContext(ctx, node, append([]string{"stream.js"}, args...)...)}
+	r := &tsRun{cmd: exec.CommandContext(ctx, node, append([]string{"stream.js"}, args...)...), read: make(chan struct{})}
 	r.cmd.Dir = tsDir
-	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
+	r.cmd.Stderr = &r.stderr
+	out, err := r.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	go func() {
+		defer close(r.read)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			r.mu.Lock()
+			r.lines = append(r.lines, sc.Text())
+			r.mu.Unlock()
+		}
+	}()
 	return r
+}
+
+// has waits until the run printed n lines.
+func (r *tsRun) has(t *testing.T, n int) {
+	t.Helper()
+	testenv.WaitFor(t, 30*time.Second, fmt.Sprintf("%d lines from stream.js", n), func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return len(r.lines) >= n
+	})
 }
 
 // wait waits for the run to exit and returns its output lines.
 func (r *tsRun) wait(t *testing.T) []string {
 	t.Helper()
+	<-r.read
 	if err := r.cmd.Wait(); err != nil {
-		t.Fatalf("node %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(r.cmd.Args[1:], " "), err, r.stdout.String(), r.stderr.String())
+		t.Fatalf("node %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(r.cmd.Args[1:], " "), err, strings.Join(r.lines, "\n"), r.stderr.String())
 	}
-	var lines []string
-	sc := bufio.NewScanner(&r.stdout)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-	}
-	return lines
+	return r.lines
 }
 
 // tsItem is one line of stream.js subscribe.
@@ -196,6 +219,9 @@ func TestTypeScriptClient(t *testing.T) {
 	}
 	want(t, "TypeScript subscriber to tokens from 1", tsItems(t, tokens.wait(t)), []string{seen[1], seen[6]})
 
+	// The log ends with its workflow: the subscriber must be caught up
+	// before the workflow completes.
+	all.has(t, len(seen))
 	v := l.finish(t, id)
 	if v.Rejects != 0 {
 		t.Errorf("the host rejected %+v", v.Rejected)
