@@ -275,7 +275,8 @@ func TestLiveResendDeduplicated(t *testing.T) {
 }
 
 // TestLiveMalformedSignal: a malformed publish signal sent through the
-// server is rejected and recorded; the run goes on serving.
+// server is rejected and recorded, a malformed poll is refused to its
+// caller; the run goes on serving.
 func TestLiveMalformedSignal(t *testing.T) {
 	t.Parallel()
 	l := newLive(t)
@@ -284,7 +285,26 @@ func TestLiveMalformedSignal(t *testing.T) {
 	l.signal(t, id, streams.PublishSignal, map[string]any{"items": "nope", "publisher_id": "p", "sequence": 1})
 	l.signal(t, id, streams.PublishSignal, "just a string")
 	l.signal(t, id, streams.PublishSignal, batch("p", 1, testItem{"events", "ok"}))
-	want(t, "log", next(t, l.subscriber(t, id, 0), 1), []string{"0 events=ok"})
+	// A poll whose argument does not decode is refused to its caller.
+	h, err := l.c.UpdateWorkflow(t.Context(), client.UpdateWorkflowOptions{
+		WorkflowID: id, UpdateName: streams.PollUpdate, WaitForStage: client.WorkflowUpdateStageCompleted,
+		Args: []any{map[string]any{"topics": 5, "from_offset": "zero"}},
+	})
+	if err == nil {
+		err = h.Get(t.Context(), nil)
+	}
+	if err == nil || !strings.Contains(err.Error(), "cannot unmarshal") {
+		t.Errorf("a malformed poll: %v, want a decoding error", err)
+	}
+	var got []string
+	for it, err := range l.subscriber(t, id, 0).All(t.Context()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, show(t, it))
+		break
+	}
+	want(t, "log", got, []string{"0 events=ok"})
 	v := l.finish(t, id)
 	if v.Rejects != 2 || len(v.Rejected) != 2 || !strings.Contains(v.Rejected[1].Reason, "not a JSON object") {
 		t.Errorf("rejects %+v, want 2, the second not a JSON object", v.Rejected)

@@ -128,7 +128,8 @@ func (s *Subscriber) Next(ctx context.Context) (Item, error) {
 }
 
 // All yields the items until the workflow closes (then it stops, with no
-// error) or an error.
+// error) or until the first error, which it yields last. Use Next to go on
+// after an error.
 func (s *Subscriber) All(ctx context.Context) iter.Seq2[Item, error] {
 	return func(yield func(Item, error) bool) {
 		for {
@@ -136,7 +137,7 @@ func (s *Subscriber) All(ctx context.Context) iter.Seq2[Item, error] {
 			if errors.Is(err, ErrEnded) {
 				return
 			}
-			if !yield(it, err) || (err != nil && ctx.Err() != nil) {
+			if !yield(it, err) || err != nil {
 				return
 			}
 		}
