@@ -55,7 +55,10 @@
 // become payloads through the default data converter, without codec; a
 // ready *commonpb.Payload is published as it is. This package encodes
 // deterministically and reads unpadded base64 too (as the TypeScript
-// decoder does); a payload without "encoding" metadata is refused.
+// decoder does); a payload without "encoding" metadata is refused. For
+// strings, numbers, booleans, lists, objects and bytes, Go and TypeScript
+// encode an item to the same bytes; a Go nil becomes an empty "binary/null"
+// payload where TypeScript writes JSON null (each decodes the other's).
 //
 // # Offsets
 //

@@ -228,3 +228,27 @@ func TestTypeScriptClient(t *testing.T) {
 	}
 	want(t, "TypeScript subscriber to the end", tsItems(t, all.wait(t)), seen)
 }
+
+// TestTypeScriptEncodesItemsAlike: the TypeScript package's item encoder
+// (encodePayloadWire over the default payload converter) and EncodePayload
+// over Go's default data converter produce the same bytes. (Not for null:
+// Go's converter makes an empty "binary/null" payload of nil, TypeScript's
+// a "json/plain" null; each side decodes the other's.)
+func TestTypeScriptEncodesItemsAlike(t *testing.T) {
+	t.Parallel()
+	node := tsClient(t)
+	values := []string{`"a"`, `42`, `true`, `"é ✓"`, `[1,"x"]`, `{"k":1}`}
+	got := startTS(t, t.Context(), node, append([]string{"encode"}, values...)...).wait(t)
+	var want []string
+	for _, v := range values {
+		var x any
+		if err := json.Unmarshal([]byte(v), &x); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, wire(t, x))
+	}
+	want = append(want, wire(t, []byte{0, 1, 2}))
+	if !slices.Equal(got, want) {
+		t.Fatalf("TypeScript encodes\n%q\nGo encodes\n%q", got, want)
+	}
+}

@@ -11,14 +11,24 @@
 //       publishes each JSON value to TOPIC in one batch and flushes.
 //   node stream.js offset ADDRESS WORKFLOW_ID
 //       prints the offset query's answer.
+//   node stream.js encode JSON...
+//       prints the wire form (base64 of the serialized Payload) of each
+//       JSON value, and of the bytes 0, 1, 2, as the package encodes items.
 'use strict';
 
 const { Connection, Client } = require('@temporalio/client');
 const { defaultPayloadConverter } = require('@temporalio/common');
 const { WorkflowStreamClient } = require('@temporalio/workflow-streams/client');
+const { encodePayloadWire } = require('@temporalio/workflow-streams/workflow');
 
 async function main() {
   const [mode, address, workflowId, ...rest] = process.argv.slice(2);
+  if (mode === 'encode') {
+    const values = [address, workflowId, ...rest].filter((v) => v !== undefined).map((v) => JSON.parse(v));
+    values.push(new Uint8Array([0, 1, 2]));
+    for (const v of values) process.stdout.write(encodePayloadWire(defaultPayloadConverter.toPayload(v)) + '\n');
+    return;
+  }
   const connection = await Connection.connect({ address });
   try {
     const client = new Client({ connection, namespace: 'default' });
