@@ -496,3 +496,46 @@ func TestRestoreRejectsCorruptState(t *testing.T) {
 		t.Fatalf("workflow error %v, want one naming log item 0", err)
 	}
 }
+
+// TestPollsServedAfterCancellation: a cancelled workflow still answers the
+// polls parked on it, here with the item it publishes while winding down.
+func TestPollsServedAfterCancellation(t *testing.T) {
+	t.Parallel()
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestWorkflowEnvironment()
+	wf := func(ctx workflow.Context) error {
+		h, err := streams.NewHost(ctx, nil, streams.HostConfig{})
+		if err != nil {
+			return err
+		}
+		err = workflow.Await(ctx, func() bool { return false })
+		dctx, _ := workflow.NewDisconnectedContext(ctx)
+		if err := h.Publish("events", "bye"); err != nil {
+			return err
+		}
+		if err := h.Drain(dctx); err != nil {
+			return err
+		}
+		return err
+	}
+	env.RegisterWorkflow(wf)
+	var got streams.PollResult
+	var pollErr error
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(streams.PollUpdate, "parked", &testsuite.TestUpdateCallback{
+			OnAccept: func() {}, OnReject: func(err error) { pollErr = err },
+			OnComplete: func(v any, err error) {
+				pollErr = err
+				if err == nil {
+					got = v.(streams.PollResult)
+				}
+			},
+		}, streams.PollInput{Topics: []string{}})
+	}, time.Minute)
+	env.RegisterDelayedCallback(env.CancelWorkflow, 2*time.Minute)
+	env.ExecuteWorkflow(wf)
+	if pollErr != nil {
+		t.Fatalf("the parked poll failed: %v", pollErr)
+	}
+	want(t, "parked poll", decoded(t, got.Items), []string{"0 events=bye"})
+}
