@@ -43,6 +43,11 @@
 //	              "publisher_sequences": {id: integer},
 //	              "publisher_last_seen": {id: number (Unix seconds)}}
 //
+// State is what a host hands to its own next run; no client sees it. The
+// TypeScript package and the Go contrib module use this shape; the Python
+// package as read keeps its publishers as "publishers": {id: {sequence,
+// last_seen}} instead.
+//
 // Lists are always sent as lists, never null (the TypeScript host iterates
 // "items" and reads "topics.length").
 //
@@ -88,7 +93,11 @@
 // update's validator (so nothing is written to history), StreamDraining (the
 // run is draining before continue-as-new; the subscriber waits its cooldown
 // and polls again). This package adds InvalidPollInput for a negative
-// from_offset, which no upstream client sends.
+// from_offset, which no upstream client sends. The Python host (its
+// workflow.py as read) refuses polls while draining with a plain error
+// rather than StreamDraining, so the Subscriber here polls again, for
+// SubscriberConfig.RefusalPatience (10 s), when a running run refuses or
+// fails a poll with any application error.
 //
 // # Publishers, batching and dedup
 //

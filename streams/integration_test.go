@@ -12,6 +12,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/streams"
@@ -36,6 +37,7 @@ func newLive(t *testing.T) *live {
 	tq := "streams-" + t.Name()
 	w := worker.New(srv.Client, tq, worker.Options{})
 	w.RegisterWorkflow(streamWorkflow)
+	w.RegisterWorkflow(noStreamWorkflow)
 	w.RegisterActivity(&publishActivities{})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
@@ -359,4 +361,36 @@ func TestLiveAfterCompletion(t *testing.T) {
 	if err := pub.Close(ctx); !errors.Is(err, streams.ErrWorkflowNotFound) {
 		t.Errorf("publisher after completion: %v, want ErrWorkflowNotFound", err)
 	}
+}
+
+// noStreamWorkflow hosts no stream; it waits for sigFinish.
+func noStreamWorkflow(ctx workflow.Context) error {
+	workflow.GetSignalChannel(ctx, sigFinish).Receive(ctx, nil)
+	return nil
+}
+
+// TestLiveNoStream: a subscriber to a running workflow that hosts no
+// stream returns the refusal after its RefusalPatience.
+func TestLiveNoStream(t *testing.T) {
+	t.Parallel()
+	l := newLive(t)
+	id := "streams-none"
+	if _, err := l.c.ExecuteWorkflow(t.Context(), client.StartWorkflowOptions{ID: id, TaskQueue: l.tq}, noStreamWorkflow); err != nil {
+		t.Fatal(err)
+	}
+	s, err := streams.NewSubscriber(streams.SubscriberConfig{Client: l.c, WorkflowID: id, RefusalPatience: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = s.Next(ctx)
+	if err == nil || !strings.Contains(err.Error(), streams.PollUpdate) || ctx.Err() != nil {
+		t.Errorf("subscriber to a workflow without a stream: %v, want the refusal naming %s", err, streams.PollUpdate)
+	}
+	if d := time.Since(start); d < 300*time.Millisecond {
+		t.Errorf("gave up after %v, before its patience", d)
+	}
+	l.signal(t, id, sigFinish, nil)
 }

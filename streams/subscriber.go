@@ -33,10 +33,20 @@ type SubscriberConfig struct {
 	// answer was cut at the size cap: every answered poll is an update, and
 	// a run takes at most 2,000 of them. Default 100 ms (the protocol's).
 	PollCooldown time.Duration
+	// RefusalPatience is how long the subscriber keeps polling a running
+	// run that refuses or fails its polls with an application error of a
+	// type it does not know. A draining Go or TypeScript host refuses with
+	// ErrTypeStreamDraining, but the Python one with its own error until
+	// the run continues as new; a run that hosts no stream refuses every
+	// poll, and Next then returns the error after this long. Default 10 s.
+	RefusalPatience time.Duration
 }
 
-// DefaultPollCooldown is SubscriberConfig.PollCooldown's default.
-const DefaultPollCooldown = 100 * time.Millisecond
+// Defaults of SubscriberConfig.
+const (
+	DefaultPollCooldown    = 100 * time.Millisecond
+	DefaultRefusalPatience = 10 * time.Second
+)
 
 // ErrEnded: the stream's workflow closed (completed, failed, cancelled,
 // terminated or timed out) and every item the subscriber was answered has
@@ -74,11 +84,14 @@ type Subscriber struct {
 	moreReady bool
 	ended     bool
 	restarts  int
+	// refusedSince is when polls started failing on a running run.
+	refusedSince time.Time
 }
 
 // NewSubscriber returns a subscriber; it polls when Next is called.
 func NewSubscriber(cfg SubscriberConfig) (*Subscriber, error) {
 	cfg.PollCooldown = cmp.Or(cfg.PollCooldown, DefaultPollCooldown)
+	cfg.RefusalPatience = cmp.Or(cfg.RefusalPatience, DefaultRefusalPatience)
 	switch {
 	case cfg.Client == nil:
 		return nil, errors.New("streams subscriber: no Client")
@@ -86,8 +99,8 @@ func NewSubscriber(cfg SubscriberConfig) (*Subscriber, error) {
 		return nil, errors.New("streams subscriber: no WorkflowID")
 	case cfg.FromOffset < 0:
 		return nil, fmt.Errorf("streams subscriber: FromOffset %d is negative", cfg.FromOffset)
-	case cfg.PollCooldown < 0:
-		return nil, errors.New("streams subscriber: negative PollCooldown")
+	case cfg.PollCooldown < 0, cfg.RefusalPatience < 0:
+		return nil, errors.New("streams subscriber: negative duration")
 	}
 	if cfg.Topics == nil {
 		cfg.Topics = []string{} // the protocol wants a list
@@ -200,9 +213,19 @@ func (s *Subscriber) poll(ctx context.Context) error {
 			enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
 			s.ended = true
 			return nil
+		case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+			if errors.As(err, &appErr) {
+				if s.refusedSince.IsZero() {
+					s.refusedSince = time.Now()
+				}
+				if time.Since(s.refusedSince) < s.cfg.RefusalPatience {
+					return nil // poll again after the cooldown
+				}
+			}
 		}
 		return fmt.Errorf("streams poll %s from %d: %w", s.cfg.WorkflowID, s.next, err)
 	}
+	s.refusedSince = time.Time{}
 	for _, w := range res.Items {
 		p, err := DecodePayload(w.Data)
 		if err != nil {
