@@ -539,3 +539,30 @@ func TestPollsServedAfterCancellation(t *testing.T) {
 	}
 	want(t, "parked poll", decoded(t, got.Items), []string{"0 events=bye"})
 }
+
+// TestPollAnswerCapped: an answer stops before the item that would pass
+// the 1,000,000-byte cap, with more_ready and next_offset at that item.
+func TestPollAnswerCapped(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t)
+	big := strings.Repeat("x", 400_000) // ~533 KB of base64 each
+	var first, rest *pollResult
+	s.at(time.Second, func() {
+		for range 3 {
+			s.env.SignalWorkflow(sigPublish, testItem{"events", big})
+		}
+	})
+	s.at(2*time.Second, func() {
+		first = s.poll(streams.PollInput{Topics: []string{}})
+		rest = s.poll(streams.PollInput{Topics: []string{}, FromOffset: 1})
+	})
+	s.at(3*time.Second, func() { s.env.SignalWorkflow(sigFinish, nil) })
+	s.run(hostInput{})
+	s.result()
+	if len(first.res.Items) != 1 || !first.res.MoreReady || first.res.NextOffset != 1 {
+		t.Errorf("first answer: %d items, more %v, next %d; want 1, true, 1", len(first.res.Items), first.res.MoreReady, first.res.NextOffset)
+	}
+	if len(rest.res.Items) != 1 || !rest.res.MoreReady || rest.res.NextOffset != 2 || rest.res.Items[0].Offset != 1 {
+		t.Errorf("second answer: %d items, more %v, next %d; want item 1, true, 2", len(rest.res.Items), rest.res.MoreReady, rest.res.NextOffset)
+	}
+}
