@@ -133,9 +133,13 @@
 // converter.RawValue): a malformed batch (not a JSON object, wrong types,
 // bad base64, not a Payload, no encoding) is refused as a whole, recorded
 // (Host.Rejected, HostConfig.OnReject) and never panics or blocks the run;
-// its sequence is not consumed. Host.State bounds what it carries
-// (MaxStateItems, MaxStateBytes) by truncating the oldest items. Polls
-// keep being answered after the workflow is cancelled, until Drain. After
+// its sequence is not consumed. Publish signals are taken from their
+// channel without a blocking Receive, so one delivered in the workflow
+// task in which the owner takes State is in that State (the upstream Go
+// module's blocking Receive would lose it). Host.State bounds what it
+// carries (MaxStateItems, MaxStateBytes) by truncating the oldest items.
+// Polls keep being answered after the workflow is cancelled, until Drain.
+// After
 // Drain, polls that find items are still answered (upstream rejects every
 // poll), so a subscriber between polls does not miss the last items, and a
 // drained answer never moves next_offset back. Host.Publish refuses an item

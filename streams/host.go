@@ -120,13 +120,17 @@ func NewHost(ctx workflow.Context, state *State, cfg HostConfig) (*Host, error) 
 	h.signals = workflow.GetSignalChannelWithOptions(ctx, PublishSignal, workflow.SignalChannelOptions{
 		Description: "Workflow Streams publish: {items: [{topic, data: base64 Payload}], publisher_id, sequence}",
 	})
-	workflow.Go(ctx, func(ctx workflow.Context) {
+	// The receiver waits for the channel to hold signals and takes them
+	// with ReceiveAsync, never with a blocking Receive: a Receive blocked
+	// when a signal arrives takes the value out of the channel at once but
+	// handles it only when its coroutine next runs, so a State taken
+	// earlier in the same workflow task (the owner's coroutine runs first)
+	// would miss it. It keeps receiving after the workflow is cancelled.
+	rctx, _ := workflow.NewDisconnectedContext(ctx)
+	workflow.Go(rctx, func(ctx workflow.Context) {
 		for {
-			var raw converter.RawValue
-			if !h.signals.Receive(ctx, &raw) { // a RawValue always decodes
-				return
-			}
-			h.receive(raw)
+			_ = workflow.Await(ctx, func() bool { return h.signals.Len() > 0 }) // never cancelled
+			h.receivePending()
 		}
 	})
 	err := workflow.SetUpdateHandlerWithOptions(ctx, PollUpdate, h.poll, workflow.UpdateHandlerOptions{

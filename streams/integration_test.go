@@ -394,3 +394,62 @@ func TestLiveNoStream(t *testing.T) {
 	}
 	l.signal(t, id, sigFinish, nil)
 }
+
+// sameTaskWorkflow hosts a stream until the signal "go", then returns how
+// many items its State carries.
+func sameTaskWorkflow(ctx workflow.Context) (int, error) {
+	h, err := streams.NewHost(ctx, nil, streams.HostConfig{})
+	if err != nil {
+		return 0, err
+	}
+	workflow.GetSignalChannel(ctx, "go").Receive(ctx, nil)
+	if err := h.Drain(ctx); err != nil {
+		return 0, err
+	}
+	return len(h.State().Log), nil
+}
+
+// TestLiveStateTakesSignalsOfTheSameTask: a publish signal delivered in
+// the same workflow task as the owner's decision to end the run is in the
+// State (it must not wait, taken but unprocessed, in the host's receiver).
+// The worker is stopped while both signals arrive, so that the next task
+// carries both.
+func TestLiveStateTakesSignalsOfTheSameTask(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	tq := "streams-" + t.Name()
+	startWorker := func() worker.Worker {
+		w := worker.New(srv.Client, tq, worker.Options{})
+		w.RegisterWorkflow(sameTaskWorkflow)
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	w := startWorker()
+	id := "streams-same-task"
+	run, err := srv.Client.ExecuteWorkflow(t.Context(), client.StartWorkflowOptions{ID: id, TaskQueue: tq}, sameTaskWorkflow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first task has run once the offset query answers.
+	testenv.WaitFor(t, 30*time.Second, "the first workflow task", func() bool {
+		_, err := srv.Client.QueryWorkflow(t.Context(), id, "", streams.OffsetQuery)
+		return err == nil
+	})
+	w.Stop()
+	if err := srv.Client.SignalWorkflow(t.Context(), id, "", streams.PublishSignal, batch("p", 1, testItem{"events", "a"})); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Client.SignalWorkflow(t.Context(), id, "", "go", nil); err != nil {
+		t.Fatal(err)
+	}
+	defer startWorker().Stop()
+	var n int
+	if err := run.Get(t.Context(), &n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("the State carries %d items, want 1", n)
+	}
+}
