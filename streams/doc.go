@@ -3,12 +3,37 @@
 // append-only log of (topic, payload) items kept inside a workflow run:
 // publishers add batches by signal, subscribers long-poll by update, a query
 // answers the current offset. The package speaks the wire protocol of
-// Temporal's Workflow Streams exactly, so a subscriber written with
-// @temporalio/workflow-streams (TypeScript) or
-// temporalio.contrib.workflow_streams (Python) reads a stream hosted here,
-// and a Go Publisher or Subscriber works against a stream hosted by either.
+// Temporal's Workflow Streams exactly, so that a subscriber or publisher
+// written with @temporalio/workflow-streams (TypeScript; the tests run one
+// against a Go-hosted stream) or temporalio.contrib.workflow_streams
+// (Python; not tested here) works with a stream hosted here, and a Go
+// Publisher or Subscriber with a stream hosted by either (not tested here).
 // It imports only the Temporal Go sdk (with its api and protobuf modules)
 // and the standard library.
+//
+// # Use
+//
+// In the workflow, before it first blocks, with the previous run's State
+// (nil at first):
+//
+//	host, err := streams.NewHost(ctx, in.Stream, streams.HostConfig{})
+//	...
+//	err = host.Publish("events", ev)
+//	...
+//	// Before continue-as-new (Drain alone before returning):
+//	err = host.Drain(ctx)
+//	err = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+//	state := host.State()
+//	return workflow.NewContinueAsNewError(ctx, Wf, Input{Stream: &state})
+//
+// Outside it (an activity: NewActivityPublisher):
+//
+//	pub, err := streams.NewPublisher(streams.PublisherConfig{Client: c, WorkflowID: id})
+//	err = pub.Publish("tokens", chunk)
+//	err = pub.Close(ctx)
+//
+//	sub, err := streams.NewSubscriber(streams.SubscriberConfig{Client: c, WorkflowID: id, Topics: []string{"events"}})
+//	for it, err := range sub.All(ctx) { ... it.Decode(&ev) ... }
 //
 // # Sources
 //
@@ -139,10 +164,9 @@
 // module's blocking Receive would lose it). Host.State bounds what it
 // carries (MaxStateItems, MaxStateBytes) by truncating the oldest items.
 // Polls keep being answered after the workflow is cancelled, until Drain.
-// After
-// Drain, polls that find items are still answered (upstream rejects every
-// poll), so a subscriber between polls does not miss the last items, and a
-// drained answer never moves next_offset back. Host.Publish refuses an item
+// After Drain, polls that find items are still answered (upstream rejects
+// every poll), so a subscriber between polls does not miss the last items,
+// and a drained answer never moves next_offset back. Host.Publish refuses an item
 // above MaxItemBytes, which no poll answer could carry.
 //
 // # Guarantees
