@@ -11,7 +11,7 @@ TEMPORAL_CLI_VERSION := v1.5.1
 TEMPORAL := bin/temporal
 GO ?= go
 
-.PHONY: all build demo dev-server worker stop test check lint bench chaos temporal-cli mcp-servers clean versions version-current version-ramp
+.PHONY: all build demo dev-server worker stop test check lint bench chaos temporal-cli mcp-servers streams-ts clean versions version-current version-ramp
 
 all: build
 
@@ -31,6 +31,16 @@ mcp-servers: $(MCP_SERVERS)
 $(MCP_SERVERS): tools/mcp/testdata/package-lock.json
 	sh tools/mcp/testdata/install.sh
 
+# The TypeScript Workflow Streams client (@temporalio/workflow-streams and
+# @temporalio/client, pinned) that the streams tests run against a stream
+# hosted by a Go workflow.
+STREAMS_TS := streams/testdata/ts/node_modules/.package-lock.json
+
+streams-ts: $(STREAMS_TS)
+
+$(STREAMS_TS): streams/testdata/ts/package-lock.json
+	sh streams/testdata/ts/install.sh
+
 demo: $(TEMPORAL) build
 	bash scripts/demo.sh
 
@@ -44,7 +54,7 @@ worker: $(TEMPORAL) build
 stop:
 	bash scripts/stop.sh
 
-test: $(TEMPORAL) $(MCP_SERVERS) build
+test: $(TEMPORAL) $(MCP_SERVERS) $(STREAMS_TS) build
 	$(GO) test -count=1 -timeout 30m ./...
 
 # bench: AgentRun's step overhead, the journal's appends (file and
@@ -97,7 +107,7 @@ lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
-check: $(TEMPORAL) $(MCP_SERVERS) build lint
+check: $(TEMPORAL) $(MCP_SERVERS) $(STREAMS_TS) build lint
 	$(GO) test -count=1 -race -timeout 40m ./...
 
 clean:

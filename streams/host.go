@@ -1,0 +1,444 @@
+package streams
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+	"unicode/utf8"
+
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// HostConfig configures a Host. The zero value takes every default.
+type HostConfig struct {
+	// MaxStateItems bounds the items State carries into the next run: older
+	// ones are truncated. Default 10,000.
+	MaxStateItems int
+	// MaxStateBytes bounds the size of the log State carries (the
+	// protocol's estimate: base64 data plus topic, per item): older items
+	// are truncated. Default 256 KiB, so that the stream, next to its
+	// owner's own checkpoint, keeps the continue-as-new input well below the
+	// server's 512 KiB payload warning (2 MiB limit).
+	MaxStateBytes int
+	// PublisherTTL is how long State remembers a publisher's last sequence
+	// after its last accepted batch. A publisher silent for longer and then
+	// resending an old batch is no longer deduplicated. Default 15 minutes
+	// (the protocol's default; publishers retry a batch for at most 10).
+	PublisherTTL time.Duration
+	// OnReject, when set, is called from workflow code with every publish
+	// signal the host refused. It must be deterministic (record, log,
+	// count); it must not block.
+	OnReject func(Rejected)
+}
+
+// Defaults of HostConfig.
+const (
+	DefaultMaxStateItems = 10_000
+	DefaultMaxStateBytes = 256 << 10
+	DefaultPublisherTTL  = 15 * time.Minute
+)
+
+func (c HostConfig) withDefaults() HostConfig {
+	c.MaxStateItems = cmp.Or(c.MaxStateItems, DefaultMaxStateItems)
+	c.MaxStateBytes = cmp.Or(c.MaxStateBytes, DefaultMaxStateBytes)
+	c.PublisherTTL = cmp.Or(c.PublisherTTL, DefaultPublisherTTL)
+	return c
+}
+
+func (c HostConfig) validate() error {
+	switch {
+	case c.MaxStateItems < 0:
+		return fmt.Errorf("MaxStateItems %d is negative", c.MaxStateItems)
+	case c.MaxStateBytes < 0:
+		return fmt.Errorf("MaxStateBytes %d is negative", c.MaxStateBytes)
+	case c.PublisherTTL < 0:
+		return fmt.Errorf("PublisherTTL %v is negative", c.PublisherTTL)
+	}
+	return nil
+}
+
+// MaxRejected is how many rejected signals Host.Rejected keeps (the latest).
+const MaxRejected = 20
+
+// Rejected is a publish signal the host refused: nothing of it entered the
+// log and its sequence was not recorded.
+type Rejected struct {
+	// PublisherID and Sequence are the batch's, when they could be read.
+	PublisherID string
+	Sequence    int64
+	// Reason says what was wrong.
+	Reason string
+	// Payload is the start of the signal's data (at most 200 bytes).
+	Payload string
+}
+
+// entry is one item of the log: its topic and the wire form of its payload.
+type entry struct {
+	topic string
+	data  string
+}
+
+// Host serves a stream from inside a workflow: the publish signal, the poll
+// update and the offset query. Its methods are called from workflow code.
+type Host struct {
+	ctx      workflow.Context
+	cfg      HostConfig
+	signals  workflow.ReceiveChannel
+	log      []entry
+	base     int64
+	seqs     map[string]int64
+	seen     map[string]float64
+	draining bool
+	polling  int // poll handlers running
+
+	rejected   []Rejected
+	rejects    int
+	duplicates int
+}
+
+// NewHost registers the stream's handlers on the workflow of ctx and returns
+// the host. state is the previous run's State (nil for a new stream). Call it
+// once per run, before the workflow blocks.
+func NewHost(ctx workflow.Context, state *State, cfg HostConfig) (*Host, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("streams host: %w", err)
+	}
+	h := &Host{ctx: ctx, cfg: cfg, seqs: map[string]int64{}, seen: map[string]float64{}}
+	if state != nil {
+		if err := h.restore(state); err != nil {
+			return nil, fmt.Errorf("streams host: restore state: %w", err)
+		}
+	}
+	h.signals = workflow.GetSignalChannelWithOptions(ctx, PublishSignal, workflow.SignalChannelOptions{
+		Description: "Workflow Streams publish: {items: [{topic, data: base64 Payload}], publisher_id, sequence}",
+	})
+	// The receiver waits for the channel to hold signals and takes them
+	// with ReceiveAsync, never with a blocking Receive: a Receive blocked
+	// when a signal arrives takes the value out of the channel at once but
+	// handles it only when its coroutine next runs, so a State taken
+	// earlier in the same workflow task (the owner's coroutine runs first)
+	// would miss it. It keeps receiving after the workflow is cancelled.
+	rctx, _ := workflow.NewDisconnectedContext(ctx)
+	workflow.Go(rctx, func(ctx workflow.Context) {
+		for {
+			_ = workflow.Await(ctx, func() bool { return h.signals.Len() > 0 }) // never cancelled
+			h.receivePending()
+		}
+	})
+	err := workflow.SetUpdateHandlerWithOptions(ctx, PollUpdate, h.poll, workflow.UpdateHandlerOptions{
+		Validator:   h.validatePoll,
+		Description: "Workflow Streams poll: {topics, from_offset} -> {items, next_offset, more_ready}",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("streams host: %w", err)
+	}
+	err = workflow.SetQueryHandlerWithOptions(ctx, OffsetQuery, func() (int64, error) { return h.Offset(), nil },
+		workflow.QueryHandlerOptions{Description: "Workflow Streams: the offset the next item gets"})
+	if err != nil {
+		return nil, fmt.Errorf("streams host: %w", err)
+	}
+	return h, nil
+}
+
+func (h *Host) restore(s *State) error {
+	if s.BaseOffset < 0 {
+		return fmt.Errorf("base_offset %d is negative", s.BaseOffset)
+	}
+	h.base = s.BaseOffset
+	h.log = make([]entry, 0, len(s.Log))
+	for i, it := range s.Log {
+		p, err := DecodePayload(it.Data)
+		if err != nil {
+			return fmt.Errorf("log item %d: %w", i, err)
+		}
+		data, err := EncodePayload(p)
+		if err != nil {
+			return fmt.Errorf("log item %d: %w", i, err)
+		}
+		h.log = append(h.log, entry{topic: it.Topic, data: data})
+	}
+	maps.Copy(h.seqs, s.PublisherSequences)
+	maps.Copy(h.seen, s.PublisherLastSeen)
+	return nil
+}
+
+// Offset returns the offset the next item will get: the base offset plus the
+// number of items kept.
+func (h *Host) Offset() int64 { return h.base + int64(len(h.log)) }
+
+// BaseOffset returns the offset of the oldest item kept.
+func (h *Host) BaseOffset() int64 { return h.base }
+
+// Publish appends value to topic. A *commonpb.Payload is kept as it is; any
+// other value goes through the default data converter (never a codec: the
+// codec applies to the envelope that carries items, as in every language's
+// implementation). It fails, appending nothing, on a value the converter
+// refuses or one above MaxItemBytes.
+func (h *Host) Publish(topic string, value any) error {
+	p, ok := value.(*commonpb.Payload)
+	if !ok {
+		var err error
+		if p, err = converter.GetDefaultDataConverter().ToPayload(value); err != nil {
+			return fmt.Errorf("publish to %q: %w", topic, err)
+		}
+	}
+	data, err := EncodePayload(p)
+	if err != nil {
+		return fmt.Errorf("publish to %q: %w", topic, err)
+	}
+	if len(data) > MaxItemBytes {
+		return fmt.Errorf("publish to %q: item of %d encoded bytes is above MaxItemBytes (%d)", topic, len(data), MaxItemBytes)
+	}
+	h.log = append(h.log, entry{topic: topic, data: data})
+	return nil
+}
+
+// Truncate drops the items below offset upTo. Polls from a dropped offset
+// then fail with ErrTypeTruncatedOffset (and subscribers start again from
+// the oldest item kept). An upTo at or below the base offset changes
+// nothing; one past Offset is a non-retryable ErrTypeTruncateOutOfRange
+// application error.
+func (h *Host) Truncate(upTo int64) error {
+	n := upTo - h.base
+	if n <= 0 {
+		return nil
+	}
+	if n > int64(len(h.log)) {
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("cannot truncate to offset %d: only %d items exist", upTo, h.Offset()),
+			ErrTypeTruncateOutOfRange, nil)
+	}
+	h.log = append([]entry(nil), h.log[n:]...)
+	h.base = upTo
+	return nil
+}
+
+// Drain prepares the end of the run (before continue-as-new or before the
+// workflow returns): polls that wait for items are answered at once with
+// what there is, later polls that would wait are rejected with
+// ErrTypeStreamDraining (subscribers retry them and so land on the next run
+// or find the run closed), and Drain returns once no poll handler of this
+// host is running. Polls that find items are still answered. Drain does not
+// wait for the owner's own handlers: wait for workflow.AllHandlersFinished
+// too before continuing as new.
+func (h *Host) Drain(ctx workflow.Context) error {
+	h.draining = true
+	if err := workflow.Await(ctx, func() bool { return h.polling == 0 }); err != nil {
+		return fmt.Errorf("streams host: drain: %w", err)
+	}
+	h.receivePending()
+	return nil
+}
+
+// State returns the stream to pass to NewHost in the next run. It first
+// takes in publish signals already delivered but not yet read, forgets
+// publishers idle longer than PublisherTTL, and truncates the log (as
+// Truncate, so this host's offsets move too) to MaxStateItems and
+// MaxStateBytes. Call it after Drain.
+func (h *Host) State() State {
+	h.receivePending()
+	now := float64(workflow.Now(h.ctx).UnixMilli()) / 1000
+	ttl := h.cfg.PublisherTTL.Seconds()
+	s := State{
+		Log:                []WireItem{},
+		BaseOffset:         0,
+		PublisherSequences: map[string]int64{},
+		PublisherLastSeen:  map[string]float64{},
+	}
+	for id, seq := range h.seqs {
+		if seen := h.seen[id]; now-seen < ttl {
+			s.PublisherSequences[id] = seq
+			s.PublisherLastSeen[id] = seen
+		}
+	}
+	keep, size := 0, 0
+	for i := len(h.log) - 1; i >= 0 && keep < h.cfg.MaxStateItems; i-- {
+		size += itemSize(h.log[i].data, h.log[i].topic)
+		if size > h.cfg.MaxStateBytes {
+			break
+		}
+		keep++
+	}
+	_ = h.Truncate(h.Offset() - int64(keep)) // within range by construction
+	for _, e := range h.log {
+		// The protocol leaves offsets at 0 in a State: they are base_offset
+		// plus the index.
+		s.Log = append(s.Log, WireItem{Topic: e.topic, Data: e.data})
+	}
+	s.BaseOffset = h.base
+	return s
+}
+
+// Rejected returns the latest publish signals the host refused (at most
+// MaxRejected), oldest first.
+func (h *Host) Rejected() []Rejected { return append([]Rejected(nil), h.rejected...) }
+
+// Rejects returns how many publish signals the host refused in this run.
+func (h *Host) Rejects() int { return h.rejects }
+
+// Duplicates returns how many publish batches the host dropped in this run
+// as duplicates (a sequence not above the publisher's last one).
+func (h *Host) Duplicates() int { return h.duplicates }
+
+// receivePending takes in the publish signals already delivered.
+func (h *Host) receivePending() {
+	for {
+		var raw converter.RawValue
+		if !h.signals.ReceiveAsync(&raw) {
+			return
+		}
+		h.receive(raw)
+	}
+}
+
+// receive applies one publish signal: the whole batch, or nothing and a
+// Rejected record. It never panics and never blocks.
+func (h *Host) receive(raw converter.RawValue) {
+	in, entries, err := decodePublish(raw.Payload())
+	if err != nil {
+		h.reject(in, raw, err)
+		return
+	}
+	if in.PublisherID != "" {
+		if in.Sequence <= h.seqs[in.PublisherID] {
+			h.duplicates++
+			return
+		}
+		h.seqs[in.PublisherID] = in.Sequence
+		h.seen[in.PublisherID] = float64(workflow.Now(h.ctx).UnixMilli()) / 1000
+	}
+	h.log = append(h.log, entries...)
+}
+
+// decodePublish reads and checks a publish signal's payload. On an error it
+// returns what it could read of the envelope.
+func decodePublish(p *commonpb.Payload) (PublishInput, []entry, error) {
+	var in PublishInput
+	if p == nil || len(p.GetData()) == 0 {
+		return in, nil, errors.New("no payload")
+	}
+	if enc := string(p.GetMetadata()[converter.MetadataEncoding]); enc != converter.MetadataEncodingJSON {
+		return in, nil, fmt.Errorf("payload encoding %q, want %q", enc, converter.MetadataEncodingJSON)
+	}
+	data := bytes.TrimSpace(p.GetData())
+	if len(data) == 0 || data[0] != '{' {
+		return in, nil, errors.New("payload is not a JSON object")
+	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return in, nil, fmt.Errorf("payload: %w", err)
+	}
+	entries := make([]entry, 0, len(in.Items))
+	for i, it := range in.Items {
+		pl, err := DecodePayload(it.Data)
+		if err != nil {
+			return in, nil, fmt.Errorf("item %d (topic %q): %w", i, it.Topic, err)
+		}
+		// Kept in canonical form: padded base64 of the deterministic
+		// serialization, which every language's decoder reads.
+		data, err := EncodePayload(pl)
+		if err != nil {
+			return in, nil, fmt.Errorf("item %d (topic %q): %w", i, it.Topic, err)
+		}
+		entries = append(entries, entry{topic: it.Topic, data: data})
+	}
+	return in, entries, nil
+}
+
+func (h *Host) reject(in PublishInput, raw converter.RawValue, err error) {
+	r := Rejected{PublisherID: in.PublisherID, Sequence: in.Sequence, Reason: err.Error()}
+	if p := raw.Payload(); p != nil {
+		r.Payload = clip(p.GetData(), 200)
+	}
+	h.rejects++
+	h.rejected = append(h.rejected, r)
+	if n := len(h.rejected); n > MaxRejected {
+		h.rejected = append([]Rejected(nil), h.rejected[n-MaxRejected:]...)
+	}
+	workflow.GetLogger(h.ctx).Warn("rejected stream publish signal",
+		"publisher_id", r.PublisherID, "sequence", r.Sequence, "reason", r.Reason)
+	if h.cfg.OnReject != nil {
+		h.cfg.OnReject(r)
+	}
+}
+
+// clip returns at most n bytes of b as valid UTF-8.
+func clip(b []byte, n int) string {
+	if len(b) > n {
+		b = b[:n]
+	}
+	for len(b) > 0 && !utf8.Valid(b) {
+		b = b[:len(b)-1]
+	}
+	return string(b)
+}
+
+// truncated reports whether a poll from in.FromOffset asks for dropped items.
+func (h *Host) truncated(in PollInput) bool { return in.FromOffset != 0 && in.FromOffset < h.base }
+
+// ready reports whether a poll can be answered without waiting.
+func (h *Host) ready(in PollInput) bool {
+	return h.truncated(in) || int64(len(h.log)) > max(in.FromOffset-h.base, 0)
+}
+
+func (h *Host) validatePoll(in PollInput) error {
+	if in.FromOffset < 0 {
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("from_offset %d is negative", in.FromOffset), ErrTypeInvalidPoll, nil)
+	}
+	if h.draining && !h.ready(in) {
+		return temporal.NewNonRetryableApplicationError(
+			"the stream is draining for continue-as-new or completion", ErrTypeStreamDraining, nil)
+	}
+	return nil
+}
+
+// poll answers PollUpdate: it waits until there is an item at or after
+// in.FromOffset (or the host drains), then returns the items from there
+// that match in.Topics, up to the response size cap.
+func (h *Host) poll(ctx workflow.Context, in PollInput) (PollResult, error) {
+	h.polling++
+	defer func() { h.polling-- }()
+	// A cancelled workflow still serves its stream while it winds down:
+	// the wait ends on items or Drain, not on cancellation.
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	if err := workflow.Await(ctx, func() bool { return h.draining || h.ready(in) }); err != nil {
+		return PollResult{}, err
+	}
+	if h.truncated(in) {
+		return PollResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("requested offset %d has been truncated; current base offset is %d", in.FromOffset, h.base),
+			ErrTypeTruncatedOffset, nil)
+	}
+	var want map[string]bool
+	if len(in.Topics) > 0 {
+		want = make(map[string]bool, len(in.Topics))
+		for _, t := range in.Topics {
+			want[t] = true
+		}
+	}
+	res := PollResult{Items: []WireItem{}, NextOffset: max(h.Offset(), in.FromOffset)}
+	size := 0
+	for i := max(in.FromOffset-h.base, 0); i < int64(len(h.log)); i++ {
+		e := h.log[i]
+		if want != nil && !want[e.topic] {
+			continue
+		}
+		n := itemSize(e.data, e.topic)
+		if size+n > maxPollResponseBytes && len(res.Items) > 0 {
+			res.NextOffset = h.base + i
+			res.MoreReady = true
+			break
+		}
+		size += n
+		res.Items = append(res.Items, WireItem{Topic: e.topic, Data: e.data, Offset: h.base + i})
+	}
+	return res, nil
+}
