@@ -506,10 +506,21 @@ func (r *run) setHandlers() error {
 	for _, name := range operatorSignals {
 		ch := workflow.GetSignalChannelWithOptions(r.ctx, name, workflow.SignalChannelOptions{Description: "payload " + payloadFormats[name]})
 		workflow.Go(r.ctx, func(ctx workflow.Context) {
+			// Signals are handled after a cancel too (the run records them
+			// as rejected while it closes), as a Receive would.
+			ctx, _ = workflow.NewDisconnectedContext(ctx)
+			// Not a blocking Receive: it takes a signal out of the channel
+			// when it arrives and handles it only when this coroutine runs
+			// next, so a signal that arrives in the task in which the run
+			// continues as new would be in neither the channel nor the
+			// state it carries. Waiting for the channel to hold one leaves
+			// it there, for continueAsNew to find.
 			for {
+				_ = workflow.Await(ctx, func() bool { return ch.Len() > 0 })
 				var raw converter.RawValue
-				ch.Receive(ctx, &raw) // a RawValue always decodes
-				r.operate(name, raw)
+				for ch.ReceiveAsync(&raw) { // a RawValue always decodes
+					r.operate(name, raw)
+				}
 			}
 		})
 		err := workflow.SetUpdateHandlerWithOptions(r.ctx, name,
