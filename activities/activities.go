@@ -69,6 +69,9 @@ type StepInput struct {
 	// RunKey names the run in the guard journal: the workflow's first run
 	// id, so that a later run under the same workflow id starts afresh.
 	RunKey string `json:"run_key,omitempty"`
+	// Stream asks a model step to publish its text to the run's stream
+	// while the model writes it (when the provider streams).
+	Stream bool `json:"stream,omitempty"`
 }
 
 // Activities are the activities of AgentRun, with their dependencies.
@@ -85,6 +88,14 @@ type Activities struct {
 	// Metrics records steps, their latency, tokens and approvals. Nil
 	// records nothing.
 	Metrics *metrics.Recorder
+	// StreamEvery is how often a streaming model step sends the text it
+	// got to the run's stream (one signal each time). Default 0:
+	// streams.DefaultBatchInterval, 1 s.
+	StreamEvery time.Duration
+	// NoStream keeps model text off the run's stream, whatever the run
+	// asks: the text is in the run's history once streamed, as signals
+	// (AGENTRUN_STREAM=off). Default false: runs that ask stream.
+	NoStream bool
 }
 
 // ListTools returns the model's name and the tools on offer, and keeps
@@ -133,6 +144,9 @@ func (a *Activities) CallModel(ctx context.Context, in StepInput) (json.RawMessa
 	}
 	start := time.Now()
 	res, err := a.heartbeating(ctx, in.Step.Name, func(ctx context.Context) (json.RawMessage, error) {
+		if in.Stream {
+			return a.streamModel(ctx, in.Step)
+		}
 		return a.Exec.Execute(ctx, in.Step)
 	})
 	if err != nil {

@@ -149,6 +149,9 @@ type ModelReply struct {
 	// (temperature, max tokens and so on); nil when none were sent, and in
 	// replies recorded before settings were recorded.
 	Settings *ModelSettings `json:"settings,omitempty"`
+	// Streamed is the attempt of the step whose text was streamed as this
+	// reply (the engine's attempt number); 0 when it was not streamed.
+	Streamed int `json:"streamed,omitempty"`
 }
 
 // CutOff reports whether the reply is a final answer the model's length

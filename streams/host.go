@@ -96,7 +96,9 @@ type Host struct {
 	seqs     map[string]int64
 	seen     map[string]float64
 	draining bool
-	polling  int // poll handlers running
+	polling  int   // poll handlers running
+	served   int   // polls admitted in this run
+	read     int64 // the highest next_offset answered in this run
 
 	rejected   []Rejected
 	rejects    int
@@ -236,6 +238,21 @@ func (h *Host) Drain(ctx workflow.Context) error {
 	}
 	h.receivePending()
 	return nil
+}
+
+// Linger waits, at most d, until a subscriber has read the log to its end:
+// a poll answered up to Offset, or one waiting there. It returns at once
+// when no poll was served in this run (no subscriber to wait for, and no
+// timer in the history) or one already has. Call it before Drain when the
+// workflow is about to complete: the log ends with its workflow, so a
+// subscriber between two polls would miss the last items. With several
+// subscribers it waits for one of them. It reports whether one caught up.
+func (h *Host) Linger(ctx workflow.Context, d time.Duration) (bool, error) {
+	caughtUp := func() bool { return h.served == 0 || h.read >= h.Offset() || h.polling > 0 }
+	if caughtUp() {
+		return true, nil
+	}
+	return workflow.AwaitWithTimeout(ctx, d, caughtUp)
 }
 
 // State returns the stream to pass to NewHost in the next run. It first
@@ -405,6 +422,7 @@ func (h *Host) validatePoll(in PollInput) error {
 // that match in.Topics, up to the response size cap.
 func (h *Host) poll(ctx workflow.Context, in PollInput) (PollResult, error) {
 	h.polling++
+	h.served++
 	defer func() { h.polling-- }()
 	// A cancelled workflow still serves its stream while it winds down:
 	// the wait ends on items or Drain, not on cancellation.
@@ -440,5 +458,6 @@ func (h *Host) poll(ctx workflow.Context, in PollInput) (PollResult, error) {
 		size += n
 		res.Items = append(res.Items, WireItem{Topic: e.topic, Data: e.data, Offset: h.base + i})
 	}
+	h.read = max(h.read, res.NextOffset)
 	return res, nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -72,7 +73,8 @@ func (c PublisherConfig) withDefaults() PublisherConfig {
 
 func (c PublisherConfig) validate() error {
 	switch {
-	case c.Client == nil:
+	case c.Client == nil, reflect.ValueOf(c.Client).Kind() == reflect.Pointer && reflect.ValueOf(c.Client).IsNil():
+		// The sdk's test activity environment hands out a nil *client.
 		return errors.New("no Client")
 	case c.WorkflowID == "":
 		return errors.New("no WorkflowID")

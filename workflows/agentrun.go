@@ -16,6 +16,8 @@ import (
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/progress"
+	"github.com/agentrun/agentrun/streams"
 )
 
 // Activity timeouts and retries.
@@ -62,6 +64,10 @@ type run struct {
 	models int
 	// idle is how long a session waits for a message after an answer.
 	idle time.Duration
+	// stream is the run's Workflow Streams log (stream.go); lastStatus the
+	// status event it published last.
+	stream     *streams.Host
+	lastStatus string
 }
 
 // AgentRun drives one agent run until it completes or fails, waiting for
@@ -83,6 +89,13 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 	}
 	if c := in.Continued; c != nil {
 		r.restore(c)
+	}
+	var prev *streams.State
+	if in.Continued != nil {
+		prev = in.Continued.Stream
+	}
+	if err := r.openStream(prev); err != nil {
+		return Result{}, err
 	}
 	r.state.Budget = r.budget.WithDefaults()
 	if err := r.setHandlers(); err != nil {
@@ -176,7 +189,7 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 				r.state.Status = agent.StatusCompleted
 			}
 			r.publish()
-			r.drain()
+			r.drain(true)
 			return Result{Answer: o.Answer, Usage: r.state.Usage, Steps: r.state.StepCount, CutOff: o.CutOff}, nil
 		case agent.StatusFailed:
 			return r.fail(o.Reason)
@@ -273,7 +286,7 @@ func (r *run) shouldContinue() bool {
 // continueAsNew ends this execution with a continue-as-new that carries the
 // checkpoint, after applying every operator input already delivered.
 func (r *run) continueAsNew() error {
-	r.drain()
+	r.drain(false)
 	for _, name := range operatorSignals {
 		ch := workflow.GetSignalChannel(r.ctx, name)
 		for {
@@ -285,7 +298,9 @@ func (r *run) continueAsNew() error {
 		}
 	}
 	next := Input{MaxTurns: r.budget.MaxTurns, MaxTokens: r.budget.MaxTokens, ContinueAfter: r.in.ContinueAfter,
-		Session: r.in.Session, SessionIdle: r.in.SessionIdle, Continued: r.checkpoint()}
+		Session: r.in.Session, SessionIdle: r.in.SessionIdle, Stream: r.in.Stream, Continued: r.checkpoint()}
+	st := r.stream.State()
+	next.Continued.Stream = &st
 	workflow.GetLogger(r.ctx).Info("continuing as new", "turn", r.cp.Turn, "steps", r.state.StepCount)
 	return workflow.NewContinueAsNewError(r.ctx, WorkflowName, next)
 }
@@ -322,6 +337,7 @@ func (r *run) execute(s agent.Step) error {
 	var fn any
 	if s.Kind == agent.KindModel {
 		fn = a.CallModel
+		in.Stream = r.streaming()
 		opts.Summary = s.Name + " · " + r.state.Model
 		opts.RetryPolicy = &temporal.RetryPolicy{
 			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 10,
@@ -366,6 +382,7 @@ func (r *run) execute(s agent.Step) error {
 		in.Step.Settle = &settle
 		opts.Summary += settleSummary(settle)
 	}
+	r.event(progress.Event{Type: progress.EventStepStarted, Step: s.Name, Kind: s.Kind})
 	var res json.RawMessage
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(r.ctx, opts), fn, in).Get(r.ctx, &res)
 	if err != nil {
@@ -392,12 +409,24 @@ func (r *run) execute(s agent.Step) error {
 		}
 	}
 	r.record(rec)
+	done := progress.Event{Type: progress.EventStepCompleted, Step: s.Name, Kind: s.Kind, Preview: rec.Preview, Settled: rec.Settled}
 	if s.Kind == agent.KindModel {
 		if reply, err := agent.DecodeModelReply(res); err == nil {
 			r.state.Usage = r.state.Usage.Add(reply.Usage)
+			done.Attempt = reply.Streamed
 		}
 	}
+	r.event(done)
 	return nil
+}
+
+// streaming reports whether model steps stream their text: as the input
+// says, else for sessions.
+func (r *run) streaming() bool {
+	if r.in.Stream != nil {
+		return *r.in.Stream
+	}
+	return r.in.Session
 }
 
 // settleSummary says in a step's summary how an interrupted write is
@@ -436,7 +465,7 @@ func (r *run) fail(reason string) (Result, error) {
 	r.state.Status, r.state.Reason = agent.StatusFailed, reason
 	r.state.Pending, r.state.Indeterminate = nil, ""
 	r.publish()
-	r.drain()
+	r.drain(true)
 	return Result{}, temporal.NewNonRetryableApplicationError(reason, ErrTypeFailed, nil)
 }
 
@@ -449,13 +478,15 @@ func (r *run) cancelled() (Result, error) {
 	r.state.Status, r.state.Pending, r.state.Indeterminate = agent.StatusCancelled, nil, ""
 	r.state.Reason = agent.CancelledReason(r.state.InFlight)
 	r.publish()
+	r.closeStream(true)
 	return Result{}, err
 }
 
-// drain lets handlers in flight finish before the run closes.
-// drain lets handlers in flight finish before the run closes (or
-// continues as new): updates waiting for the loop answer now.
-func (r *run) drain() {
+// drain lets handlers in flight finish before the run closes (completing)
+// or continues as new: the stream's polls end (after a subscriber caught up
+// with a completing run), updates waiting for the loop answer now.
+func (r *run) drain(completing bool) {
+	r.closeStream(completing)
 	r.closing = true
 	_ = workflow.Await(r.ctx, func() bool { return workflow.AllHandlersFinished(r.ctx) })
 }
@@ -487,6 +518,7 @@ func (r *run) publish() {
 		workflow.GetLogger(r.ctx).Warn("upsert search attributes", "error", err)
 	}
 	r.showDetails()
+	r.statusEvent()
 }
 
 // showDetails renders the current details; unlike publish it adds no
@@ -573,11 +605,18 @@ func (r *run) reject(name string, raw converter.RawValue, err error) {
 	if p := raw.Payload(); p != nil {
 		payload = clip(string(p.GetData()), 500)
 	}
-	r.state.Rejected = append(r.state.Rejected, Rejected{Signal: name, Payload: payload, Reason: err.Error()})
+	r.rejected(name, payload, err.Error())
+}
+
+// rejected records a signal the run refused: in the state, the current
+// details (when the caller publishes) and the stream.
+func (r *run) rejected(name, payload, reason string) {
+	r.state.Rejected = append(r.state.Rejected, Rejected{Signal: name, Payload: payload, Reason: reason})
 	if n := len(r.state.Rejected); n > MaxRejected {
 		r.state.Rejected = r.state.Rejected[n-MaxRejected:]
 	}
-	workflow.GetLogger(r.ctx).Warn("rejected operator signal", "signal", name, "reason", err.Error())
+	workflow.GetLogger(r.ctx).Warn("rejected operator signal", "signal", name, "reason", reason)
+	r.event(progress.Event{Type: progress.EventRejected, Step: name, Preview: agent.Clip(payload, agent.PreviewLen), Reason: reason})
 }
 
 // watchUnknownSignals records every signal sent under a name the run does

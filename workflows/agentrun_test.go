@@ -63,6 +63,8 @@ func newScriptHarness(t *testing.T, script llm.Script) *harness {
 		acts: &activities.Activities{
 			Exec:  &execute.Executor{Model: llm.NewScripted(script), Tools: set, Content: content.NewMemStore()},
 			Guard: &journal.Journal{Store: journal.NewMemStore()},
+			// The sdk's test environment takes no signals from activities.
+			NoStream: true,
 		},
 		tickets: tickets,
 		started: map[string]int{},

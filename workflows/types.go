@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/streams"
 )
 
 // Names of the workflow and its handlers: part of the operator contract.
@@ -57,6 +58,9 @@ type Input struct {
 	Session bool `json:"session,omitempty"`
 	// SessionIdle is a Go duration ("24h"); "" means DefaultSessionIdle.
 	SessionIdle string `json:"session_idle,omitempty"`
+	// Stream says whether model steps stream their text to the run's
+	// stream (TopicTokens) when the provider can. nil means: for sessions.
+	Stream *bool `json:"stream,omitempty"`
 	// Continued is set on an execution that continues a run: where the
 	// previous one stopped. Messages is then empty.
 	Continued *Continued `json:"continued,omitempty"`
@@ -73,6 +77,8 @@ type Continued struct {
 	State       State              `json:"state"`
 	// Runs counts the executions before this one.
 	Runs int `json:"runs"`
+	// Stream is the run's stream (bounded: its oldest items are dropped).
+	Stream *streams.State `json:"stream,omitempty"`
 }
 
 // Result is what a completed run returns.

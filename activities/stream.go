@@ -1,0 +1,55 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/progress"
+	"github.com/agentrun/agentrun/streams"
+)
+
+// flushWait bounds how long a model step waits, after the reply, for its
+// last text to reach the run's stream.
+const flushWait = 5 * time.Second
+
+// streamModel runs a model step whose text goes to the run's stream while
+// the model writes it, in batches (StreamEvery). The stream is for people
+// watching: a text that cannot be published is logged and dropped, and
+// never fails the step. The recorded reply says which attempt streamed.
+func (a *Activities) streamModel(ctx context.Context, step agent.Step) (json.RawMessage, error) {
+	if _, ok := a.Exec.Model.(llm.Streamer); !ok || a.NoStream {
+		return a.Exec.Execute(ctx, step)
+	}
+	info := activity.GetInfo(ctx)
+	pub, err := streams.NewActivityPublisher(ctx, streams.PublisherConfig{BatchInterval: a.StreamEvery})
+	if err != nil {
+		a.logger().Warn("stream the model's text: no publisher; the reply is recorded all the same", "run_id", info.WorkflowExecution.ID, "step", step.Name, "error", err)
+		return a.Exec.Execute(ctx, step)
+	}
+	failed := false
+	res, err := a.Exec.Stream(ctx, step, func(delta string) {
+		if perr := pub.Publish(progress.TopicTokens, progress.Token{Step: step.Name, Attempt: int(info.Attempt), Text: delta}); perr != nil && !failed {
+			failed = true
+			a.logger().Warn("stream the model's text", "run_id", info.WorkflowExecution.ID, "step", step.Name, "error", perr)
+		}
+	})
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushWait)
+	defer cancel()
+	if cerr := pub.Close(cctx); cerr != nil {
+		a.logger().Warn("stream the model's text: the last pieces may be missing", "run_id", info.WorkflowExecution.ID, "step", step.Name, "error", cerr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	reply, derr := agent.DecodeModelReply(res)
+	if derr != nil {
+		return res, nil
+	}
+	reply.Streamed = int(info.Attempt)
+	return agent.EncodeModelReply(reply)
+}

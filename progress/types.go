@@ -1,0 +1,56 @@
+package progress
+
+import "github.com/agentrun/agentrun/agent"
+
+// The topics of a run's stream (package streams: Temporal's Workflow
+// Streams protocol, so any Workflow Streams client subscribes).
+const (
+	// TopicEvents carries an Event for every step started and completed,
+	// every status change and every rejected operator input.
+	TopicEvents = "events"
+	// TopicTokens carries Tokens: a model step's text while the model
+	// writes it, published by the activity in batches.
+	TopicTokens = "tokens"
+)
+
+// The types of Event.
+const (
+	EventStepStarted   = "step.started"
+	EventStepCompleted = "step.completed"
+	EventStatus        = "status"   // the run's status changed
+	EventRejected      = "rejected" // an operator input was refused
+)
+
+// Event is one item of TopicEvents: small JSON for people and programs
+// following a run.
+type Event struct {
+	Type   string       `json:"type"`
+	Step   string       `json:"step,omitempty"`
+	Kind   agent.Kind   `json:"kind,omitempty"`
+	Status agent.Status `json:"status,omitempty"` // EventStatus: the new status
+	// Preview is the start of a completed step's result, a Completed or
+	// Idle run's answer, or a rejected input's payload, on one line.
+	Preview string `json:"preview,omitempty"`
+	// Pending are the markers an AwaitingApproval run waits on.
+	Pending []string `json:"pending,omitempty"`
+	// Reason says why: a rejected input's, an Indeterminate write's cause,
+	// a Failed, Cancelled or BudgetExceeded run's reason.
+	Reason string `json:"reason,omitempty"`
+	// Attempt is the attempt of a model step whose reply was streamed
+	// (step.completed): its Tokens are the reply's, those of other
+	// attempts were not.
+	Attempt int `json:"attempt,omitempty"`
+	// Settled says how an interrupted write was settled (step.completed).
+	Settled *agent.Settled `json:"settled,omitempty"`
+}
+
+// Token is one item of TopicTokens: a piece of a model step's text, from
+// one attempt of the step. A retried step publishes again under its next
+// attempt; the step.completed Event names the attempt whose reply was
+// recorded.
+type Token struct {
+	Step    string `json:"step"`
+	Attempt int    `json:"attempt"`
+	Text    string `json:"text"`
+}
+
