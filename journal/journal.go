@@ -178,7 +178,10 @@ func (j *Journal) settle(ctx context.Context, runID string, recs []Record, step 
 	result := ans.Result
 	ans.Result = nil // the step's result, recorded once, in step.completed
 	probed := Record{Type: StepProbed, Step: step.Name, Probe: &ans}
-	note := &agent.Settled{By: agent.SettledByProbe, Probe: &ans, Key: s.Key, Runs: st.starts + 1}
+	note := &agent.Settled{By: agent.SettledByProbe, Probe: &ans, Runs: st.starts + 1}
+	if keyed {
+		note.Key = s.Key // a write without a key argument never ran with one
+	}
 	switch {
 	case ans.Verdict == agent.ProbeFound:
 		note.Runs = st.starts
