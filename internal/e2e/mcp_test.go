@@ -190,7 +190,7 @@ func newMCPFleet(t *testing.T, script string) *mcpFleet {
 	bin := mcptest.Bin(t, mcptest.Memory)
 	m := &mcpFleet{fleet: newFleet(t, testenv.DevServer(t)), memFile: filepath.Join(t.TempDir(), "memory.jsonl")}
 	cfg := map[string]any{
-		"demo":    map[string]bool{"lookup": false, "create_ticket": false},
+		"demo":    map[string]bool{"lookup": false, "create_ticket": false, "find_ticket": false},
 		"servers": []any{map[string]any{"name": "memory", "command": bin, "env": map[string]string{"MEMORY_FILE_PATH": m.memFile}}},
 		"tools": map[string]any{
 			"read_graph":          map[string]string{"approval": "never"},
