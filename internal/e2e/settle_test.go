@@ -256,3 +256,67 @@ func TestSettleTemporalProbeUnknown(t *testing.T) {
 		})
 	}
 }
+
+// TestSettleMCPProbe: a worker SIGKILLed after the memory server's
+// create_entities (a write, not idempotent) took effect and before the
+// guard recorded its result. The write declares a probe on the server's
+// open_nodes, whose real answer lists the entity; a second worker asks it,
+// and the step completes with the entity's name without running again: the
+// run is never Indeterminate, the memory file holds the entity once and is
+// the file the killed call wrote, and the state says settled by probe,
+// found.
+func TestSettleMCPProbe(t *testing.T) {
+	t.Parallel()
+	m := newMCPFleetTools(t, `{"turns": [
+		{"tool_calls": [{"name": "create_entities", "args": {"entities": [{"name": "agentrun-e2e", "entityType": "project", "observations": ["durable agent runs"]}]}}]},
+		{"text": "Stored: {{last_tool_result}}"}
+	]}`, map[string]any{
+		"create_entities": map[string]any{"approval": "never", "probe": map[string]any{
+			"tool": "open_nodes", "args": map[string]any{"names": []string{"{{args.entities.0.name}}"}},
+			// open_nodes answers {"entities": [...], "relations": [...]},
+			// pretty-printed; an absent name leaves the list empty.
+			"found": `"entities": \[\s*\{\s*"name": "([^"]+)"`, "not_found": `"entities": \[\]`,
+		}},
+	})
+	const (
+		run  = "e2e-settle-mcp"
+		step = "tool/1/0/create_entities"
+	)
+	w1 := testenv.Start(t, m.env(holdAfter("create_entities")), testenv.Program(t, "worker"))
+	m.start(t, run)
+	m.waitHeld(t, w1, "create_entities")
+	const entity = `{"type":"entity","name":"agentrun-e2e","entityType":"project","observations":["durable agent runs"]}`
+	written := m.memory(t, entity)
+	w1.Kill(t)
+	testenv.Start(t, m.env(), testenv.Program(t, "worker"))
+
+	res := m.result(t, run)
+	if want := "Stored: agentrun-e2e"; res.Answer != want || res.Steps != 3 {
+		t.Fatalf("result %+v, want answer %q over 3 steps", res, want)
+	}
+	if now := m.memory(t, entity); !os.SameFile(written, now) {
+		t.Fatalf("the memory file was rewritten after the kill: create_entities ran again")
+	}
+	final, err := state(t, m.srv, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// open_nodes' whole answer, on one line as answers are kept.
+	const answer = `{ "entities": [ { "name": "agentrun-e2e", "entityType": "project", "observations": [ "durable agent runs" ] } ], "relations": [] }`
+	want := []workflows.SettledStep{{Step: step, Settled: agent.Settled{By: agent.SettledByProbe,
+		Probe: &agent.ProbeAnswer{Tool: "open_nodes", Verdict: agent.ProbeFound, Answer: answer}, Runs: 1}}}
+	if final.Status != agent.StatusCompleted || !reflect.DeepEqual(final.Settled, want) {
+		t.Fatalf("final state: status %s, settled %s; want Completed, settled %s", final.Status, mustJSON(final.Settled), mustJSON(want))
+	}
+	h := history(t, m.srv, run)
+	wantAttempts := map[string]int32{"tools": 1, "llm/1": 1, step: 2, "llm/2": 1}
+	if !reflect.DeepEqual(h.attempts, wantAttempts) || len(h.failed) != 0 {
+		t.Fatalf("activity attempts %v, failed %q; want %v and none failed", h.attempts, h.failed, wantAttempts)
+	}
+	if n := count(h.statuses, "Indeterminate"); n != 0 || last(h.statuses) != "Completed" {
+		t.Fatalf("AgentRunStatus over the run: %q; want never Indeterminate and Completed last", h.statuses)
+	}
+	if n := modelCalls(t, m.srv, run); n != 2 {
+		t.Fatalf("model calls: %d, want 2", n)
+	}
+}
