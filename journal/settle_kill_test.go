@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/mcptest"
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/tools"
@@ -288,4 +289,99 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestSettleKillLocalMCPProbe: starter --local is SIGKILLed after the
+// memory server's create_entities (a write, not idempotent) took effect and
+// before its result was recorded. The write declares a probe on the
+// server's open_nodes; the resumed run asks it, it finds the entity, and
+// the step completes with the entity's name without running again: the
+// memory file holds the entity once and is the file the killed call wrote,
+// 2 model calls, and the result says settled by probe, found.
+func TestSettleKillLocalMCPProbe(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	memFile := filepath.Join(dir, "memory.jsonl")
+	cfg := map[string]any{
+		"demo":    map[string]bool{"lookup": false, "create_ticket": false, "find_ticket": false},
+		"servers": []any{map[string]any{"name": "memory", "command": mcptest.Bin(t, mcptest.Memory), "env": map[string]string{"MEMORY_FILE_PATH": memFile}}},
+		"tools": map[string]any{"create_entities": map[string]any{"approval": "never", "probe": map[string]any{
+			"tool": "open_nodes", "args": map[string]any{"names": []string{"{{args.entities.0.name}}"}},
+			// open_nodes answers {"entities": [...], "relations": [...]},
+			// pretty-printed; an absent name leaves the list empty.
+			"found": `"entities": \[\s*\{\s*"name": "([^"]+)"`, "not_found": `"entities": \[\]`,
+		}}},
+	}
+	const script = `{"turns": [
+		{"tool_calls": [{"name": "create_entities", "args": {"entities": [{"name": "agentrun-e2e", "entityType": "project", "observations": ["durable agent runs"]}]}}]},
+		{"text": "Stored: {{last_tool_result}}"}
+	]}`
+	toolsFile, scriptFile := filepath.Join(dir, "tools.json"), filepath.Join(dir, "script.json")
+	for file, text := range map[string]string{toolsFile: mustJSON(t, cfg), scriptFile: script} {
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jdir := filepath.Join(dir, "journal")
+	store, err := journal.NewFileStore(jdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "AGENTRUN_JOURNAL="+jdir, "AGENTRUN_TOOLS="+toolsFile, "AGENTRUN_MODEL=scripted:"+scriptFile)
+	const (
+		run    = "settle-mcp"
+		step   = "tool/1/0/create_entities"
+		entity = `{"type":"entity","name":"agentrun-e2e","entityType":"project","observations":["durable agent runs"]}`
+	)
+	memory := func() os.FileInfo { // the file holds exactly entity; its identity
+		t.Helper()
+		b, err := os.ReadFile(memFile)
+		if err != nil || string(b) != entity {
+			t.Fatalf("memory file %q, %v; want exactly %s", b, err, entity)
+		}
+		fi, err := os.Stat(memFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi
+	}
+
+	starter := testenv.Program(t, "starter")
+	p := testenv.Start(t, append(append([]string{}, env...), "AGENTRUN_TEST_HOLD_AFTER=create_entities"), starter, "--local", "--id", run, "Keep the knowledge graph up to date.")
+	const line = "hold after create_entities: waiting to be killed"
+	testenv.WaitFor(t, time.Minute, "the starter to log "+line, func() bool {
+		if !p.Running() {
+			t.Fatalf("the starter exited:\n%s", p.Output())
+		}
+		return strings.Contains(p.Output(), line)
+	})
+	written := memory()
+	p.Kill(t)
+
+	code, out := testenv.Run(t, env, time.Minute, starter, "--local", "--id", run, "Keep the knowledge graph up to date.")
+	if code != 0 || !strings.Contains(out, "Completed\nStored: agentrun-e2e\n") {
+		t.Fatalf("the resumed run: exit %d, want 0, Completed with Stored: agentrun-e2e:\n%s", code, out)
+	}
+	if now := memory(); !os.SameFile(written, now) {
+		t.Fatalf("the memory file was rewritten after the kill: create_entities ran again")
+	}
+	recs, err := store.Load(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRecs := []string{"run.started", "step.completed llm/1 model", "step.started " + step + " write", "step.probed " + step,
+		"step.completed " + step + " write", "step.completed llm/2 model", "run.completed"}
+	if got := describe(recs); !reflect.DeepEqual(got, wantRecs) {
+		t.Fatalf("records:\n got %q\nwant %q", got, wantRecs)
+	}
+	want := agent.Settled{By: agent.SettledByProbe, Runs: 1, Probe: &agent.ProbeAnswer{Tool: "open_nodes", Verdict: agent.ProbeFound,
+		Answer: `{ "entities": [ { "name": "agentrun-e2e", "entityType": "project", "observations": [ "durable agent runs" ] } ], "relations": [] }`}}
+	for _, r := range recs {
+		if r.Type == journal.StepCompleted && r.Step == step {
+			res, err := agent.DecodeToolResult(r.Result)
+			if err != nil || res.Content != "agentrun-e2e" || res.Settled == nil || !reflect.DeepEqual(*res.Settled, want) {
+				t.Fatalf("create_entities' result %s (%v); want agentrun-e2e settled %s", r.Result, err, mustJSON(t, want))
+			}
+		}
+	}
 }
