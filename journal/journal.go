@@ -468,7 +468,13 @@ func (s *state) usage() (turns int, u agent.Usage) {
 // decide is where the loop stands over the fold, under the run's budget.
 func (j *Journal) decide(s *state) agent.Decision {
 	_, used := s.usage()
-	return s.budget.Limit(j.Loop.Next(agent.Start(s.input), s.facts()), used)
+	d := s.budget.Limit(j.Loop.Next(agent.Start(s.input), s.facts()), used)
+	if o := d.Outcome; o != nil && o.Status == agent.StatusIndeterminate && o.Reason == "" {
+		if st := s.steps[o.Step]; st != nil && st.probed != nil {
+			o.Reason = st.probed.String() // what its probe answered, for the person
+		}
+	}
+	return d
 }
 
 // sameInput reports whether two inputs are the same messages.
