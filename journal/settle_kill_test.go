@@ -103,7 +103,8 @@ func TestSettleKillLocal(t *testing.T) {
 // find_ticket refuses its arguments). The resumed run is Indeterminate as
 // without a probe, the journal records the probe's answer once (a third
 // process does not ask again), and reconcile done completes the run as
-// before: 1 ticket, 3 model calls.
+// before: 1 ticket, 3 model calls. The probe's answer is printed where
+// the run stops and by reconcile show.
 func TestSettleKillLocalProbeUnknown(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -119,11 +120,17 @@ func TestSettleKillLocalProbeUnknown(t *testing.T) {
 			l := newLocalRun(t, tc.override, "settle-unknown-"+strings.ToLower(tc.name))
 			l.crashInTicket(t, "AGENTRUN_TEST_HOLD_AFTER")
 
-			for range 2 { // the second one does not ask the probe again
+			// The person sees the probe's answer where the run stops and in
+			// show; the second run does not ask the probe again.
+			why := "\n  probe find_ticket answered unknown: " + tc.answer + "\n"
+			for range 2 {
 				code, out := l.starter(t)
-				if code != 4 || !strings.Contains(out, "Indeterminate at "+ticketStep) {
-					t.Fatalf("the resumed run: exit %d, want 4, Indeterminate at %s:\n%s", code, ticketStep, out)
+				if code != 4 || !strings.Contains(out, "Indeterminate at "+ticketStep) || !strings.Contains(out, why) {
+					t.Fatalf("the resumed run: exit %d, want 4, Indeterminate at %s with %q:\n%s", code, ticketStep, why, out)
 				}
+			}
+			if out := l.reconcile(t, "show", l.run); !strings.Contains(out, "Indeterminate") || !strings.Contains(out, why) {
+				t.Fatalf("reconcile show lacks %q:\n%s", why, out)
 			}
 			wantProbe := agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeUnknown, Answer: tc.answer}
 			for _, r := range l.records(t) {
@@ -211,11 +218,13 @@ func (l *localRun) starter(t *testing.T, env ...string) (int, string) {
 	return testenv.Run(t, append(append([]string{}, l.env...), env...), time.Minute, testenv.Program(t, "starter"), "--local", "--id", l.run, prompt)
 }
 
-func (l *localRun) reconcile(t *testing.T, args ...string) {
+func (l *localRun) reconcile(t *testing.T, args ...string) string {
 	t.Helper()
-	if code, out := testenv.Run(t, l.env, time.Minute, testenv.Program(t, "reconcile"), append([]string{"--local"}, args...)...); code != 0 {
+	code, out := testenv.Run(t, l.env, time.Minute, testenv.Program(t, "reconcile"), append([]string{"--local"}, args...)...)
+	if code != 0 {
 		t.Fatalf("reconcile %v: exit %d\n%s", args, code, out)
 	}
+	return out
 }
 
 // crashInTicket runs the hand example up to its approval, approves the
