@@ -64,8 +64,9 @@ func ticketTools(t *testing.T, override map[string]any) string {
 // crashInTicket runs the hand example on a worker that holds create_ticket
 // (hold is the hold variable: before or after its effect), approves the
 // ticket, waits until the worker holds it, SIGKILLs it and starts a worker
-// without the hold. It returns the run's first run id (its run key).
-func crashInTicket(t *testing.T, f *fleet, toolsEnv, hold, run string) string {
+// without the hold, which serves metrics. It returns the run's first run
+// id (its run key) and the second worker's metrics URL.
+func crashInTicket(t *testing.T, f *fleet, toolsEnv, hold, run string) (string, string) {
 	t.Helper()
 	w1 := testenv.Start(t, f.env(toolsEnv, hold+"=create_ticket"), testenv.Program(t, "worker"))
 	if code, out := testenv.Run(t, f.env(toolsEnv), time.Minute, testenv.Program(t, "starter"), "--id", run, prompt); code != 0 {
@@ -87,12 +88,23 @@ func crashInTicket(t *testing.T, f *fleet, toolsEnv, hold, run string) string {
 	}
 	w1.Kill(t)
 	t.Logf("SIGKILLed the worker holding create_ticket %s its effect", where)
-	testenv.Start(t, f.env(toolsEnv), testenv.Program(t, "worker"))
+	_, base := startMetricsWorker(t, f, toolsEnv)
 	desc, err := f.srv.Describe(t, run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return desc.GetWorkflowExecutionInfo().GetExecution().GetRunId()
+	return desc.GetWorkflowExecutionInfo().GetExecution().GetRunId(), base + "/metrics"
+}
+
+// settledMetric returns agentrun_writes_settled_total of the worker
+// serving metrics at url, the series with labels.
+func settledMetric(t *testing.T, url string, labels ...string) float64 {
+	t.Helper()
+	code, body := httpGet(url)
+	if code != 200 {
+		t.Fatalf("GET %s: %d %s", url, code, body)
+	}
+	return sum(body, "agentrun_writes_settled_total", labels...)
 }
 
 const (
@@ -115,19 +127,20 @@ func TestSettleTemporal(t *testing.T) {
 		hold     string
 		keyed    bool          // the write has an idempotency key
 		want     agent.Settled // Key is filled in when keyed
+		answer   string        // the metric's answer label
 	}{
 		{"ProbeFoundAfterEffect", probeByTitle, holdAfterEnv, false, agent.Settled{By: agent.SettledByProbe,
-			Probe: &agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeFound, Answer: ticketAnswer}, Runs: 1}},
+			Probe: &agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeFound, Answer: ticketAnswer}, Runs: 1}, "found"},
 		{"ProbeNotFoundBeforeEffect", nil, holdBefore, true, agent.Settled{By: agent.SettledByProbe,
-			Probe: &agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeNotFound}, Runs: 2}},
-		{"KeyAfterEffect", keyOnly, holdAfterEnv, true, agent.Settled{By: agent.SettledByKey, Runs: 2}},
+			Probe: &agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeNotFound}, Runs: 2}, "not_found"},
+		{"KeyAfterEffect", keyOnly, holdAfterEnv, true, agent.Settled{By: agent.SettledByKey, Runs: 2}, "none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := testenv.DevServer(t)
 			f := newFleet(t, srv)
 			run := "e2e-settle-" + strings.ToLower(tc.name)
-			runKey := crashInTicket(t, f, ticketTools(t, tc.override), tc.hold, run)
+			runKey, metricsURL := crashInTicket(t, f, ticketTools(t, tc.override), tc.hold, run)
 
 			if a := answer(t, srv, run); !strings.Contains(a, "TICKET-1") {
 				t.Fatalf("answer %q does not name TICKET-1", a)
@@ -182,6 +195,10 @@ func TestSettleTemporal(t *testing.T) {
 			if n := modelCalls(t, srv, run); n != 3 {
 				t.Fatalf("model calls: %d, want 3", n)
 			}
+			by, answer := `by="`+tc.want.By+`"`, `answer="`+tc.answer+`"`
+			if n, all := settledMetric(t, metricsURL, by, answer), settledMetric(t, metricsURL); n != 1 || all != 1 {
+				t.Fatalf("agentrun_writes_settled_total{%s,%s} = %v of %v in all, want 1 of 1", by, answer, n, all)
+			}
 		})
 	}
 }
@@ -209,7 +226,7 @@ func TestSettleTemporalProbeUnknown(t *testing.T) {
 			f := newFleet(t, srv)
 			run := "e2e-settle-unknown-" + strings.ToLower(tc.name)
 			toolsEnv := ticketTools(t, tc.override)
-			crashInTicket(t, f, toolsEnv, holdAfterEnv, run)
+			_, metricsURL := crashInTicket(t, f, toolsEnv, holdAfterEnv, run)
 
 			st := waitStatus(t, srv, run, "Indeterminate", 2*time.Minute)
 			wantWhy := ticketStep + " started on an earlier attempt and never recorded its result; probe find_ticket answered unknown: " +
@@ -252,6 +269,9 @@ func TestSettleTemporalProbeUnknown(t *testing.T) {
 			}
 			if n := f.ticketCount(t); n != 1 {
 				t.Fatalf("tickets: %d, want 1", n)
+			}
+			if n := settledMetric(t, metricsURL); n != 0 {
+				t.Fatalf("agentrun_writes_settled_total = %v, want 0: a person settled it", n)
 			}
 		})
 	}
