@@ -178,7 +178,10 @@ func (j *Journal) settle(ctx context.Context, runID string, recs []Record, step 
 	result := ans.Result
 	ans.Result = nil // the step's result, recorded once, in step.completed
 	probed := Record{Type: StepProbed, Step: step.Name, Probe: &ans}
-	note := &agent.Settled{By: agent.SettledByProbe, Probe: &ans, Key: s.Key, Runs: st.starts + 1}
+	note := &agent.Settled{By: agent.SettledByProbe, Probe: &ans, Runs: st.starts + 1}
+	if keyed {
+		note.Key = s.Key // a write without a key argument never ran with one
+	}
 	switch {
 	case ans.Verdict == agent.ProbeFound:
 		note.Runs = st.starts
@@ -465,7 +468,13 @@ func (s *state) usage() (turns int, u agent.Usage) {
 // decide is where the loop stands over the fold, under the run's budget.
 func (j *Journal) decide(s *state) agent.Decision {
 	_, used := s.usage()
-	return s.budget.Limit(j.Loop.Next(agent.Start(s.input), s.facts()), used)
+	d := s.budget.Limit(j.Loop.Next(agent.Start(s.input), s.facts()), used)
+	if o := d.Outcome; o != nil && o.Status == agent.StatusIndeterminate && o.Reason == "" {
+		if st := s.steps[o.Step]; st != nil && st.probed != nil {
+			o.Reason = st.probed.String() // what its probe answered, for the person
+		}
+	}
+	return d
 }
 
 // sameInput reports whether two inputs are the same messages.

@@ -105,7 +105,11 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 		}
 		var ind *IndeterminateError
 		if errors.As(err, &ind) {
-			return agent.Outcome{Status: agent.StatusIndeterminate, Step: ind.Step}, nil
+			o := agent.Outcome{Status: agent.StatusIndeterminate, Step: ind.Step}
+			if ind.Probe != nil {
+				o.Reason = ind.Probe.String() // what its probe answered, for the person
+			}
+			return o, nil
 		}
 		if err != nil {
 			return agent.Outcome{}, fmt.Errorf("run %s: step %s: %w", runID, step.Name, err)

@@ -100,6 +100,9 @@ func printUnblock(w io.Writer, op operator, runID string, o agent.Outcome) {
 		}
 	case agent.StatusIndeterminate:
 		fmt.Fprintf(w, "  the write %s started and never recorded its result; it may or may not have taken effect.\n", o.Step)
+		if o.Reason != "" {
+			fmt.Fprintf(w, "  %s\n", o.Reason) // its probe's answer (the local engine)
+		}
 		fmt.Fprintf(w, "  check the world, then either record what happened:\n    done:    %s\n", op.reconcile("done", runID, o.Step, "RESULT"))
 		or(runID, workflows.SignalReconcile, workflows.DonePayload(o.Step, "RESULT"))
 		fmt.Fprintf(w, "  or, only if it did not take effect, run it once more:\n    retry:   %s\n", op.reconcile("retry", runID, o.Step))

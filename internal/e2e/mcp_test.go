@@ -187,16 +187,23 @@ type mcpFleet struct {
 
 func newMCPFleet(t *testing.T, script string) *mcpFleet {
 	t.Helper()
+	return newMCPFleetTools(t, script, map[string]any{
+		"read_graph":          map[string]string{"approval": "never"},
+		"create_entities":     map[string]string{"approval": "never"},
+		"delete_observations": map[string]string{"approval": "never"},
+	})
+}
+
+// newMCPFleetTools is newMCPFleet with the tools file's per-tool
+// overrides.
+func newMCPFleetTools(t *testing.T, script string, overrides map[string]any) *mcpFleet {
+	t.Helper()
 	bin := mcptest.Bin(t, mcptest.Memory)
 	m := &mcpFleet{fleet: newFleet(t, testenv.DevServer(t)), memFile: filepath.Join(t.TempDir(), "memory.jsonl")}
 	cfg := map[string]any{
-		"demo":    map[string]bool{"lookup": false, "create_ticket": false},
+		"demo":    map[string]bool{"lookup": false, "create_ticket": false, "find_ticket": false},
 		"servers": []any{map[string]any{"name": "memory", "command": bin, "env": map[string]string{"MEMORY_FILE_PATH": m.memFile}}},
-		"tools": map[string]any{
-			"read_graph":          map[string]string{"approval": "never"},
-			"create_entities":     map[string]string{"approval": "never"},
-			"delete_observations": map[string]string{"approval": "never"},
-		},
+		"tools":   overrides,
 	}
 	toolsFile := filepath.Join(m.dir, "tools.json")
 	scriptFile := filepath.Join(m.dir, "script.json")
