@@ -53,4 +53,3 @@ type Token struct {
 	Attempt int    `json:"attempt"`
 	Text    string `json:"text"`
 }
-
