@@ -22,14 +22,15 @@ const EnvConfig = "AGENTRUN_TOOLS"
 
 // Config says which tools a worker offers: the demo tools that are on, the
 // MCP servers whose tools are offered, and per-tool overrides. The zero
-// value offers both demo tools with default settings. The file format is
+// value offers all demo tools with default settings. The file format is
 // described in the package documentation.
 type Config struct {
 	// Path is the file the configuration was read from; errors name it.
 	// Default "": a configuration built in code, named "tools config".
 	Path string
 	// Demo turns demo tools on (true) or off (false) by name: "lookup",
-	// "create_ticket". A demo tool not named is on. Default: both on.
+	// "create_ticket", "find_ticket". A demo tool not named is on, except
+	// find_ticket, which follows create_ticket. Default: all on.
 	Demo map[string]bool
 	// Servers are the MCP servers whose tools are offered, after the demo
 	// tools, in this order. Default none.

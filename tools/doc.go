@@ -57,7 +57,9 @@
 //
 //   - demo: an object turning demo tools on (true) or off (false) by name,
 //     "lookup", "create_ticket" and "find_ticket". A demo tool not named is
-//     on; without "demo" all are on.
+//     on, except find_ticket, which follows create_ticket (so a file that
+//     turned create_ticket off gets no new tool); without "demo" all are
+//     on.
 //   - servers: an array of MCP servers, whose tools are offered after the
 //     demo tools, server by server, in the order each server lists them
 //     (all pages). Each server has:

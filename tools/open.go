@@ -31,7 +31,13 @@ func Open(ctx context.Context, cfg Config, demo DemoConfig) (*Set, error) {
 	}
 	for _, t := range Demo(demo) {
 		name := t.Spec().Name
-		if on, ok := cfg.Demo[name]; ok && !on {
+		on, ok := cfg.Demo[name]
+		if !ok && name == "find_ticket" {
+			// Not named, it comes with the ticket store it reads: a file
+			// that turned create_ticket off gets no new tool.
+			on, ok = cfg.Demo["create_ticket"]
+		}
+		if ok && !on {
 			continue
 		}
 		ts = append(ts, t)

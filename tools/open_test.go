@@ -93,7 +93,7 @@ func TestOpenOverrideForAToolNobodyOffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Open(t.Context(), cfg, DemoConfig{})
-	want := path + `: tools["create_ticket"]: no demo tool that is on or server offers a tool named "create_ticket"; the tools offered are: lookup, find_ticket`
+	want := path + `: tools["create_ticket"]: no demo tool that is on or server offers a tool named "create_ticket"; the tools offered are: lookup`
 	if err == nil || err.Error() != want {
 		t.Fatalf("Open:\n got %v\nwant %s", err, want)
 	}
@@ -119,7 +119,6 @@ func TestOpenMemoryServerWithOverrides(t *testing.T) {
 	}
 	want := []string{
 		"lookup: read timeout=3s",
-		"find_ticket: read timeout=2m0s",
 		"create_entities: write idempotent approval=never timeout=5s",
 		"create_relations: write timeout=2m0s",
 		"add_observations: write timeout=2m0s",

@@ -246,9 +246,6 @@ func printInfo(w io.Writer, op operator, info journal.RunInfo) error {
 		}
 		v.Steps = append(v.Steps, line)
 	}
-	if info.Probe != nil {
-		v.Tail = append(v.Tail, "the probe could not tell: "+info.Probe.String())
-	}
 	v.Tail = append(v.Tail, budgetLine(info.Turns, info.Usage, info.Budget))
 	printRun(w, op, info.RunID, v)
 	return nil

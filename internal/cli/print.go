@@ -101,7 +101,7 @@ func printUnblock(w io.Writer, op operator, runID string, o agent.Outcome) {
 	case agent.StatusIndeterminate:
 		fmt.Fprintf(w, "  the write %s started and never recorded its result; it may or may not have taken effect.\n", o.Step)
 		if o.Reason != "" {
-			fmt.Fprintf(w, "  %s\n", o.Reason) // its probe's answer (the local engine)
+			fmt.Fprintf(w, "  %s\n", o.Reason) // the cause: its probe's answer, the guard's message
 		}
 		fmt.Fprintf(w, "  check the world, then either record what happened:\n    done:    %s\n", op.reconcile("done", runID, o.Step, "RESULT"))
 		or(runID, workflows.SignalReconcile, workflows.DonePayload(o.Step, "RESULT"))
@@ -137,7 +137,11 @@ func printRun(w io.Writer, op operator, runID string, v runView) {
 	if v.Outcome.CutOff {
 		cut = agent.CutOffNote
 	}
-	for _, kv := range [][2]string{{"reason", v.Outcome.Reason}, {"answer", v.Outcome.Answer}, {"cut off", cut}} {
+	reason := v.Outcome.Reason
+	if v.Outcome.Status == agent.StatusIndeterminate {
+		reason = "" // printUnblock said it
+	}
+	for _, kv := range [][2]string{{"reason", reason}, {"answer", v.Outcome.Answer}, {"cut off", cut}} {
 		if kv[1] != "" {
 			fmt.Fprintf(w, "  %s: %s\n", kv[0], kv[1])
 		}

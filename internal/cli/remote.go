@@ -232,7 +232,11 @@ func stateKey(st workflows.State) string {
 }
 
 func outcomeOf(st workflows.State) agent.Outcome {
-	return agent.Outcome{Status: st.Status, Answer: st.Answer, CutOff: st.CutOff, Pending: st.Pending, Step: st.Indeterminate, Reason: st.Reason}
+	o := agent.Outcome{Status: st.Status, Answer: st.Answer, CutOff: st.CutOff, Pending: st.Pending, Step: st.Indeterminate, Reason: st.Reason}
+	if o.Status == agent.StatusIndeterminate {
+		o.Reason = st.Why // the cause: the guard's message, with the probe's answer if it has one
+	}
+	return o
 }
 
 // op is how printed commands reach runs on this cluster.
@@ -445,9 +449,6 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 			note = " (" + s.Settled.String() + ")"
 		}
 		v.Steps = append(v.Steps, fmt.Sprintf("%-28s %-5s %s%s", s.Name, s.Kind, s.Preview, note))
-	}
-	if st.Status == agent.StatusIndeterminate && st.Why != "" {
-		v.Tail = append(v.Tail, "cause: "+st.Why)
 	}
 	for _, e := range st.Expired {
 		v.Tail = append(v.Tail, fmt.Sprintf("approval expired: %s (%s) waited %s and was denied", e.Marker, e.Tool, e.After))
