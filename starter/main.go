@@ -36,8 +36,9 @@ func main() {
 	maxTurns := fs.String("max-turns", "", "a new run's limit on model calls (default AGENTRUN_MAX_TURNS, or 25)")
 	session := fs.Bool("session", false, "keep the run open after each answer: it waits Idle for a message (reconcile message), at most AGENTRUN_SESSION_IDLE (default 24h)")
 	maxTokens := fs.String("max-tokens", "", "a new run's limit on tokens, input plus output (default AGENTRUN_MAX_TOKENS_PER_RUN, or none)")
+	stream := fs.Bool("stream", false, "a new run streams the model's text to its stream as the model writes it, for --wait and subscribers to print (default: with --wait or --session)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: "+cli.CommandsFor(os.Args[0]).Starter+" [--local] --id RUN [--wait] [--max-turns N] [--max-tokens N] [--session] [PROMPT...]")
+		fmt.Fprintln(fs.Output(), "usage: "+cli.CommandsFor(os.Args[0]).Starter+" [--local] --id RUN [--wait] [--max-turns N] [--max-tokens N] [--session] [--stream=false] [PROMPT...]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -45,14 +46,20 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, *local, *wait, *session, *id, *maxTurns, *maxTokens, strings.Join(fs.Args(), " "))
+	var streamSet *bool
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "stream" {
+			streamSet = stream
+		}
+	})
+	err := run(ctx, *local, *wait, *session, streamSet, *id, *maxTurns, *maxTokens, strings.Join(fs.Args(), " "))
 	if code := cli.ExitCode(err); code == cli.ExitError || code == cli.ExitUsage || code == cli.ExitBusy {
 		fmt.Fprintln(os.Stderr, "starter:", err)
 	}
 	os.Exit(cli.ExitCode(err))
 }
 
-func run(ctx context.Context, local, wait, session bool, id, maxTurns, maxTokens, prompt string) error {
+func run(ctx context.Context, local, wait, session bool, stream *bool, id, maxTurns, maxTokens, prompt string) error {
 	if id == "" {
 		return &cli.UsageError{Msg: "--id is required: name the run (letters, digits, '_', '.', '-')"}
 	}
@@ -68,8 +75,15 @@ func run(ctx context.Context, local, wait, session bool, id, maxTurns, maxTokens
 	if err != nil {
 		return err
 	}
-	limits.Session = session
+	limits.Session, limits.Stream = session, stream
+	if stream == nil && wait {
+		on := true // --wait prints the model's text as it comes
+		limits.Stream = &on
+	}
 	if local {
+		if stream != nil {
+			return &cli.UsageError{Msg: "--stream is for runs on Temporal; a --local run has no stream"}
+		}
 		if session {
 			return &cli.UsageError{Msg: "--session is for runs on Temporal; a --local run takes messages while it waits (reconcile --local message RUN TEXT), not after it completed"}
 		}

@@ -36,6 +36,9 @@ type Limits struct {
 	// it waits Idle for a message, at most SessionIdle.
 	Session     bool
 	SessionIdle time.Duration
+	// Stream, when set, says whether a new run streams its model text
+	// (starter --stream); nil: the run's default (sessions stream).
+	Stream *bool
 }
 
 // Limits parses the starter's --max-turns and --max-tokens ("" when not

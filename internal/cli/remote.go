@@ -70,6 +70,7 @@ func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, l
 		if limits.Session {
 			in.Session, in.SessionIdle = true, limits.SessionIdle.String()
 		}
+		in.Stream = limits.Stream
 		hash := InputHash(in)
 		if attached && desc.hash != hash {
 			return r.errOtherPrompt(runID)
@@ -136,11 +137,13 @@ func (r *Remote) describe(ctx context.Context, runID string) (description, error
 
 // follow prints each status change of a run until it ends, and returns
 // the error that carries the exit code of its outcome.
-func (r *Remote) follow(ctx context.Context, w io.Writer, runID string) error {
+func (r *Remote) follow(ctx context.Context, out io.Writer, runID string) error {
 	poll := r.Poll
 	if poll <= 0 {
 		poll = 500 * time.Millisecond
 	}
+	w := r.followText(ctx, out, runID) // the model's text as it comes
+	defer w.Close()
 	last, warned := "", false
 	for {
 		desc, err := r.describe(ctx, runID)
@@ -152,6 +155,7 @@ func (r *Remote) follow(ctx context.Context, w io.Writer, runID string) error {
 		case enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
 			// The run goes on in a new execution: look again.
 		default:
+			w.wait(ctx, r, runID)
 			return r.closed(ctx, w, runID, desc)
 		}
 		st, err := r.state(ctx, runID)
@@ -161,11 +165,13 @@ func (r *Remote) follow(ctx context.Context, w io.Writer, runID string) error {
 			warned = true
 		case err == nil && st.Status == agent.StatusIdle:
 			// A session answered: it waits for a message, not for us.
+			w.wait(ctx, r, runID)
 			printOutcome(w, r.op(), runID, outcomeOf(st))
 			return nil
 		case err == nil:
 			key := stateKey(st)
 			if key != last && st.Status != agent.StatusCompleted && st.Status != agent.StatusFailed {
+				w.wait(ctx, r, runID)
 				printOutcome(w, r.op(), runID, outcomeOf(st))
 				if st.Status == agent.StatusBudgetExceeded {
 					fmt.Fprintf(w, "         or: %s\n", r.op().signal(runID, workflows.SignalBudget, workflows.RaiseHint(st.Budget, st.Turns, st.Usage)))
@@ -290,6 +296,13 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 	default:
 		payload = workflows.RetryPayload(sig.Step)
 	}
+	var text *liveText
+	if sig.Name == journal.SignalMessage && messageWait(args) {
+		// From before the message: its answer's text may come at once.
+		text = r.followText(ctx, w, runID)
+		defer text.Close()
+		w = text
+	}
 	updateID := fmt.Sprintf("%s-%s-%d", sig.Name, strings.NewReplacer("/", "_").Replace(sig.Marker+sig.Step), time.Now().UnixNano())
 	uctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -313,7 +326,7 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 			fmt.Fprintf(w, "  Web UI: %s\n", r.Link(runID))
 			return nil
 		}
-		return r.answer(ctx, w, runID, st.MessageStep)
+		return r.answer(ctx, text, runID, st.MessageStep)
 	}
 	fmt.Fprintf(w, "%s accepted by run %s; it is now %s\n  Web UI: %s\n", args[0], runID, st.Status, r.Link(runID))
 	return nil
@@ -322,7 +335,7 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 // answer waits for the run's answer to a message given to model step
 // step (an answer from that model call or a later one) and prints it; a
 // run that stops on something else first is printed as --wait prints it.
-func (r *Remote) answer(ctx context.Context, w io.Writer, runID, step string) error {
+func (r *Remote) answer(ctx context.Context, w *liveText, runID, step string) error {
 	n, _ := agent.StepTurn(step)
 	poll := cmp.Or(r.Poll, 500*time.Millisecond)
 	last := ""
@@ -334,15 +347,18 @@ func (r *Remote) answer(ctx context.Context, w io.Writer, runID, step string) er
 		switch desc.status {
 		case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
 		default:
+			w.wait(ctx, r, runID)
 			return r.closed(ctx, w, runID, desc)
 		}
 		if st, err := r.state(ctx, runID); err == nil {
 			switch {
 			case st.Status == agent.StatusIdle && st.AnswerTurn >= n:
+				w.wait(ctx, r, runID)
 				printOutcome(w, r.op(), runID, outcomeOf(st))
 				return nil
 			case st.Status == agent.StatusAwaitingApproval || st.Status == agent.StatusIndeterminate || st.Status == agent.StatusBudgetExceeded:
 				if key := stateKey(st); key != last {
+					w.wait(ctx, r, runID)
 					printOutcome(w, r.op(), runID, outcomeOf(st))
 					last = key
 				}

@@ -111,6 +111,11 @@ type Settings struct {
 	// Deployment is set: DefaultBuildID (the git revision the binary was
 	// built from). Setting it without Deployment is an error.
 	BuildID string
+	// NoStream keeps a worker's model steps from publishing their text to
+	// their run's stream, whatever the run asks (AGENTRUN_STREAM=off; the
+	// text lands in the run's history as signals). Default: runs that ask
+	// (sessions, starter --wait or --stream) stream.
+	NoStream bool
 }
 
 // Defaults of Settings.
@@ -153,6 +158,13 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 			return s, fmt.Errorf("AGENTRUN_FAIL_ON_CUT_ANSWER=%q is not a boolean: want 1 (fail runs whose final answer was cut off) or 0", v)
 		}
 		s.FailOnCut = b
+	}
+	switch v := strings.ToLower(strings.TrimSpace(getenv("AGENTRUN_STREAM"))); v {
+	case "", "on", "1", "true":
+	case "off", "0", "false":
+		s.NoStream = true
+	default:
+		return s, fmt.Errorf("AGENTRUN_STREAM=%q is not on or off: want off (model text is never streamed) or on (the default: runs that ask stream)", v)
 	}
 	if path := getenv(llm.EnvModels); path != "" {
 		models, err := llm.LoadModels(path)

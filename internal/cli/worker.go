@@ -83,10 +83,11 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	})
 	w.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
 	w.RegisterActivity(&activities.Activities{
-		Exec:    exec,
-		Guard:   &journal.Journal{Store: store, Probe: exec.Probe},
-		Logger:  logger,
-		Metrics: recorder,
+		Exec:     exec,
+		Guard:    &journal.Journal{Store: store, Probe: exec.Probe},
+		Logger:   logger,
+		Metrics:  recorder,
+		NoStream: s.NoStream,
 	})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("worker: %w", err)
