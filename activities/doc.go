@@ -26,6 +26,15 @@
 // to settle. A result settled this way carries agent.Settled; CallTool
 // logs it and counts it (agentrun_writes_settled_total).
 //
+// Streaming: a CallModel whose input asks (StepInput.Stream) and whose
+// provider streams (llm.Streamer) publishes the model's text to its run's
+// stream while the model writes it (progress.Token, with the step and the
+// attempt), through a streams.Publisher that sends a batch about every
+// StreamEvery; the recorded reply says which attempt streamed
+// (agent.ModelReply.Streamed). The stream is for people watching: a piece
+// that cannot be published is logged and dropped, never failing the step;
+// NoStream (AGENTRUN_STREAM=off) turns it off on a worker.
+//
 // Values by reference: ListTools keeps the tools' full specs in the content
 // store and records their key; CallModel's input refers to the conversation
 // and CallModel and CallTool keep large values in the store (see package

@@ -50,6 +50,29 @@
 // A model step's start-to-close timeout is StepTimeout, or the model's
 // request timeout plus a minute when that is longer.
 //
+// Live progress (stream.go): every run hosts a Workflow Streams stream
+// (package streams) with the topics of package progress: the workflow
+// publishes an Event for every step started and completed, every status
+// change and every rejected input (including malformed publish signals),
+// and CallModel publishes the model's text (Tokens) when Input.Stream asks
+// (default: for sessions). Publishing from workflow code adds no command;
+// a publish signal is a history event. The stream is drained before the
+// run continues as new and carried into the next execution (its newest
+// 128 KiB); before the run completes it waits up to 2 s for a subscriber
+// that has polled to read to the end (streams.Host.Linger: no timer when
+// no subscriber polled, so histories without subscribers are unchanged).
+// Operator signals are taken with ReceiveAsync once their channel holds
+// one, never a blocking Receive, so a signal that arrives in the task in
+// which the run continues as new is applied before it does.
+//
+// Settling writes: a write step whose tool declares an idempotency key or a
+// probe (agent.Settle) gets its key from the workflow: agent.IdempotencyKey
+// of the run key, the step and the generation, in the activity input, the
+// same on every attempt. A keyed write gets 10 attempts (it is safe to
+// repeat), a probed one 3; the settlement the guard returns in the result
+// is kept in State.Settled (the newest MaxSettled), the step record and the
+// current details, and the activity summary names how the write settles.
+//
 // The run shows in the Web UI through the search attributes AgentRunStatus
 // and AgentRunStep, the prompt as static summary, and current details
 // that say, in markdown, what the run waits for and the exact command that
