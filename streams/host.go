@@ -294,6 +294,11 @@ func (h *Host) State() State {
 	return s
 }
 
+// Served returns how many polls the host admitted in this run. The server
+// takes at most 2,000 updates per run: a long-lived stream continues as new
+// well before.
+func (h *Host) Served() int { return h.served }
+
 // Rejected returns the latest publish signals the host refused (at most
 // MaxRejected), oldest first.
 func (h *Host) Rejected() []Rejected { return append([]Rejected(nil), h.rejected...) }

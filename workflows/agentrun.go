@@ -274,10 +274,15 @@ func (r *run) advance(cp agent.Checkpoint) {
 	}
 }
 
+// maxPolls is how many stream polls an execution serves before it continues
+// as new: the server refuses updates past 2,000 per run.
+const maxPolls = 1500
+
 // shouldContinue reports whether the run should continue as new before its
-// next step: Temporal suggests it, or ContinueAfter steps ran here.
+// next step: Temporal suggests it, its stream served maxPolls polls, or
+// ContinueAfter steps ran here.
 func (r *run) shouldContinue() bool {
-	if workflow.GetInfo(r.ctx).GetContinueAsNewSuggested() {
+	if workflow.GetInfo(r.ctx).GetContinueAsNewSuggested() || r.stream.Served() >= maxPolls {
 		return true
 	}
 	return r.in.ContinueAfter > 0 && r.stepsHere >= r.in.ContinueAfter
