@@ -58,7 +58,8 @@ test: $(TEMPORAL) $(MCP_SERVERS) $(STREAMS_TS) build
 	$(GO) test -count=1 -timeout 30m ./...
 
 # bench: AgentRun's step overhead, the journal's appends (file and
-# PostgreSQL), kill → resume across worker processes and 1,000 runs parked
+# PostgreSQL), the history cost of streamed model text, kill → resume
+# across worker processes and 1,000 runs parked
 # on approval, against baselines measured in the same run, on a dev server
 # the bench starts;
 # prints the table and writes it to BENCHMARKS.md. BENCH_FLAGS=-quick for a

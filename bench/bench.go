@@ -66,6 +66,7 @@ type params struct {
 	steps   stepParams
 	journal journalParams
 	long    longParams
+	stream  streamParams
 	guard   guardParams
 	kill    killParams
 	parked  parkedParams
@@ -80,6 +81,7 @@ func paramsFor(quick bool) params {
 			steps:        stepParams{Turns: 3, Rounds: 2},
 			journal:      journalParams{Appends: 10, Small: 10, Large: 4000, Steps: 5},
 			long:         longParams{Turns: 30, ToolOutput: 4096},
+			stream:       streamParams{Turns: 2, Delay: 3 * time.Second},
 			guard:        guardParams{Steps: 10},
 			kill:         killParams{Trials: 1, Delay: 2 * time.Second},
 			parked:       parkedParams{Runs: 50, Parallel: 8},
@@ -90,6 +92,7 @@ func paramsFor(quick bool) params {
 		steps:        stepParams{Turns: 25, Rounds: 30},
 		journal:      journalParams{Appends: 200, Small: 10, Large: 4000, Steps: 50},
 		long:         longParams{Turns: 1000, ToolOutput: 4096},
+		stream:       streamParams{Turns: 8, Delay: 3 * time.Second},
 		guard:        guardParams{Steps: 200},
 		kill:         killParams{Trials: 3, Delay: 2 * time.Second},
 		parked:       parkedParams{Runs: 1000, Parallel: 8},
@@ -198,6 +201,13 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 		return fmt.Errorf("long run: %w", err)
 	}
 	rows = append(rows, lrows...)
+
+	fmt.Fprintf(progress, "bench: streamed turns (%d turns of %s, streamed and not)\n", p.stream.Turns, p.stream.Delay)
+	srows, err := streamedTurns(ctx, env, p.stream)
+	if err != nil {
+		return fmt.Errorf("streamed turns: %w", err)
+	}
+	rows = append(rows, srows...)
 
 	fmt.Fprintf(progress, "bench: guard journal on PostgreSQL (%d write steps each)\n", p.guard.Steps)
 	grows, err := guardLatency(ctx, env, p.guard)

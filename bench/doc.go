@@ -29,6 +29,16 @@
 //     per append and the fsyncs per step of each kind.
 //   - Long run: 1,000 turns with 4 KiB tool outputs: history bytes per
 //     turn stay flat across continue-as-new, and so does the time per turn.
+//   - Streamed turns: what streaming a model's text costs in history. The
+//     same scripted session (8 answers of about 1.5 KB, -quick 2, each
+//     written over 3 s in 3-word pieces; a message sent once the run is
+//     Idle after each answer) runs twice at once on one worker, with
+//     Input.Stream on and off, and is terminated after its last answer;
+//     from each history (GetWorkflowHistory, proto.Size of each event,
+//     from the first CallModel scheduled to the end): bytes and events per
+//     turn, streamed against unstreamed, the extra bytes against the
+//     text's, and the publish signals per turn against the model's time
+//     over the batch interval (streams.DefaultBatchInterval).
 //   - Guard journal on PostgreSQL: RunStep of a write step (step.started,
 //     step.completed) and a plain Append of one record against
 //     postgres.DB.Guard() on a private PostgreSQL cluster (started through
