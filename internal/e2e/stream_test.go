@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -278,7 +279,7 @@ func modelReplies(t *testing.T, srv *testenv.Server, runID string) map[string]ag
 			ids[e.GetEventId()] = a.GetActivityId()
 		}
 		if a := e.GetActivityTaskCompletedEventAttributes(); a != nil && ids[a.GetScheduledEventId()] != "" {
-			var raw []byte
+			var raw json.RawMessage
 			if err := converter.GetDefaultDataConverter().FromPayloads(a.GetResult(), &raw); err != nil {
 				t.Fatal(err)
 			}
