@@ -208,8 +208,8 @@ func executions(t *testing.T, srv *testenv.Server, runID string) int {
 // answer that continues as new after every 2 steps runs in 4 executions;
 // one subscriber from offset 0 reads the whole stream across them: every
 // step's started and completed events in order, each once, offsets 0, 1,
-// 2, ... with no gap and no repeat, and the answer's tokens, which add up
-// to the answer.
+// 2, ... with no gap and no repeat, the answer's tokens, which add up to
+// the answer, and one status Running (not one per execution): 19 items.
 func TestStreamAcrossContinueAsNew(t *testing.T) {
 	t.Parallel()
 	srv := testenv.DevServer(t)
@@ -230,7 +230,6 @@ func TestStreamAcrossContinueAsNew(t *testing.T) {
 	}
 	us := fl.wait(t, time.Minute)
 	got := lines(us)
-	t.Logf("stream: %q", got)
 	if res.Answer != answer {
 		t.Fatalf("answer %q, want %q", res.Answer, answer)
 	}
@@ -254,6 +253,16 @@ func TestStreamAcrossContinueAsNew(t *testing.T) {
 	}
 	if !reflect.DeepEqual(steps, want) {
 		t.Fatalf("step events:\n got %q\nwant %q", steps, want)
+	}
+	// One status Running for the whole run, not one per execution.
+	all := []string{"0 status Running",
+		"1 step.started llm/1", "2 step.completed llm/1", "3 step.started tool/1/0/lookup", "4 step.completed tool/1/0/lookup",
+		"5 step.started llm/2", "6 step.completed llm/2", "7 step.started tool/2/0/lookup", "8 step.completed tool/2/0/lookup",
+		"9 step.started llm/3", "10 step.completed llm/3", "11 step.started tool/3/0/lookup", "12 step.completed tool/3/0/lookup",
+		"13 step.started llm/4", "14 token llm/4#1 w01 w02 w03 ", "15 token llm/4#1 w04 w05 w06 ", "16 token llm/4#1 w07 w08",
+		"17 step.completed llm/4", "18 status Completed"}
+	if !reflect.DeepEqual(got, all) {
+		t.Fatalf("stream:\n got %q\nwant %q", got, all)
 	}
 	if s := text(us, "llm/4", 1); s != answer {
 		t.Fatalf("llm/4's tokens add up to %q, want the answer %q", s, answer)
