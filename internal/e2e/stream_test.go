@@ -306,8 +306,8 @@ func modelReplies(t *testing.T, srv *testenv.Server, runID string) map[string]ag
 // step (60 words over 6 s) is SIGKILLed after the subscriber read some of
 // its text; a second worker runs the step again. The stream holds the text
 // of both attempts, each marked with its attempt: attempt 1's a proper
-// start of the answer, attempt 2's the whole answer; llm/2's step.completed
-// names attempt 2, the attempt the recorded reply says streamed it. llm/2
+// start of the answer, attempt 2's the whole answer, all before llm/2's
+// step.completed, which names attempt 2, the attempt the recorded reply says streamed it. llm/2
 // ran twice, every other step once.
 func TestStreamWorkerKilledMidModel(t *testing.T) {
 	t.Parallel()
@@ -343,7 +343,10 @@ func TestStreamWorkerKilledMidModel(t *testing.T) {
 		t.Fatalf("attempt 2's text %q, want the answer %q", two, answer)
 	}
 	var completed []*progress.Event
-	for _, u := range us {
+	for i, u := range us {
+		if u.Token != nil && u.Token.Attempt == 2 && len(completed) > 0 {
+			t.Fatalf("item %d, a token of attempt 2, after llm/2's step.completed: %q", i, lines(us))
+		}
 		if u.Token != nil && (u.Token.Step != "llm/2" || u.Token.Attempt < 1 || u.Token.Attempt > 2) {
 			t.Fatalf("token %+v: want only llm/2's, of attempt 1 or 2", *u.Token)
 		}
