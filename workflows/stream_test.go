@@ -187,3 +187,36 @@ func TestStreamMalformedPublishRejected(t *testing.T) {
 		t.Errorf("poll from offset 1000: %+v; want no items and next offset 1000 once the run closed its stream", beyond.res)
 	}
 }
+
+// TestStreamCarriedAcrossContinueAsNew: a run of three lookups and an
+// answer that continues as new after every 2 steps runs in 4 executions;
+// the last one starts with the stream of the first three, 13 items at
+// offsets 0 to 12: one status Running (not one per execution) and each
+// step's started and completed events, in order.
+func TestStreamCarriedAcrossContinueAsNew(t *testing.T) {
+	t.Parallel()
+	h := newScriptHarness(t, longScript(4, 0))
+	inputs := h.chain(t, workflows.Input{Messages: agent.UserMessages(prompt), ContinueAfter: 2}, nil)
+	if r := h.result(t); !strings.HasPrefix(r.Answer, "Filed as ") || r.Steps != 7 || h.modelCalls() != 4 {
+		t.Fatalf("answer %q, %d steps, %d model calls; want the script's answer, 7 and 4", r.Answer, r.Steps, h.modelCalls())
+	}
+	if len(inputs) != 4 {
+		t.Fatalf("executions: %d, want 4", len(inputs))
+	}
+	st := inputs[3].Continued.Stream
+	if st == nil || st.BaseOffset != 0 {
+		t.Fatalf("the last execution's stream %+v, want one from offset 0", st)
+	}
+	items := make([]streams.WireItem, len(st.Log))
+	for i, it := range st.Log {
+		items[i] = streams.WireItem{Topic: it.Topic, Data: it.Data, Offset: st.BaseOffset + int64(i)}
+	}
+	got := describe(updates(t, items))
+	want := []string{"0 status Running"}
+	for _, s := range []string{"llm/1", "tool/1/0/lookup", "llm/2", "tool/2/0/lookup", "llm/3", "tool/3/0/lookup"} {
+		want = append(want, fmt.Sprintf("%d step.started %s", len(want), s), fmt.Sprintf("%d step.completed %s", len(want)+1, s))
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("stream carried into the last execution:\n got %q\nwant %q", got, want)
+	}
+}
