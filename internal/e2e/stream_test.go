@@ -32,7 +32,7 @@ func words(n int) string {
 	return strings.Join(ws, " ")
 }
 
-// writeScript writes a scripted model's script into the fleet's folder and
+// scripted writes a scripted model's script into the fleet's folder and
 // returns the worker environment that plays it.
 func (f *fleet) scripted(t *testing.T, script string, extra ...string) []string {
 	t.Helper()
