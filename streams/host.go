@@ -96,9 +96,12 @@ type Host struct {
 	seqs     map[string]int64
 	seen     map[string]float64
 	draining bool
-	polling  int   // poll handlers running
-	served   int   // polls admitted in this run
-	read     int64 // the highest next_offset answered in this run
+	// receiving is set while receivePending runs: an OnReject that
+	// publishes must not take in the next signals before its own item.
+	receiving bool
+	polling   int   // poll handlers running
+	served    int   // polls admitted in this run
+	read      int64 // the highest next_offset answered in this run
 
 	rejected   []Rejected
 	rejects    int
@@ -179,7 +182,10 @@ func (h *Host) Offset() int64 { return h.base + int64(len(h.log)) }
 // BaseOffset returns the offset of the oldest item kept.
 func (h *Host) BaseOffset() int64 { return h.base }
 
-// Publish appends value to topic. A *commonpb.Payload is kept as it is; any
+// Publish appends value to topic, after the items of publish signals
+// already delivered (a batch an activity sent before it completed goes
+// before the item the workflow publishes on its completion). A
+// *commonpb.Payload is kept as it is; any
 // other value goes through the default data converter (never a codec: the
 // codec applies to the envelope that carries items, as in every language's
 // implementation). It fails, appending nothing, on a value the converter
@@ -199,6 +205,7 @@ func (h *Host) Publish(topic string, value any) error {
 	if len(data) > MaxItemBytes {
 		return fmt.Errorf("publish to %q: item of %d encoded bytes is above MaxItemBytes (%d)", topic, len(data), MaxItemBytes)
 	}
+	h.receivePending()
 	h.log = append(h.log, entry{topic: topic, data: data})
 	return nil
 }
@@ -312,6 +319,11 @@ func (h *Host) Duplicates() int { return h.duplicates }
 
 // receivePending takes in the publish signals already delivered.
 func (h *Host) receivePending() {
+	if h.receiving {
+		return
+	}
+	h.receiving = true
+	defer func() { h.receiving = false }()
 	for {
 		var raw converter.RawValue
 		if !h.signals.ReceiveAsync(&raw) {

@@ -306,6 +306,7 @@ func (r *run) continueAsNew() error {
 		Session: r.in.Session, SessionIdle: r.in.SessionIdle, Stream: r.in.Stream, Continued: r.checkpoint()}
 	st := r.stream.State()
 	next.Continued.Stream = &st
+	next.Continued.LastStatus = r.lastStatus
 	workflow.GetLogger(r.ctx).Info("continuing as new", "turn", r.cp.Turn, "steps", r.state.StepCount)
 	return workflow.NewContinueAsNewError(r.ctx, WorkflowName, next)
 }
@@ -321,6 +322,7 @@ func (r *run) checkpoint() *Continued {
 func (r *run) restore(c *Continued) {
 	r.cp, r.cat, r.state = c.Checkpoint, c.Catalog, c.State
 	r.state.Runs = c.Runs
+	r.lastStatus = c.LastStatus
 	if r.state.Steps == nil {
 		r.state.Steps = []StepRecord{}
 	}

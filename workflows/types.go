@@ -79,6 +79,10 @@ type Continued struct {
 	Runs int `json:"runs"`
 	// Stream is the run's stream (bounded: its oldest items are dropped).
 	Stream *streams.State `json:"stream,omitempty"`
+	// LastStatus is the last status event published on the stream (its
+	// key), so that the next execution publishes a status only when it
+	// changed, not "Running" again at every continue-as-new.
+	LastStatus string `json:"last_status,omitempty"`
 }
 
 // Result is what a completed run returns.
