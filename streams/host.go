@@ -99,6 +99,9 @@ type Host struct {
 	polling  int   // poll handlers running
 	served   int   // polls admitted in this run
 	read     int64 // the highest next_offset answered in this run
+	// receiving is set while receivePending runs: a Publish from OnReject
+	// then leaves the next signals to it.
+	receiving bool
 
 	rejected   []Rejected
 	rejects    int
@@ -184,7 +187,12 @@ func (h *Host) BaseOffset() int64 { return h.base }
 // codec applies to the envelope that carries items, as in every language's
 // implementation). It fails, appending nothing, on a value the converter
 // refuses or one above MaxItemBytes.
+//
+// It first takes in the publish signals already delivered, so that the
+// log keeps causal order: a batch an activity sent before it completed
+// comes before what the workflow publishes on its completion.
 func (h *Host) Publish(topic string, value any) error {
+	h.receivePending()
 	p, ok := value.(*commonpb.Payload)
 	if !ok {
 		var err error
@@ -307,6 +315,11 @@ func (h *Host) Duplicates() int { return h.duplicates }
 
 // receivePending takes in the publish signals already delivered.
 func (h *Host) receivePending() {
+	if h.receiving {
+		return
+	}
+	h.receiving = true
+	defer func() { h.receiving = false }()
 	for {
 		var raw converter.RawValue
 		if !h.signals.ReceiveAsync(&raw) {
