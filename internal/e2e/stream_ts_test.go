@@ -252,8 +252,8 @@ func runResult(t *testing.T, srv *testenv.Server, runID string) workflows.Result
 // signal: it reads every item of the run's stream, in order, to the end,
 // and the events are exactly the run's steps and status changes in the
 // order they happened, the approval wait naming its marker, the completion
-// previewing the answer; the tokens of the recorded attempt of llm/3 add
-// up to the answer.
+// previewing the answer; the only tokens are those of the recorded
+// attempt of llm/3, before its step.completed, adding up to the answer.
 func TestTypeScriptSubscriberFollowsHandExample(t *testing.T) {
 	t.Parallel()
 	node := tsNode(t)
@@ -270,7 +270,8 @@ func TestTypeScriptSubscriberFollowsHandExample(t *testing.T) {
 	sub := subscribeTS(t, ctx, node, srv.HostPort, run)
 	sub.reads(t, "status AwaitingApproval")
 	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", mustJSON(map[string]string{"Marker": ticketStep}))
-	got := decodeStream(t, sub.wait(t))
+	items := sub.wait(t)
+	got := decodeStream(t, items)
 	res := runResult(t, srv, run)
 
 	seq := sequence(got.events)
@@ -305,8 +306,12 @@ func TestTypeScriptSubscriberFollowsHandExample(t *testing.T) {
 	if final.Attempt != 1 {
 		t.Fatalf("step.completed llm/3 names attempt %d, want 1 (streamed once)", final.Attempt)
 	}
-	if text, _ := got.text("llm/3", final.Attempt); text != res.Answer {
-		t.Fatalf("the tokens of llm/3 add up to %q, the answer is %q", text, res.Answer)
+	text, toks := got.text("llm/3", final.Attempt)
+	if text != res.Answer || len(toks) != len(got.tokens) {
+		t.Fatalf("the tokens of llm/3 add up to %q, the answer is %q; all tokens: %+v", text, res.Answer, got.tokens)
+	}
+	if done, last := offsetOf(t, items, "step.completed llm/3"), toks[len(toks)-1].Offset; done < last {
+		t.Fatalf("step.completed llm/3 at offset %d precedes a token of its text at %d", done, last)
 	}
 	if n := f.ticketCount(t); n != 1 {
 		t.Fatalf("tickets: %d, want 1", n)
