@@ -1,10 +1,15 @@
 package testenv
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -15,6 +20,27 @@ var (
 	built    = map[string]bool{}
 )
 
+// binPrefix begins the name of a test process's folder of programs,
+// followed by its pid.
+const binPrefix = "agentrun-bin-"
+
+// sweepBuilds removes the folders of programs that test processes no
+// longer running left behind (a test process has no hook at its exit, and
+// each folder holds some 300 MB; CI runs on the same machine every time).
+func sweepBuilds() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), binPrefix+"*"))
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(filepath.Base(d), binPrefix), "-", 2)[0])
+		if err == nil && pid > 0 && !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			continue // its process runs: it may be using them
+		}
+		gone := err == nil && pid > 0 // its process has ended
+		if fi, serr := os.Stat(d); serr == nil && (gone || time.Since(fi.ModTime()) > time.Hour) {
+			_ = os.RemoveAll(d) // or an older name, an hour old
+		}
+	}
+}
+
 // Program builds one of the project's programs ("starter", "reconcile",
 // "worker") once per test process and returns its path.
 func Program(t testing.TB, name string) string {
@@ -22,7 +48,8 @@ func Program(t testing.TB, name string) string {
 	buildMu.Lock()
 	defer buildMu.Unlock()
 	if buildDir == "" {
-		dir, err := os.MkdirTemp("", "agentrun-bin-")
+		sweepBuilds()
+		dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", binPrefix, os.Getpid()))
 		if err != nil {
 			t.Fatalf("build %s: %v", name, err)
 		}
