@@ -198,6 +198,12 @@ func (p *OpenAI) Stream(ctx context.Context, req agent.ModelRequest, text func(d
 	if err := stream.Err(); err != nil {
 		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), err, res, p.scrub)
 	}
+	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		// A compatible server that does not stream answers whole (JSON,
+		// whatever content type it names): the answer is the same, its
+		// text comes in one piece.
+		return p.unstreamed(ctx, rctx, timeout, res, text)
+	}
 	// The events are read with the SDK's decoder rather than its Stream,
 	// which ends alike on [DONE] and on a body that stops early: only the
 	// first is a whole answer.
@@ -244,6 +250,24 @@ func (p *OpenAI) Stream(ctx context.Context, req agent.ModelRequest, text func(d
 		text(c.Refusal)
 	}
 	return r, nil
+}
+
+// unstreamed reads the whole answer of a server that ignored the request to
+// stream, as Complete does, and passes its text to text in one piece.
+func (p *OpenAI) unstreamed(ctx, rctx context.Context, timeout time.Duration, res *http.Response, text func(string)) (agent.ModelReply, error) {
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), err, res, p.scrub)
+	}
+	var c openai.ChatCompletion
+	if err := json.Unmarshal(body, &c); err != nil {
+		return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: p.scrub("the server's answer is not a chat completion: " + err.Error())}
+	}
+	r, err := p.reply(c, statusOf(res))
+	if err == nil && r.Message.Content != "" {
+		text(r.Message.Content)
+	}
+	return r, err
 }
 
 // reply converts a chat completion, answered whole or rebuilt from a

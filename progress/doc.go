@@ -25,7 +25,7 @@
 // a worker with AGENTRUN_STREAM=off never does.
 //
 // Subscribe yields a run's items in order, from an offset, across
-// continue-as-new (the run carries its newest items, at most 128 KiB of
+// continue-as-new (the run carries its newest items, at most 32 KiB of
 // them, into the next execution), until the run closes. The stream lives in
 // the run: a subscriber that is behind when the run closes misses what it
 // had not read (a closing run waits up to 2 s for one subscriber to catch

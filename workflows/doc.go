@@ -58,7 +58,7 @@
 // (default: for sessions). Publishing from workflow code adds no command;
 // a publish signal is a history event. The stream is drained before the
 // run continues as new and carried into the next execution (its newest
-// 128 KiB); before the run completes it waits up to 2 s for a subscriber
+// 32 KiB); before the run completes it waits up to 2 s for a subscriber
 // that has polled to read to the end (streams.Host.Linger: no timer when
 // no subscriber polled, so histories without subscribers are unchanged).
 // Operator signals are taken with ReceiveAsync once their channel holds

@@ -14,8 +14,9 @@ import (
 // read its last items (streams.Host.Linger).
 const streamLinger = 2 * time.Second
 
-// streamState bounds the stream a run carries across continue-as-new.
-const streamState = 128 << 10
+// streamState bounds the stream a run carries across continue-as-new: its
+// newest items, next to a checkpoint of at most some 64 KiB.
+const streamState = 32 << 10
 
 // openStream hosts the run's stream, continuing the previous execution's.
 func (r *run) openStream(prev *streams.State) error {

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentrun/agentrun/agent"
@@ -66,7 +68,7 @@ func TestLongRunOnDevServer(t *testing.T) {
 	// Walk the chain of executions back from the newest.
 	var (
 		runs, events, maxInput, models int
-		bytes, maxCarried              int
+		bytes, maxCarried, maxStream   int
 	)
 	for runID := ""; ; runs++ {
 		it := srv.Client.GetWorkflowHistory(t.Context(), run, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -92,9 +94,16 @@ func TestLongRunOnDevServer(t *testing.T) {
 		}
 		started := first.GetWorkflowExecutionStartedEventAttributes()
 		if started.GetContinuedExecutionRunId() != "" {
-			for _, p := range started.GetInput().GetPayloads() {
-				maxCarried = max(maxCarried, len(p.GetData()))
+			// The checkpoint, and apart from it the run's stream (its own
+			// bound: the newest events, for subscribers).
+			var in workflows.Input
+			if err := converter.GetDefaultDataConverter().FromPayloads(started.GetInput(), &in); err != nil || in.Continued == nil {
+				t.Fatalf("continued input: %v", err)
 			}
+			stream, _ := json.Marshal(in.Continued.Stream)
+			in.Continued.Stream = nil
+			cp, _ := json.Marshal(in)
+			maxCarried, maxStream = max(maxCarried, len(cp)), max(maxStream, len(stream))
 		}
 		runID = started.GetContinuedExecutionRunId()
 		if runID == "" {
@@ -102,7 +111,7 @@ func TestLongRunOnDevServer(t *testing.T) {
 		}
 	}
 	perTurn := bytes / turns
-	t.Logf("%d turns in %d executions: %d events, %d history bytes (%d per turn), largest CallModel input %d bytes, largest checkpoint carried %d bytes", turns, runs+1, events, bytes, perTurn, maxInput, maxCarried)
+	t.Logf("%d turns in %d executions: %d events, %d history bytes (%d per turn), largest CallModel input %d bytes, largest checkpoint carried %d bytes and stream %d bytes", turns, runs+1, events, bytes, perTurn, maxInput, maxCarried, maxStream)
 	if models != turns {
 		t.Fatalf("CallModel activities: %d, want %d", models, turns)
 	}
@@ -114,6 +123,9 @@ func TestLongRunOnDevServer(t *testing.T) {
 	}
 	if maxCarried == 0 || maxCarried > 64<<10 {
 		t.Fatalf("largest checkpoint carried across continue-as-new: %d bytes, want some and at most 64 KiB", maxCarried)
+	}
+	if maxStream == 0 || maxStream > 48<<10 {
+		t.Fatalf("largest stream carried across continue-as-new: %d bytes of JSON, want some and at most 48 KiB (32 KiB of items)", maxStream)
 	}
 	if perTurn > 10<<10 {
 		t.Fatalf("history: %d bytes per turn, want at most 10 KiB", perTurn)

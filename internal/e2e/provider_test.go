@@ -64,7 +64,7 @@ func TestProviderRateLimitThenAnswer(t *testing.T) {
 	}
 	for i, r := range reqs {
 		if r.path != "/v1/chat/completions" || r.auth != "Bearer "+key || r.model != "test-model" || r.lastUser != prompt ||
-			strings.Join(r.tools, ",") != "lookup,create_ticket" {
+			strings.Join(r.tools, ",") != "lookup,create_ticket,find_ticket" {
 			t.Fatalf("request %d: %+v", i+1, r)
 		}
 	}
