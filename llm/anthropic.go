@@ -169,6 +169,24 @@ func (p *Anthropic) Complete(ctx context.Context, req agent.ModelRequest) (agent
 	return p.reply(m), nil
 }
 
+// unstreamed reads the whole answer of a server that ignored the request to
+// stream, as Complete does, and passes its text to text in one piece.
+func (p *Anthropic) unstreamed(ctx, rctx context.Context, timeout time.Duration, res *http.Response, text func(string)) (agent.ModelReply, error) {
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), err, res, p.scrub)
+	}
+	var m anthropic.Message
+	if err := json.Unmarshal(body, &m); err != nil {
+		return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: p.scrub("the server's answer is not a message: " + err.Error())}
+	}
+	r := p.reply(m)
+	if r.Message.Content != "" {
+		text(r.Message.Content)
+	}
+	return r, nil
+}
+
 // Stream implements Streamer: one streamed request, each text_delta passed
 // to text, the events accumulated into a message by the SDK
 // (Message.Accumulate) and converted as Complete converts its answer. Only
@@ -191,6 +209,11 @@ func (p *Anthropic) Stream(ctx context.Context, req agent.ModelRequest, text fun
 	defer stream.Close()
 	if err := stream.Err(); err != nil {
 		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), err, res, p.scrub)
+	}
+	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		// A compatible server that does not stream answers whole: the
+		// answer is the same, its text comes in one piece.
+		return p.unstreamed(ctx, rctx, timeout, res, text)
 	}
 	var m anthropic.Message
 	stopped := false

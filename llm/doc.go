@@ -25,9 +25,9 @@
 //
 //   - An error status before the stream starts is the error Complete
 //     returns for it (same class, status and Retry-After).
-//   - An OpenAI-compatible server that ignores the request to stream and
-//     answers whole (any content type but text/event-stream) gives the
-//     reply Complete gives, its text in one piece.
+//   - A compatible server that ignores the request to stream and answers
+//     whole (any content type but text/event-stream) gives the reply
+//     Complete gives, its text in one piece.
 //   - An error inside the stream (an OpenAI-compatible chunk holding an
 //     "error" object; Anthropic's `event: error`, e.g. overloaded_error or
 //     api_error) has the class of the HTTP error of its kind: rate limits

@@ -517,23 +517,33 @@ func TestStreamNilText(t *testing.T) {
 	}
 }
 
-// TestOpenAIStreamFromServerThatDoesNotStream: a compatible server that
-// ignores the request to stream and answers whole (JSON) gives the reply
-// Complete gives, its text in one piece.
-func TestOpenAIStreamFromServerThatDoesNotStream(t *testing.T) {
+// TestStreamFromServerThatDoesNotStream: a compatible server that ignores
+// the request to stream and answers whole (JSON) gives the reply Complete
+// gives, its text in one piece.
+func TestStreamFromServerThatDoesNotStream(t *testing.T) {
 	t.Parallel()
-	f := newFake(t, answer(200, readTestdata(t, "openai_text.json")))
-	p := newTestOpenAI(t, f, OpenAIConfig{APIKey: testKey})
-	var pieces collect
-	got, err := p.Stream(t.Context(), userOnly, pieces.add)
-	if err != nil {
-		t.Fatalf("Stream: %v", err)
-	}
-	want, err := p.Complete(t.Context(), userOnly)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, want) || len(pieces) != 1 || pieces[0] != want.Message.Content {
-		t.Fatalf("reply %+v in pieces %q; want %+v in one piece", got, pieces, want)
+	for _, c := range []struct {
+		name, answer string
+		new          func(f *fake) Streamer
+	}{
+		{"openai", "openai_text.json", func(f *fake) Streamer { return newTestOpenAI(t, f, OpenAIConfig{APIKey: testKey}) }},
+		{"anthropic", "anthropic_text.json", func(f *fake) Streamer { return newTestAnthropic(t, f, AnthropicConfig{}) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			p := c.new(newFake(t, answer(200, readTestdata(t, c.answer))))
+			var pieces collect
+			got, err := p.Stream(t.Context(), userOnly, pieces.add)
+			if err != nil {
+				t.Fatalf("Stream: %v", err)
+			}
+			want, err := p.Complete(t.Context(), userOnly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) || len(pieces) != 1 || pieces[0] != want.Message.Content {
+				t.Fatalf("reply %+v in pieces %q; want %+v in one piece", got, pieces, want)
+			}
+		})
 	}
 }
