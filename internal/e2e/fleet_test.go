@@ -239,7 +239,10 @@ func TestFleetPostgresRestart(t *testing.T) {
 		`{"tool_calls":[{"name":"lookup","args":{"topic":"database access","note":"` + pad + `3"}}]},` +
 		`{"tool_calls":[{"name":"lookup","args":{"topic":"vpn","note":"` + pad + `4"}}]},` +
 		`{"text":"Last lookup: {{last_tool_result}}"}]}`
-	f.start(t, 3, map[string]string{"script.json": script}, "AGENTRUN_MODEL=scripted:script.json", "AGENTRUN_DEMO_DELAY=1s")
+	// Lookups of 4 s leave at least 12 s of run after the first one, for
+	// PostgreSQL to go down in (it stopped too late on a loaded machine
+	// when they took 1 s).
+	f.start(t, 3, map[string]string{"script.json": script}, "AGENTRUN_MODEL=scripted:script.json", "AGENTRUN_DEMO_DELAY=4s")
 	const run = "e2e-fleet-pg-restart"
 	if code, out := f.run(t, "starter", "--id", run, "Check our policies."); code != 0 {
 		t.Fatalf("starter: exit %d\n%s", code, out)
