@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,39 +26,11 @@ import (
 // streams' tests, and its pinned npm packages.
 var tsDir = filepath.Join("..", "..", "streams", "testdata", "ts")
 
-var (
-	tsOnce sync.Once
-	tsErr  error
-)
-
 // tsNode returns node's path once stream.js's packages are installed
-// (install.sh runs npm ci when node_modules is missing). It fails the test
-// under CI=true when node or the packages are unavailable, and skips it
-// otherwise.
+// (testenv.Node).
 func tsNode(t *testing.T) string {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err == nil {
-		tsOnce.Do(func() {
-			if _, err := os.Stat(filepath.Join(tsDir, "node_modules", ".package-lock.json")); err == nil {
-				return
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			defer cancel()
-			out, err := exec.CommandContext(ctx, "sh", filepath.Join(tsDir, "install.sh")).CombinedOutput()
-			if err != nil {
-				tsErr = fmt.Errorf("install.sh: %v\n%s", err, out)
-			}
-		})
-		err = tsErr
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the TypeScript Workflow Streams client: %v", err)
-		}
-		t.Skipf("the TypeScript Workflow Streams client is unavailable (fails under CI=true): %v", err)
-	}
-	return node
+	return testenv.Node(t, tsDir)
 }
 
 // tsItem is one item a TypeScript subscriber printed, with when it read it.
