@@ -24,7 +24,7 @@
 // (journal.RunStep's table). A keyed write gets 10 attempts, a probed one
 // 3; a timed-out call of either is a retryable error, for the next attempt
 // to settle. A result settled this way carries agent.Settled; CallTool
-// logs it and counts it (agentrun_writes_settled_total).
+// counts it (agentrun_writes_settled_total) and the workflow logs it.
 //
 // Streaming: a CallModel whose input asks (StepInput.Stream) and whose
 // provider streams (llm.Streamer) publishes the model's text to its run's

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 	"time"
 
@@ -73,8 +72,7 @@ func (c PublisherConfig) withDefaults() PublisherConfig {
 
 func (c PublisherConfig) validate() error {
 	switch {
-	case c.Client == nil, reflect.ValueOf(c.Client).Kind() == reflect.Pointer && reflect.ValueOf(c.Client).IsNil():
-		// The sdk's test activity environment hands out a nil *client.
+	case c.Client == nil:
 		return errors.New("no Client")
 	case c.WorkflowID == "":
 		return errors.New("no WorkflowID")
