@@ -7,7 +7,7 @@
 #   make chaos   the crash campaign, written to BENCHMARKS.md
 #   make versions / version-current / version-ramp   Worker Versioning (README "Upgrade a fleet")
 
-TEMPORAL_CLI_VERSION := v1.5.1
+TEMPORAL_CLI_VERSION := $(shell awk '$$1 == "github.com/temporalio/cli" { print $$2 }' build/temporal-cli/go.mod)
 TEMPORAL := bin/temporal
 GO ?= go
 
@@ -20,9 +20,13 @@ build:
 
 temporal-cli: $(TEMPORAL)
 
-$(TEMPORAL):
-	@echo "installing the temporal CLI $(TEMPORAL_CLI_VERSION) into ./bin (a few minutes the first time)"
-	GOBIN=$(CURDIR)/bin $(GO) install github.com/temporalio/cli/cmd/temporal@$(TEMPORAL_CLI_VERSION)
+# Built from build/temporal-cli/go.mod (the release with a newer SQLite
+# driver; see the comment there), and built again when that file changes.
+$(TEMPORAL): build/temporal-cli/go.mod build/temporal-cli/go.sum
+	@echo "building the temporal CLI $(TEMPORAL_CLI_VERSION) into ./bin (a few minutes the first time)"
+	cd build/temporal-cli && $(GO) build -o $(CURDIR)/$(TEMPORAL) \
+		-ldflags "-X github.com/temporalio/cli/temporalcli.Version=$(TEMPORAL_CLI_VERSION:v%=%)" \
+		github.com/temporalio/cli/cmd/temporal
 
 MCP_SERVERS := tools/mcp/testdata/node_modules/.package-lock.json
 
