@@ -37,7 +37,8 @@ $(MCP_SERVERS): tools/mcp/testdata/package-lock.json
 
 # The TypeScript Workflow Streams client (@temporalio/workflow-streams and
 # @temporalio/client, pinned) that the streams tests run against a stream
-# hosted by a Go workflow.
+# hosted by a Go workflow, and the TypeScript compiler that checks the
+# README's example.
 STREAMS_TS := streams/testdata/ts/node_modules/.package-lock.json
 
 streams-ts: $(STREAMS_TS)

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Installs the TypeScript Workflow Streams client that the streams tests run
-# (stream.js), at the exact versions pinned in package.json and
-# package-lock.json, into node_modules/ next to this script. Needs node
-# (>= 20.3) and npm.
+# (stream.js), and the TypeScript compiler that checks the README's example,
+# at the exact versions pinned in package.json and package-lock.json, into
+# node_modules/ next to this script. Needs node (>= 20.3) and npm.
 set -eu
 cd "$(dirname "$0")"
 exec npm ci --no-audit --no-fund
