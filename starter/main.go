@@ -10,7 +10,9 @@
 // (--local: another process drives the run; nothing was written), 6
 // Cancelled, 7 BudgetExceeded. --max-turns and --max-tokens set a new
 // run's limits; --session keeps a new run open after each answer (Idle,
-// waiting for a message; --wait then returns at the first Idle).
+// waiting for a message; --wait then returns at the first Idle). --stream
+// has a run stream its model text (--wait prints it); with --local the
+// starter prints it as the model writes it.
 package main
 
 import (
@@ -36,7 +38,7 @@ func main() {
 	maxTurns := fs.String("max-turns", "", "a new run's limit on model calls (default AGENTRUN_MAX_TURNS, or 25)")
 	session := fs.Bool("session", false, "keep the run open after each answer: it waits Idle for a message (reconcile message), at most AGENTRUN_SESSION_IDLE (default 24h)")
 	maxTokens := fs.String("max-tokens", "", "a new run's limit on tokens, input plus output (default AGENTRUN_MAX_TOKENS_PER_RUN, or none)")
-	stream := fs.Bool("stream", false, "a new run streams the model's text to its stream as the model writes it, for --wait and subscribers to print (default: with --wait or --session)")
+	stream := fs.Bool("stream", false, "a new run streams the model's text to its stream as the model writes it, for --wait and subscribers to print (default: with --wait or --session); with --local, the starter prints it as it comes")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: "+cli.CommandsFor(os.Args[0]).Starter+" [--local] --id RUN [--wait] [--max-turns N] [--max-tokens N] [--session] [--stream=false] [PROMPT...]")
 		fs.PrintDefaults()
@@ -81,9 +83,6 @@ func run(ctx context.Context, local, wait, session bool, stream *bool, id, maxTu
 		limits.Stream = &on
 	}
 	if local {
-		if stream != nil {
-			return &cli.UsageError{Msg: "--stream is for runs on Temporal; a --local run has no stream"}
-		}
 		if session {
 			return &cli.UsageError{Msg: "--session is for runs on Temporal; a --local run takes messages while it waits (reconcile --local message RUN TEXT), not after it completed"}
 		}

@@ -45,7 +45,8 @@ func (l *Local) Close() error { return l.Exec.Tools.Close() }
 
 // StartLocal starts or resumes runID and drives it until it completes or
 // needs a person. With an empty prompt it resumes an existing run. A new
-// run gets limits; an existing one keeps its own.
+// run gets limits; an existing one keeps its own. With limits.Stream set
+// to true it prints the model's text to w as the model writes it.
 func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt string, limits Limits) error {
 	if err := journal.ValidRunID(runID); err != nil {
 		return usagef("%v", err)
@@ -65,7 +66,11 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 		return errLimitsOfExisting(l.op(), runID)
 	}
 	l.Journal.Limits = limits.Budget
-	o, err := l.Journal.Run(ctx, runID, input, l.Exec)
+	var exec agent.Executor = l.Exec
+	if limits.Stream != nil && *limits.Stream {
+		exec = localText{Executor: l.Exec, w: w}
+	}
+	o, err := l.Journal.Run(ctx, runID, input, exec)
 	if errors.Is(err, journal.ErrInputMismatch) {
 		return fmt.Errorf("run %s exists with another prompt; resume it with no prompt (%s) or choose another --id", runID, l.op().resume(runID))
 	}
