@@ -409,7 +409,8 @@ func (r *run) execute(s agent.Step) error {
 	}
 	r.facts.Results[s.Name] = res
 	r.stepsHere++
-	rec := StepRecord{Name: s.Name, Kind: s.Kind, Generation: in.Generation, Preview: agent.Summarize(res)}
+	preview, reply, isReply := summarize(s.Kind, res)
+	rec := StepRecord{Name: s.Name, Kind: s.Kind, Generation: in.Generation, Preview: preview}
 	if s.Kind == agent.KindWrite {
 		if rec.Settled = agent.SettledOf(res); rec.Settled != nil {
 			r.settled(rec)
@@ -417,14 +418,28 @@ func (r *run) execute(s agent.Step) error {
 	}
 	r.record(rec)
 	done := progress.Event{Type: progress.EventStepCompleted, Step: s.Name, Kind: s.Kind, Preview: rec.Preview, Settled: rec.Settled}
-	if s.Kind == agent.KindModel {
-		if reply, err := agent.DecodeModelReply(res); err == nil {
-			r.state.Usage = r.state.Usage.Add(reply.Usage)
-			done.Attempt = reply.Streamed
-		}
+	if isReply {
+		r.state.Usage = r.state.Usage.Add(reply.Usage)
+		done.Attempt = reply.Streamed
 	}
 	r.event(done)
 	return nil
+}
+
+// summarize returns the preview of a step's result and, for a model step
+// whose result decodes, the reply (isReply), decoding it once.
+func summarize(kind agent.Kind, res json.RawMessage) (preview string, reply agent.ModelReply, isReply bool) {
+	if kind != agent.KindModel {
+		return agent.Summarize(res), reply, false
+	}
+	reply, err := agent.DecodeModelReply(res)
+	if err != nil {
+		return agent.Summarize(res), reply, false
+	}
+	if preview, ok := agent.SummarizeReply(reply); ok {
+		return preview, reply, true
+	}
+	return agent.Summarize(res), reply, true
 }
 
 // streaming reports whether model steps stream their text: as the input
