@@ -594,11 +594,13 @@ func (r *run) setHandlers() error {
 
 // takeSignals handles the signals as they arrive, in one coroutine (the
 // sdk resumes every coroutine at each step of a workflow task, so each one
-// costs every task some time): first those sent under a name the run does
-// not handle, until the run is cancelled, then the operator signals, by
-// name in the order of operatorSignals (chans), each name's in the order
-// they arrived. Operator signals are handled after a cancel too (the run
-// records them as rejected while it closes), as a Receive would.
+// costs every task some time): first the stream's publish signals, then
+// those sent under a name the run does not handle, until the run is
+// cancelled, then the operator signals, by name in the order of
+// operatorSignals (chans), each name's in the order they arrived. The
+// stream's and the operator signals are taken after a cancel too (the run
+// serves its stream while it closes, and records operator signals as
+// rejected), as a Receive would.
 //
 // Not a blocking Receive: it takes a signal out of the channel when it
 // arrives and handles it only when this coroutine runs next, so a signal
@@ -610,8 +612,10 @@ func (r *run) takeSignals(ctx workflow.Context, chans []workflow.ReceiveChannel)
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	for {
 		_ = workflow.Await(dctx, func() bool {
-			return w.found() || slices.ContainsFunc(chans, func(ch workflow.ReceiveChannel) bool { return ch.Len() > 0 })
+			unknown := w.found() // first: it is current after every wait
+			return unknown || r.stream.Pending() || slices.ContainsFunc(chans, func(ch workflow.ReceiveChannel) bool { return ch.Len() > 0 })
 		})
+		r.stream.Receive()
 		if len(w.unknown) > 0 {
 			r.rejectUnknown(ctx, w.unknown)
 		}
