@@ -253,15 +253,10 @@ func DecodeModelReply(b []byte) (ModelReply, error) {
 // most about PreviewLen bytes: the text of a tool result (or its
 // reference's preview), the text or the tool calls of a model reply.
 func Summarize(raw []byte) string {
-	if r, err := DecodeModelReply(raw); err == nil && (r.Message.Role != "" || r.Model != "") {
-		if len(r.Message.ToolCalls) > 0 {
-			names := make([]string, len(r.Message.ToolCalls))
-			for i, c := range r.Message.ToolCalls {
-				names[i] = c.Name
-			}
-			return "calls " + strings.Join(names, ", ")
+	if r, err := DecodeModelReply(raw); err == nil {
+		if s, ok := SummarizeReply(r); ok {
+			return s
 		}
-		return Clip(r.Message.Text(), PreviewLen)
 	}
 	if r, err := DecodeToolResult(raw); err == nil {
 		if r.ContentRef != nil {
@@ -270,6 +265,23 @@ func Summarize(raw []byte) string {
 		return Clip(r.Content, PreviewLen)
 	}
 	return Clip(string(raw), PreviewLen)
+}
+
+// SummarizeReply is Summarize of a result already decoded as a model reply,
+// for callers that need the reply too; false when r is not one (it has
+// neither a role nor a model), and Summarize of the raw result applies.
+func SummarizeReply(r ModelReply) (string, bool) {
+	if r.Message.Role == "" && r.Model == "" {
+		return "", false
+	}
+	if len(r.Message.ToolCalls) > 0 {
+		names := make([]string, len(r.Message.ToolCalls))
+		for i, c := range r.Message.ToolCalls {
+			names[i] = c.Name
+		}
+		return "calls " + strings.Join(names, ", "), true
+	}
+	return Clip(r.Message.Text(), PreviewLen), true
 }
 
 // Clip puts s on one line and cuts it at a character boundary to at most

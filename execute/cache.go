@@ -15,6 +15,9 @@ const (
 	maxCachedConversations = 256 << 20
 	// maxCachedBytes bounds the values kept from the store.
 	maxCachedBytes = 64 << 20
+	// maxCachedSpecs bounds the tool specs kept decoded, in bytes of
+	// their encoded form.
+	maxCachedSpecs = 16 << 20
 )
 
 // conversationCost is what a resolved conversation counts against
@@ -31,15 +34,17 @@ func conversationCost(msgs []agent.Message) int {
 }
 
 // cache is what an executor keeps between steps: resolved conversations by
-// node key and values by key. Keys are content hashes, so an entry is never
-// stale.
+// node key, values by key and decoded tool specs by key. Keys are content
+// hashes, so an entry is never stale.
 type cache struct {
 	heads *lru[[]agent.Message]
 	blobs *lru[[]byte]
+	specs *lru[[]agent.ToolSpec]
 }
 
 func newCache() *cache {
-	return &cache{heads: newLRU[[]agent.Message](maxCachedConversations), blobs: newLRU[[]byte](maxCachedBytes)}
+	return &cache{heads: newLRU[[]agent.Message](maxCachedConversations), blobs: newLRU[[]byte](maxCachedBytes),
+		specs: newLRU[[]agent.ToolSpec](maxCachedSpecs)}
 }
 
 // lru is a least-recently-used map bounded by the summed cost of its

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -231,10 +232,16 @@ func readBack(msg, said agent.Message) (agent.Message, error) {
 }
 
 // toolSpecs returns the tool specs stored under key, or the executor's own
-// tools for "".
+// tools for "". Decoded specs are cached by key (every model step of a run
+// names the same); the slice returned is the caller's, the specs in it are
+// shared and never to be modified.
 func (e *Executor) toolSpecs(ctx context.Context, step, key string) ([]agent.ToolSpec, error) {
 	if key == "" {
 		return e.Tools.Specs(), nil
+	}
+	c := e.caches()
+	if specs, ok := c.specs.get(key); ok {
+		return slices.Clone(specs), nil
 	}
 	b, err := e.get(ctx, step, key)
 	if err != nil {
@@ -244,7 +251,8 @@ func (e *Executor) toolSpecs(ctx context.Context, step, key string) ([]agent.Too
 	if err := json.Unmarshal(b, &specs); err != nil {
 		return nil, &ContentError{Step: step, Key: key, Err: fmt.Errorf("%w: not a list of tool specs: %v", content.ErrDamaged, err)}
 	}
-	return specs, nil
+	c.specs.put(key, slices.Clip(specs), len(b))
+	return slices.Clone(specs), nil
 }
 
 // PutTools keeps the tool specs in the store and returns their key, for

@@ -36,6 +36,14 @@ type HostConfig struct {
 	// signal the host refused. It must be deterministic (record, log,
 	// count); it must not block.
 	OnReject func(Rejected)
+	// OwnReceiver, when set, leaves taking in publish signals to the
+	// owner: NewHost starts no coroutine, and the owner calls Receive
+	// whenever Pending reports signals, from a coroutine of its own that
+	// runs as long as the workflow (one that waits for its own signals,
+	// say: the sdk resumes every coroutine at each step of a workflow task,
+	// so each one costs every task some time). Default false: the host's
+	// own coroutine takes them in.
+	OwnReceiver bool
 }
 
 // Defaults of HostConfig.
@@ -131,13 +139,15 @@ func NewHost(ctx workflow.Context, state *State, cfg HostConfig) (*Host, error) 
 	// handles it only when its coroutine next runs, so a State taken
 	// earlier in the same workflow task (the owner's coroutine runs first)
 	// would miss it. It keeps receiving after the workflow is cancelled.
-	rctx, _ := workflow.NewDisconnectedContext(ctx)
-	workflow.Go(rctx, func(ctx workflow.Context) {
-		for {
-			_ = workflow.Await(ctx, func() bool { return h.signals.Len() > 0 }) // never cancelled
-			h.receivePending()
-		}
-	})
+	if !cfg.OwnReceiver {
+		rctx, _ := workflow.NewDisconnectedContext(ctx)
+		workflow.Go(rctx, func(ctx workflow.Context) {
+			for {
+				_ = workflow.Await(ctx, h.Pending) // never cancelled
+				h.Receive()
+			}
+		})
+	}
 	err := workflow.SetUpdateHandlerWithOptions(ctx, PollUpdate, h.poll, workflow.UpdateHandlerOptions{
 		Validator:   h.validatePoll,
 		Description: "Workflow Streams poll: {topics, from_offset} -> {items, next_offset, more_ready}",
@@ -174,6 +184,17 @@ func (h *Host) restore(s *State) error {
 	maps.Copy(h.seen, s.PublisherLastSeen)
 	return nil
 }
+
+// Pending reports whether publish signals were delivered and not yet taken
+// in: the condition an owner that takes them in waits for
+// (HostConfig.OwnReceiver).
+func (h *Host) Pending() bool { return h.signals.Len() > 0 }
+
+// Receive takes in the publish signals already delivered; it never blocks.
+// An owner that takes them in (HostConfig.OwnReceiver) calls it as soon as
+// Pending reports some, the way the host's own coroutine would: waiting for
+// the channel to hold signals, never with a blocking Receive of its own.
+func (h *Host) Receive() { h.receivePending() }
 
 // Offset returns the offset the next item will get: the base offset plus the
 // number of items kept.

@@ -197,6 +197,34 @@ func TestPublishBySignalAndFromWorkflow(t *testing.T) {
 	}
 }
 
+// TestOwnReceiver: with HostConfig.OwnReceiver the host starts no
+// coroutine; the owner's takes in the publish signals, and a poll waiting
+// for them is answered as with the host's own.
+func TestOwnReceiver(t *testing.T) {
+	t.Parallel()
+	s := newSuite(t)
+	var waiting *pollResult
+	s.at(time.Second, func() { waiting = s.poll(streams.PollInput{Topics: []string{}, FromOffset: 0}) })
+	s.at(2*time.Second, func() {
+		if waiting.done {
+			t.Error("a poll returned before its item existed")
+		}
+		s.env.SignalWorkflow(streams.PublishSignal, batch("p1", 1, testItem{"events", "a"}, testItem{"tokens", "b"}))
+	})
+	s.at(3*time.Second, func() {
+		if n := s.offsetQuery(); n != 2 {
+			t.Errorf("offset query: %d, want 2", n)
+		}
+		s.env.SignalWorkflow(sigFinish, nil)
+	})
+	s.run(hostInput{OwnReceiver: true})
+	v := s.result()
+	want(t, "waiting poll", decoded(t, waiting.res.Items), []string{"0 events=a", "1 tokens=b"})
+	if v.Offset != 2 || v.Rejects != 0 {
+		t.Errorf("host %+v, want offset 2, no rejects", v)
+	}
+}
+
 // TestDuplicateBatchDropped: a batch resent under the same publisher and
 // sequence (or an older one) enters the log once; another publisher's
 // sequence 1 and a publisher-less batch are kept.

@@ -36,6 +36,9 @@ type hostInput struct {
 	State         *streams.State
 	MaxStateItems int
 	Runs          int // continue-as-new count so far
+	// OwnReceiver makes the workflow take in publish signals in a
+	// coroutine of its own (HostConfig.OwnReceiver).
+	OwnReceiver bool
 }
 
 type hostView struct {
@@ -60,9 +63,19 @@ func streamWorkflow(ctx workflow.Context, in hostInput) (hostView, error) {
 	host, err := streams.NewHost(ctx, in.State, streams.HostConfig{
 		MaxStateItems: in.MaxStateItems,
 		OnReject:      func(streams.Rejected) { view.Callbacks++ },
+		OwnReceiver:   in.OwnReceiver,
 	})
 	if err != nil {
 		return view, err
+	}
+	if in.OwnReceiver {
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			ctx, _ = workflow.NewDisconnectedContext(ctx)
+			for {
+				_ = workflow.Await(ctx, host.Pending)
+				host.Receive()
+			}
+		})
 	}
 	snapshot := func() hostView {
 		v := view
@@ -126,7 +139,7 @@ func streamWorkflow(ctx workflow.Context, in hostInput) (hostView, error) {
 		}
 		state := host.State()
 		return view, workflow.NewContinueAsNewError(ctx, streamWorkflow, hostInput{
-			State: &state, MaxStateItems: in.MaxStateItems, Runs: in.Runs + 1,
+			State: &state, MaxStateItems: in.MaxStateItems, Runs: in.Runs + 1, OwnReceiver: in.OwnReceiver,
 		})
 	}
 	return snapshot(), nil

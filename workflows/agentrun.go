@@ -409,7 +409,8 @@ func (r *run) execute(s agent.Step) error {
 	}
 	r.facts.Results[s.Name] = res
 	r.stepsHere++
-	rec := StepRecord{Name: s.Name, Kind: s.Kind, Generation: in.Generation, Preview: agent.Summarize(res)}
+	preview, reply, isReply := summarize(s.Kind, res)
+	rec := StepRecord{Name: s.Name, Kind: s.Kind, Generation: in.Generation, Preview: preview}
 	if s.Kind == agent.KindWrite {
 		if rec.Settled = agent.SettledOf(res); rec.Settled != nil {
 			r.settled(rec)
@@ -417,14 +418,28 @@ func (r *run) execute(s agent.Step) error {
 	}
 	r.record(rec)
 	done := progress.Event{Type: progress.EventStepCompleted, Step: s.Name, Kind: s.Kind, Preview: rec.Preview, Settled: rec.Settled}
-	if s.Kind == agent.KindModel {
-		if reply, err := agent.DecodeModelReply(res); err == nil {
-			r.state.Usage = r.state.Usage.Add(reply.Usage)
-			done.Attempt = reply.Streamed
-		}
+	if isReply {
+		r.state.Usage = r.state.Usage.Add(reply.Usage)
+		done.Attempt = reply.Streamed
 	}
 	r.event(done)
 	return nil
+}
+
+// summarize returns the preview of a step's result and, for a model step
+// whose result decodes, the reply (isReply), decoding it once.
+func summarize(kind agent.Kind, res json.RawMessage) (preview string, reply agent.ModelReply, isReply bool) {
+	if kind != agent.KindModel {
+		return agent.Summarize(res), reply, false
+	}
+	reply, err := agent.DecodeModelReply(res)
+	if err != nil {
+		return agent.Summarize(res), reply, false
+	}
+	if preview, ok := agent.SummarizeReply(reply); ok {
+		return preview, reply, true
+	}
+	return agent.Summarize(res), reply, true
 }
 
 // streaming reports whether model steps stream their text: as the input
@@ -541,27 +556,9 @@ func (r *run) setHandlers() error {
 		workflow.QueryHandlerOptions{Description: "where the run stands: status, pending markers, the indeterminate step, steps, usage, rejected inputs"}); err != nil {
 		return err
 	}
-	workflow.Go(r.ctx, r.watchUnknownSignals)
-	for _, name := range operatorSignals {
-		ch := workflow.GetSignalChannelWithOptions(r.ctx, name, workflow.SignalChannelOptions{Description: "payload " + payloadFormats[name]})
-		workflow.Go(r.ctx, func(ctx workflow.Context) {
-			// Signals are handled after a cancel too (the run records them
-			// as rejected while it closes), as a Receive would.
-			ctx, _ = workflow.NewDisconnectedContext(ctx)
-			// Not a blocking Receive: it takes a signal out of the channel
-			// when it arrives and handles it only when this coroutine runs
-			// next, so a signal that arrives in the task in which the run
-			// continues as new would be in neither the channel nor the
-			// state it carries. Waiting for the channel to hold one leaves
-			// it there, for continueAsNew to find.
-			for {
-				_ = workflow.Await(ctx, func() bool { return ch.Len() > 0 })
-				var raw converter.RawValue
-				for ch.ReceiveAsync(&raw) { // a RawValue always decodes
-					r.operate(name, raw)
-				}
-			}
-		})
+	chans := make([]workflow.ReceiveChannel, len(operatorSignals))
+	for i, name := range operatorSignals {
+		chans[i] = workflow.GetSignalChannelWithOptions(r.ctx, name, workflow.SignalChannelOptions{Description: "payload " + payloadFormats[name]})
 		err := workflow.SetUpdateHandlerWithOptions(r.ctx, name,
 			func(ctx workflow.Context, raw converter.RawValue) (State, error) {
 				sig, err := r.validate(name, raw)
@@ -591,7 +588,83 @@ func (r *run) setHandlers() error {
 			return err
 		}
 	}
+	workflow.Go(r.ctx, func(ctx workflow.Context) { r.takeSignals(ctx, chans) })
 	return nil
+}
+
+// takeSignals handles the signals as they arrive, in one coroutine (the
+// sdk resumes every coroutine at each step of a workflow task, so each one
+// costs every task some time): first the stream's publish signals, then
+// those sent under a name the run does not handle, until the run is
+// cancelled, then the operator signals, by name in the order of
+// operatorSignals (chans), each name's in the order they arrived. The
+// stream's and the operator signals are taken after a cancel too (the run
+// serves its stream while it closes, and records operator signals as
+// rejected), as a Receive would.
+//
+// Not a blocking Receive: it takes a signal out of the channel when it
+// arrives and handles it only when this coroutine runs next, so a signal
+// that arrives in the task in which the run continues as new would be in
+// neither the channel nor the state it carries. Waiting for a channel to
+// hold one leaves it there, for continueAsNew to find.
+func (r *run) takeSignals(ctx workflow.Context, chans []workflow.ReceiveChannel) {
+	w := unknownWatch{ctx: ctx}
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	for {
+		_ = workflow.Await(dctx, func() bool {
+			unknown := w.found() // first: it is current after every wait
+			return unknown || r.stream.Pending() || slices.ContainsFunc(chans, func(ch workflow.ReceiveChannel) bool { return ch.Len() > 0 })
+		})
+		r.stream.Receive()
+		if len(w.unknown) > 0 {
+			r.rejectUnknown(ctx, w.unknown)
+		}
+		for i, ch := range chans {
+			var raw converter.RawValue
+			for ch.ReceiveAsync(&raw) { // a RawValue always decodes
+				r.operate(operatorSignals[i], raw)
+			}
+		}
+	}
+}
+
+// unknownWatch looks for signals sent under names the run does not handle
+// (a misspelled "aprove"). The sdk has no handler for any name: they are
+// the names GetUnhandledSignalNames lists that are not operator signals.
+// The watch ends, for good, the first time it finds none once the run was
+// cancelled: a cancelled run takes no more input.
+type unknownWatch struct {
+	ctx     workflow.Context
+	ended   bool
+	unknown []string // what found found last, sorted
+}
+
+// found reports whether there are signals under unknown names.
+func (w *unknownWatch) found() bool {
+	w.unknown = nil
+	if w.ended {
+		return false
+	}
+	w.unknown = unknownSignals(workflow.GetUnhandledSignalNames(w.ctx))
+	w.ended = len(w.unknown) == 0 && w.ctx.Err() != nil
+	return len(w.unknown) > 0
+}
+
+// rejectUnknown records every signal under the unknown names as rejected,
+// naming the valid ones. It only renders the current details: it adds no
+// command, so histories recorded before it replay unchanged.
+func (r *run) rejectUnknown(ctx workflow.Context, unknown []string) {
+	for _, name := range unknown {
+		ch := workflow.GetSignalChannel(ctx, name)
+		for {
+			var raw converter.RawValue
+			if !ch.ReceiveAsync(&raw) {
+				break
+			}
+			r.reject(name, raw, fmt.Errorf("unknown signal %q; the valid signals are %s", name, strings.Join(operatorSignals, ", ")))
+		}
+	}
+	r.showDetails()
 }
 
 // operate handles a signal: apply it, or record why it was rejected.
@@ -624,36 +697,6 @@ func (r *run) rejected(name, payload, reason string) {
 	}
 	workflow.GetLogger(r.ctx).Warn("rejected operator signal", "signal", name, "reason", reason)
 	r.event(progress.Event{Type: progress.EventRejected, Step: name, Preview: agent.Clip(payload, agent.PreviewLen), Reason: reason})
-}
-
-// watchUnknownSignals records every signal sent under a name the run does
-// not handle (a misspelled "aprove") as rejected, naming the valid ones.
-// The sdk has no handler for any name: the run waits until
-// GetUnhandledSignalNames lists one that is not an operator signal, then
-// drains its channel. The rejection only renders the current details: it
-// adds no command, so histories recorded before it replay unchanged.
-func (r *run) watchUnknownSignals(ctx workflow.Context) {
-	for {
-		var unknown []string
-		err := workflow.Await(ctx, func() bool {
-			unknown = unknownSignals(workflow.GetUnhandledSignalNames(ctx))
-			return len(unknown) > 0
-		})
-		if err != nil {
-			return // the run was cancelled: it takes no more input
-		}
-		for _, name := range unknown {
-			ch := workflow.GetSignalChannel(ctx, name)
-			for {
-				var raw converter.RawValue
-				if !ch.ReceiveAsync(&raw) {
-					break
-				}
-				r.reject(name, raw, fmt.Errorf("unknown signal %q; the valid signals are %s", name, strings.Join(operatorSignals, ", ")))
-			}
-		}
-		r.showDetails()
-	}
 }
 
 // unknownSignals returns the names that are not operator signals, sorted.

@@ -19,9 +19,12 @@ const streamLinger = 2 * time.Second
 const streamState = 32 << 10
 
 // openStream hosts the run's stream, continuing the previous execution's.
+// The run takes in its publish signals itself, with its other signals
+// (takeSignals).
 func (r *run) openStream(prev *streams.State) error {
 	h, err := streams.NewHost(r.ctx, prev, streams.HostConfig{
 		MaxStateBytes: streamState,
+		OwnReceiver:   true,
 		OnReject: func(rj streams.Rejected) {
 			r.rejected(streams.PublishSignal, rj.Payload, rj.Reason)
 			r.showDetails()
