@@ -24,6 +24,20 @@ type Update struct {
 	Token  *Token // set for TopicTokens
 }
 
+// String renders u on one line, for logs and tests: "3 step.completed
+// llm/1", "7 token llm/2#1 the text", "11 status Idle".
+func (u Update) String() string {
+	switch {
+	case u.Token != nil:
+		return fmt.Sprintf("%d token %s#%d %s", u.Offset, u.Token.Step, u.Token.Attempt, u.Token.Text)
+	case u.Event == nil:
+		return fmt.Sprintf("%d empty", u.Offset)
+	case u.Event.Type == EventStatus:
+		return fmt.Sprintf("%d status %s", u.Offset, u.Event.Status)
+	}
+	return fmt.Sprintf("%d %s %s", u.Offset, u.Event.Type, u.Event.Step)
+}
+
 // Options says what to follow of a run.
 type Options struct {
 	// Topics are the topics wanted: TopicEvents, TopicTokens. Default

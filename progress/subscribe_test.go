@@ -36,3 +36,20 @@ func TestDecode(t *testing.T) {
 		}
 	}
 }
+
+func TestUpdateString(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		u    Update
+		want string
+	}{
+		{Update{Offset: 3, Event: &Event{Type: EventStepCompleted, Step: "llm/1"}}, "3 step.completed llm/1"},
+		{Update{Offset: 7, Token: &Token{Step: "llm/2", Attempt: 1, Text: "the text"}}, "7 token llm/2#1 the text"},
+		{Update{Offset: 11, Event: &Event{Type: EventStatus, Status: "Idle"}}, "11 status Idle"},
+		{Update{Offset: 12}, "12 empty"},
+	} {
+		if got := c.u.String(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.u, got, c.want)
+		}
+	}
+}

@@ -67,19 +67,11 @@ func updates(t *testing.T, items []streams.WireItem) []progress.Update {
 	return out
 }
 
-// describe renders updates one a line: "3 step.completed llm/1", "5 token
-// llm/3#1 text", "6 rejected __temporal_workflow_stream_publish".
+// describe renders updates one a line (progress.Update.String).
 func describe(us []progress.Update) []string {
-	var out []string
-	for _, u := range us {
-		switch {
-		case u.Token != nil:
-			out = append(out, fmt.Sprintf("%d token %s#%d %s", u.Offset, u.Token.Step, u.Token.Attempt, u.Token.Text))
-		case u.Event.Type == progress.EventStatus:
-			out = append(out, fmt.Sprintf("%d status %s", u.Offset, u.Event.Status))
-		default:
-			out = append(out, fmt.Sprintf("%d %s %s", u.Offset, u.Event.Type, u.Event.Step))
-		}
+	out := make([]string, len(us))
+	for i, u := range us {
+		out[i] = u.String()
 	}
 	return out
 }

@@ -105,19 +105,11 @@ func (fl *follower) wait(t *testing.T, timeout time.Duration) []progress.Update 
 	return fl.updates()
 }
 
-// lines renders updates one a line: "3 step.completed llm/1", "7 token
-// llm/2#1 w01 w02 w03 ", "11 status Idle".
+// lines renders updates one a line (progress.Update.String).
 func lines(us []progress.Update) []string {
-	var out []string
-	for _, u := range us {
-		switch {
-		case u.Token != nil:
-			out = append(out, fmt.Sprintf("%d token %s#%d %s", u.Offset, u.Token.Step, u.Token.Attempt, u.Token.Text))
-		case u.Event.Type == progress.EventStatus:
-			out = append(out, fmt.Sprintf("%d status %s", u.Offset, u.Event.Status))
-		default:
-			out = append(out, fmt.Sprintf("%d %s %s", u.Offset, u.Event.Type, u.Event.Step))
-		}
+	out := make([]string, len(us))
+	for i, u := range us {
+		out[i] = u.String()
 	}
 	return out
 }
