@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/agentrun/agentrun/agent"
 )
@@ -22,6 +23,15 @@ import (
 // its context is done and fails with the context's error, so its result is
 // never recorded. Tests SIGKILL the process while it holds. On Temporal the
 // activity keeps heartbeating around Execute meanwhile.
+//
+// AGENTRUN_TEST_HOLD_FOR=DURATION makes a hold end by itself, as a process
+// that was frozen or cut off goes on with its write: a held call logs "hold
+// before TOOL: holding for DURATION", waits that long (by a local timer,
+// which a frozen process finds expired when it resumes), logs "hold before
+// TOOL: released" and goes on (the tool runs, or its result is returned);
+// if its context is done first, it logs "hold before TOOL: given up:
+// CAUSE" and fails with the context's error. The crash campaign's freeze
+// and partition points use it.
 const (
 	// EnvTestHoldBefore holds a write after its start is recorded and
 	// before the tool runs: the journal then holds a start with no end, and
@@ -30,6 +40,9 @@ const (
 	// EnvTestHoldAfter holds a write whose tool returned without error (its
 	// effect has happened) before its result reaches the journal.
 	EnvTestHoldAfter = "AGENTRUN_TEST_HOLD_AFTER"
+	// EnvTestHoldFor makes a hold end after a Go duration instead of
+	// waiting to be killed.
+	EnvTestHoldFor = "AGENTRUN_TEST_HOLD_FOR"
 )
 
 // testHolds are the values of the hold variables, read once; "" (the
@@ -38,6 +51,7 @@ var testHolds = sync.OnceValue(func() map[string]string {
 	return map[string]string{
 		EnvTestHoldBefore: os.Getenv(EnvTestHoldBefore),
 		EnvTestHoldAfter:  os.Getenv(EnvTestHoldAfter),
+		EnvTestHoldFor:    os.Getenv(EnvTestHoldFor),
 	}
 })
 
@@ -49,9 +63,24 @@ func (e *Executor) hold(ctx context.Context, env, where string, step agent.Step)
 	if v == "" || step.Kind != agent.KindWrite || step.Call == nil || (v != step.Call.Name && v != step.Name) {
 		return nil
 	}
-	e.logger().Warn("hold "+where+" "+step.Call.Name+": waiting to be killed", "step", step.Name)
-	<-ctx.Done()
-	return context.Cause(ctx)
+	name := "hold " + where + " " + step.Call.Name
+	d, _ := time.ParseDuration(testHolds()[EnvTestHoldFor])
+	if d <= 0 {
+		e.logger().Warn(name+": waiting to be killed", "step", step.Name)
+		<-ctx.Done()
+		return context.Cause(ctx)
+	}
+	e.logger().Warn(name+": holding for "+d.String(), "step", step.Name)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		e.logger().Warn(name+": released", "step", step.Name)
+		return nil
+	case <-ctx.Done():
+		e.logger().Warn(name+": given up: "+context.Cause(ctx).Error(), "step", step.Name)
+		return context.Cause(ctx)
+	}
 }
 
 func (e *Executor) logger() *slog.Logger {
