@@ -21,7 +21,7 @@ import (
 
 // Config is one campaign.
 type Config struct {
-	// Trials is the number of trials; 100 when zero.
+	// Trials is the number of trials; trialsPerCell per cell when zero.
 	Trials int
 	// Cells are the kill points (per engine) dealt round-robin; all of
 	// them when nil.
@@ -37,17 +37,22 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Trials == 0 {
-		c.Trials = 100
-	}
 	if c.Cells == nil {
 		c.Cells = allCells
+	}
+	if c.Trials == 0 {
+		c.Trials = trialsPerCell * len(c.Cells)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
 	return c
 }
+
+// trialsPerCell is the default number of trials per cell: every cell
+// needs minHits hits, and one trial may miss (the process was not at the
+// point any more when the fault came).
+const trialsPerCell = 6
 
 // env is what every trial shares: the worker, starter and reconcile
 // programs, the dev server (on a file, restartable), the database.

@@ -6,15 +6,24 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
+// testCells are TestCampaign's: the kill points 1-7 on both engines, and
+// each freeze and partition point once, the settle modes spread over them.
+var testCells = append(allCells[:12:12],
+	Cell{engineTemporal, pointFreezeWriteBefore, settleProbe}, Cell{engineTemporal, pointFreezeWriteAfter, settleNone},
+	Cell{engineTemporal, pointFreezeModel, settleKey}, Cell{engineTemporal, pointCutTemporal, settleProbe},
+	Cell{engineTemporal, pointCutPostgres, settleNone})
+
 // TestCampaign runs a tiny campaign, one trial per kill point and engine
-// (the hand example on Temporal, the long run locally), and checks the table: every point hit,
+// (the hand example on Temporal, the long run locally), the freeze and
+// partition points once each, and checks the table: every point hit,
 // Indeterminate only at the write points, no duplicate ticket, no model
 // step run twice. Under CI=true it fails when the dev server or
 // PostgreSQL cannot start; elsewhere it skips.
 func TestCampaign(t *testing.T) {
-	res, err := Run(t.Context(), Config{Trials: len(allCells), Seed: 1, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+	res, err := Run(t.Context(), Config{Trials: len(testCells), Cells: testCells, Seed: 1, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("campaign: %v", err)
@@ -58,23 +67,66 @@ func TestCampaign(t *testing.T) {
 // cell runs both scenarios, the long one locally.
 func TestPlan(t *testing.T) {
 	n := map[Cell]map[string]int{}
-	for _, p := range plan(allCells, 100, 42) {
+	trials := trialsPerCell * len(allCells)
+	for _, p := range plan(allCells, trials, 42) {
 		if n[p.Cell] == nil {
 			n[p.Cell] = map[string]int{}
 		}
 		n[p.Cell][p.Scenario.Name]++
 	}
 	for _, c := range allCells {
-		if n[c]["hand"]+n[c]["long"] < 100/len(allCells) || n[c]["hand"] < 4 || n[c]["long"] < 4 {
-			t.Errorf("%s: %v of 100", c, n[c])
+		if n[c]["hand"] != trialsPerCell/2 || n[c]["long"] != trialsPerCell/2 {
+			t.Errorf("%s: %v of %d, want %d of each scenario", c, n[c], trials, trialsPerCell/2)
 		}
 	}
 	one := map[string]int{}
 	for _, p := range plan(allCells, len(allCells), 1) {
 		one[p.Cell.Engine+"/"+p.Scenario.Name]++
 	}
-	if one["temporal/hand"] != 7 || one["local/long"] != 5 || len(one) != 2 {
-		t.Errorf("one trial per cell: %v, want the hand example on the 7 Temporal points, the long run on the 5 local ones", one)
+	if one["temporal/hand"] != 22 || one["local/long"] != 5 || len(one) != 2 {
+		t.Errorf("one trial per cell: %v, want the hand example on the 22 Temporal cells, the long run on the 5 local ones", one)
+	}
+}
+
+// TestParseCells: -points takes a cell by its full name, a point on
+// either engine, or a point in all its settle modes.
+func TestParseCells(t *testing.T) {
+	for _, c := range []struct {
+		list string
+		want []string
+	}{
+		{"temporal/model", []string{"temporal/model"}},
+		{"model", []string{"temporal/model", "local/model"}},
+		{"freeze-write-before", []string{"temporal/freeze-write-before/none", "temporal/freeze-write-before/probe", "temporal/freeze-write-before/key"}},
+		{"cut-temporal/probe,temporal/cut-postgres/key", []string{"temporal/cut-temporal/probe", "temporal/cut-postgres/key"}},
+	} {
+		cells, err := parseCells(c.list)
+		var got []string
+		for _, cell := range cells {
+			got = append(got, cell.String())
+		}
+		if err != nil || strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("parseCells(%q) = %v, %v; want %v", c.list, got, err, c.want)
+		}
+	}
+	if _, err := parseCells("freeze-lookup"); err == nil || !strings.Contains(err.Error(), "valid: temporal/model") {
+		t.Errorf("parseCells(freeze-lookup): %v, want an error naming the valid points", err)
+	}
+}
+
+// TestHoldLine: the campaign reads the time of a hold's log line for the
+// step it aims at, not another's.
+func TestHoldLine(t *testing.T) {
+	log := `time=2026-12-01T21:00:00.100Z level=WARN msg="hold before create_ticket: holding for 2s" step=tool/3/0/create_ticket
+time=2026-12-01T21:00:01.250Z level=WARN msg="hold before create_ticket: holding for 2s" step=tool/5/0/create_ticket
+time=2026-12-01T21:00:09.500Z level=WARN msg="hold before create_ticket: released" step=tool/5/0/create_ticket
+`
+	at, ok := holdLine(log, "hold before create_ticket: holding for", "tool/5/0/create_ticket")
+	if want := time.Date(2026, 12, 1, 21, 0, 1, 250e6, time.UTC); !ok || !at.Equal(want) {
+		t.Errorf("holding line at %v, %v; want %v", at, ok, want)
+	}
+	if _, ok := holdLine(log, "hold before create_ticket: released", "tool/3/0/create_ticket"); ok {
+		t.Error("found a release of tool/3/0/create_ticket, which the log does not have")
 	}
 }
 
@@ -103,10 +155,12 @@ func TestScenarios(t *testing.T) {
 		target string
 		want   int
 	}{
-		{Cell{engineTemporal, pointModel}, "llm/7", 6},
-		{Cell{engineLocal, pointBetween}, "tool/4/0/lookup", 4},
-		{Cell{engineTemporal, pointBetween}, "tool/5/0/create_ticket", -1},
-		{Cell{engineLocal, pointRead}, "tool/4/0/lookup", -1},
+		{Cell{engineTemporal, pointModel, ""}, "llm/7", 6},
+		{Cell{engineTemporal, pointFreezeModel, settleKey}, "llm/2", 1},
+		{Cell{engineLocal, pointBetween, ""}, "tool/4/0/lookup", 4},
+		{Cell{engineTemporal, pointBetween, ""}, "tool/5/0/create_ticket", -1},
+		{Cell{engineTemporal, pointFreezeWriteBefore, settleProbe}, "tool/5/0/create_ticket", -1},
+		{Cell{engineLocal, pointRead, ""}, "tool/4/0/lookup", -1},
 	} {
 		if got := slowTurn(c.cell, c.target); got != c.want {
 			t.Errorf("slowTurn(%s, %s) = %d, want %d", c.cell, c.target, got, c.want)

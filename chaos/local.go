@@ -34,6 +34,7 @@ func (l *local) env(host string, extra ...string) []string {
 		"AGENTRUN_JOURNAL="+l.journal,
 		"AGENTRUN_TICKETS="+l.tickets,
 		"AGENTRUN_MODEL=scripted:"+l.plain,
+		"AGENTRUN_TOOLS="+l.toolsFile,
 		"HOME="+host,
 		"TMPDIR="+host,
 	), extra...)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentrun/agentrun/llm"
 )
@@ -31,7 +32,63 @@ var (
 	pointBetween     = Point{5, "between", "SIGKILL between steps", false}
 	pointPostgres    = Point{6, "postgres", "PostgreSQL restarted inside lookup", false}
 	pointDevServer   = Point{7, "devserver", "dev server stopped inside lookup, restarted on its file", false}
+
+	// The freeze and partition points: the worker holding the step is
+	// frozen (SIGSTOP) or cut off for faultFor, past the heartbeat
+	// timeout, while the rest of the fleet carries on; then it is resumed
+	// (SIGCONT) or healed and goes on where it was.
+	pointFreezeWriteBefore = Point{8, "freeze-write-before", "SIGSTOP inside create_ticket before its effect, SIGCONT after the heartbeat timeout", true}
+	pointFreezeWriteAfter  = Point{9, "freeze-write-after", "SIGSTOP inside create_ticket after its effect, SIGCONT after the heartbeat timeout", true}
+	pointFreezeModel       = Point{10, "freeze-model", "SIGSTOP inside a model call, SIGCONT after the heartbeat timeout", false}
+	pointCutTemporal       = Point{11, "cut-temporal", "worker cut off from the Temporal frontend inside create_ticket before its effect, healed after the heartbeat timeout", true}
+	pointCutPostgres       = Point{12, "cut-postgres", "worker cut off from PostgreSQL inside create_ticket before its effect, healed after the heartbeat timeout", true}
 )
+
+// fault reports whether p is a freeze or partition point.
+func (p Point) fault() bool { return p.N >= pointFreezeWriteBefore.N }
+
+// freeze reports whether p is a freeze point.
+func (p Point) freeze() bool {
+	return p == pointFreezeWriteBefore || p == pointFreezeWriteAfter || p == pointFreezeModel
+}
+
+// Settle modes of create_ticket at the freeze and partition points, as
+// its tools file declares them (agent.Settle): no idempotency key and no
+// probe (the run is parked Indeterminate and the campaign settles it from
+// the ticket file, as a person would), a probe only (find_ticket by
+// title), a key only (request_id, which the demo store honours).
+const (
+	settleNone  = "none"
+	settleProbe = "probe"
+	settleKey   = "key"
+)
+
+var settleModes = []string{settleNone, settleProbe, settleKey}
+
+var settleLabels = map[string]string{settleNone: "no key, no probe", settleProbe: "probe only", settleKey: "key only"}
+
+// writeTimeout is create_ticket's timeout in every trial's tools file: a
+// later attempt of a write may not act before an earlier attempt's
+// deadline (its start plus this) has passed, so the default (2 min) would
+// make every write trial wait minutes.
+const writeTimeout = 12 * time.Second
+
+// toolsFile is the tools file of a trial in settle mode ("" at the kill
+// points: no key, no probe, as the demo's defaults).
+func toolsFile(mode string) []byte {
+	o := map[string]any{"timeout": writeTimeout.String()}
+	switch mode {
+	case settleProbe:
+		o["probe"] = map[string]any{
+			"tool": "find_ticket", "args": map[string]string{"title": "{{args.title}}"},
+			"found": "^(TICKET-[0-9]+):", "not_found": "^no ticket",
+		}
+	case settleKey:
+		o["idempotency_key"] = "request_id"
+	}
+	b, _ := json.Marshal(map[string]any{"tools": map[string]any{"create_ticket": o}})
+	return b
+}
 
 // Engines.
 const (
@@ -39,24 +96,40 @@ const (
 	engineLocal    = "local"
 )
 
-// Cell is a kill point on one engine.
+// Cell is a kill point on one engine, in one settle mode of create_ticket
+// ("" at the kill points 1-7: no key, no probe).
 type Cell struct {
 	Engine string
 	Point  Point
+	Settle string
 }
 
-func (c Cell) String() string { return c.Engine + "/" + c.Point.Name }
+func (c Cell) String() string {
+	if c.Settle == "" {
+		return c.Engine + "/" + c.Point.Name
+	}
+	return c.Engine + "/" + c.Point.Name + "/" + c.Settle
+}
 
 // allCells are the campaign's kill points, per engine, in order: seven on
 // the Temporal fleet, five on the local engine (which has no server and no
-// database).
-var allCells = []Cell{
-	{engineTemporal, pointModel}, {engineTemporal, pointRead}, {engineTemporal, pointWriteBefore},
-	{engineTemporal, pointWriteAfter}, {engineTemporal, pointBetween}, {engineTemporal, pointPostgres},
-	{engineTemporal, pointDevServer},
-	{engineLocal, pointModel}, {engineLocal, pointRead}, {engineLocal, pointWriteBefore},
-	{engineLocal, pointWriteAfter}, {engineLocal, pointBetween},
-}
+// database), then the freeze and partition points on the Temporal fleet,
+// each in the three settle modes.
+var allCells = func() []Cell {
+	out := []Cell{
+		{engineTemporal, pointModel, ""}, {engineTemporal, pointRead, ""}, {engineTemporal, pointWriteBefore, ""},
+		{engineTemporal, pointWriteAfter, ""}, {engineTemporal, pointBetween, ""}, {engineTemporal, pointPostgres, ""},
+		{engineTemporal, pointDevServer, ""},
+		{engineLocal, pointModel, ""}, {engineLocal, pointRead, ""}, {engineLocal, pointWriteBefore, ""},
+		{engineLocal, pointWriteAfter, ""}, {engineLocal, pointBetween, ""},
+	}
+	for _, p := range []Point{pointFreezeWriteBefore, pointFreezeWriteAfter, pointFreezeModel, pointCutTemporal, pointCutPostgres} {
+		for _, m := range settleModes {
+			out = append(out, Cell{engineTemporal, p, m})
+		}
+	}
+	return out
+}()
 
 // holdDelay is how long the target model call (its turn's delay in the
 // script) or a lookup (AGENTRUN_DEMO_DELAY) takes at the model, read,
@@ -156,7 +229,9 @@ func (s Scenario) tickets() []string {
 	return out
 }
 
-// parseCells parses a comma-separated list of ENGINE/POINT names.
+// parseCells parses a comma-separated list of kill points: ENGINE/POINT
+// or ENGINE/POINT/SETTLE, or POINT or POINT/SETTLE on either engine; a
+// point named without a settle mode stands for all of its modes.
 func parseCells(list string) ([]Cell, error) {
 	var out []Cell
 	var valid []string
@@ -164,11 +239,17 @@ func parseCells(list string) ([]Cell, error) {
 		valid = append(valid, c.String())
 	}
 	for _, name := range strings.Split(list, ",") {
-		i := slices.IndexFunc(allCells, func(c Cell) bool { return c.String() == strings.TrimSpace(name) })
-		if i < 0 {
+		name = strings.TrimSpace(name)
+		n := len(out)
+		for _, c := range allCells {
+			full, noEngine := c.String(), strings.TrimPrefix(c.String(), c.Engine+"/")
+			if (name == full || name == noEngine || name == c.Engine+"/"+c.Point.Name || name == c.Point.Name) && !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+		if len(out) == n {
 			return nil, fmt.Errorf("unknown kill point %q; valid: %s", name, strings.Join(valid, ", "))
 		}
-		out = append(out, allCells[i])
 	}
 	return out, nil
 }

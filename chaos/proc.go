@@ -92,6 +92,14 @@ func (p *proc) running() bool {
 	}
 }
 
+// signal sends sig (SIGSTOP, SIGCONT) to the process.
+func (p *proc) signal(sig syscall.Signal) error {
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("signal %v to worker %d: %w", sig, p.pid(), err)
+	}
+	return nil
+}
+
 // kill sends SIGKILL and waits for the process to end.
 func (p *proc) kill() {
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)

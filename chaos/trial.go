@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -63,7 +64,10 @@ type trialRun struct {
 	// plain is the scenario's script file; delayed the same script whose
 	// model calls take holdDelay.
 	plain, delayed string
-	hosts          int
+	// toolsFile is AGENTRUN_TOOLS: create_ticket's timeout and settle
+	// mode.
+	toolsFile string
+	hosts     int
 }
 
 // host returns a new empty folder for one process.
@@ -105,7 +109,7 @@ func slowTurn(c Cell, target string) int {
 	var n, i int
 	var name string
 	switch {
-	case c.Point == pointModel:
+	case c.Point == pointModel || c.Point == pointFreezeModel:
 		if _, err := fmt.Sscanf(target, "llm/%d", &n); err == nil {
 			return n - 1
 		}
@@ -121,9 +125,9 @@ func slowTurn(c Cell, target string) int {
 func (e *env) target(i int, p Plan) string {
 	var steps []string
 	switch p.Cell.Point {
-	case pointModel:
+	case pointModel, pointFreezeModel:
 		steps = p.Scenario.steps("")
-	case pointWriteBefore, pointWriteAfter:
+	case pointWriteBefore, pointWriteAfter, pointFreezeWriteBefore, pointFreezeWriteAfter, pointCutTemporal, pointCutPostgres:
 		steps = p.Scenario.steps("create_ticket")
 	case pointBetween:
 		if p.Cell.Engine == engineTemporal {
@@ -148,21 +152,29 @@ func (e *env) trial(ctx context.Context, i int, p Plan) (o Outcome) {
 	t := &trialRun{env: e, dir: filepath.Join(e.dir, fmt.Sprintf("trial-%03d", i)), scenario: p.Scenario}
 	t.tickets = filepath.Join(t.dir, "tickets.jsonl")
 	t.run = fmt.Sprintf("chaos-%d-%03d", os.Getpid(), i)
+	t.toolsFile = filepath.Join(t.dir, "tools.json")
 	err := os.MkdirAll(t.dir, 0o755)
 	if err == nil {
 		err = t.writeScripts(slowTurn(p.Cell, o.Target))
+	}
+	if err == nil {
+		err = os.WriteFile(t.toolsFile, toolsFile(p.Cell.Settle), 0o644)
 	}
 	if err == nil {
 		if p.Cell.Engine == engineLocal {
 			err = (&local{trialRun: t}).play(ctx, &o)
 		} else {
 			f := &fleet{trialRun: t, queue: t.run}
-			defer f.killAll()
+			defer f.close()
 			err = f.play(ctx, &o)
 		}
 	}
 	if err != nil {
 		o.Failure = err.Error()
+		// Count what the failed trial left in the world too.
+		if ts, rerr := tools.ReadTickets(t.tickets); rerr == nil {
+			o.Tickets, o.Duplicates = len(ts), duplicates(ts, p.Scenario)
+		}
 	}
 	return o
 }
@@ -173,6 +185,7 @@ type fleet struct {
 	*trialRun
 	queue   string
 	workers []*proc
+	fault   *fault // at the freeze and partition points
 }
 
 func (f *fleet) baseEnv(host string) []string {
@@ -183,6 +196,7 @@ func (f *fleet) baseEnv(host string) []string {
 		"AGENTRUN_JOURNAL="+f.db,
 		"AGENTRUN_TICKETS="+f.tickets,
 		"AGENTRUN_MODEL=scripted:"+f.plain,
+		"AGENTRUN_TOOLS="+f.toolsFile,
 		"HOME="+host,
 		"TMPDIR="+host,
 	)
@@ -253,7 +267,11 @@ func holdEnv(p Point, target, delayed string) []string {
 // play runs the trial: start the fleet and the run, drive the run to
 // Completed while crashing at the point, check it.
 func (f *fleet) play(ctx context.Context, o *Outcome) error {
-	if err := f.start(ctx, 3, holdEnv(o.Cell.Point, o.Target, f.delayed)...); err != nil {
+	if o.Cell.Point.fault() {
+		if err := f.startHeld(ctx, o); err != nil {
+			return err
+		}
+	} else if err := f.start(ctx, 3, holdEnv(o.Cell.Point, o.Target, f.delayed)...); err != nil {
 		return err
 	}
 	input := workflows.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: prompt}}}
@@ -261,6 +279,13 @@ func (f *fleet) play(ctx context.Context, o *Outcome) error {
 		return fmt.Errorf("start %s: %w", f.run, err)
 	}
 	st, crashed, err := f.drive(ctx, o)
+	if crashed && f.fault != nil {
+		// The faulted worker goes on once resumed or healed: wait for
+		// it, so that a write it makes late is counted.
+		if ferr := f.fault.end(ctx, f, o); err == nil {
+			err = ferr
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -302,6 +327,8 @@ func (f *fleet) crash(ctx context.Context, o *Outcome) (bool, error) {
 		}
 		f.killAll()
 		return true, f.start(ctx, 3)
+	case pointFreezeWriteBefore, pointFreezeWriteAfter, pointFreezeModel, pointCutTemporal, pointCutPostgres:
+		return f.inflict(ctx, o)
 	case pointBetween:
 		st, err := f.state(ctx)
 		if err != nil || st.Status != agent.StatusAwaitingApproval || !slices.ContainsFunc(st.Pending, func(p agent.Pending) bool { return p.Marker == o.Target }) {

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/internal/netfault"
+	"github.com/agentrun/agentrun/workflows"
+)
+
+// faultFor is how long a freeze or a cut lasts: past the heartbeat
+// timeout, so that Temporal times the attempt out and retries it on
+// another worker while the first one is still alive.
+const faultFor = workflows.HeartbeatTimeout + 2*time.Second
+
+// holdFor is AGENTRUN_TEST_HOLD_FOR of the held worker at a write fault
+// point: how long its write waits before it goes on by itself. Long enough
+// for the campaign to see the hold and freeze or cut the worker (it polls
+// every 20 ms); then, frozen, the worker finds it expired when it resumes
+// and goes on at once; cut off from PostgreSQL, it writes while cut off
+// and cannot record its result; cut off from the Temporal frontend, it
+// writes a second after the heal, as a worker that does not know it was
+// cut off would.
+func holdFor(p Point) time.Duration {
+	if p == pointCutTemporal {
+		return faultFor + time.Second
+	}
+	return 2 * time.Second
+}
+
+// faultEndWait bounds the wait, after the resume or the heal, for the held
+// write to end (go on or give up); lateWrite is how long the campaign then
+// gives a write that went on to reach the ticket file.
+const (
+	faultEndWait = 30 * time.Second
+	lateWrite    = 500 * time.Millisecond
+)
+
+// fault is a freeze or a cut of one worker, the held one.
+type fault struct {
+	held *proc
+	// temporal and postgres are the held worker's proxies at the
+	// partition points.
+	temporal, postgres *netfault.Proxy
+	at                 time.Time     // when it was frozen or cut
+	healed             chan struct{} // closed once resumed or healed
+	healErr            error
+}
+
+// startHeld starts the one worker that will be frozen or cut off, with
+// the hold (or the slow model call) at the trial's target, through proxies
+// at the partition points. The rest of the fleet starts when the fault
+// lands.
+func (f *fleet) startHeld(ctx context.Context, o *Outcome) error {
+	p := o.Cell.Point
+	f.fault = &fault{healed: make(chan struct{})}
+	var env []string
+	switch p {
+	case pointFreezeModel:
+		env = holdEnv(pointModel, o.Target, f.delayed)
+	case pointFreezeWriteAfter:
+		env = holdEnv(pointWriteAfter, o.Target, f.delayed)
+	default:
+		env = holdEnv(pointWriteBefore, o.Target, f.delayed)
+	}
+	if p != pointFreezeModel {
+		env = append(env, execute.EnvTestHoldFor+"="+holdFor(p).String())
+	}
+	if p == pointCutTemporal || p == pointCutPostgres {
+		var err error
+		if f.fault.temporal, err = netfault.Start("temporal", f.hostPort); err != nil {
+			return err
+		}
+		db, err := url.Parse(f.db)
+		if err != nil {
+			return fmt.Errorf("PostgreSQL URL %q: %w", f.db, err)
+		}
+		if f.fault.postgres, err = netfault.Start("postgres", db.Host); err != nil {
+			return err
+		}
+		db.Host = f.fault.postgres.Addr()
+		env = append(env, "TEMPORAL_ADDRESS="+f.fault.temporal.Addr(), "AGENTRUN_JOURNAL="+db.String())
+	}
+	if err := f.start(ctx, 1, env...); err != nil {
+		return err
+	}
+	f.fault.held = f.workers[0]
+	return nil
+}
+
+// holdWords is the hold's log message prefix at a write fault point.
+func holdWords(p Point) string {
+	if p == pointFreezeWriteAfter {
+		return "hold after create_ticket"
+	}
+	return "hold before create_ticket"
+}
+
+// inflict freezes or cuts off the held worker when it is at the point now,
+// starts the rest of the fleet (two workers without the hold, straight to
+// the servers) and resumes or heals the held one faultFor later. At the
+// model point it sets o.Hit (the model call was STARTED on the held
+// worker); at the write points end does, once the hold has ended.
+func (f *fleet) inflict(ctx context.Context, o *Outcome) (bool, error) {
+	ft, p := f.fault, o.Cell.Point
+	if p == pointFreezeModel {
+		identity, ok := f.started(ctx, o.Target)
+		if !ok {
+			return false, nil
+		}
+		o.Hit = pidOf(identity) == ft.held.pid()
+	} else if _, ok := holdLine(ft.held.output(), holdWords(p)+": holding for", o.Target); !ok {
+		return false, nil
+	}
+	ft.at = time.Now()
+	resume := func() error { return nil }
+	switch p {
+	case pointCutTemporal:
+		ft.temporal.Cut()
+		resume = ft.temporal.Heal
+	case pointCutPostgres:
+		ft.postgres.Cut()
+		resume = ft.postgres.Heal
+	default:
+		if err := ft.held.signal(syscall.SIGSTOP); err != nil {
+			close(ft.healed)
+			return true, err
+		}
+		resume = func() error { return ft.held.signal(syscall.SIGCONT) }
+	}
+	go func() {
+		time.Sleep(faultFor)
+		ft.healErr = resume()
+		close(ft.healed)
+	}()
+	return true, f.start(ctx, 2)
+}
+
+// end waits for the resume or the heal and then, at the write points, for
+// the held write to end (go on, or give up on its context) and the late
+// write to land; it sets o.Hit at the write points: the worker held the
+// target when the fault came, and its hold ended after it (or had not
+// ended).
+func (ft *fault) end(ctx context.Context, f *fleet, o *Outcome) error {
+	select {
+	case <-ft.healed:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if ft.healErr != nil {
+		return fmt.Errorf("resume after %s: %w", o.Cell.Point.Name, ft.healErr)
+	}
+	if o.Cell.Point == pointFreezeModel {
+		time.Sleep(lateWrite) // its reply is refused by the server; nothing to wait for
+		return nil
+	}
+	words := holdWords(o.Cell.Point)
+	var ended time.Time
+	deadline := time.Now().Add(faultEndWait)
+	for {
+		out := ft.held.output()
+		released, ok1 := holdLine(out, words+": released", o.Target)
+		gaveUp, ok2 := holdLine(out, words+": given up", o.Target)
+		if ok1 || ok2 {
+			ended = released // the first of the two
+			if !ok1 || (ok2 && gaveUp.Before(released)) {
+				ended = gaveUp
+			}
+			break
+		}
+		if time.Now().After(deadline) || !ft.held.running() {
+			ended = time.Time{} // still holding (or gone): the fault landed inside the hold
+			break
+		}
+		if err := sleep(ctx); err != nil {
+			return err
+		}
+	}
+	_, held := holdLine(ft.held.output(), words+": holding for", o.Target)
+	o.Hit = held && (ended.IsZero() || ended.After(ft.at))
+	time.Sleep(lateWrite)
+	return nil
+}
+
+// close ends the trial's processes and proxies, after the resume or heal
+// if a fault is under way.
+func (f *fleet) close() {
+	if ft := f.fault; ft != nil && !ft.at.IsZero() {
+		<-ft.healed
+	}
+	f.killAll()
+	if ft := f.fault; ft != nil {
+		for _, p := range []*netfault.Proxy{ft.temporal, ft.postgres} {
+			if p != nil {
+				p.Close()
+			}
+		}
+	}
+}
+
+// logTime is the time attribute of a worker's log line (slog's text
+// handler).
+var logTime = regexp.MustCompile(`^time=(\S+) `)
+
+// holdLine finds the first line of log with msg words and step=step, and
+// returns its time.
+func holdLine(log, words, step string) (time.Time, bool) {
+	for line := range strings.Lines(log) {
+		if !strings.Contains(line, words) || !strings.Contains(line, " step="+step) {
+			continue
+		}
+		var t time.Time
+		if m := logTime.FindStringSubmatch(line); m != nil {
+			t, _ = time.Parse(time.RFC3339Nano, m[1])
+		}
+		return t, true
+	}
+	return time.Time{}, false
+}
