@@ -72,13 +72,15 @@ test: $(TEMPORAL) $(MCP_SERVERS) $(STREAMS_TS) build
 bench: $(TEMPORAL)
 	$(GO) run ./bench $(BENCH_FLAGS)
 
-# chaos: the crash campaign: 100 trials of the hand example and of a longer
+# chaos: the crash campaign: 162 trials of the hand example and of a longer
 # scripted run, each crashed at one kill point (inside a model call, a read,
 # a write before and after its effect, between steps; on Temporal also a
 # PostgreSQL restart and a dev-server restart on its file) on both engines:
-# a fleet of three workers on Temporal, and starter --local; prints the
-# table and writes it to BENCHMARKS.md.
-# CHAOS_FLAGS="-trials 12" for a shorter one, -points local/model,... for some points.
+# a fleet of three workers on Temporal, and starter --local; and on
+# Temporal a worker frozen (SIGSTOP) or cut off from the frontend or from
+# PostgreSQL (a toxiproxy proxy) past the heartbeat timeout, in three
+# settle modes of create_ticket; prints the table and writes it to BENCHMARKS.md.
+# CHAOS_FLAGS="-trials 12" for a shorter one, -points local/model,freeze-model,... for some points.
 chaos: $(TEMPORAL)
 	$(GO) run ./chaos $(CHAOS_FLAGS)
 

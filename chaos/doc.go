@@ -34,6 +34,38 @@
 //
 // A killed worker is replaced by one without the hold.
 //
+// Freeze and partition points on the Temporal engine: one worker starts
+// with the hold (AGENTRUN_TEST_HOLD_BEFORE or _AFTER at the chosen
+// create_ticket, with AGENTRUN_TEST_HOLD_FOR so that the held write goes on
+// by itself, as a frozen or cut-off process would) or the slow model call;
+// when it is there, it is frozen or cut off for faultFor (the heartbeat
+// timeout, 5 s, plus 2 s), two workers without the hold start and carry the
+// run on, and then it is resumed or healed and goes on where it was:
+//
+//  8. freeze-write-before: SIGSTOP inside create_ticket before its effect
+//     (the hold goes on 2 s after it began: on SIGCONT at once);
+//  9. freeze-write-after: likewise after its effect;
+//  10. freeze-model: SIGSTOP inside the chosen model call;
+//  11. cut-temporal: the worker reaches the Temporal frontend through a
+//     proxy (internal/netfault: Shopify's toxiproxy, run in the campaign's
+//     process on 127.0.0.1), which is cut while it holds create_ticket
+//     before its effect; the write goes on a second after the heal;
+//  12. cut-postgres: likewise to PostgreSQL (AGENTRUN_JOURNAL through a
+//     proxy); the write goes on 2 s after it began, while cut off.
+//
+// Each of them runs in three settle modes of create_ticket, declared in the
+// trial's tools file: no key and no probe (the run may be parked
+// Indeterminate and the campaign settles it from the ticket file, as a
+// person would, possibly while the first attempt is still frozen), probe
+// only (find_ticket by title), key only (request_id). Every trial's tools
+// file gives create_ticket a 12 s timeout. A freeze or cut counts as a hit
+// only when the worker really was at the point: the chosen model call was
+// STARTED on it, or it had logged the hold of the chosen step and the
+// hold's end (released, or given up on its context) is logged after the
+// fault began, or never. After the run completes the campaign waits for
+// the faulted worker to be resumed or healed and for its held write to go
+// on or give up, so that a late second ticket is counted.
+//
 // Kill points on the local engine (`starter --local` on a folder journal,
 // no server), points 1–5: the starter SIGKILLed inside the chosen model
 // call (the kill comes 300 ms into a 2 s call: the step before it
@@ -54,20 +86,23 @@
 // create_ticket call of the script, and the answer names the last; every
 // model step completed exactly once (on Temporal one
 // ActivityTaskCompleted per llm/N in the history, locally one
-// step.completed per llm/N in the journal); Indeterminate only at points 3
-// and 4, where the write's effect really was uncertain. A kill counts as a
+// step.completed per llm/N in the journal); Indeterminate only at points 3,
+// 4, 8, 9, 11 and 12, where the write's effect really was uncertain. A
+// failed trial's tickets are counted too. A kill counts as a
 // hit only when the process really was at the point: the hold's log line
 // for the chosen step was seen (and, locally, the journal shows the step
 // started and not completed), the activity was STARTED on the killed
 // worker (or when the server or database went down), or, locally, the
 // journal shows the timing described above.
 //
-// Kill points are dealt round-robin over the twelve (engine, point) cells,
-// then shuffled with a seeded RNG (printed at the start), so that 100
-// trials give every cell 8 or 9. -points runs a subset.
+// Kill points are dealt round-robin over the 27 cells (engine, point,
+// settle mode: the twelve kill points 1-7 on both engines, the five
+// freeze and partition points in three modes each), then shuffled with a
+// seeded RNG (printed at the start); by default 6 trials per cell (162).
+// -points runs a subset (e.g. -points freeze-write-before,cut-temporal/key).
 //
-// It prints a table per engine and kill point and writes it as the "##
-// Crash campaign" section at the end of BENCHMARKS.md (or -out FILE), and
-// exits non-zero when a trial fails an assertion or, in a campaign of 100
-// trials or more, a cell got fewer than 5 hits.
+// It prints a table per engine, kill point and settle mode and writes it as
+// the "## Crash campaign" section at the end of BENCHMARKS.md (or -out
+// FILE), and exits non-zero when a trial fails an assertion or, in a
+// campaign of at least 5 trials per cell, a cell got fewer than 5 hits.
 package main
