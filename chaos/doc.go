@@ -43,7 +43,7 @@
 // run on, and then it is resumed or healed and goes on where it was:
 //
 //  8. freeze-write-before: SIGSTOP inside create_ticket before its effect
-//     (the hold goes on 2 s after it began: on SIGCONT at once);
+//     (the hold goes on 4 s after it began: on SIGCONT at once);
 //  9. freeze-write-after: likewise after its effect;
 //  10. freeze-model: SIGSTOP inside the chosen model call;
 //  11. cut-temporal: the worker reaches the Temporal frontend through a
@@ -51,7 +51,7 @@
 //     process on 127.0.0.1), which is cut while it holds create_ticket
 //     before its effect; the write goes on a second after the heal;
 //  12. cut-postgres: likewise to PostgreSQL (AGENTRUN_JOURNAL through a
-//     proxy); the write goes on 2 s after it began, while cut off.
+//     proxy); the write goes on 4 s after it began, while cut off.
 //
 // Each of them runs in three settle modes of create_ticket, declared in the
 // trial's tools file: no key and no probe (the run may be parked

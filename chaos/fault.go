@@ -22,7 +22,7 @@ const faultFor = workflows.HeartbeatTimeout + 2*time.Second
 // holdFor is AGENTRUN_TEST_HOLD_FOR of the held worker at a write fault
 // point: how long its write waits before it goes on by itself. Long enough
 // for the campaign to see the hold and freeze or cut the worker (it polls
-// every 20 ms); then, frozen, the worker finds it expired when it resumes
+// every 20 ms, between queries that take a while on a loaded machine); then, frozen, the worker finds it expired when it resumes
 // and goes on at once; cut off from PostgreSQL, it writes while cut off
 // and cannot record its result; cut off from the Temporal frontend, it
 // writes a second after the heal, as a worker that does not know it was
@@ -31,7 +31,7 @@ func holdFor(p Point) time.Duration {
 	if p == pointCutTemporal {
 		return faultFor + time.Second
 	}
-	return 2 * time.Second
+	return 4 * time.Second
 }
 
 // faultEndWait bounds the wait, after the resume or the heal, for the held
