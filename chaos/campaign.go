@@ -121,7 +121,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		cfg.Logger.Info("trial", "n", i+1, "cell", p.Cell, "scenario", p.Scenario.Name, "target", t.Target, "hit", t.Hit,
 			"indeterminate", t.Settled, "tickets", t.Tickets, "model_steps", t.ModelSteps,
-			"took", t.Took.Round(100*time.Millisecond), "failure", t.Failure)
+			"took", t.Took.Round(100*time.Millisecond), "fault_for", t.FaultFor.Round(100*time.Millisecond), "failure", t.Failure)
 	}
 	res.Took = time.Since(began)
 	return res, nil

@@ -38,9 +38,11 @@
 // with the hold (AGENTRUN_TEST_HOLD_BEFORE or _AFTER at the chosen
 // create_ticket, with AGENTRUN_TEST_HOLD_FOR so that the held write goes on
 // by itself, as a frozen or cut-off process would) or the slow model call;
-// when it is there, it is frozen or cut off for faultFor (the heartbeat
-// timeout, 5 s, plus 2 s), two workers without the hold start and carry the
-// run on, and then it is resumed or healed and goes on where it was:
+// when it is there, it is frozen or cut off for at least faultFor (the
+// heartbeat timeout, 5 s, plus 2 s) and until Temporal has started a retry
+// of the step or no longer has it pending (at most 45 s), two workers
+// without the hold start and carry the run on, and then it is resumed or
+// healed and goes on where it was:
 //
 //  8. freeze-write-before: SIGSTOP inside create_ticket before its effect
 //     (the hold goes on 4 s after it began: on SIGCONT at once);
@@ -49,7 +51,8 @@
 //  11. cut-temporal: the worker reaches the Temporal frontend through a
 //     proxy (internal/netfault: Shopify's toxiproxy, run in the campaign's
 //     process on 127.0.0.1), which is cut while it holds create_ticket
-//     before its effect; the write goes on a second after the heal;
+//     before its effect; the write goes on 8 s after it began (a second
+//     after the heal, or still cut off if the retry took longer);
 //  12. cut-postgres: likewise to PostgreSQL (AGENTRUN_JOURNAL through a
 //     proxy); the write goes on 4 s after it began, while cut off.
 //

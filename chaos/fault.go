@@ -9,14 +9,17 @@ import (
 	"syscall"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/internal/netfault"
 	"github.com/agentrun/agentrun/workflows"
 )
 
-// faultFor is how long a freeze or a cut lasts: past the heartbeat
-// timeout, so that Temporal times the attempt out and retries it on
-// another worker while the first one is still alive.
+// faultFor is how long a freeze or a cut lasts at least: past the
+// heartbeat timeout, so that Temporal times the attempt out and retries it
+// on another worker while the first one is still alive; it lasts until the
+// retry has started (waitRetried).
 const faultFor = workflows.HeartbeatTimeout + 2*time.Second
 
 // holdFor is AGENTRUN_TEST_HOLD_FOR of the held worker at a write fault
@@ -49,6 +52,7 @@ type fault struct {
 	// partition points.
 	temporal, postgres *netfault.Proxy
 	at                 time.Time     // when it was frozen or cut
+	lasted             time.Duration // how long it was frozen or cut
 	healed             chan struct{} // closed once resumed or healed
 	healErr            error
 }
@@ -136,10 +140,45 @@ func (f *fleet) inflict(ctx context.Context, o *Outcome) (bool, error) {
 	}
 	go func() {
 		time.Sleep(faultFor)
+		f.waitRetried(ctx, o.Target)
+		ft.lasted = time.Since(ft.at)
 		ft.healErr = resume()
 		close(ft.healed)
 	}()
 	return true, f.start(ctx, 2)
+}
+
+// maxFault bounds a freeze or a cut.
+const maxFault = 45 * time.Second
+
+// waitRetried waits, up to maxFault after the fault began, until Temporal
+// has moved on from the faulted attempt of step: a later attempt of it
+// has started (on another worker, or on the same one when only its
+// database was cut), or it is not pending any more (completed, or failed
+// and the run waits). So the faulted worker comes back while a retry runs
+// or after one ran, which is the case the fault is about; the heartbeat
+// timeout alone does not make it so on a loaded machine (the server's
+// timer, the retry's backoff and its dispatch come on top).
+func (f *fleet) waitRetried(ctx context.Context, step string) {
+	for time.Since(f.fault.at) < maxFault && ctx.Err() == nil {
+		desc, err := f.client.DescribeWorkflow(ctx, f.run, "")
+		if err == nil {
+			pending := false
+			for _, a := range desc.RawResponse.GetPendingActivities() {
+				if a.GetActivityId() != step {
+					continue
+				}
+				pending = true
+				if a.GetAttempt() >= 2 && a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
+					return
+				}
+			}
+			if !pending {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // end waits for the resume or the heal and then, at the write points, for
@@ -153,6 +192,7 @@ func (ft *fault) end(ctx context.Context, f *fleet, o *Outcome) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	o.FaultFor = ft.lasted
 	if ft.healErr != nil {
 		return fmt.Errorf("resume after %s: %w", o.Cell.Point.Name, ft.healErr)
 	}

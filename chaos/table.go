@@ -96,10 +96,10 @@ func (r *Result) Table() string {
 	}
 	fmt.Fprintf(&b, "%d trials over two scenarios (%s: the hand example, 3 model turns and 1 ticket; %s: 8 model turns, 4 lookups, 3 tickets), "+
 		"kill points dealt round-robin per engine and shuffled with seed %d, the step crashed chosen at random within the run; took %s. "+
-		"At the freeze and partition points (8-12, the Temporal fleet) the worker holding the step is frozen or cut off for %s, past the heartbeat timeout (%s), while two other workers carry on, "+
-		"then resumed or healed; its held write goes on by itself (AGENTRUN_TEST_HOLD_FOR); each point runs in three settle modes of create_ticket (no key and no probe: a person settles it from the ticket file; probe only: find_ticket by title; key only: request_id). "+
+		"At the freeze and partition points (8-12, the Temporal fleet) the worker holding the step is frozen or cut off for at least %s, past the heartbeat timeout (%s), while two other workers carry on, "+
+		"until a retry of the step has started or it is no longer pending (at most %s), then resumed or healed; its held write goes on by itself (AGENTRUN_TEST_HOLD_FOR); each point runs in three settle modes of create_ticket (no key and no probe: a person settles it from the ticket file; probe only: find_ticket by title; key only: request_id). "+
 		"create_ticket's timeout is %s in every trial.\n\n",
-		r.Trials, names[0], names[1], r.Seed, r.Took.Round(time.Second), faultFor, workflows.HeartbeatTimeout, writeTimeout)
+		r.Trials, names[0], names[1], r.Seed, r.Took.Round(time.Second), faultFor, workflows.HeartbeatTimeout, maxFault, writeTimeout)
 	b.WriteString("| engine | kill point | trials (" + strings.Join(names, "/") + ") | hits | Indeterminate (done/retry) | duplicates | repeated model calls | failed | s per trial |\n")
 	b.WriteString("|---|---|---:|---:|---|---:|---:|---:|---:|\n")
 	var trials, hits, ind, dups, rep, failed int

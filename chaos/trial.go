@@ -51,6 +51,9 @@ type Outcome struct {
 	// of them completed more than once.
 	ModelSteps, RepeatedModel int
 	Took                      time.Duration
+	// FaultFor is how long the worker was frozen or cut off, at the
+	// freeze and partition points.
+	FaultFor time.Duration
 	// Failure is the first failed assertion, "" when the trial passed.
 	Failure string
 }
