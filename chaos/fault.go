@@ -153,9 +153,10 @@ const maxFault = 45 * time.Second
 
 // waitRetried waits, up to maxFault after the fault began, until Temporal
 // has moved on from the faulted attempt of step: a later attempt of it
-// has started (on another worker, or on the same one when only its
-// database was cut), or it is not pending any more (completed, or failed
-// and the run waits). So the faulted worker comes back while a retry runs
+// has started on another worker, or it is not pending any more (completed,
+// or failed and the run waits). A frozen worker's poll that was under way
+// when it froze can be handed the retry, which then waits in it too: the
+// server times that attempt out as well and the next goes elsewhere. So the faulted worker comes back while a retry runs
 // or after one ran, which is the case the fault is about; the heartbeat
 // timeout alone does not make it so on a loaded machine (the server's
 // timer, the retry's backoff and its dispatch come on top).
@@ -165,15 +166,18 @@ func (f *fleet) waitRetried(ctx context.Context, step string) {
 		if err == nil {
 			pending := false
 			for _, a := range desc.RawResponse.GetPendingActivities() {
+				f.logger.Debug("pending", "run_id", f.run, "id", a.GetActivityId(), "state", a.GetState(), "attempt", a.GetAttempt(), "worker", a.GetLastWorkerIdentity())
 				if a.GetActivityId() != step {
 					continue
 				}
 				pending = true
-				if a.GetAttempt() >= 2 && a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
+				if a.GetAttempt() >= 2 && a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED && pidOf(a.GetLastWorkerIdentity()) != f.fault.held.pid() {
+					f.logger.Debug("retried", "run_id", f.run, "step", step, "attempt", a.GetAttempt(), "worker", a.GetLastWorkerIdentity())
 					return
 				}
 			}
 			if !pending {
+				f.logger.Debug("no longer pending", "run_id", f.run, "step", step)
 				return
 			}
 		}

@@ -31,7 +31,11 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	level := slog.LevelInfo
+	if os.Getenv("CHAOS_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	res, err := Run(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chaos:", err)

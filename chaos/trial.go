@@ -227,6 +227,7 @@ func (f *fleet) killPID(pid int) bool {
 	for i, w := range f.workers {
 		if w.pid() == pid && w.running() {
 			w.kill()
+			f.keepLog(w)
 			f.workers = slices.Delete(f.workers, i, i+1)
 			return true
 		}
@@ -237,8 +238,17 @@ func (f *fleet) killPID(pid int) bool {
 func (f *fleet) killAll() {
 	for _, w := range f.workers {
 		w.kill()
+		f.keepLog(w)
 	}
 	f.workers = nil
+}
+
+// keepLog writes a worker's log to the folder $CHAOS_LOGS, when set, as
+// RUN-PID.log, for looking into a trial afterwards.
+func (f *fleet) keepLog(w *proc) {
+	if dir := os.Getenv("CHAOS_LOGS"); dir != "" {
+		_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d.log", f.run, w.pid())), []byte(w.output()), 0o644)
+	}
 }
 
 // tool runs the reconcile program on a new host.
