@@ -95,7 +95,17 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 				return agent.Outcome{}, fmt.Errorf("run %s: %w", runID, err)
 			}
 		}
-		_, err = j.RunStep(ctx, runID, step, func(ctx context.Context) (json.RawMessage, error) {
+		att, timeout := Attempt{Number: 1}.Here(), time.Duration(0)
+		if t, ok := exec.(timeouter); ok && needsStart(step) && step.Call != nil {
+			// A write is fenced: a driver that lost its lock while it runs
+			// the write (its PostgreSQL connection ended) holds it until
+			// its deadline, and nobody else probes or runs it before then.
+			att.Generation, timeout = 1, t.Timeout(step.Call.Name)
+			if ss := st.steps[step.Name]; ss != nil {
+				att.Generation += ss.retries
+			}
+		}
+		_, err = j.RunAttempt(ctx, runID, step, att, timeout, func(ctx context.Context) (json.RawMessage, error) {
 			ctx, stop := j.watchCancel(ctx, runID, len(recs))
 			defer stop()
 			return exec.Execute(ctx, step)
@@ -103,11 +113,22 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 		if err != nil && j.cancelled(runID) {
 			continue // the step stopped because the run was cancelled: the next load says so
 		}
+		var fence *FenceError
+		if errors.As(err, &fence) {
+			// An earlier driver's attempt may still act: wait until it cannot.
+			if err := sleepUntil(ctx, fence.Until()); err != nil {
+				return agent.Outcome{}, err
+			}
+			continue
+		}
 		var ind *IndeterminateError
 		if errors.As(err, &ind) {
 			o := agent.Outcome{Status: agent.StatusIndeterminate, Step: ind.Step}
 			if ind.Probe != nil {
 				o.Reason = ind.Probe.String() // what its probe answered, for the person
+			}
+			if ind.Holder != nil {
+				o.Reason = strings.TrimPrefix(o.Reason+"; "+ind.Holder.MayRun(), "; ")
 			}
 			return o, nil
 		}
@@ -176,6 +197,24 @@ func (j *Journal) watchCancel(ctx context.Context, runID string, seen int) (cont
 // runs (execute.Executor).
 type preparer interface {
 	Prepare(ctx context.Context, step agent.Step) (agent.Step, error)
+}
+
+// timeouter is an executor that knows how long a tool may run: the
+// deadline of a write's attempt (execute.Executor, through its tools).
+type timeouter interface {
+	Timeout(tool string) time.Duration
+}
+
+// sleepUntil waits until t or until ctx ends.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // begin records the input of a new run, or checks it against the journal
@@ -286,7 +325,13 @@ func (j *Journal) check(st *state, sig Signal) error {
 		_, err := RaiseBudget(sig, st.budget, turns, used)
 		return err
 	}
-	return Validate(sig, d.Outcome, st.facts())
+	if err := Validate(sig, d.Outcome, st.facts()); err != nil {
+		return err
+	}
+	if ss := st.steps[sig.Step]; sig.Name == SignalReconcile && sig.Outcome == OutcomeRetry && ss != nil && ss.holder != nil {
+		return CheckRetry(sig.Step, ss.holder.String(), ss.holder.Until(), j.now())
+	}
+	return nil
 }
 
 // Ended is the error every operator input gets once the run is in a
