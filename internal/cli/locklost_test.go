@@ -97,6 +97,7 @@ func TestLocalDriverLosesPostgresLock(t *testing.T) {
 		!strings.HasSuffix(out, "): stopped before step llm/3; run "+starter+" --local --id "+run+" to resume") {
 		t.Fatalf("driver: exit %d, output %q; want exit 5 and one line %q...stopped before step llm/3; run ... to resume", code, out, want)
 	}
+	t.Logf("driver: exit %d: %s", code, out)
 	recs := records()
 	last := recs[len(recs)-1]
 	if last.Type != journal.StepCompleted || last.Step != ticketStep {
