@@ -20,7 +20,8 @@ import (
 // could not go on (a store failure, a step that failed) and may be resumed.
 // While it drives the run it holds the run's lock when the Store is a
 // Locker: a run another process drives is a *BusyError, and nothing is
-// written.
+// written. Before every step it checks that it still holds the lock; a
+// lost lock is a *LockLostError, and the step does not run.
 func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, exec agent.Executor) (agent.Outcome, error) {
 	if err := ValidRunID(runID); err != nil {
 		return agent.Outcome{}, err
@@ -34,11 +35,11 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 	// One driver at a time (Locker), taken once the input is known good so
 	// that a refused prompt touches nothing; begin writes only run.started,
 	// which two drivers of a new run agree on.
-	release, err := j.lockRun(ctx, runID)
+	lock, err := j.lockRun(ctx, runID)
 	if err != nil {
 		return agent.Outcome{}, err
 	}
-	defer release()
+	defer lock.Release()
 	for {
 		if err := ctx.Err(); err != nil {
 			return agent.Outcome{}, err
@@ -94,6 +95,15 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 			if step, err = p.Prepare(ctx, step); err != nil {
 				return agent.Outcome{}, fmt.Errorf("run %s: %w", runID, err)
 			}
+		}
+		// The lock may have gone while the last step ran (a PostgreSQL
+		// lock goes with its connection): then another process may drive
+		// the run now, and this one must not start a step beside it.
+		if err := lock.Held(ctx); err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return agent.Outcome{}, ctxErr
+			}
+			return agent.Outcome{}, &LockLostError{RunID: runID, Step: step.Name, Err: err}
 		}
 		att, timeout := Attempt{Number: 1}.Here(), time.Duration(0)
 		if t, ok := exec.(timeouter); ok && needsStart(step) && step.Call != nil {
