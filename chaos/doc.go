@@ -64,10 +64,10 @@
 // file gives create_ticket a 12 s timeout. A freeze or cut counts as a hit
 // only when the worker really was at the point: the chosen model call was
 // STARTED on it, or it had logged the hold of the chosen step and the
-// hold's end (released, or given up on its context) is logged after the
-// fault began, or never. After the run completes the campaign waits for
+// hold's end (released) is logged after the fault began, or never. After the run completes the campaign waits for
 // the faulted worker to be resumed or healed and for its held write to go
-// on or give up, so that a late second ticket is counted.
+// on (only the tool's own check of its context, tools.Live, can stop it
+// then), so that a late second ticket is counted.
 //
 // Kill points on the local engine (`starter --local` on a folder journal,
 // no server), points 1–5: the starter SIGKILLed inside the chosen model

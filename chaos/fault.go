@@ -38,7 +38,7 @@ func holdFor(p Point) time.Duration {
 }
 
 // faultEndWait bounds the wait, after the resume or the heal, for the held
-// write to end (go on or give up); lateWrite is how long the campaign then
+// write to go on; lateWrite is how long the campaign then
 // gives a write that went on to reach the ticket file.
 const (
 	faultEndWait = 30 * time.Second
@@ -186,10 +186,10 @@ func (f *fleet) waitRetried(ctx context.Context, step string) {
 }
 
 // end waits for the resume or the heal and then, at the write points, for
-// the held write to end (go on, or give up on its context) and the late
-// write to land; it sets o.Hit at the write points: the worker held the
-// target when the fault came, and its hold ended after it (or had not
-// ended).
+// the held write to go on (its tool runs, or its result is returned) and
+// the late write to land; it sets o.Hit at the write points: the worker
+// held the target when the fault came, and its hold ended after it (or had
+// not ended).
 func (ft *fault) end(ctx context.Context, f *fleet, o *Outcome) error {
 	select {
 	case <-ft.healed:
@@ -209,13 +209,8 @@ func (ft *fault) end(ctx context.Context, f *fleet, o *Outcome) error {
 	deadline := time.Now().Add(faultEndWait)
 	for {
 		out := ft.held.output()
-		released, ok1 := holdLine(out, words+": released", o.Target)
-		gaveUp, ok2 := holdLine(out, words+": given up", o.Target)
-		if ok1 || ok2 {
-			ended = released // the first of the two
-			if !ok1 || (ok2 && gaveUp.Before(released)) {
-				ended = gaveUp
-			}
+		var ok bool
+		if ended, ok = holdLine(out, words+": released", o.Target); ok {
 			break
 		}
 		if time.Now().After(deadline) || !ft.held.running() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,12 +27,13 @@ import (
 //
 // AGENTRUN_TEST_HOLD_FOR=DURATION makes a hold end by itself, as a process
 // that was frozen or cut off goes on with its write: a held call logs "hold
-// before TOOL: holding for DURATION", waits that long (by a local timer,
-// which a frozen process finds expired when it resumes), logs "hold before
-// TOOL: released" and goes on (the tool runs, or its result is returned);
-// if its context is done first, it logs "hold before TOOL: given up:
-// CAUSE" and fails with the context's error. The crash campaign's freeze
-// and partition points use it.
+// before TOOL: holding for DURATION", waits that long (a frozen process
+// finds the time passed when it resumes), logs "hold before TOOL:
+// released" and goes on whatever happened meanwhile, as
+// AGENTRUN_TEST_PAUSE_BEFORE does: the tool runs (only its own check of its
+// context, tools.Live, stands between it and a second effect), or its
+// result is returned. The crash campaign's freeze and partition points use
+// it, before and after the effect.
 const (
 	// EnvTestHoldBefore holds a write after its start is recorded and
 	// before the tool runs: the journal then holds a start with no end, and
@@ -43,15 +45,24 @@ const (
 	// EnvTestHoldFor makes a hold end after a Go duration instead of
 	// waiting to be killed.
 	EnvTestHoldFor = "AGENTRUN_TEST_HOLD_FOR"
+	// EnvTestPauseBefore pauses a write after its start is recorded and the
+	// guard checked its fence, then runs the tool whatever happened
+	// meanwhile: "TOOL_OR_STEP@DURATION" (create_ticket@8s). It logs "pause
+	// before TOOL" at Warn when the pause starts. Tests freeze the process
+	// (SIGSTOP) during the pause and resume it (SIGCONT) after the attempt's
+	// deadline: only the tool's own check of its context (tools.Live) stands
+	// between the resumed attempt and a second effect.
+	EnvTestPauseBefore = "AGENTRUN_TEST_PAUSE_BEFORE"
 )
 
 // testHolds are the values of the hold variables, read once; "" (the
 // production case) turns a hold off.
 var testHolds = sync.OnceValue(func() map[string]string {
 	return map[string]string{
-		EnvTestHoldBefore: os.Getenv(EnvTestHoldBefore),
-		EnvTestHoldAfter:  os.Getenv(EnvTestHoldAfter),
-		EnvTestHoldFor:    os.Getenv(EnvTestHoldFor),
+		EnvTestHoldBefore:  os.Getenv(EnvTestHoldBefore),
+		EnvTestHoldAfter:   os.Getenv(EnvTestHoldAfter),
+		EnvTestHoldFor:     os.Getenv(EnvTestHoldFor),
+		EnvTestPauseBefore: os.Getenv(EnvTestPauseBefore),
 	}
 })
 
@@ -71,16 +82,9 @@ func (e *Executor) hold(ctx context.Context, env, where string, step agent.Step)
 		return context.Cause(ctx)
 	}
 	e.logger().Warn(name+": holding for "+d.String(), "step", step.Name)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		e.logger().Warn(name+": released", "step", step.Name)
-		return nil
-	case <-ctx.Done():
-		e.logger().Warn(name+": given up: "+context.Cause(ctx).Error(), "step", step.Name)
-		return context.Cause(ctx)
-	}
+	time.Sleep(d)
+	e.logger().Warn(name+": released", "step", step.Name)
+	return nil
 }
 
 func (e *Executor) logger() *slog.Logger {
@@ -88,4 +92,21 @@ func (e *Executor) logger() *slog.Logger {
 		return e.Logger
 	}
 	return slog.Default()
+}
+
+// pause pauses a write step as EnvTestPauseBefore describes, or returns at
+// once (the production case). It does not end early with ctx: the point is
+// a tool that runs after its attempt lost the write.
+func (e *Executor) pause(step agent.Step) {
+	v := testHolds()[EnvTestPauseBefore]
+	name, d, ok := strings.Cut(v, "@")
+	if !ok || step.Kind != agent.KindWrite || step.Call == nil || (name != step.Call.Name && name != step.Name) {
+		return
+	}
+	dur, err := time.ParseDuration(d)
+	if err != nil {
+		return
+	}
+	e.logger().Warn("pause before "+step.Call.Name, "step", step.Name, "for", dur.String())
+	time.Sleep(dur)
 }

@@ -500,6 +500,10 @@ func cloneRecords(recs []Record) []Record {
 			p.Result = bytes.Clone(p.Result)
 			r.Probe = &p
 		}
+		if r.Attempt != nil {
+			a := *r.Attempt
+			r.Attempt = &a
+		}
 	}
 	return out
 }
