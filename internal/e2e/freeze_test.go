@@ -52,7 +52,10 @@ func TestFrozenWorkerWrite(t *testing.T) {
 			f := newFleet(t, srv)
 			toolsEnv := ticketTools(t, tc.override)
 			run := "frozen-" + tc.name
-			w1 := testenv.Start(t, f.env(toolsEnv, "AGENTRUN_TEST_PAUSE_BEFORE=create_ticket@25s"), testenv.Program(t, "worker"))
+			w1 := testenv.Start(t, f.env(toolsEnv, "AGENTRUN_TEST_PAUSE_BEFORE=create_ticket@25s",
+				// One step at a time: frozen inside the write, it has no poll
+				// open that would take Temporal's retry of it.
+				"AGENTRUN_MAX_ACTIVITIES=1"), testenv.Program(t, "worker"))
 			if code, out := testenv.Run(t, f.env(toolsEnv), time.Minute, testenv.Program(t, "starter"), "--id", run, prompt); code != 0 {
 				t.Fatalf("starter: exit %d\n%s", code, out)
 			}
@@ -75,7 +78,14 @@ func TestFrozenWorkerWrite(t *testing.T) {
 				}
 			}
 			t.Cleanup(resume)
-			testenv.Start(t, f.env(toolsEnv), testenv.Program(t, "worker"))
+			w2 := testenv.Start(t, f.env(toolsEnv), testenv.Program(t, "worker"))
+			t.Cleanup(func() {
+				if t.Failed() {
+					st, err := state(t, srv, run)
+					t.Logf("state %+v (%v)\nfrozen worker:\n%s\nsecond worker:\n%s\nhistory:\n%s", st, err, w1.Output(), w2.Output(),
+						f.temporal(t, "workflow", "show", "-w", run))
+				}
+			})
 
 			switch tc.name {
 			case "probe":
@@ -84,7 +94,7 @@ func TestFrozenWorkerWrite(t *testing.T) {
 					t.Errorf("the fence ends in %s, want within the tool's timeout plus the grace", left)
 				}
 			case "none":
-				st := waitStatus(t, srv, run, "Indeterminate", time.Minute)
+				st := waitStatus(t, srv, run, "Indeterminate", 3*time.Minute)
 				if st.Fence == nil || st.Fence.Step != ticketStep || !strings.Contains(st.Why, "may still be running until") {
 					t.Fatalf("Indeterminate without the frozen attempt named: fence %+v, why %q", st.Fence, st.Why)
 				}
@@ -123,7 +133,7 @@ func TestFrozenWorkerWrite(t *testing.T) {
 func waitFence(t *testing.T, srv *testenv.Server, run string, waiting bool) workflows.State {
 	t.Helper()
 	var st workflows.State
-	testenv.WaitFor(t, time.Minute, run+" to wait for the frozen attempt", func() bool {
+	testenv.WaitFor(t, 3*time.Minute, run+" to wait for the frozen attempt", func() bool {
 		s, err := state(t, srv, run)
 		st = s
 		return err == nil && s.Fence != nil && s.Fence.Step == ticketStep && s.Fence.Waiting == waiting
