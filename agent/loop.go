@@ -301,6 +301,9 @@ func (l Loop) next(cp Checkpoint, f *Facts, stop string) Decision {
 		if reply.FinishReason == FinishLength && len(calls) > 0 {
 			return Decision{Outcome: failedOutcome(fmt.Sprintf("%s was cut off by the model's length limit while asking for %d tool call(s); they were not executed", name, len(calls))), Checkpoint: cp}
 		}
+		if len(calls) > MaxCallsPerReply {
+			return Decision{Outcome: failedOutcome(fmt.Sprintf("%s asked for %d tool calls in one reply; at most %d are run (MaxCallsPerReply), none of them were", name, len(calls), MaxCallsPerReply)), Checkpoint: cp}
+		}
 		reply.Message.Role = RoleAssistant
 		conv := cp.Conversation
 		if reply.Conversation != nil {
@@ -319,6 +322,13 @@ func (l Loop) next(cp Checkpoint, f *Facts, stop string) Decision {
 		}
 	}
 }
+
+// MaxCallsPerReply bounds the tool calls of one model reply. A reply that
+// asks for more fails the run before any of them runs: each call is a step
+// with its own activity and marker, and a run parks on every gated one at
+// once, so a model (or a prompt injection) asking for thousands would flood
+// the run's history and its pending markers.
+const MaxCallsPerReply = 128
 
 // toolResult returns the result of one tool call when it is known, or the
 // decision that stands in its way.

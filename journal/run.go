@@ -433,7 +433,10 @@ func Validate(sig Signal, o *agent.Outcome, f *agent.Facts) error {
 	case SignalBudget:
 		return CheckBudget(sig)
 	case SignalMessage:
-		return CheckMessage(sig)
+		if err := CheckMessage(sig); err != nil {
+			return err
+		}
+		return CheckQueue(sig, f)
 	}
 	return fmt.Errorf("%w signal %q: want approve, deny, reconcile, budget or message", ErrInvalid, sig.Name)
 }
@@ -455,9 +458,41 @@ func Apply(sig Signal, f *agent.Facts) {
 	}
 }
 
-// MaxMessageLen bounds a message's content, in bytes: messages are
-// carried inline in the run's state until a model step takes them.
+// MaxMessageLen bounds a message's content, a deny's reason and a done
+// result, in bytes: each is carried inline (in the run's state, a fact, the
+// history) and read by the model.
 const MaxMessageLen = 16 << 10
+
+// Limits on the messages a run holds for model steps that have not run
+// yet: they are carried in its state (and, on Temporal, its checkpoint)
+// until a model step takes them.
+const (
+	MaxQueuedMessages     = 100
+	MaxQueuedMessageBytes = 1 << 20
+)
+
+// CheckQueue checks that a message fits in the run's queue: the messages
+// recorded (f) for model steps without a result, and this one, are at most
+// MaxQueuedMessages and MaxQueuedMessageBytes.
+func CheckQueue(sig Signal, f *agent.Facts) error {
+	n, size := 0, 0
+	for step, msgs := range f.Messages {
+		if _, done := f.Results[step]; done {
+			continue
+		}
+		for _, m := range msgs {
+			n++
+			size += len(m.Content)
+		}
+	}
+	switch {
+	case n+1 > MaxQueuedMessages:
+		return fmt.Errorf("%w message: the run already holds %d messages for its next model step; at most %d wait at once: send it once the run has taken them", ErrInvalid, n, MaxQueuedMessages)
+	case size+len(sig.Content) > MaxQueuedMessageBytes:
+		return fmt.Errorf("%w message: the run already holds %d bytes of messages for its next model step, and this one has %d; at most %d bytes wait at once: send it once the run has taken them", ErrInvalid, size, len(sig.Content), MaxQueuedMessageBytes)
+	}
+	return nil
+}
 
 // MessageFormat says what a message payload looks like.
 const MessageFormat = `{"Content": "also check the staging database"}`
@@ -482,6 +517,9 @@ func CheckDecision(sig Signal) error {
 	if sig.Name == SignalDeny && strings.TrimSpace(sig.Reason) == "" {
 		return fmt.Errorf("%w deny: the reason is empty; say why, the model reads it", ErrInvalid)
 	}
+	if sig.Name == SignalDeny && len(sig.Reason) > MaxMessageLen {
+		return fmt.Errorf("%w deny: the reason is %d bytes; want at most %d (the model reads it, as a message)", ErrInvalid, len(sig.Reason), MaxMessageLen)
+	}
 	return nil
 }
 
@@ -495,6 +533,9 @@ func CheckReconcile(sig Signal) error {
 	case OutcomeDone:
 		if sig.Result == "" {
 			return fmt.Errorf("%w reconcile: outcome done needs the result the step had (e.g. the ticket id)", ErrInvalid)
+		}
+		if len(sig.Result) > MaxMessageLen {
+			return fmt.Errorf("%w reconcile: the done result is %d bytes; want at most %d (the model reads it, as a message)", ErrInvalid, len(sig.Result), MaxMessageLen)
 		}
 	case OutcomeRetry:
 		if sig.Result != "" {

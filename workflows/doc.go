@@ -17,6 +17,19 @@
 // execution's run id), search attributes and memo carry over; the state
 // query and the current details come from the newest execution.
 //
+// A run that waits on a person (AwaitingApproval, Indeterminate,
+// BudgetExceeded) continues as new from its wait too, when Temporal
+// suggests it or its stream served maxPolls polls, carrying its facts, its
+// pending calls' approval clocks (Continued.Since) and its stream: a flood
+// of signals to a parked run (each one a history event, up to 2 MiB) moves
+// it to a fresh history instead of past the server's limits (51,200
+// events, 50 MiB). Refused operator inputs cost an AgentRunStep/Status
+// upsert and a stream item only for the first QuietRejects in a row; later
+// ones are counted in State.Rejects and shown in the current details (no
+// command), until an input is applied. Both changes are guarded by
+// workflow.GetVersion (versionParkedContinue, versionQuietRejects), taken
+// only when they act, so committed histories replay unchanged.
+//
 // Operators act through signals approve, deny, reconcile and budget
 // (payloads as in the operator contract), received as raw values and
 // validated by the workflow: a bad payload is recorded as rejected with a
