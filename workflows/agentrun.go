@@ -463,6 +463,19 @@ func (r *run) execute(s agent.Step) error {
 		r.showDetails()
 	}
 	if err != nil {
+		if r.ctx.Err() != nil {
+			if s.Kind == agent.KindWrite {
+				r.state.InFlight = s.Name
+			}
+			return err
+		}
+		if s.Kind == agent.KindWrite && !s.Idempotent {
+			// Whatever stopped it, nobody knows whether the write took effect.
+			r.facts.Indeterminate[s.Name] = true
+			r.state.Why = indeterminateWhy(err)
+			r.state.Fence = r.lastAttempt(s, err)
+			return nil
+		}
 		return fmt.Errorf("%s: %w", s.Name, errors.Unwrap(err))
 	}
 	r.facts.Results[s.Name] = res
