@@ -218,8 +218,9 @@ func (a *Activities) CallTool(ctx context.Context, in StepInput) (json.RawMessag
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("step %s is not a tool step", in.Step.Name), "BadStep", nil)
 	}
 	// The worker's own tools decide what a step may do, before anything
-	// is read, recorded or run.
+	// is read, recorded or run. A refused attempt counts as failed.
 	if err := a.checkTool(in.Step); err != nil {
+		a.Metrics.Step(ctx, in.Step.Kind, metrics.Failed, 0)
 		return nil, err
 	}
 	if a.Metrics != nil && a.approved(ctx, in) {
