@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/tools"
@@ -36,9 +38,16 @@ func TestForgedContinuedStartFails(t *testing.T) {
 	if st.Reason != workflows.ForgedContinued {
 		t.Fatalf("reason %q, want %q", st.Reason, workflows.ForgedContinued)
 	}
-	out := f.temporal(t, "workflow", "describe", "-w", run)
-	if !strings.Contains(out, "Failed") || !strings.Contains(out, "only the run's own continue-as-new may set") {
-		t.Fatalf("temporal workflow describe does not show the run Failed with the reason:\n%s", out)
+	desc, err := srv.Describe(t, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := desc.GetWorkflowExecutionInfo().GetStatus(); s != enumspb.WORKFLOW_EXECUTION_STATUS_FAILED {
+		t.Fatalf("workflow status %s, want Failed", s)
+	}
+	err = srv.Client.GetWorkflow(t.Context(), run, "").Get(t.Context(), nil)
+	if err == nil || !strings.Contains(err.Error(), workflows.ForgedContinued) {
+		t.Fatalf("the run's failure %v, want the reason %q", err, workflows.ForgedContinued)
 	}
 	if n := f.ticketCount(t); n != 0 {
 		t.Fatalf("tickets: %d, want 0", n)
