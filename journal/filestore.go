@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -500,6 +501,7 @@ func cloneRecords(recs []Record) []Record {
 			p.Result = bytes.Clone(p.Result)
 			r.Probe = &p
 		}
+		r.Gates = maps.Clone(r.Gates)
 	}
 	return out
 }
