@@ -90,6 +90,7 @@ func (e *Executor) Stream(ctx context.Context, step agent.Step, text func(delta 
 		if err != nil {
 			return nil, err
 		}
+		e.pause(step)                                                          // inert unless set
 		if err := e.hold(ctx, EnvTestHoldBefore, "before", step); err != nil { // inert unless set
 			return nil, err
 		}
@@ -113,6 +114,10 @@ func (e *Executor) Stream(ctx context.Context, step agent.Step, text func(delta 
 	}
 	return nil, fmt.Errorf("step %s: nothing to execute", step.Name)
 }
+
+// Timeout is how long the named tool may run (its tools.Set timeout): the
+// deadline of a write's attempt.
+func (e *Executor) Timeout(tool string) time.Duration { return e.Tools.Timeout(tool) }
 
 // Prepare returns a tool step with its arguments inline, read from the
 // store when they are a reference, and its idempotency key filled in when

@@ -143,6 +143,14 @@
 // with a process opening it). [Journal.Signal] and the readers take no
 // driver lock: a person can approve or reconcile while a run is driven.
 //
+// A lock can be lost while its process lives when it lives on a database
+// connection (the PostgreSQL store's). So Run asks the [Lock] whether it is
+// still held ([Lock.Held]) right before every step, and if not it returns
+// a [*LockLostError] (wrapping [ErrLockLost]) naming the step it did not
+// run; running the run again resumes it. A step already running when the
+// lock goes runs to its end. A flock lasts as long as its process, so a
+// FileStore's Held checks nothing.
+//
 // # Guarantees
 //
 // An append that returned nil survives a crash: its bytes were written in

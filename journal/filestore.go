@@ -501,6 +501,10 @@ func cloneRecords(recs []Record) []Record {
 			p.Result = bytes.Clone(p.Result)
 			r.Probe = &p
 		}
+		if r.Attempt != nil {
+			a := *r.Attempt
+			r.Attempt = &a
+		}
 		r.Gates = maps.Clone(r.Gates)
 	}
 	return out

@@ -39,6 +39,9 @@ type Record struct {
 	// probe ("probe") or both ("key+probe"): an interrupted one is
 	// settled without a person when it can be.
 	Settles string `json:"settles,omitempty"` // step.started
+	// Attempt is the attempt that recorded a write's start: it holds the
+	// step until its deadline (absent in older journals: no fence).
+	Attempt *Attempt `json:"attempt,omitempty"` // step.started
 	// Probe is what the probe of an interrupted write answered.
 	Probe  *agent.ProbeAnswer `json:"probe,omitempty"`  // step.probed
 	Result json.RawMessage    `json:"result,omitempty"` // step.completed
@@ -128,12 +131,18 @@ type IndeterminateError struct {
 	Step string
 	// Probe is what the write's probe answered, when it has one.
 	Probe *agent.ProbeAnswer
+	// Holder is the attempt that started it last, when that attempt may
+	// still be running: a person's retry waits until it cannot.
+	Holder *Attempt
 }
 
 func (e *IndeterminateError) Error() string {
 	probe := ""
 	if e.Probe != nil {
 		probe = "; " + e.Probe.String()
+	}
+	if e.Holder != nil {
+		return fmt.Sprintf("step %s is indeterminate: it started and never recorded a result%s; %s: check the world after that, then reconcile it with done RESULT or retry", e.Step, probe, e.Holder.MayRun())
 	}
 	return fmt.Sprintf("step %s is indeterminate: it started and never recorded a result%s; check the world, then reconcile it with done RESULT or retry", e.Step, probe)
 }

@@ -20,7 +20,8 @@ import (
 // could not go on (a store failure, a step that failed) and may be resumed.
 // While it drives the run it holds the run's lock when the Store is a
 // Locker: a run another process drives is a *BusyError, and nothing is
-// written.
+// written. Before every step it checks that it still holds the lock; a
+// lost lock is a *LockLostError, and the step does not run.
 func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, exec agent.Executor) (agent.Outcome, error) {
 	if err := ValidRunID(runID); err != nil {
 		return agent.Outcome{}, err
@@ -34,11 +35,11 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 	// One driver at a time (Locker), taken once the input is known good so
 	// that a refused prompt touches nothing; begin writes only run.started,
 	// which two drivers of a new run agree on.
-	release, err := j.lockRun(ctx, runID)
+	lock, err := j.lockRun(ctx, runID)
 	if err != nil {
 		return agent.Outcome{}, err
 	}
-	defer release()
+	defer lock.Release()
 	for {
 		if err := ctx.Err(); err != nil {
 			return agent.Outcome{}, err
@@ -95,6 +96,25 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 				return agent.Outcome{}, fmt.Errorf("run %s: %w", runID, err)
 			}
 		}
+		// The lock may have gone while the last step ran (a PostgreSQL
+		// lock goes with its connection): then another process may drive
+		// the run now, and this one must not start a step beside it.
+		if err := lock.Held(ctx); err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return agent.Outcome{}, ctxErr
+			}
+			return agent.Outcome{}, &LockLostError{RunID: runID, Step: step.Name, Err: err}
+		}
+		att, timeout := Attempt{Number: 1}.Here(), time.Duration(0)
+		if t, ok := exec.(timeouter); ok && needsStart(step) && step.Call != nil {
+			// A write is fenced: a driver that lost its lock while it runs
+			// the write (its PostgreSQL connection ended) holds it until
+			// its deadline, and nobody else probes or runs it before then.
+			att.Generation, timeout = 1, t.Timeout(step.Call.Name)
+			if ss := st.steps[step.Name]; ss != nil {
+				att.Generation += ss.retries
+			}
+		}
 		var gates gatesFunc
 		if step.Kind == agent.KindModel {
 			// The calls the model asks for are gated now, once, and the
@@ -108,7 +128,7 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 				return j.Loop.Gates(n, reply.Message.ToolCalls)
 			}
 		}
-		_, err = j.runStep(ctx, runID, step, func(ctx context.Context) (json.RawMessage, error) {
+		_, err = j.runAttempt(ctx, runID, step, att, timeout, func(ctx context.Context) (json.RawMessage, error) {
 			ctx, stop := j.watchCancel(ctx, runID, len(recs))
 			defer stop()
 			return exec.Execute(ctx, step)
@@ -116,11 +136,22 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 		if err != nil && j.cancelled(runID) {
 			continue // the step stopped because the run was cancelled: the next load says so
 		}
+		var fence *FenceError
+		if errors.As(err, &fence) {
+			// An earlier driver's attempt may still act: wait until it cannot.
+			if err := sleepUntil(ctx, fence.Until()); err != nil {
+				return agent.Outcome{}, err
+			}
+			continue
+		}
 		var ind *IndeterminateError
 		if errors.As(err, &ind) {
 			o := agent.Outcome{Status: agent.StatusIndeterminate, Step: ind.Step}
 			if ind.Probe != nil {
 				o.Reason = ind.Probe.String() // what its probe answered, for the person
+			}
+			if ind.Holder != nil {
+				o.Reason = strings.TrimPrefix(o.Reason+"; "+ind.Holder.MayRun(), "; ")
 			}
 			return o, nil
 		}
@@ -189,6 +220,24 @@ func (j *Journal) watchCancel(ctx context.Context, runID string, seen int) (cont
 // runs (execute.Executor).
 type preparer interface {
 	Prepare(ctx context.Context, step agent.Step) (agent.Step, error)
+}
+
+// timeouter is an executor that knows how long a tool may run: the
+// deadline of a write's attempt (execute.Executor, through its tools).
+type timeouter interface {
+	Timeout(tool string) time.Duration
+}
+
+// sleepUntil waits until t or until ctx ends.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // begin records the input of a new run, or checks it against the journal
@@ -299,7 +348,13 @@ func (j *Journal) check(st *state, sig Signal) error {
 		_, err := RaiseBudget(sig, st.budget, turns, used)
 		return err
 	}
-	return Validate(sig, d.Outcome, st.facts())
+	if err := Validate(sig, d.Outcome, st.facts()); err != nil {
+		return err
+	}
+	if ss := st.steps[sig.Step]; sig.Name == SignalReconcile && sig.Outcome == OutcomeRetry && ss != nil && ss.holder != nil {
+		return CheckRetry(sig.Step, ss.holder.String(), ss.holder.Until(), j.now())
+	}
+	return nil
 }
 
 // Ended is the error every operator input gets once the run is in a

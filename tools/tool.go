@@ -127,6 +127,9 @@ func (s *Set) Call(ctx context.Context, name string, args json.RawMessage) (agen
 	if i < 0 {
 		return agent.ToolResult{}, fmt.Errorf("unknown tool %q", name)
 	}
+	if err := Live(ctx); err != nil {
+		return agent.ToolResult{}, err // the attempt may no longer act: the tool is not called
+	}
 	t, d := s.tools[i], s.timeouts[i]
 	timedOut := &TimeoutError{Tool: name, Timeout: d}
 	cctx, cancel := context.WithTimeoutCause(ctx, d, timedOut)
@@ -185,4 +188,22 @@ func closeAll(cs []io.Closer) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// Live returns nil while ctx may still act: it is not done and its
+// deadline, if any, has not passed on this host's clock. A write tool calls
+// it right before its effect (the demo's create_ticket does, once it holds
+// the ticket store's lock): an attempt whose deadline passed, or whose
+// heartbeat Temporal refused, must not act, because a later attempt may
+// already be settling the write. It reads the clock itself, because a
+// context's own timer may not have fired yet in a process that was just
+// resumed after a freeze.
+func Live(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }

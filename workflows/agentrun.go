@@ -164,6 +164,7 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 			if r.outcome != nil || r.state.Status != agent.StatusRunning {
 				r.outcome = nil
 				r.state.Status, r.state.Pending, r.state.Indeterminate, r.state.Why, r.state.Reason = agent.StatusRunning, nil, "", "", ""
+				r.state.Fence = nil
 				r.publish()
 			}
 			r.acted = now
@@ -369,6 +370,9 @@ func (r *run) execute(s agent.Step) error {
 		opts.Summary = s.Name + " · " + string(s.Kind)
 		if t, ok := r.cat.Timeouts[s.Call.Name]; ok && t > 0 {
 			opts.StartToCloseTimeout = t + time.Minute
+			if s.Kind == agent.KindWrite && !s.Idempotent {
+				opts.StartToCloseTimeout = activities.WriteStartToClose(t)
+			}
 		}
 		opts.RetryPolicy = &temporal.RetryPolicy{
 			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 10,
@@ -403,6 +407,23 @@ func (r *run) execute(s agent.Step) error {
 	r.event(progress.Event{Type: progress.EventStepStarted, Step: s.Name, Kind: s.Kind})
 	var res json.RawMessage
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(r.ctx, opts), fn, in).Get(r.ctx, &res)
+	for waits := 0; err != nil && r.ctx.Err() == nil && waits < maxFenceWaits; waits++ {
+		// An earlier attempt of the write may still be running: wait until
+		// it cannot, then run the step again to settle it.
+		holder, ok := fencedBy(err)
+		if !ok {
+			break
+		}
+		r.waitFence(s.Name, holder)
+		if r.ctx.Err() != nil {
+			break
+		}
+		err = workflow.ExecuteActivity(workflow.WithActivityOptions(r.ctx, opts), fn, in).Get(r.ctx, &res)
+	}
+	if r.state.Fence != nil && r.state.Fence.Waiting {
+		r.state.Fence = nil
+		r.showDetails()
+	}
 	if err != nil {
 		if r.ctx.Err() != nil {
 			if s.Kind == agent.KindWrite {
@@ -414,6 +435,9 @@ func (r *run) execute(s agent.Step) error {
 			// Whatever stopped it, nobody knows whether the write took effect.
 			r.facts.Indeterminate[s.Name] = true
 			r.state.Why = indeterminateWhy(err)
+			// Until when its last attempt may still act: a person's retry
+			// is refused before then (validate).
+			r.state.Fence = r.lastAttempt(s, err)
 			return nil
 		}
 		return fmt.Errorf("%s: %w", s.Name, errors.Unwrap(err))
@@ -435,6 +459,63 @@ func (r *run) execute(s agent.Step) error {
 	}
 	r.event(done)
 	return nil
+}
+
+// maxFenceWaits bounds how often one execution of a write waits for an
+// earlier attempt: each wait ends past that attempt's deadline, so a second
+// one means the clocks disagree by more than journal.Grace.
+const maxFenceWaits = 3
+
+// fencedBy returns the earlier attempt named by an activity failure of
+// type activities.ErrTypeFenced.
+func fencedBy(err error) (journal.Attempt, bool) {
+	var appErr *temporal.ApplicationError
+	var holder journal.Attempt
+	if !errors.As(err, &appErr) || appErr.Type() != activities.ErrTypeFenced || !appErr.HasDetails() {
+		return holder, false
+	}
+	if appErr.Details(&holder) != nil || holder.Until().IsZero() {
+		return holder, false
+	}
+	return holder, true
+}
+
+// waitFence shows that the run waits for an earlier attempt of a write
+// (state, current details, stream) and waits, on a Temporal timer, until
+// that attempt's deadline plus the grace has passed (and a second more:
+// the workflow's clock is the server's, the deadline the worker's).
+func (r *run) waitFence(step string, holder journal.Attempt) {
+	r.state.Fence = &Fence{Step: step, Attempt: holder.String(), Until: holder.Until(), Waiting: true}
+	workflow.GetLogger(r.ctx).Info("waiting for an earlier attempt of a write", "step", step, "holder", holder.String(), "until", journal.FormatUntil(holder.Until()))
+	r.showDetails()
+	r.event(progress.Event{Type: progress.EventFenceWait, Step: step, Reason: r.state.Fence.String()})
+	if left := holder.Until().Add(time.Second).Sub(workflow.Now(r.ctx)); left > 0 {
+		_ = workflow.Sleep(r.ctx, left)
+	}
+}
+
+// lastAttempt is the attempt of a write that failed and may still be
+// running: the one the guard named, or, when the last attempt timed out
+// (its worker froze or was cut off), that attempt, which started before
+// now and so ends before now plus its tool's timeout.
+func (r *run) lastAttempt(s agent.Step, err error) *Fence {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeIndeterminate {
+		var holder journal.Attempt
+		if appErr.HasDetails() && appErr.Details(&holder) == nil && !holder.Until().IsZero() {
+			return &Fence{Step: s.Name, Attempt: holder.String(), Until: holder.Until()}
+		}
+		return nil
+	}
+	var timeoutErr *temporal.TimeoutError
+	if !errors.As(err, &timeoutErr) || s.Call == nil {
+		return nil
+	}
+	t, ok := r.cat.Timeouts[s.Call.Name]
+	if !ok || t <= 0 {
+		return nil
+	}
+	return &Fence{Step: s.Name, Attempt: "the last attempt", Until: workflow.Now(r.ctx).Add(t + journal.Grace)}
 }
 
 // summarize returns the preview of a step's result and, for a model step
@@ -748,6 +829,9 @@ func (r *run) validate(name string, raw converter.RawValue) (journal.Signal, err
 	}
 	if err := journal.Validate(sig, r.outcome, r.facts); err != nil {
 		return sig, err
+	}
+	if f := r.state.Fence; sig.Name == SignalReconcile && sig.Outcome == journal.OutcomeRetry && f != nil && f.Step == sig.Step {
+		return sig, journal.CheckRetry(f.Step, f.Attempt, f.Until, workflow.Now(r.ctx))
 	}
 	return sig, nil
 }

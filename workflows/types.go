@@ -1,12 +1,14 @@
 package workflows
 
 import (
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/streams"
 )
 
@@ -128,6 +130,25 @@ type SettledStep struct {
 	Settled agent.Settled `json:"settled"`
 }
 
+// Fence is an attempt of a write that may still be running.
+type Fence struct {
+	Step string `json:"step"`
+	// Attempt names it ("attempt 1 (worker 123@host)").
+	Attempt string `json:"attempt"`
+	// Until is its deadline plus journal.Grace: nothing probes or runs the
+	// write again before it.
+	Until time.Time `json:"until"`
+	// Waiting is set while the run waits for Until before it settles the
+	// write by itself.
+	Waiting bool `json:"waiting,omitempty"`
+}
+
+// String says it in one line: "tool/2/0/create_ticket: attempt 1 (worker
+// 1@h) may still be running until 14:03:10 UTC".
+func (f *Fence) String() string {
+	return fmt.Sprintf("%s: %s may still be running until %s", f.Step, f.Attempt, journal.FormatUntil(f.Until))
+}
+
 // MaxSettled bounds State.Settled.
 const MaxSettled = 20
 
@@ -138,7 +159,12 @@ type State struct {
 	Pending       []agent.Pending `json:"pending,omitempty"`
 	Indeterminate string          `json:"indeterminate,omitempty"`
 	// Why is the reason the step became Indeterminate.
-	Why    string `json:"why,omitempty"`
+	Why string `json:"why,omitempty"`
+	// Fence names an earlier attempt of a write that may still be running,
+	// and until when: while the run waits for it before settling the
+	// write (Status Running), or while the write is Indeterminate (a retry
+	// is refused until then).
+	Fence  *Fence `json:"fence,omitempty"`
 	Answer string `json:"answer,omitempty"`
 	// AnswerTurn is the model call that gave Answer: an answer to a
 	// message sent to model step llm/N has AnswerTurn >= N.

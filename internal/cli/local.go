@@ -74,6 +74,9 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	if errors.Is(err, journal.ErrInputMismatch) {
 		return fmt.Errorf("run %s exists with another prompt; resume it with no prompt (%s) or choose another --id", runID, l.op().resume(runID))
 	}
+	if errors.Is(err, journal.ErrLockLost) {
+		return fmt.Errorf("%w; run %s to resume", err, l.op().resume(runID))
+	}
 	if err != nil {
 		return err
 	}

@@ -56,6 +56,9 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	}
 	defer exec.Tools.Close()
 	exec.Logger = logger
+	if err := activities.CheckWriteTimeouts(exec.Tools); err != nil {
+		return fmt.Errorf("AGENTRUN_TOOLS: %w", err)
+	}
 	store, guardAt, err := s.GuardStore(ctx, logger)
 	if err != nil {
 		return err
