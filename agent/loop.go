@@ -150,6 +150,11 @@ type Facts struct {
 	// Messages holds the user messages a person sent during the run, by
 	// the model step they are given to (after that step's tool results).
 	Messages map[string][]Message `json:"messages,omitempty"`
+	// Gates holds, by marker, the policy's decision about a tool call made
+	// when the model asked for it (the local journal records it then):
+	// the loop keeps to it whatever the tools say now. A call without one
+	// is decided from the current tools.
+	Gates map[string]Gate `json:"gates,omitempty"`
 }
 
 // AddMessage queues a user message for the model step named step.
@@ -222,6 +227,33 @@ func (f *Facts) Forget(cp Checkpoint) {
 			delete(f.Messages, name)
 		}
 	}
+	for name := range f.Gates {
+		if old(name) {
+			delete(f.Gates, name)
+		}
+	}
+}
+
+// Gates returns the policy's decisions about the tool calls of a model
+// reply (step llm/N, calls as the reply asked them), by marker, over the
+// given tools: a call of a tool not among them has none.
+func (l Loop) Gates(n int, calls []ToolCall) map[string]Gate {
+	policy := l.Policy
+	if policy == nil {
+		policy = GateWrites{}
+	}
+	var out map[string]Gate
+	for i, call := range calls {
+		spec, ok := l.spec(call.Name)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = map[string]Gate{}
+		}
+		out[ToolStep(n, i, call.Name)] = policy.Decide(spec, call)
+	}
+	return out
 }
 
 // Loop is the agent loop over a fixed set of tools and a policy. It sets
@@ -344,7 +376,10 @@ func (l Loop) toolResult(policy Policy, step string, call ToolCall, f *Facts, st
 	if !ok {
 		return ToolResult{IsError: true, Content: fmt.Sprintf("unknown tool %q; available tools: %s", call.Name, l.toolNames())}, nil
 	}
-	gate := policy.Decide(spec, call)
+	gate, recorded := f.Gates[step]
+	if !recorded {
+		gate = policy.Decide(spec, call)
+	}
 	switch gate.Verdict {
 	case Deny:
 		return ToolResult{IsError: true, Content: "denied: " + gate.Reason}, nil

@@ -36,6 +36,13 @@
 // The Idempotency key of a local run is agent.IdempotencyKey of the run id,
 // the step and one more than the person's retries of it.
 //
+// A tool call is gated once, when the model asks for it: Run records the
+// policy's decision about each call of a reply (allow, approval or deny;
+// read or write) in the model step's step.completed record ("gates", by
+// marker), and the loop keeps to it, so a tools file changed while a call
+// waits (the tool now says read, or no approval) does not let it through
+// unapproved. Journals without gates decide from the current tools.
+//
 // A run's budget (agent.Budget: model calls and tokens) is recorded in its
 // run.started record and raised by budget signal records; Run stops a run
 // whose next model call it does not allow as BudgetExceeded. Journals

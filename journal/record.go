@@ -45,8 +45,14 @@ type Record struct {
 	// Probe is what the probe of an interrupted write answered.
 	Probe  *agent.ProbeAnswer `json:"probe,omitempty"`  // step.probed
 	Result json.RawMessage    `json:"result,omitempty"` // step.completed
-	Signal *Signal            `json:"signal,omitempty"` // signal
-	Answer string             `json:"answer,omitempty"` // run.completed
+	// Gates holds, on a model step's step.completed, the policy's decision
+	// about each tool call of the reply (allow, approval, deny; read or
+	// write) by marker, made once when the model asked: a tools file
+	// changed while a call waits does not change how it is gated. Absent
+	// in older journals: their calls are decided from the current tools.
+	Gates  map[string]agent.Gate `json:"gates,omitempty"`  // step.completed of llm/N
+	Signal *Signal               `json:"signal,omitempty"` // signal
+	Answer string                `json:"answer,omitempty"` // run.completed
 	// At is when the record was written (step.completed; absent in older
 	// journals): a call's approval timeout runs from the step.completed of
 	// the model step that asked for it.

@@ -115,11 +115,24 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 				att.Generation += ss.retries
 			}
 		}
-		_, err = j.RunAttempt(ctx, runID, step, att, timeout, func(ctx context.Context) (json.RawMessage, error) {
+		var gates gatesFunc
+		if step.Kind == agent.KindModel {
+			// The calls the model asks for are gated now, once, and the
+			// journal keeps the decision with the reply.
+			n, _ := agent.StepTurn(step.Name)
+			gates = func(res json.RawMessage) map[string]agent.Gate {
+				reply, err := agent.DecodeModelReply(res)
+				if err != nil {
+					return nil // the loop reports the bad reply
+				}
+				return j.Loop.Gates(n, reply.Message.ToolCalls)
+			}
+		}
+		_, err = j.runAttempt(ctx, runID, step, att, timeout, func(ctx context.Context) (json.RawMessage, error) {
 			ctx, stop := j.watchCancel(ctx, runID, len(recs))
 			defer stop()
 			return exec.Execute(ctx, step)
-		})
+		}, gates)
 		if err != nil && j.cancelled(runID) {
 			continue // the step stopped because the run was cancelled: the next load says so
 		}

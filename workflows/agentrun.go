@@ -89,6 +89,14 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 	if err := applyTestChange(ctx); err != nil {
 		return Result{}, err
 	}
+	// continued is the run's own checkpoint, honoured only in an execution
+	// that really continues one: the server sets the continued run id, and
+	// a start input cannot. Its tool kinds and queued calls are never
+	// taken from a client.
+	forged := in.Continued != nil && workflow.GetInfo(ctx).ContinuedExecutionRunID == ""
+	if forged {
+		in.Continued = nil
+	}
 	r := &run{
 		ctx:    ctx,
 		id:     workflow.GetInfo(ctx).WorkflowExecution.ID,
@@ -112,6 +120,9 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 	r.state.Budget = r.budget.WithDefaults()
 	if err := r.setHandlers(); err != nil {
 		return Result{}, err
+	}
+	if forged {
+		return r.fail(ForgedContinued)
 	}
 	if in.Continued == nil && len(in.Messages) == 0 {
 		return r.fail("the input has no messages")
@@ -469,10 +480,12 @@ func (r *run) execute(s agent.Step) error {
 			}
 			return err
 		}
-		if s.Kind == agent.KindWrite && !s.Idempotent {
+		if s.Kind == agent.KindWrite && !s.Idempotent && !refused(err) {
 			// Whatever stopped it, nobody knows whether the write took effect.
 			r.facts.Indeterminate[s.Name] = true
 			r.state.Why = indeterminateWhy(err)
+			// Until when its last attempt may still act: a person's retry
+			// is refused before then (validate).
 			r.state.Fence = r.lastAttempt(s, err)
 			return nil
 		}
@@ -600,6 +613,13 @@ func (r *run) settled(rec StepRecord) {
 		r.state.Settled = append([]SettledStep(nil), r.state.Settled[n-MaxSettled:]...)
 	}
 	workflow.GetLogger(r.ctx).Info("write settled without a person", "step", rec.Name, "how", rec.Settled.String())
+}
+
+// refused reports whether the worker refused a step before running it
+// (activities.ErrTypeRefused): nothing ran, and the run fails.
+func refused(err error) bool {
+	var appErr *temporal.ApplicationError
+	return errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeRefused
 }
 
 func indeterminateWhy(err error) string {

@@ -12,7 +12,13 @@
 // Input.ContinueAfter steps): it first lets handlers finish and applies
 // the operator signals already delivered, then carries a Continued
 // checkpoint (the loop's checkpoint, the current turn's facts and write
-// generations, the catalog and the state, bounded whatever the turn). The
+// generations, the catalog and the state, bounded whatever the turn). That
+// checkpoint is honoured only in an execution the server started by
+// continue-as-new (its continued-execution run id is set): a start input
+// that sets it fails the run at once (ForgedContinued) and runs nothing, so
+// a client with start rights cannot declare tool kinds or queue calls. A
+// step the worker refuses (activities.ErrTypeRefused) fails the run; a
+// refused write ran nothing, so it is not Indeterminate. The
 // workflow id, step names, usage, the guard's run key (the first
 // execution's run id), search attributes and memo carry over; the state
 // query and the current details come from the newest execution.

@@ -64,9 +64,16 @@ type Input struct {
 	// stream (TopicTokens) when the provider can. nil means: for sessions.
 	Stream *bool `json:"stream,omitempty"`
 	// Continued is set on an execution that continues a run: where the
-	// previous one stopped. Messages is then empty.
+	// previous one stopped. Messages is then empty. It is honoured only
+	// when the server says the execution continues another
+	// (ContinuedExecutionRunID); a start input that sets it fails the run
+	// with ForgedContinued, having run nothing.
 	Continued *Continued `json:"continued,omitempty"`
 }
+
+// ForgedContinued is the reason a run fails whose start input sets
+// continued: the field is only for the run's own continue-as-new.
+const ForgedContinued = "the input sets continued, which only the run's own continue-as-new may set (this execution continues none): start the run with messages and without continued"
 
 // Continued is the checkpoint a run carries across continue-as-new: the
 // loop's checkpoint, the facts about the current turn, the catalog and the
