@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/workflows"
 )
 
 // freezeTimeout is create_ticket's timeout in the freeze tests: the
 // deadline of each attempt is its start plus this.
-const freezeTimeout = 8 * time.Second
+const freezeTimeout = 30 * time.Second
 
 // TestFrozenWorkerWrite: a worker is frozen (SIGSTOP) inside create_ticket
 // after the guard recorded its start and before the ticket is filed;
@@ -52,7 +53,7 @@ func TestFrozenWorkerWrite(t *testing.T) {
 			f := newFleet(t, srv)
 			toolsEnv := ticketTools(t, tc.override)
 			run := "frozen-" + tc.name
-			w1 := testenv.Start(t, f.env(toolsEnv, "AGENTRUN_TEST_PAUSE_BEFORE=create_ticket@25s",
+			w1 := testenv.Start(t, f.env(toolsEnv, "AGENTRUN_TEST_PAUSE_BEFORE=create_ticket@45s",
 				// One step at a time: frozen inside the write, it has no poll
 				// open that would take Temporal's retry of it.
 				"AGENTRUN_MAX_ACTIVITIES=1"), testenv.Program(t, "worker"))
@@ -90,8 +91,10 @@ func TestFrozenWorkerWrite(t *testing.T) {
 			switch tc.name {
 			case "probe":
 				st := waitFence(t, srv, run, true)
-				if left := time.Until(st.Fence.Until); left < 0 || left > freezeTimeout+5*time.Second {
-					t.Errorf("the fence ends in %s, want within the tool's timeout plus the grace", left)
+				// The frozen attempt started just before the freeze: its fence
+				// ends its tool's timeout plus the grace after that.
+				if u := st.Fence.Until; u.Before(frozen.Add(freezeTimeout)) || u.After(frozen.Add(freezeTimeout+journal.Grace+time.Second)) {
+					t.Errorf("the fence ends %s after the freeze, want the tool's timeout %s plus the grace %s", u.Sub(frozen), freezeTimeout, journal.Grace)
 				}
 			case "none":
 				st := waitStatus(t, srv, run, "Indeterminate", 3*time.Minute)
@@ -113,7 +116,7 @@ func TestFrozenWorkerWrite(t *testing.T) {
 			}
 			// The frozen worker carries on into create_ticket once resumed,
 			// after its attempt's deadline: its tool must not file again.
-			testenv.WaitFor(t, time.Minute, "25 s of pause to pass", func() bool { return time.Since(frozen) > 26*time.Second })
+			testenv.WaitFor(t, time.Minute, "45 s of pause to pass", func() bool { return time.Since(frozen) > 46*time.Second })
 			resume()
 			testenv.WaitFor(t, time.Minute, "the resumed worker to give up its write", func() bool {
 				return strings.Contains(w1.Output(), "write attempt gave up")
