@@ -38,6 +38,19 @@
 // to settle. A result settled this way carries agent.Settled; CallTool
 // counts it (agentrun_writes_settled_total) and the workflow logs it.
 //
+// Fenced attempts: CallTool runs a guarded write through
+// journal.RunAttempt with the attempt (Temporal's attempt number, this
+// worker's Identity) and the tool's timeout, so the attempt holds the step
+// until its deadline and its tool's context ends then (and when Temporal
+// refuses its heartbeat). A later attempt that finds an earlier one that
+// may still act fails non-retryably with type AttemptRunning, the earlier
+// attempt in its details, and the workflow waits until that attempt's
+// deadline plus journal.Grace before it runs the step again; an attempt
+// that lost its step before the tool ran fails with type FenceLost. A
+// write's activity start-to-close is its tool's timeout plus WriteSlack
+// (WriteStartToClose); CheckWriteTimeouts refuses at start-up a tool whose
+// timeout leaves no room.
+//
 // Streaming: a CallModel whose input asks (StepInput.Stream) and whose
 // provider streams (llm.Streamer) publishes the model's text to its run's
 // stream while the model writes it (progress.Token, with the step and the
