@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/internal/secret"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/metrics"
@@ -33,7 +34,49 @@ const (
 	// ErrTypeContent: a value the step refers to is missing from the
 	// content store or damaged there; nothing is guessed.
 	ErrTypeContent = "ContentMissing"
+	// ErrTypeFenced: an earlier attempt of the write may still be running;
+	// this attempt probed nothing and ran nothing. Its details hold the
+	// earlier attempt (journal.Attempt): the workflow waits until its
+	// deadline plus journal.Grace, then runs the step again.
+	ErrTypeFenced = "AttemptRunning"
+	// ErrTypeFenceLost: the attempt no longer held its write when the tool
+	// would have run (its deadline passed, or a later attempt took the
+	// step); the tool did not run in it.
+	ErrTypeFenceLost = "FenceLost"
 )
+
+// A write's activity runs its tool under the tool's timeout, and before it
+// the guard's records and maybe a probe: its start-to-close is the tool's
+// timeout plus WriteSlack, at most MaxWriteStartToClose. The attempt's
+// deadline (journal.Attempt) is its start plus the tool's timeout: a later
+// attempt waits that long, plus journal.Grace, before it settles an
+// interrupted write.
+const (
+	WriteSlack           = time.Minute
+	MaxWriteStartToClose = time.Hour
+)
+
+// WriteStartToClose is the start-to-close timeout of a write whose tool has
+// timeout t.
+func WriteStartToClose(t time.Duration) time.Duration {
+	return min(t+WriteSlack, MaxWriteStartToClose)
+}
+
+// CheckWriteTimeouts refuses, at worker start-up, a write tool whose
+// timeout leaves its activity no room for the guard's work and the fence's
+// grace: one line naming the tool and both values.
+func CheckWriteTimeouts(set *tools.Set) error {
+	for _, spec := range set.Specs() {
+		if spec.Kind != agent.KindWrite || spec.Idempotent {
+			continue
+		}
+		t := set.Timeout(spec.Name)
+		if t+WriteSlack > MaxWriteStartToClose {
+			return fmt.Errorf("tool %s: its timeout %s leaves no room in its write activity's start-to-close %s for the guard's records and the fence's %s grace; want a timeout of at most %s", spec.Name, t, WriteStartToClose(t), journal.Grace, MaxWriteStartToClose-WriteSlack)
+		}
+	}
+	return nil
+}
 
 // NonRetryableModelErrors are the model error types Temporal must not retry.
 var NonRetryableModelErrors = []string{
@@ -96,6 +139,10 @@ type Activities struct {
 	// asks: the text is in the run's history once streamed, as signals
 	// (AGENTRUN_STREAM=off). Default false: runs that ask stream.
 	NoStream bool
+	// Identity names this worker in a write's fence (journal.Attempt), so
+	// that people see which worker may still be running it. Default:
+	// pid@host, as the sdk names a worker.
+	Identity string
 }
 
 // ListTools returns the model's name and the tools on offer, and keeps
@@ -136,6 +183,9 @@ func (a *Activities) listTools(ctx context.Context) (Catalog, error) {
 func (a *Activities) CallModel(ctx context.Context, in StepInput) (json.RawMessage, error) {
 	if in.Step.Kind != agent.KindModel || in.Step.Model == nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("step %s is not a model step", in.Step.Name), "BadStep", nil)
+	}
+	if err := a.checkModel(in.Step); err != nil {
+		return nil, err
 	}
 	if a.Metrics != nil && activity.GetInfo(ctx).Attempt == 1 {
 		for range denials(in.Step.Model.New) {
@@ -199,7 +249,9 @@ func modelError(ctx context.Context, err error) error {
 	if !errors.As(err, &e) {
 		e = &llm.Error{Class: llm.ClassNetwork, Message: err.Error()}
 	}
-	return temporal.NewApplicationErrorWithOptions(e.Error(), string(e.Class), temporal.ApplicationErrorOptions{
+	// The provider's words go to the run's history: without the worker's
+	// secrets.
+	return temporal.NewApplicationErrorWithOptions(secret.Scrub(e.Error()), string(e.Class), temporal.ApplicationErrorOptions{
 		NonRetryable:   !e.Class.Retryable(),
 		NextRetryDelay: e.RetryAfter,
 	})
@@ -210,6 +262,12 @@ func modelError(ctx context.Context, err error) error {
 func (a *Activities) CallTool(ctx context.Context, in StepInput) (json.RawMessage, error) {
 	if in.Step.Call == nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("step %s is not a tool step", in.Step.Name), "BadStep", nil)
+	}
+	// The worker's own tools decide what a step may do, before anything
+	// is read, recorded or run. A refused attempt counts as failed.
+	if err := a.checkTool(in.Step); err != nil {
+		a.Metrics.Step(ctx, in.Step.Kind, metrics.Failed, 0)
+		return nil, err
 	}
 	if a.Metrics != nil && a.approved(ctx, in) {
 		a.Metrics.Decision(ctx, metrics.Approve)
@@ -277,34 +335,61 @@ func (a *Activities) callTool(ctx context.Context, in StepInput) (json.RawMessag
 	// The guard's step carries the call and how it may be settled, for the
 	// probe (Guard.Probe).
 	guarded := agent.Step{Name: GuardStep(in), Kind: agent.KindWrite, Call: step.Call, Settle: step.Settle}
+	att := journal.Attempt{Generation: max(in.Generation, 1), Number: int(info.Attempt), Worker: a.Identity}.Here()
+	timeout := a.Exec.Tools.Timeout(step.Call.Name)
 	// The guard's own work (its records, a probe) heartbeats too.
 	res, err := a.heartbeating(ctx, in.Step.Name, func(ctx context.Context) (json.RawMessage, error) {
-		return a.Guard.RunStep(ctx, runID, guarded, exec)
+		return a.Guard.RunAttempt(ctx, runID, guarded, att, timeout, exec)
 	})
 	var ind *journal.IndeterminateError
+	var fence *journal.FenceError
+	log := a.logger().With("run_id", runID, "step", in.Step.Name, "attempt", info.Attempt)
 	switch {
-	case errors.Is(err, tools.ErrTimeout) && step.Settle != nil:
+	case errors.As(err, &fence):
+		log.Warn("an earlier attempt of the write may still be running; waiting for it", "holder", fence.Holder.String(), "until", journal.FormatUntil(fence.Until()))
+		return nil, temporal.NewNonRetryableApplicationError(fence.Error(), ErrTypeFenced, nil, fence.Holder)
+	case errors.Is(err, journal.ErrFenceLost):
+		log.Warn("write attempt gave up before the tool ran: it no longer holds the write", "error", err)
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeFenceLost, nil)
+	case timedOut(err) && step.Settle != nil:
 		// The next attempt settles it: by its key, or by asking its probe.
-		a.logger().Warn("write timed out; the next attempt settles it", "run_id", runID, "step", in.Step.Name, "attempt", info.Attempt)
+		log.Warn("write attempt gave up (timed out or its deadline passed); the next attempt settles it", "error", err)
 		return nil, err
-	case errors.Is(err, tools.ErrTimeout):
-		a.logger().Warn("write timed out", "run_id", runID, "step", in.Step.Name, "attempt", info.Attempt)
+	case timedOut(err):
+		log.Warn("write attempt gave up (timed out or its deadline passed)", "error", err)
 		return nil, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("%s: %v; it may or may not have taken effect: check, then reconcile it (done RESULT or retry)", in.Step.Name, err),
 			ErrTypeIndeterminate, nil)
 	case errors.As(err, &ind):
-		a.logger().Warn("write is indeterminate", "run_id", runID, "step", in.Step.Name, "attempt", info.Attempt)
+		log.Warn("write is indeterminate")
 		probe := ""
 		if ind.Probe != nil {
 			probe = "; " + ind.Probe.String()
+		}
+		if ind.Holder != nil {
+			return nil, temporal.NewNonRetryableApplicationError(
+				fmt.Sprintf("%s started on an earlier attempt and never recorded its result%s; %s: check whether it took effect after that, then reconcile it (done RESULT or retry)", in.Step.Name, probe, ind.Holder.MayRun()),
+				ErrTypeIndeterminate, nil, *ind.Holder)
 		}
 		return nil, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("%s started on an earlier attempt and never recorded its result%s; check whether it took effect, then reconcile it (done RESULT or retry)", in.Step.Name, probe),
 			ErrTypeIndeterminate, nil)
 	case errors.Is(err, journal.ErrInvalid):
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeGuard, nil)
+	case err != nil && ctx.Err() != nil:
+		// Temporal refused the heartbeat (the attempt timed out or was
+		// superseded) or the worker stops: this attempt is over.
+		log.Warn("write attempt gave up: its context ended", "error", context.Cause(ctx))
 	}
 	return res, err
+}
+
+// timedOut reports whether a write's tool call outlasted its timeout or
+// its attempt's deadline (the guard's context, whose deadline is the
+// attempt's: tools.Live may see it pass before its timer fires): it may or
+// may not have taken effect.
+func timedOut(err error) bool {
+	return errors.Is(err, tools.ErrTimeout) || errors.Is(err, journal.ErrAttemptDeadline) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // GuardStep is the name of a write step in the guard journal: the run key,

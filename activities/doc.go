@@ -6,6 +6,18 @@
 // dependencies, inside the worker; they never appear in an activity's
 // input, result or error.
 //
+// The worker is the authority: an activity's input comes from whatever the
+// workflow trusted, so CallTool first checks a tool step against the
+// worker's own tools (Exec.Tools) and refuses, with the non-retryable error
+// type StepRefused and before anything is read, recorded or run, a tool the
+// worker does not offer, one it knows as a write arriving as a read (or as
+// idempotent, or settled by a key argument or probe its tool does not
+// declare), and one its policy denies. CallModel refuses a tool-spec key
+// other than the one of the tools the worker lists (Executor.ToolsKey), so
+// the model is offered only the worker's tools. A provider's error text is
+// scrubbed of the worker's secrets (package internal/secret) before it
+// reaches the run's history.
+//
 // The write guard: CallTool runs a write that is not idempotent through
 // journal.RunStep against a journal store that every worker of the task
 // queue shares. The first attempt records the start, runs the tool and

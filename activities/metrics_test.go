@@ -125,9 +125,26 @@ func TestSettledMetrics(t *testing.T) {
 	acts, tickets := slowDemo(t, 2*time.Second, 100*time.Millisecond)
 	acts.Metrics = rec
 	acts.Guard.Probe = acts.Exec.Probe
+	probe := &agent.Probe{Tool: "find_ticket", Args: json.RawMessage(`{"request_id":"{{key}}"}`), Found: `^(TICKET-[0-9]+):`, NotFound: `^no ticket`}
+	// The worker's create_ticket declares the key and the probe the step
+	// settles by (the worker refuses a step that declares what its tool
+	// does not).
+	var own []tools.Tool
+	for _, tool := range tools.Demo(tools.DemoConfig{Tickets: tickets, Delay: 2 * time.Second}) {
+		o := tools.Override{Timeout: 100 * time.Millisecond}
+		if tool.Spec().Name == "create_ticket" {
+			key := "request_id"
+			o.IdempotencyKey, o.Probe = &key, probe
+		}
+		own = append(own, tools.Apply(tool, o))
+	}
+	set, err := tools.NewSet(own...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts.Exec.Tools = set
 	in := toolStep("create_ticket", agent.KindWrite, `{"title":"t"}`)
-	in.Step.Settle = &agent.Settle{KeyArg: "request_id", Key: "agentrun-k",
-		Probe: &agent.Probe{Tool: "find_ticket", Args: json.RawMessage(`{"request_id":"{{key}}"}`), Found: `^(TICKET-[0-9]+):`, NotFound: `^no ticket`}}
+	in.Step.Settle = &agent.Settle{KeyArg: "request_id", Key: "agentrun-k", Probe: probe}
 	var suite testsuite.WorkflowTestSuite
 	call := func() (string, error) {
 		env := suite.NewTestActivityEnvironment()

@@ -41,6 +41,10 @@ type Executor struct {
 
 	once  sync.Once
 	cache *cache
+
+	keyMu    sync.Mutex
+	keySet   *tools.Set // the set toolsKey is the key of
+	toolsKey string
 }
 
 var _ agent.Executor = (*Executor)(nil)
@@ -86,6 +90,7 @@ func (e *Executor) Stream(ctx context.Context, step agent.Step, text func(delta 
 		if err != nil {
 			return nil, err
 		}
+		e.pause(step)                                                          // inert unless set
 		if err := e.hold(ctx, EnvTestHoldBefore, "before", step); err != nil { // inert unless set
 			return nil, err
 		}
@@ -109,6 +114,10 @@ func (e *Executor) Stream(ctx context.Context, step agent.Step, text func(delta 
 	}
 	return nil, fmt.Errorf("step %s: nothing to execute", step.Name)
 }
+
+// Timeout is how long the named tool may run (its tools.Set timeout): the
+// deadline of a write's attempt.
+func (e *Executor) Timeout(tool string) time.Duration { return e.Tools.Timeout(tool) }
 
 // Prepare returns a tool step with its arguments inline, read from the
 // store when they are a reference, and its idempotency key filled in when
@@ -263,4 +272,21 @@ func (e *Executor) PutTools(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return e.put(ctx, b)
+}
+
+// ToolsKey returns the key PutTools gives the executor's tool specs,
+// without storing them: what a model step of a run this worker's tools
+// started refers to. It is computed once per tool set.
+func (e *Executor) ToolsKey() (string, error) {
+	e.keyMu.Lock()
+	defer e.keyMu.Unlock()
+	if e.keySet == e.Tools && e.toolsKey != "" {
+		return e.toolsKey, nil
+	}
+	b, err := json.Marshal(e.Tools.Specs())
+	if err != nil {
+		return "", err
+	}
+	e.keySet, e.toolsKey = e.Tools, content.KeyOf(b)
+	return e.toolsKey, nil
 }

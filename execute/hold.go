@@ -4,7 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentrun/agentrun/agent"
 )
@@ -30,14 +32,23 @@ const (
 	// EnvTestHoldAfter holds a write whose tool returned without error (its
 	// effect has happened) before its result reaches the journal.
 	EnvTestHoldAfter = "AGENTRUN_TEST_HOLD_AFTER"
+	// EnvTestPauseBefore pauses a write after its start is recorded and the
+	// guard checked its fence, then runs the tool whatever happened
+	// meanwhile: "TOOL_OR_STEP@DURATION" (create_ticket@8s). It logs "pause
+	// before TOOL" at Warn when the pause starts. Tests freeze the process
+	// (SIGSTOP) during the pause and resume it (SIGCONT) after the attempt's
+	// deadline: only the tool's own check of its context (tools.Live) stands
+	// between the resumed attempt and a second effect.
+	EnvTestPauseBefore = "AGENTRUN_TEST_PAUSE_BEFORE"
 )
 
 // testHolds are the values of the hold variables, read once; "" (the
 // production case) turns a hold off.
 var testHolds = sync.OnceValue(func() map[string]string {
 	return map[string]string{
-		EnvTestHoldBefore: os.Getenv(EnvTestHoldBefore),
-		EnvTestHoldAfter:  os.Getenv(EnvTestHoldAfter),
+		EnvTestHoldBefore:  os.Getenv(EnvTestHoldBefore),
+		EnvTestHoldAfter:   os.Getenv(EnvTestHoldAfter),
+		EnvTestPauseBefore: os.Getenv(EnvTestPauseBefore),
 	}
 })
 
@@ -59,4 +70,21 @@ func (e *Executor) logger() *slog.Logger {
 		return e.Logger
 	}
 	return slog.Default()
+}
+
+// pause pauses a write step as EnvTestPauseBefore describes, or returns at
+// once (the production case). It does not end early with ctx: the point is
+// a tool that runs after its attempt lost the write.
+func (e *Executor) pause(step agent.Step) {
+	v := testHolds()[EnvTestPauseBefore]
+	name, d, ok := strings.Cut(v, "@")
+	if !ok || step.Kind != agent.KindWrite || step.Call == nil || (name != step.Call.Name && name != step.Name) {
+		return
+	}
+	dur, err := time.ParseDuration(d)
+	if err != nil {
+		return
+	}
+	e.logger().Warn("pause before "+step.Call.Name, "step", step.Name, "for", dur.String())
+	time.Sleep(dur)
 }

@@ -36,6 +36,13 @@
 // The Idempotency key of a local run is agent.IdempotencyKey of the run id,
 // the step and one more than the person's retries of it.
 //
+// A tool call is gated once, when the model asks for it: Run records the
+// policy's decision about each call of a reply (allow, approval or deny;
+// read or write) in the model step's step.completed record ("gates", by
+// marker), and the loop keeps to it, so a tools file changed while a call
+// waits (the tool now says read, or no approval) does not let it through
+// unapproved. Journals without gates decide from the current tools.
+//
 // A run's budget (agent.Budget: model calls and tokens) is recorded in its
 // run.started record and raised by budget signal records; Run stops a run
 // whose next model call it does not allow as BudgetExceeded. Journals
@@ -135,6 +142,14 @@
 // however it ends, and the file is never removed (removing it would race
 // with a process opening it). [Journal.Signal] and the readers take no
 // driver lock: a person can approve or reconcile while a run is driven.
+//
+// A lock can be lost while its process lives when it lives on a database
+// connection (the PostgreSQL store's). So Run asks the [Lock] whether it is
+// still held ([Lock.Held]) right before every step, and if not it returns
+// a [*LockLostError] (wrapping [ErrLockLost]) naming the step it did not
+// run; running the run again resumes it. A step already running when the
+// lock goes runs to its end. A flock lasts as long as its process, so a
+// FileStore's Held checks nothing.
 //
 // # Guarantees
 //

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -500,6 +501,11 @@ func cloneRecords(recs []Record) []Record {
 			p.Result = bytes.Clone(p.Result)
 			r.Probe = &p
 		}
+		if r.Attempt != nil {
+			a := *r.Attempt
+			r.Attempt = &a
+		}
+		r.Gates = maps.Clone(r.Gates)
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,6 +87,36 @@ type ProbeFunc func(ctx context.Context, step agent.Step) (agent.ProbeAnswer, er
 // An fn error is returned and not recorded. An error from the store means
 // the record may or may not have been written.
 func (j *Journal) RunStep(ctx context.Context, runID string, step agent.Step, fn StepFunc) (json.RawMessage, error) {
+	return j.runAttempt(ctx, runID, step, Attempt{}, 0, fn, nil)
+}
+
+// gatesFunc returns what a model step's step.completed records about the
+// tool calls of its result (Record.Gates).
+type gatesFunc func(res json.RawMessage) map[string]agent.Gate
+
+// RunAttempt is RunStep for one attempt of a write that is fenced: the
+// step.started it records carries att with its Deadline set to now plus
+// timeout (the tool's timeout), and the attempt holds the step until then.
+// fn runs only while the attempt holds it, checked right before fn runs
+// (one conditional store statement: the journal still ends at this start,
+// or else this start is still the step's newest), and under a context that
+// ends at the deadline with a cause wrapping ErrAttemptDeadline. A write
+// that finds an earlier attempt's start whose deadline plus Grace has not
+// passed does not probe it or run it again: it returns a *FenceError, or,
+// when nothing but a person could settle it, an *IndeterminateError whose
+// Holder says until when that attempt may run; a write with an idempotency
+// key runs again at once (the key makes the two attempts one effect). The
+// same holds for the first attempt of a generation while the previous
+// generation's last attempt may run. An attempt that no longer holds its
+// step when fn would run returns an error wrapping ErrFenceLost, fn not
+// called. A timeout of 0 records no deadline: nothing is fenced.
+func (j *Journal) RunAttempt(ctx context.Context, runID string, step agent.Step, att Attempt, timeout time.Duration, fn StepFunc) (json.RawMessage, error) {
+	return j.runAttempt(ctx, runID, step, att, timeout, fn, nil)
+}
+
+// runAttempt is RunAttempt; gates, when not nil, adds the gating of the
+// calls a model step's result asks for to its step.completed record.
+func (j *Journal) runAttempt(ctx context.Context, runID string, step agent.Step, att Attempt, timeout time.Duration, fn StepFunc, gates gatesFunc) (json.RawMessage, error) {
 	if err := ValidRunID(runID); err != nil {
 		return nil, err
 	}
@@ -94,10 +125,12 @@ func (j *Journal) RunStep(ctx context.Context, runID string, step agent.Step, fn
 		if err != nil {
 			return nil, err
 		}
-		st := fold(recs).steps[step.Name]
+		f := fold(recs)
+		st := f.steps[step.Name]
 		if st != nil && st.completed {
 			return st.result, nil
 		}
+		now := j.now()
 		var settled *agent.Settled // set when this run of fn settles an interrupted write
 		var before []Record        // recorded with the start, before fn runs
 		if st != nil && st.starts > 0 && st.kind == agent.KindWrite && !st.idempotent {
@@ -112,8 +145,17 @@ func (j *Journal) RunStep(ctx context.Context, runID string, step agent.Step, fn
 					return nil, err
 				}
 				return res, nil
+			case st.holder.Holds(now) && (st.reconcile != nil || step.Settle == nil || step.Settle.KeyArg == ""):
+				// An earlier attempt may still act: no second opinion yet.
+				if st.reconcile == nil && (step.Settle == nil || step.Settle.Probe == nil || j.Probe == nil) {
+					return nil, &IndeterminateError{Step: step.Name, Holder: st.holder}
+				}
+				return nil, &FenceError{Step: step.Name, Holder: *st.holder}
 			case st.reconcile != nil:
 				// reconciled retry: run it once more, under a new start record
+			case st.holder.Holds(now):
+				// Its key makes a second run the same effect: run it again at once.
+				settled = &agent.Settled{By: agent.SettledByKey, Key: step.Settle.Key, Runs: st.starts + 1}
 			default:
 				var res json.RawMessage
 				res, settled, before, err = j.settle(ctx, runID, recs, step, st)
@@ -124,9 +166,17 @@ func (j *Journal) RunStep(ctx context.Context, runID string, step agent.Step, fn
 					return res, err
 				}
 			}
+		} else if prev := f.steps[previousGeneration(step.Name)]; needsStart(step) && prev != nil && !prev.completed && prev.holder.Holds(now) {
+			return nil, &FenceError{Step: step.Name, Holder: *prev.holder}
 		}
+		fenced := needsStart(step) && timeout > 0
 		if needsStart(step) {
-			before = append(before, Record{Type: StepStarted, Step: step.Name, Kind: step.Kind, Idempotent: step.Idempotent, Settles: settles(step)})
+			rec := Record{Type: StepStarted, Step: step.Name, Kind: step.Kind, Idempotent: step.Idempotent, Settles: settles(step)}
+			if fenced {
+				att.Deadline = j.now().Add(timeout)
+				rec.Attempt = &att
+			}
+			before = append(before, rec)
 		}
 		if len(before) > 0 {
 			err = j.Store.Append(runID, len(recs), before...)
@@ -137,6 +187,14 @@ func (j *Journal) RunStep(ctx context.Context, runID string, step agent.Step, fn
 				return nil, err
 			}
 		}
+		if fenced {
+			if err := j.holds(runID, step.Name, len(recs)+len(before), att); err != nil {
+				return nil, err
+			}
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithDeadlineCause(ctx, att.Deadline, fmt.Errorf("step %s: %w (%s)", step.Name, ErrAttemptDeadline, FormatUntil(att.Deadline)))
+			defer cancel()
+		}
 		res, err := fn(ctx)
 		if err != nil {
 			return nil, err
@@ -146,9 +204,55 @@ func (j *Journal) RunStep(ctx context.Context, runID string, step agent.Step, fn
 				return nil, fmt.Errorf("step %s: %w", step.Name, err)
 			}
 		}
-		return j.complete(runID, step, res)
+		rec := completedRecord(step, res, j.now())
+		if gates != nil {
+			rec.Gates = gates(res)
+		}
+		return j.complete(runID, rec)
 	}
 	return nil, fmt.Errorf("run step %s of %s: %w %d times", step.Name, runID, ErrConflict, maxConflicts)
+}
+
+// holds checks, right before a fenced write runs, that the attempt whose
+// start is record seen-1 still holds the step: its deadline has not passed
+// on this host's clock, and the journal still ends at its start (one
+// conditional statement: an append of nothing after seen records) or, when
+// other steps appended since, its start is still the step's newest and
+// nothing settled it.
+func (j *Journal) holds(runID, step string, seen int, att Attempt) error {
+	if !j.now().Before(att.Deadline) {
+		return fmt.Errorf("step %s: %s: %w: its deadline %s passed before the tool ran; the tool did not run", step, &att, ErrFenceLost, FormatUntil(att.Deadline))
+	}
+	err := j.Store.Append(runID, seen)
+	if !errors.Is(err, ErrConflict) {
+		return err
+	}
+	recs, err := j.Store.Load(runID)
+	if err != nil {
+		return err
+	}
+	if st := fold(recs).steps[step]; st == nil || st.startSeq != seen-1 || st.completed || st.reconcile != nil || st.probed != nil {
+		return fmt.Errorf("step %s: %s: %w: a later attempt took it; the tool did not run", step, &att, ErrFenceLost)
+	}
+	return nil
+}
+
+// previousGeneration is the guard's name of the generation before a
+// step's ("RUN/tool/2/0/x#3" -> "RUN/tool/2/0/x#2", "...#2" -> "..."), or
+// "" for a first generation.
+func previousGeneration(name string) string {
+	i := strings.LastIndexByte(name, '#')
+	if i < 0 {
+		return ""
+	}
+	n, err := strconv.Atoi(name[i+1:])
+	if err != nil || n < 2 {
+		return ""
+	}
+	if n == 2 {
+		return name[:i]
+	}
+	return name[:i+1] + strconv.Itoa(n-1)
 }
 
 // settle decides what to do with a write that started, never recorded its
@@ -242,26 +346,26 @@ func completedRecord(step agent.Step, res json.RawMessage, at time.Time) Record 
 	return Record{Type: StepCompleted, Step: step.Name, Kind: step.Kind, Idempotent: step.Idempotent, Result: res, At: at}
 }
 
-// complete records the result of a step that ran.
-func (j *Journal) complete(runID string, step agent.Step, res json.RawMessage) (json.RawMessage, error) {
+// complete records the result of a step that ran: its step.completed rec.
+func (j *Journal) complete(runID string, rec Record) (json.RawMessage, error) {
 	for range maxConflicts {
 		recs, err := j.Store.Load(runID)
 		if err != nil {
 			return nil, err
 		}
-		if st := fold(recs).steps[step.Name]; st != nil && st.completed {
+		if st := fold(recs).steps[rec.Step]; st != nil && st.completed {
 			return st.result, nil // settled by someone else meanwhile
 		}
-		err = j.Store.Append(runID, len(recs), completedRecord(step, res, j.now()))
+		err = j.Store.Append(runID, len(recs), rec)
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		return res, nil
+		return rec.Result, nil
 	}
-	return nil, fmt.Errorf("record result of %s in %s: %w %d times", step.Name, runID, ErrConflict, maxConflicts)
+	return nil, fmt.Errorf("record result of %s in %s: %w %d times", rec.Step, runID, ErrConflict, maxConflicts)
 }
 
 // stepState is what the journal knows about one step.
@@ -276,6 +380,8 @@ type stepState struct {
 	settles    string             // the Settles mark of its latest start
 	probed     *agent.ProbeAnswer // the probe's answer since its latest start, if any
 	retries    int                // how often a person said retry: its generation is one more
+	holder     *Attempt           // the attempt of its latest start, if recorded
+	startSeq   int                // the index of its latest step.started record
 }
 
 // state is the fold of a run's records.
@@ -284,6 +390,7 @@ type state struct {
 	input     []agent.Message
 	steps     map[string]*stepState
 	decisions map[string]agent.Approval
+	gates     map[string]agent.Gate // by marker, as recorded when the model asked
 	completed bool
 	answer    string
 	cancelled bool
@@ -307,7 +414,7 @@ func fold(recs []Record) *state {
 		}
 		return st
 	}
-	for _, r := range recs {
+	for i, r := range recs {
 		switch r.Type {
 		case RunStarted:
 			s.started, s.input = true, r.Input
@@ -319,6 +426,7 @@ func fold(recs []Record) *state {
 			st.kind, st.idempotent, st.settles = r.Kind, r.Idempotent, r.Settles
 			st.starts++
 			st.probed = nil
+			st.holder, st.startSeq = r.Attempt, i
 			if n, tool := agent.StepTurn(r.Step); !tool && n > s.models {
 				s.models = n
 			}
@@ -326,6 +434,12 @@ func fold(recs []Record) *state {
 		case StepCompleted:
 			st := step(r.Step)
 			st.completed, st.result, st.at = true, r.Result, r.At
+			for m, g := range r.Gates {
+				if s.gates == nil {
+					s.gates = map[string]agent.Gate{}
+				}
+				s.gates[m] = g
+			}
 			if r.Kind != "" { // journals from before step.completed carried the kind have it in step.started only
 				st.kind, st.idempotent = r.Kind, r.Idempotent
 			}
@@ -426,6 +540,7 @@ func (s *state) facts() *agent.Facts {
 	for m, a := range s.decisions {
 		f.Decisions[m] = a
 	}
+	f.Gates = s.gates
 	for at, texts := range s.messages {
 		for _, t := range texts {
 			f.AddMessage(at, t)

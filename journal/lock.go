@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -44,10 +45,43 @@ func (e *BusyError) Unwrap() error { return ErrBusy }
 // for an Indeterminate one. Signals and reads do not take it.
 type Locker interface {
 	// LockRun takes the run's driver lock without waiting: a run that
-	// another process holds is a *BusyError. release gives the lock back;
-	// a process that ends releases its locks too.
-	LockRun(ctx context.Context, runID string) (release func(), err error)
+	// another process holds is a *BusyError. The lock is given back with
+	// its Release; a process that ends releases its locks too.
+	LockRun(ctx context.Context, runID string) (Lock, error)
 }
+
+// Lock is a run's driver lock, held from LockRun until Release.
+type Lock interface {
+	// Held returns nil when the lock is still this process's, and an
+	// error saying why not otherwise (a lock that lives on a database
+	// connection goes with the connection). Run calls it before every
+	// step, so it must be cheap: at most one round trip.
+	Held(ctx context.Context) error
+	// Release gives the lock back. It is safe to call more than once.
+	Release()
+}
+
+// ErrLockLost means that a process lost a run's driver lock while it drove
+// the run: [Journal.Run] stopped before the next step, because another
+// process may drive the run now. Running it again resumes it (or is
+// refused as busy while that other process drives it).
+var ErrLockLost = errors.New("lost the driver lock")
+
+// LockLostError is Run stopping because its driver lock was lost. It
+// unwraps to ErrLockLost and to the reason the lock gave.
+type LockLostError struct {
+	RunID string
+	// Step is the step Run did not run.
+	Step string
+	// Err is why the lock is no longer held (Lock.Held's error).
+	Err error
+}
+
+func (e *LockLostError) Error() string {
+	return fmt.Sprintf("lost the driver lock of run %s (%v): stopped before step %s", e.RunID, e.Err, e.Step)
+}
+
+func (e *LockLostError) Unwrap() []error { return []error{ErrLockLost, e.Err} }
 
 var _ Locker = (*FileStore)(nil)
 
@@ -57,8 +91,10 @@ const lockExt = ".lock"
 // LockRun implements Locker with an exclusive flock(2) on <dir>/<run
 // id>.lock, which holds the pid of the process that took it last. The file
 // is never removed: removing a lock file races with a process opening it.
-// Like the journal's own locks, it needs a local file system.
-func (s *FileStore) LockRun(ctx context.Context, runID string) (func(), error) {
+// Like the journal's own locks, it needs a local file system. The kernel
+// keeps the lock as long as the file is open, so for as long as the
+// process lives: Held has nothing to check.
+func (s *FileStore) LockRun(ctx context.Context, runID string) (Lock, error) {
 	if err := ValidRunID(runID); err != nil {
 		return nil, err
 	}
@@ -85,8 +121,38 @@ func (s *FileStore) LockRun(ctx context.Context, runID string) (func(), error) {
 	if err := f.Truncate(0); err == nil {
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
-	return func() { f.Close() }, nil
+	return &fileLock{f: f}, nil
 }
+
+// fileLock is a FileStore's driver lock: an open file holding a flock.
+type fileLock struct {
+	mu sync.Mutex
+	f  *os.File // nil once released
+}
+
+// Held implements Lock: a flock lasts as long as its open file, which only
+// Release closes, so a lock not released is held.
+func (l *fileLock) Held(context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return errReleased
+	}
+	return nil
+}
+
+// Release implements Lock.
+func (l *fileLock) Release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f != nil {
+		l.f.Close()
+		l.f = nil
+	}
+}
+
+// errReleased is Held's error for a lock its own process released.
+var errReleased = errors.New("it was released")
 
 // lockHolder reads the pid in a held lock file. Its holder writes it just
 // after taking the lock, so an empty file is read again for a moment.
@@ -106,10 +172,18 @@ func lockHolder(ctx context.Context, f *os.File) int {
 	return 0
 }
 
-// lockRun takes the driver lock of runID when the store is a Locker.
-func (j *Journal) lockRun(ctx context.Context, runID string) (func(), error) {
+// lockRun takes the driver lock of runID when the store is a Locker; a
+// store that is not has a lock that is always held (one process, or
+// MemStore in tests).
+func (j *Journal) lockRun(ctx context.Context, runID string) (Lock, error) {
 	if l, ok := j.Store.(Locker); ok {
 		return l.LockRun(ctx, runID)
 	}
-	return func() {}, nil
+	return noLock{}, nil
 }
+
+// noLock is the lock of a store that is not a Locker.
+type noLock struct{}
+
+func (noLock) Held(context.Context) error { return nil }
+func (noLock) Release()                   {}

@@ -39,11 +39,20 @@ type Record struct {
 	// probe ("probe") or both ("key+probe"): an interrupted one is
 	// settled without a person when it can be.
 	Settles string `json:"settles,omitempty"` // step.started
+	// Attempt is the attempt that recorded a write's start: it holds the
+	// step until its deadline (absent in older journals: no fence).
+	Attempt *Attempt `json:"attempt,omitempty"` // step.started
 	// Probe is what the probe of an interrupted write answered.
 	Probe  *agent.ProbeAnswer `json:"probe,omitempty"`  // step.probed
 	Result json.RawMessage    `json:"result,omitempty"` // step.completed
-	Signal *Signal            `json:"signal,omitempty"` // signal
-	Answer string             `json:"answer,omitempty"` // run.completed
+	// Gates holds, on a model step's step.completed, the policy's decision
+	// about each tool call of the reply (allow, approval, deny; read or
+	// write) by marker, made once when the model asked: a tools file
+	// changed while a call waits does not change how it is gated. Absent
+	// in older journals: their calls are decided from the current tools.
+	Gates  map[string]agent.Gate `json:"gates,omitempty"`  // step.completed of llm/N
+	Signal *Signal               `json:"signal,omitempty"` // signal
+	Answer string                `json:"answer,omitempty"` // run.completed
 	// At is when the record was written (step.completed; absent in older
 	// journals): a call's approval timeout runs from the step.completed of
 	// the model step that asked for it.
@@ -132,12 +141,18 @@ type IndeterminateError struct {
 	Step string
 	// Probe is what the write's probe answered, when it has one.
 	Probe *agent.ProbeAnswer
+	// Holder is the attempt that started it last, when that attempt may
+	// still be running: a person's retry waits until it cannot.
+	Holder *Attempt
 }
 
 func (e *IndeterminateError) Error() string {
 	probe := ""
 	if e.Probe != nil {
 		probe = "; " + e.Probe.String()
+	}
+	if e.Holder != nil {
+		return fmt.Sprintf("step %s is indeterminate: it started and never recorded a result%s; %s: check the world after that, then reconcile it with done RESULT or retry", e.Step, probe, e.Holder.MayRun())
 	}
 	return fmt.Sprintf("step %s is indeterminate: it started and never recorded a result%s; check the world, then reconcile it with done RESULT or retry", e.Step, probe)
 }

@@ -20,7 +20,8 @@ import (
 // could not go on (a store failure, a step that failed) and may be resumed.
 // While it drives the run it holds the run's lock when the Store is a
 // Locker: a run another process drives is a *BusyError, and nothing is
-// written.
+// written. Before every step it checks that it still holds the lock; a
+// lost lock is a *LockLostError, and the step does not run.
 func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, exec agent.Executor) (agent.Outcome, error) {
 	if err := ValidRunID(runID); err != nil {
 		return agent.Outcome{}, err
@@ -34,11 +35,11 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 	// One driver at a time (Locker), taken once the input is known good so
 	// that a refused prompt touches nothing; begin writes only run.started,
 	// which two drivers of a new run agree on.
-	release, err := j.lockRun(ctx, runID)
+	lock, err := j.lockRun(ctx, runID)
 	if err != nil {
 		return agent.Outcome{}, err
 	}
-	defer release()
+	defer lock.Release()
 	for {
 		if err := ctx.Err(); err != nil {
 			return agent.Outcome{}, err
@@ -95,19 +96,62 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 				return agent.Outcome{}, fmt.Errorf("run %s: %w", runID, err)
 			}
 		}
-		_, err = j.RunStep(ctx, runID, step, func(ctx context.Context) (json.RawMessage, error) {
+		// The lock may have gone while the last step ran (a PostgreSQL
+		// lock goes with its connection): then another process may drive
+		// the run now, and this one must not start a step beside it.
+		if err := lock.Held(ctx); err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return agent.Outcome{}, ctxErr
+			}
+			return agent.Outcome{}, &LockLostError{RunID: runID, Step: step.Name, Err: err}
+		}
+		att, timeout := Attempt{Number: 1}.Here(), time.Duration(0)
+		if t, ok := exec.(timeouter); ok && needsStart(step) && step.Call != nil {
+			// A write is fenced: a driver that lost its lock while it runs
+			// the write (its PostgreSQL connection ended) holds it until
+			// its deadline, and nobody else probes or runs it before then.
+			att.Generation, timeout = 1, t.Timeout(step.Call.Name)
+			if ss := st.steps[step.Name]; ss != nil {
+				att.Generation += ss.retries
+			}
+		}
+		var gates gatesFunc
+		if step.Kind == agent.KindModel {
+			// The calls the model asks for are gated now, once, and the
+			// journal keeps the decision with the reply.
+			n, _ := agent.StepTurn(step.Name)
+			gates = func(res json.RawMessage) map[string]agent.Gate {
+				reply, err := agent.DecodeModelReply(res)
+				if err != nil {
+					return nil // the loop reports the bad reply
+				}
+				return j.Loop.Gates(n, reply.Message.ToolCalls)
+			}
+		}
+		_, err = j.runAttempt(ctx, runID, step, att, timeout, func(ctx context.Context) (json.RawMessage, error) {
 			ctx, stop := j.watchCancel(ctx, runID, len(recs))
 			defer stop()
 			return exec.Execute(ctx, step)
-		})
+		}, gates)
 		if err != nil && j.cancelled(runID) {
 			continue // the step stopped because the run was cancelled: the next load says so
+		}
+		var fence *FenceError
+		if errors.As(err, &fence) {
+			// An earlier driver's attempt may still act: wait until it cannot.
+			if err := sleepUntil(ctx, fence.Until()); err != nil {
+				return agent.Outcome{}, err
+			}
+			continue
 		}
 		var ind *IndeterminateError
 		if errors.As(err, &ind) {
 			o := agent.Outcome{Status: agent.StatusIndeterminate, Step: ind.Step}
 			if ind.Probe != nil {
 				o.Reason = ind.Probe.String() // what its probe answered, for the person
+			}
+			if ind.Holder != nil {
+				o.Reason = strings.TrimPrefix(o.Reason+"; "+ind.Holder.MayRun(), "; ")
 			}
 			return o, nil
 		}
@@ -176,6 +220,24 @@ func (j *Journal) watchCancel(ctx context.Context, runID string, seen int) (cont
 // runs (execute.Executor).
 type preparer interface {
 	Prepare(ctx context.Context, step agent.Step) (agent.Step, error)
+}
+
+// timeouter is an executor that knows how long a tool may run: the
+// deadline of a write's attempt (execute.Executor, through its tools).
+type timeouter interface {
+	Timeout(tool string) time.Duration
+}
+
+// sleepUntil waits until t or until ctx ends.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // begin records the input of a new run, or checks it against the journal
@@ -289,7 +351,13 @@ func (j *Journal) check(st *state, sig Signal) error {
 		_, err := RaiseBudget(sig, st.budget, turns, used)
 		return err
 	}
-	return Validate(sig, d.Outcome, st.facts())
+	if err := Validate(sig, d.Outcome, st.facts()); err != nil {
+		return err
+	}
+	if ss := st.steps[sig.Step]; sig.Name == SignalReconcile && sig.Outcome == OutcomeRetry && ss != nil && ss.holder != nil {
+		return CheckRetry(sig.Step, ss.holder.String(), ss.holder.Until(), j.now())
+	}
+	return nil
 }
 
 // Ended is the error every operator input gets once the run is in a
@@ -384,7 +452,10 @@ func Validate(sig Signal, o *agent.Outcome, f *agent.Facts) error {
 	case SignalBudget:
 		return CheckBudget(sig)
 	case SignalMessage:
-		return CheckMessage(sig)
+		if err := CheckMessage(sig); err != nil {
+			return err
+		}
+		return CheckQueue(sig, f)
 	}
 	return fmt.Errorf("%w signal %q: want approve, deny, reconcile, budget or message", ErrInvalid, sig.Name)
 }
@@ -406,9 +477,41 @@ func Apply(sig Signal, f *agent.Facts) {
 	}
 }
 
-// MaxMessageLen bounds a message's content, in bytes: messages are
-// carried inline in the run's state until a model step takes them.
+// MaxMessageLen bounds a message's content, a deny's reason and a done
+// result, in bytes: each is carried inline (in the run's state, a fact, the
+// history) and read by the model.
 const MaxMessageLen = 16 << 10
+
+// Limits on the messages a run holds for model steps that have not run
+// yet: they are carried in its state (and, on Temporal, its checkpoint)
+// until a model step takes them.
+const (
+	MaxQueuedMessages     = 100
+	MaxQueuedMessageBytes = 1 << 20
+)
+
+// CheckQueue checks that a message fits in the run's queue: the messages
+// recorded (f) for model steps without a result, and this one, are at most
+// MaxQueuedMessages and MaxQueuedMessageBytes.
+func CheckQueue(sig Signal, f *agent.Facts) error {
+	n, size := 0, 0
+	for step, msgs := range f.Messages {
+		if _, done := f.Results[step]; done {
+			continue
+		}
+		for _, m := range msgs {
+			n++
+			size += len(m.Content)
+		}
+	}
+	switch {
+	case n+1 > MaxQueuedMessages:
+		return fmt.Errorf("%w message: the run already holds %d messages for its next model step; at most %d wait at once: send it once the run has taken them", ErrInvalid, n, MaxQueuedMessages)
+	case size+len(sig.Content) > MaxQueuedMessageBytes:
+		return fmt.Errorf("%w message: the run already holds %d bytes of messages for its next model step, and this one has %d; at most %d bytes wait at once: send it once the run has taken them", ErrInvalid, size, len(sig.Content), MaxQueuedMessageBytes)
+	}
+	return nil
+}
 
 // MessageFormat says what a message payload looks like.
 const MessageFormat = `{"Content": "also check the staging database"}`
@@ -437,6 +540,9 @@ func CheckDecision(sig Signal) error {
 	if sig.Name == SignalDeny && strings.TrimSpace(sig.Reason) == "" {
 		return fmt.Errorf("%w deny: the reason is empty; say why, the model reads it", ErrInvalid)
 	}
+	if sig.Name == SignalDeny && len(sig.Reason) > MaxMessageLen {
+		return fmt.Errorf("%w deny: the reason is %d bytes; want at most %d (the model reads it, as a message)", ErrInvalid, len(sig.Reason), MaxMessageLen)
+	}
 	if sig.Digest != "" && !agent.ValidDigest(sig.Digest) {
 		return fmt.Errorf("%w %s: digest %q is not an arguments digest; want %s, or none", ErrInvalid, sig.Name, agent.Clip(sig.Digest, 80), agent.DigestFormat)
 	}
@@ -456,6 +562,9 @@ func CheckReconcile(sig Signal) error {
 	case OutcomeDone:
 		if sig.Result == "" {
 			return fmt.Errorf("%w reconcile: outcome done needs the result the step had (e.g. the ticket id)", ErrInvalid)
+		}
+		if len(sig.Result) > MaxMessageLen {
+			return fmt.Errorf("%w reconcile: the done result is %d bytes; want at most %d (the model reads it, as a message)", ErrInvalid, len(sig.Result), MaxMessageLen)
 		}
 	case OutcomeRetry:
 		if sig.Result != "" {

@@ -79,6 +79,10 @@
 // nothing. The server releases the lock when that connection ends: when the
 // process exits or dies, and also when the connection is lost mid-run
 // (then a second driver can start while the first still runs its step).
+// Before each step the driver asks pg_locks, on the lock's connection,
+// whether its session still holds the lock (one round trip, bounded by 15
+// seconds); when it does not, or the connection is gone, the driver stops
+// before that step with a [journal.LockLostError].
 //
 // A content Put inserts the blob unless its key holds it already (INSERT
 // ... ON CONFLICT); a row holding other bytes under the key is damage and

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -34,8 +36,9 @@ func lockKey(name, runID string) int64 {
 // names the process in its application_name for a second driver to read.
 // The server releases the lock when the connection ends, so when the
 // process dies; also when the connection is lost while the run is driven,
-// after which a second driver may start.
-func (j *Journal) LockRun(ctx context.Context, runID string) (func(), error) {
+// after which a second driver may start: the lock's Held finds that out
+// before the driver's next step.
+func (j *Journal) LockRun(ctx context.Context, runID string) (journal.Lock, error) {
 	if err := journal.ValidRunID(runID); err != nil {
 		return nil, err
 	}
@@ -69,7 +72,71 @@ func (j *Journal) LockRun(ctx context.Context, runID string) (func(), error) {
 		}
 		return nil, be
 	}
-	return func() { conn.Close(context.Background()) }, nil
+	return &runLock{conn: conn, key: key}, nil
+}
+
+// heldTimeout bounds Held's one round trip. The query is answered from
+// shared memory in well under a millisecond; a server or network that
+// cannot answer in this long cannot vouch for the lock either, and
+// stopping is safe (the run resumes where it stopped).
+const heldTimeout = 15 * time.Second
+
+// runLock is a run's driver lock: a session-level advisory lock held by
+// the session of conn, a connection no one else uses.
+type runLock struct {
+	mu   sync.Mutex // a pgx.Conn serves one caller at a time
+	conn *pgx.Conn  // nil once released
+	key  int64
+}
+
+// heldSQL asks the server whether this session holds the run's advisory
+// lock. It asks pg_locks rather than only pinging the connection: a ping
+// that succeeds proves that some session answers, while this names the
+// fact the driver relies on (the lock, granted, to this backend,
+// pg_backend_pid(), in this database), so it stays right behind a pooler
+// that hands the connection another backend, or after a
+// pg_advisory_unlock_all on the session. A session lock has objsubid 1 and
+// its 64-bit key split into classid (high half) and objid (low half).
+const heldSQL = `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+	AND pid = pg_backend_pid()
+	AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+	AND (classid::int8 << 32) | objid::int8 = $1)`
+
+// Held implements journal.Lock with one query on the lock's own
+// connection. Any error of that query means the lock cannot be vouched
+// for: pgx does not reconnect a Conn, so a connection the server ended
+// (pg_terminate_backend, a restart) or that a network cut broke fails
+// here, and its session's lock is gone or about to go.
+func (l *runLock) Held(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conn == nil {
+		return errors.New("it was released")
+	}
+	ctx, cancel := context.WithTimeout(ctx, heldTimeout)
+	defer cancel()
+	var held bool
+	if err := l.conn.QueryRow(ctx, heldSQL, l.key).Scan(&held); err != nil {
+		if ctx.Err() != nil { // Run checks its own context first: this is heldTimeout
+			return fmt.Errorf("its PostgreSQL connection did not answer within %v: %w", heldTimeout, err)
+		}
+		return fmt.Errorf("its PostgreSQL connection ended: %w", err)
+	}
+	if !held {
+		return errors.New("its PostgreSQL session no longer holds it")
+	}
+	return nil
+}
+
+// Release implements journal.Lock: closing the connection ends the
+// session, and with it the lock.
+func (l *runLock) Release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conn != nil {
+		l.conn.Close(context.Background())
+		l.conn = nil
+	}
 }
 
 // parseDriver reads the pid and host from a driver's application_name;

@@ -1,9 +1,14 @@
 package postgres_test
 
 import (
+	"context"
 	"errors"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/postgres"
@@ -20,10 +25,10 @@ func TestLockRunOneDriver(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	lock := func(s journal.Store, run string) (func(), error) {
+	lock := func(s journal.Store, run string) (journal.Lock, error) {
 		return s.(journal.Locker).LockRun(t.Context(), run)
 	}
-	release, err := lock(a.Journal(), "run-1")
+	held, err := lock(a.Journal(), "run-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,12 +46,65 @@ func TestLockRunOneDriver(t *testing.T) {
 		if err != nil {
 			t.Fatalf("lock of another run or journal: %v", err)
 		}
-		r()
+		r.Release()
 	}
-	release()
+	held.Release()
 	r, err := lock(b.Journal(), "run-1")
 	if err != nil {
 		t.Fatalf("lock after release: %v", err)
 	}
-	r()
+	r.Release()
+}
+
+// TestLockHeldEndsWithConnection: a driver lock's Held is nil while its
+// session holds the advisory lock, and an error naming the ended
+// connection once the server terminated that session (found by its
+// application_name) with pg_terminate_backend; by then a second driver
+// can take the lock. A released lock is not held either.
+func TestLockHeldEndsWithConnection(t *testing.T) {
+	t.Parallel()
+	a, u := open(t)
+	b, err := postgres.Open(t.Context(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	lock, err := a.Journal().(journal.Locker).LockRun(t.Context(), "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	for i := range 3 {
+		if err := lock.Held(t.Context()); err != nil {
+			t.Fatalf("Held #%d: %v, want nil while the session holds the lock", i+1, err)
+		}
+	}
+	admin, err := pgx.Connect(t.Context(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	var killed int
+	if err := admin.QueryRow(t.Context(), `SELECT count(*) FROM (SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity
+		WHERE datname = current_database() AND application_name LIKE $1) t`, "agentrun driver pid "+strconv.Itoa(os.Getpid())+" on %").Scan(&killed); err != nil {
+		t.Fatal(err)
+	}
+	if killed != 1 {
+		t.Fatalf("terminated %d lock connections, want 1", killed)
+	}
+	err = lock.Held(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "its PostgreSQL connection ended") {
+		t.Fatalf("Held after pg_terminate_backend: %v, want an error saying the connection ended", err)
+	}
+	t.Logf("Held after pg_terminate_backend: %v", err)
+	second, err := b.Journal().(journal.Locker).LockRun(t.Context(), "run-1")
+	if err != nil {
+		t.Fatalf("a second driver after the first lost its lock: %v, want the lock", err)
+	}
+	second.Release()
+	lock.Release()
+	lock.Release()
+	if err := lock.Held(t.Context()); err == nil {
+		t.Fatal("Held after Release: nil, want an error")
+	}
 }

@@ -19,6 +19,10 @@ const (
 	EventStepCompleted = "step.completed"
 	EventStatus        = "status"   // the run's status changed
 	EventRejected      = "rejected" // an operator input was refused
+	// EventFenceWait: the run waits for an earlier attempt of a write that
+	// may still be running (Reason says which and until when) before it
+	// settles the write.
+	EventFenceWait = "fence.wait"
 )
 
 // Event is one item of TopicEvents: small JSON for people and programs

@@ -7,7 +7,8 @@
 // run; with no prompt it attaches to whatever run has that id; another
 // prompt is refused. Exit codes: 0 Completed (or started, without --wait),
 // 1 error or Failed, 2 usage, 3 AwaitingApproval, 4 Indeterminate, 5 busy
-// (--local: another process drives the run; nothing was written), 6
+// (--local: another process drives the run, nothing was written; or the
+// driver lost its PostgreSQL lock and stopped before its next step), 6
 // Cancelled, 7 BudgetExceeded. --max-turns and --max-tokens set a new
 // run's limits; --session keeps a new run open after each answer (Idle,
 // waiting for a message; --wait then returns at the first Idle). --stream

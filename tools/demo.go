@@ -135,7 +135,7 @@ func (s *TicketStore) Call(ctx context.Context, args json.RawMessage) (agent.Too
 	if err := json.Unmarshal(args, &in); err != nil || in.Title == "" {
 		return agent.ToolResult{IsError: true, Content: `create_ticket wants {"title": "...", "body": "...", "request_id": "..." (optional)}`}, nil
 	}
-	id, err := s.append(Ticket{Title: in.Title, Body: in.Body, RequestID: in.RequestID})
+	id, err := s.append(ctx, Ticket{Title: in.Title, Body: in.Body, RequestID: in.RequestID})
 	if err != nil {
 		return agent.ToolResult{}, err
 	}
@@ -146,8 +146,11 @@ func (s *TicketStore) Call(ctx context.Context, args json.RawMessage) (agent.Too
 }
 
 // append files t under the next id and returns it, or returns the id of
-// the ticket that already has t's request id.
-func (s *TicketStore) append(t Ticket) (string, error) {
+// the ticket that already has t's request id. It files nothing once ctx
+// may no longer act (Live), checked while it holds the store's lock, right
+// before the write: an attempt that froze or was cut off past its deadline
+// must not file a ticket that a later attempt may be filing.
+func (s *TicketStore) append(ctx context.Context, t Ticket) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil {
 		return "", fmt.Errorf("ticket store: %w", err)
 	}
@@ -169,6 +172,9 @@ func (s *TicketStore) append(t Ticket) (string, error) {
 				return old.ID, nil // filed already: the request id deduplicates
 			}
 		}
+	}
+	if err := Live(ctx); err != nil {
+		return "", fmt.Errorf("create_ticket filed nothing: %w", err)
 	}
 	t.ID = fmt.Sprintf("TICKET-%d", len(ts)+1)
 	line, _ := json.Marshal(t)

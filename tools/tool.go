@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/secret"
 )
 
 // Tool is one executable tool.
@@ -118,11 +119,16 @@ func (s *Set) Timeout(name string) time.Duration {
 // returns a *TimeoutError (errors.Is(err, ErrTimeout)) as soon as the
 // timeout fires, even if the tool ignores its context; a result the tool
 // delivered in time, or together with its context ending, is returned as
-// is. If ctx ends first, Call returns the tool's error or ctx's.
+// is. If ctx ends first, Call returns the tool's error or ctx's. A result's
+// content and an error's message are scrubbed of the worker's secrets
+// (package internal/secret).
 func (s *Set) Call(ctx context.Context, name string, args json.RawMessage) (agent.ToolResult, error) {
 	i := s.index(name)
 	if i < 0 {
 		return agent.ToolResult{}, fmt.Errorf("unknown tool %q", name)
+	}
+	if err := Live(ctx); err != nil {
+		return agent.ToolResult{}, err // the attempt may no longer act: the tool is not called
 	}
 	t, d := s.tools[i], s.timeouts[i]
 	timedOut := &TimeoutError{Tool: name, Timeout: d}
@@ -152,9 +158,12 @@ func (s *Set) Call(ctx context.Context, name string, args json.RawMessage) (agen
 	}
 	if a.err != nil && context.Cause(cctx) == timedOut {
 		// A new value: the tool may still hold timedOut as its context's cause.
-		return agent.ToolResult{}, &TimeoutError{Tool: name, Timeout: d, Err: a.err}
+		return agent.ToolResult{}, &TimeoutError{Tool: name, Timeout: d, Err: secret.Err(a.err)}
 	}
-	return a.r, a.err
+	// What a tool says goes to the model, the run's history and logs: never
+	// with the worker's secrets in it.
+	a.r.Content = secret.Scrub(a.r.Content)
+	return a.r, secret.Err(a.err)
 }
 
 // Close releases what the tools hold: it ends the sessions with the MCP
@@ -179,4 +188,22 @@ func closeAll(cs []io.Closer) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// Live returns nil while ctx may still act: it is not done and its
+// deadline, if any, has not passed on this host's clock. A write tool calls
+// it right before its effect (the demo's create_ticket does, once it holds
+// the ticket store's lock): an attempt whose deadline passed, or whose
+// heartbeat Temporal refused, must not act, because a later attempt may
+// already be settling the write. It reads the clock itself, because a
+// context's own timer may not have fired yet in a process that was just
+// resumed after a freeze.
+func Live(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }

@@ -28,6 +28,18 @@ const (
 	StepTimeout = 10 * time.Minute
 )
 
+// versionParkedContinue guards continuing as new from a wait (when
+// Temporal suggests it or the stream served maxPolls polls), and
+// versionQuietRejects recording a refused input past QuietRejects in a row
+// without a search-attribute upsert or a stream item: version 1 does.
+const (
+	versionParkedContinue = "parked-continue-as-new"
+	versionQuietRejects   = "quiet-rejects"
+)
+
+// errContinue is returned by wait when the run should continue as new.
+var errContinue = errors.New("continue as new")
+
 // versionUpdateAnswer guards the change that made an update wait until the
 // run acted on it (workflow.GetVersion): version 1 waits.
 const versionUpdateAnswer = "update-answer-after-acting"
@@ -77,6 +89,14 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 	if err := applyTestChange(ctx); err != nil {
 		return Result{}, err
 	}
+	// continued is the run's own checkpoint, honoured only in an execution
+	// that really continues one: the server sets the continued run id, and
+	// a start input cannot. Its tool kinds and queued calls are never
+	// taken from a client.
+	forged := in.Continued != nil && workflow.GetInfo(ctx).ContinuedExecutionRunID == ""
+	if forged {
+		in.Continued = nil
+	}
 	r := &run{
 		ctx:    ctx,
 		id:     workflow.GetInfo(ctx).WorkflowExecution.ID,
@@ -100,6 +120,9 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 	r.state.Budget = r.budget.WithDefaults()
 	if err := r.setHandlers(); err != nil {
 		return Result{}, err
+	}
+	if forged {
+		return r.fail(ForgedContinued)
 	}
 	if in.Continued == nil && len(in.Messages) == 0 {
 		return r.fail("the input has no messages")
@@ -153,6 +176,7 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 			if r.outcome != nil || r.state.Status != agent.StatusRunning {
 				r.outcome = nil
 				r.state.Status, r.state.Pending, r.state.Indeterminate, r.state.Why, r.state.Reason = agent.StatusRunning, nil, "", "", ""
+				r.state.Fence = nil
 				r.publish()
 			}
 			r.acted = now
@@ -202,6 +226,9 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 			if ctx.Err() != nil {
 				return r.cancelled()
 			}
+			if errors.Is(err, errContinue) {
+				return Result{}, r.continueAsNew()
+			}
 			return Result{}, err
 		}
 	}
@@ -210,8 +237,14 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 // wait blocks until an operator input changed the run or, while calls with
 // an approval timeout are pending, until the first of them expires, which
 // denies it. The timer is Temporal's: it fires with no worker running.
+//
+// A run that waits long may take many inputs (and polls): when Temporal
+// suggests continuing as new, or the stream served maxPolls polls, wait
+// returns errContinue and the run continues as new from where it waits,
+// carrying its facts, its pending calls' clocks and its stream.
 func (r *run) wait(seen int) error {
-	changed := func() bool { return r.changes != seen }
+	parked := true // continue as new from here when it is due
+	woke := func() bool { return r.changes != seen || (parked && r.mustContinue()) }
 	var first time.Time
 	if r.outcome.Status == agent.StatusAwaitingApproval {
 		now := workflow.Now(r.ctx)
@@ -227,17 +260,38 @@ func (r *run) wait(seen int) error {
 			}
 		}
 	}
-	if first.IsZero() {
-		return workflow.Await(r.ctx, changed)
-	}
-	if left := first.Sub(workflow.Now(r.ctx)); left > 0 {
-		ok, err := workflow.AwaitWithTimeout(r.ctx, left, changed)
-		if err != nil || ok {
-			return err
+	for {
+		ok, err := true, error(nil)
+		if first.IsZero() {
+			err = workflow.Await(r.ctx, woke)
+		} else if left := first.Sub(workflow.Now(r.ctx)); left > 0 {
+			ok, err = workflow.AwaitWithTimeout(r.ctx, left, woke)
+		} else {
+			ok = false
 		}
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			r.expire()
+			return nil
+		case r.changes != seen:
+			return nil
+		}
+		// Woken to continue as new. Histories recorded before a wait could
+		// continue as new replay as they were: they wait on.
+		if workflow.GetVersion(r.ctx, versionParkedContinue, workflow.DefaultVersion, 1) >= 1 {
+			return errContinue
+		}
+		parked = false
 	}
-	r.expire()
-	return nil
+}
+
+// mustContinue reports whether the run must continue as new before it goes
+// on: Temporal suggests it (its history nears the limits), or its stream
+// served maxPolls polls.
+func (r *run) mustContinue() bool {
+	return workflow.GetInfo(r.ctx).GetContinueAsNewSuggested() || r.stream.Served() >= maxPolls
 }
 
 // expire denies every pending call whose approval timeout has passed.
@@ -282,7 +336,7 @@ const maxPolls = 1500
 // next step: Temporal suggests it, its stream served maxPolls polls, or
 // ContinueAfter steps ran here.
 func (r *run) shouldContinue() bool {
-	if workflow.GetInfo(r.ctx).GetContinueAsNewSuggested() || r.stream.Served() >= maxPolls {
+	if r.mustContinue() {
 		return true
 	}
 	return r.in.ContinueAfter > 0 && r.stepsHere >= r.in.ContinueAfter
@@ -315,7 +369,11 @@ func (r *run) continueAsNew() error {
 func (r *run) checkpoint() *Continued {
 	st := r.state
 	st.Status, st.Pending, st.Indeterminate, st.Reason = agent.StatusRunning, nil, "", ""
-	return &Continued{Checkpoint: r.cp, Facts: r.facts, Generations: r.gen, Catalog: r.cat, State: st, Runs: r.state.Runs + 1}
+	c := &Continued{Checkpoint: r.cp, Facts: r.facts, Generations: r.gen, Catalog: r.cat, State: st, Runs: r.state.Runs + 1}
+	if len(r.since) > 0 {
+		c.Since = r.since
+	}
+	return c
 }
 
 // restore takes over a previous execution's checkpoint.
@@ -330,6 +388,9 @@ func (r *run) restore(c *Continued) {
 	r.models = r.cp.Turn
 	if c.Generations != nil {
 		r.gen = c.Generations
+	}
+	for m, t := range c.Since {
+		r.since[m] = t
 	}
 }
 
@@ -358,6 +419,9 @@ func (r *run) execute(s agent.Step) error {
 		opts.Summary = s.Name + " · " + string(s.Kind)
 		if t, ok := r.cat.Timeouts[s.Call.Name]; ok && t > 0 {
 			opts.StartToCloseTimeout = t + time.Minute
+			if s.Kind == agent.KindWrite && !s.Idempotent {
+				opts.StartToCloseTimeout = activities.WriteStartToClose(t)
+			}
 		}
 		opts.RetryPolicy = &temporal.RetryPolicy{
 			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 10,
@@ -392,6 +456,23 @@ func (r *run) execute(s agent.Step) error {
 	r.event(progress.Event{Type: progress.EventStepStarted, Step: s.Name, Kind: s.Kind})
 	var res json.RawMessage
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(r.ctx, opts), fn, in).Get(r.ctx, &res)
+	for waits := 0; err != nil && r.ctx.Err() == nil && waits < maxFenceWaits; waits++ {
+		// An earlier attempt of the write may still be running: wait until
+		// it cannot, then run the step again to settle it.
+		holder, ok := fencedBy(err)
+		if !ok {
+			break
+		}
+		r.waitFence(s.Name, holder)
+		if r.ctx.Err() != nil {
+			break
+		}
+		err = workflow.ExecuteActivity(workflow.WithActivityOptions(r.ctx, opts), fn, in).Get(r.ctx, &res)
+	}
+	if r.state.Fence != nil && r.state.Fence.Waiting {
+		r.state.Fence = nil
+		r.showDetails()
+	}
 	if err != nil {
 		if r.ctx.Err() != nil {
 			if s.Kind == agent.KindWrite {
@@ -399,10 +480,13 @@ func (r *run) execute(s agent.Step) error {
 			}
 			return err
 		}
-		if s.Kind == agent.KindWrite && !s.Idempotent {
+		if s.Kind == agent.KindWrite && !s.Idempotent && !refused(err) {
 			// Whatever stopped it, nobody knows whether the write took effect.
 			r.facts.Indeterminate[s.Name] = true
 			r.state.Why = indeterminateWhy(err)
+			// Until when its last attempt may still act: a person's retry
+			// is refused before then (validate).
+			r.state.Fence = r.lastAttempt(s, err)
 			return nil
 		}
 		return fmt.Errorf("%s: %w", s.Name, errors.Unwrap(err))
@@ -424,6 +508,63 @@ func (r *run) execute(s agent.Step) error {
 	}
 	r.event(done)
 	return nil
+}
+
+// maxFenceWaits bounds how often one execution of a write waits for an
+// earlier attempt: each wait ends past that attempt's deadline, so a second
+// one means the clocks disagree by more than journal.Grace.
+const maxFenceWaits = 3
+
+// fencedBy returns the earlier attempt named by an activity failure of
+// type activities.ErrTypeFenced.
+func fencedBy(err error) (journal.Attempt, bool) {
+	var appErr *temporal.ApplicationError
+	var holder journal.Attempt
+	if !errors.As(err, &appErr) || appErr.Type() != activities.ErrTypeFenced || !appErr.HasDetails() {
+		return holder, false
+	}
+	if appErr.Details(&holder) != nil || holder.Until().IsZero() {
+		return holder, false
+	}
+	return holder, true
+}
+
+// waitFence shows that the run waits for an earlier attempt of a write
+// (state, current details, stream) and waits, on a Temporal timer, until
+// that attempt's deadline plus the grace has passed (and a second more:
+// the workflow's clock is the server's, the deadline the worker's).
+func (r *run) waitFence(step string, holder journal.Attempt) {
+	r.state.Fence = &Fence{Step: step, Attempt: holder.String(), Until: holder.Until(), Waiting: true}
+	workflow.GetLogger(r.ctx).Info("waiting for an earlier attempt of a write", "step", step, "holder", holder.String(), "until", journal.FormatUntil(holder.Until()))
+	r.showDetails()
+	r.event(progress.Event{Type: progress.EventFenceWait, Step: step, Reason: r.state.Fence.String()})
+	if left := holder.Until().Add(time.Second).Sub(workflow.Now(r.ctx)); left > 0 {
+		_ = workflow.Sleep(r.ctx, left)
+	}
+}
+
+// lastAttempt is the attempt of a write that failed and may still be
+// running: the one the guard named, or, when the last attempt timed out
+// (its worker froze or was cut off), that attempt, which started before
+// now and so ends before now plus its tool's timeout.
+func (r *run) lastAttempt(s agent.Step, err error) *Fence {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeIndeterminate {
+		var holder journal.Attempt
+		if appErr.HasDetails() && appErr.Details(&holder) == nil && !holder.Until().IsZero() {
+			return &Fence{Step: s.Name, Attempt: holder.String(), Until: holder.Until()}
+		}
+		return nil
+	}
+	var timeoutErr *temporal.TimeoutError
+	if !errors.As(err, &timeoutErr) || s.Call == nil {
+		return nil
+	}
+	t, ok := r.cat.Timeouts[s.Call.Name]
+	if !ok || t <= 0 {
+		return nil
+	}
+	return &Fence{Step: s.Name, Attempt: "the last attempt", Until: workflow.Now(r.ctx).Add(t + journal.Grace)}
 }
 
 // summarize returns the preview of a step's result and, for a model step
@@ -472,6 +613,13 @@ func (r *run) settled(rec StepRecord) {
 		r.state.Settled = append([]SettledStep(nil), r.state.Settled[n-MaxSettled:]...)
 	}
 	workflow.GetLogger(r.ctx).Info("write settled without a person", "step", rec.Name, "how", rec.Settled.String())
+}
+
+// refused reports whether the worker refused a step before running it
+// (activities.ErrTypeRefused): nothing ran, and the run fails.
+func refused(err error) bool {
+	var appErr *temporal.ApplicationError
+	return errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeRefused
 }
 
 func indeterminateWhy(err error) string {
@@ -532,7 +680,7 @@ func (r *run) publish() {
 		for i, p := range r.state.Pending {
 			markers[i] = p.Marker
 		}
-		step = StepKey.ValueSet(strings.Join(markers, ","))
+		step = StepKey.ValueSet(StepAttr(markers))
 	case agent.StatusIndeterminate:
 		step = StepKey.ValueSet(r.state.Indeterminate)
 	}
@@ -541,6 +689,32 @@ func (r *run) publish() {
 	}
 	r.showDetails()
 	r.statusEvent()
+}
+
+// StepAttr is the AgentRunStep value for pending markers: the markers
+// joined by commas, or, when that is longer than MaxStepAttr, the first
+// ones that fit and ",+N more" (the state query lists them all).
+func StepAttr(markers []string) string {
+	all := strings.Join(markers, ",")
+	if len(all) <= MaxStepAttr {
+		return all
+	}
+	var b strings.Builder
+	for i, m := range markers {
+		more := ",+" + strconv.Itoa(len(markers)-i) + " more"
+		sep := ""
+		if i > 0 {
+			sep = ","
+		}
+		if b.Len()+len(sep)+len(m)+len(",+"+strconv.Itoa(len(markers)-i-1)+" more") > MaxStepAttr {
+			if i == 0 {
+				more = more[1:]
+			}
+			return b.String() + more
+		}
+		b.WriteString(sep + m)
+	}
+	return b.String()
 }
 
 // showDetails renders the current details; unlike publish it adds no
@@ -671,7 +845,10 @@ func (r *run) rejectUnknown(ctx workflow.Context, unknown []string) {
 func (r *run) operate(name string, raw converter.RawValue) {
 	sig, err := r.validate(name, raw)
 	if err != nil {
-		r.reject(name, raw, err)
+		if r.reject(name, raw, err) {
+			r.showDetails()
+			return
+		}
 		r.publish()
 		return
 	}
@@ -679,24 +856,35 @@ func (r *run) operate(name string, raw converter.RawValue) {
 }
 
 // reject records an operator signal the run refused, for the state query
-// and the current details.
-func (r *run) reject(name string, raw converter.RawValue, err error) {
+// and the current details. It reports whether the refusal is quiet (see
+// rejected).
+func (r *run) reject(name string, raw converter.RawValue, err error) (quiet bool) {
 	payload := ""
 	if p := raw.Payload(); p != nil {
 		payload = clip(string(p.GetData()), 500)
 	}
-	r.rejected(name, payload, err.Error())
+	return r.rejected(name, payload, err.Error())
 }
 
 // rejected records a signal the run refused: in the state, the current
-// details (when the caller publishes) and the stream.
-func (r *run) rejected(name, payload, reason string) {
+// details (when the caller publishes) and the stream. Past QuietRejects
+// refusals in a row it is quiet: no stream item, and the caller only
+// renders the details (no search-attribute upsert).
+func (r *run) rejected(name, payload, reason string) (quiet bool) {
 	r.state.Rejected = append(r.state.Rejected, Rejected{Signal: name, Payload: payload, Reason: reason})
 	if n := len(r.state.Rejected); n > MaxRejected {
 		r.state.Rejected = r.state.Rejected[n-MaxRejected:]
 	}
+	r.state.Rejects++
+	r.state.RejectStreak++
+	quiet = r.state.RejectStreak > QuietRejects &&
+		workflow.GetVersion(r.ctx, versionQuietRejects, workflow.DefaultVersion, 1) >= 1
+	if quiet {
+		return true // counted in State.Rejects, not logged one by one
+	}
 	workflow.GetLogger(r.ctx).Warn("rejected operator signal", "signal", name, "reason", reason)
 	r.event(progress.Event{Type: progress.EventRejected, Step: name, Preview: agent.Clip(payload, agent.PreviewLen), Reason: reason})
+	return false
 }
 
 // unknownSignals returns the names that are not operator signals, sorted.
@@ -726,7 +914,7 @@ func (r *run) validate(name string, raw converter.RawValue) (journal.Signal, err
 		_, err := journal.RaiseBudget(sig, r.budget, r.cp.Turn, r.state.Usage)
 		return sig, err
 	case SignalMessage:
-		return sig, nil // decodeOperator checked it
+		return sig, journal.CheckQueue(sig, r.facts) // decodeOperator checked its shape
 	}
 	if first := workflow.GetInfo(r.ctx).FirstRunID; sig.Execution != "" && sig.Execution != first {
 		return sig, fmt.Errorf("%w %s: execution %s is not this run's, whose first execution is %s: the run was started again under its id since; look again with reconcile show %s and decide on what it shows", journal.ErrInvalid, name, sig.Execution, first, r.id)
@@ -734,11 +922,15 @@ func (r *run) validate(name string, raw converter.RawValue) (journal.Signal, err
 	if err := journal.Validate(sig, r.outcome, r.facts); err != nil {
 		return sig, err
 	}
+	if f := r.state.Fence; sig.Name == SignalReconcile && sig.Outcome == journal.OutcomeRetry && f != nil && f.Step == sig.Step {
+		return sig, journal.CheckRetry(f.Step, f.Attempt, f.Until, workflow.Now(r.ctx))
+	}
 	return sig, nil
 }
 
 // apply records a valid operator input and wakes the main loop.
 func (r *run) apply(sig journal.Signal) {
+	r.state.RejectStreak = 0
 	journal.Apply(sig, r.facts)
 	if sig.Name == SignalMessage {
 		at := agent.NextModelStep(r.cp.Turn, r.models)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/shell"
+	"github.com/agentrun/agentrun/journal"
 )
 
 // SignalCommand is the Temporal CLI command that sends an operator signal,
@@ -134,6 +135,9 @@ func details(namespace, runID string, s *State) string {
 		if s.Why != "" {
 			fmt.Fprintf(&b, "\nCause:\n\n%s", fenced("", wrap(cut(s.Why, 1000), detailsWidth)))
 		}
+		if f := s.Fence; f != nil && f.Step == s.Indeterminate {
+			fmt.Fprintf(&b, "\n**%s may still be running until %s**: check the world after that; a retry is refused until then.\n", f.Attempt, journal.FormatUntil(f.Until))
+		}
 		fmt.Fprintf(&b, "\nCheck the world first, then record what happened, with the real result in place of RESULT:\n\n%s\nor, only if it did not take effect, run it once more:\n\n%s",
 			cmd(SignalReconcile, DonePayload(s.Indeterminate, "RESULT")), cmd(SignalReconcile, RetryPayload(s.Indeterminate)))
 	case agent.StatusBudgetExceeded:
@@ -165,6 +169,9 @@ func details(namespace, runID string, s *State) string {
 		fmt.Fprintf(&b, "**Failed**:\n\n%s", fenced("", wrap(cut(s.Reason, 2000), detailsWidth)))
 	default:
 		fmt.Fprintf(&b, "**Running**: %s completed.\n", plural(s.StepCount, "step"))
+		if f := s.Fence; f != nil && f.Waiting {
+			fmt.Fprintf(&b, "\n**Waiting** before it settles the write `%s`: %s may still be running until %s. Nothing probes or runs it again before then; then it goes on by itself.\n", f.Step, f.Attempt, journal.FormatUntil(f.Until))
+		}
 		if n := len(s.Steps); n > 0 && s.Steps[n-1].Preview != "" {
 			last := s.Steps[n-1]
 			fmt.Fprintf(&b, "\nLast, `%s`:\n\n%s", last.Name, fenced("", wrap(last.Preview, detailsWidth)))

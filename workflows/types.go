@@ -1,12 +1,14 @@
 package workflows
 
 import (
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/streams"
 )
 
@@ -62,9 +64,16 @@ type Input struct {
 	// stream (TopicTokens) when the provider can. nil means: for sessions.
 	Stream *bool `json:"stream,omitempty"`
 	// Continued is set on an execution that continues a run: where the
-	// previous one stopped. Messages is then empty.
+	// previous one stopped. Messages is then empty. It is honoured only
+	// when the server says the execution continues another
+	// (ContinuedExecutionRunID); a start input that sets it fails the run
+	// with ForgedContinued, having run nothing.
 	Continued *Continued `json:"continued,omitempty"`
 }
+
+// ForgedContinued is the reason a run fails whose start input sets
+// continued: the field is only for the run's own continue-as-new.
+const ForgedContinued = "the input sets continued, which only the run's own continue-as-new may set (this execution continues none): start the run with messages and without continued"
 
 // Continued is the checkpoint a run carries across continue-as-new: the
 // loop's checkpoint, the facts about the current turn, the catalog and the
@@ -79,6 +88,9 @@ type Continued struct {
 	Runs int `json:"runs"`
 	// Stream is the run's stream (bounded: its oldest items are dropped).
 	Stream *streams.State `json:"stream,omitempty"`
+	// Since holds when each pending call with an approval timeout became
+	// pending, for a run that continued as new while it waited.
+	Since map[string]time.Time `json:"since,omitempty"`
 	// LastStatus is the last status event published on the stream (its
 	// key), so that the next execution publishes a status only when it
 	// changed, not "Running" again at every continue-as-new.
@@ -121,6 +133,25 @@ type SettledStep struct {
 	Settled agent.Settled `json:"settled"`
 }
 
+// Fence is an attempt of a write that may still be running.
+type Fence struct {
+	Step string `json:"step"`
+	// Attempt names it ("attempt 1 (worker 123@host)").
+	Attempt string `json:"attempt"`
+	// Until is its deadline plus journal.Grace: nothing probes or runs the
+	// write again before it.
+	Until time.Time `json:"until"`
+	// Waiting is set while the run waits for Until before it settles the
+	// write by itself.
+	Waiting bool `json:"waiting,omitempty"`
+}
+
+// String says it in one line: "tool/2/0/create_ticket: attempt 1 (worker
+// 1@h) may still be running until 14:03:10 UTC".
+func (f *Fence) String() string {
+	return fmt.Sprintf("%s: %s may still be running until %s", f.Step, f.Attempt, journal.FormatUntil(f.Until))
+}
+
 // MaxSettled bounds State.Settled.
 const MaxSettled = 20
 
@@ -131,7 +162,12 @@ type State struct {
 	Pending       []agent.Pending `json:"pending,omitempty"`
 	Indeterminate string          `json:"indeterminate,omitempty"`
 	// Why is the reason the step became Indeterminate.
-	Why    string `json:"why,omitempty"`
+	Why string `json:"why,omitempty"`
+	// Fence names an earlier attempt of a write that may still be running,
+	// and until when: while the run waits for it before settling the
+	// write (Status Running), or while the write is Indeterminate (a retry
+	// is refused until then).
+	Fence  *Fence `json:"fence,omitempty"`
 	Answer string `json:"answer,omitempty"`
 	// AnswerTurn is the model call that gave Answer: an answer to a
 	// message sent to model step llm/N has AnswerTurn >= N.
@@ -160,6 +196,12 @@ type State struct {
 	// Runs counts the continue-as-new executions before the current one.
 	Runs     int        `json:"runs,omitempty"`
 	Rejected []Rejected `json:"rejected,omitempty"`
+	// Rejects counts the operator inputs the run refused, all of them
+	// (Rejected keeps the newest MaxRejected); RejectStreak those refused
+	// since the last one it applied. Past QuietRejects in a row a refusal
+	// is recorded only here and in the current details.
+	Rejects      int `json:"rejects,omitempty"`
+	RejectStreak int `json:"reject_streak,omitempty"`
 	// Expired are the calls denied because nobody decided them within
 	// their tool's approval timeout, oldest first.
 	Expired []Expired `json:"expired,omitempty"`
@@ -180,6 +222,20 @@ type Expired struct {
 
 // MaxRejected bounds the rejected inputs State keeps (the newest).
 const MaxRejected = 20
+
+// QuietRejects is how many operator inputs in a row a run refuses at full
+// cost: each refusal upserts the search attributes and publishes a stream
+// item. Past it, until an input is applied, a refusal is recorded only in
+// the state (Rejected, Rejects) and the current details, which add no
+// event to the history, so that a flood of bad signals cannot push a
+// waiting run toward Temporal's history limits.
+const QuietRejects = 5
+
+// MaxStepAttr bounds the AgentRunStep search attribute, in bytes: the
+// server refuses a Keyword value above 2 KiB (and the run's workflow tasks
+// then fail). When the pending markers do not fit, it holds the first ones
+// that do and "+N more".
+const MaxStepAttr = 1800
 
 // MaxSteps bounds the completed steps State lists (the newest).
 const MaxSteps = 50

@@ -98,7 +98,7 @@ func TestApproveWhatYouSawLocal(t *testing.T) {
 	}
 
 	code, out = testenv.Run(t, env, time.Minute, reconcile, "--local", "approve", "r1", ticketStep, "--digest", digest)
-	if code != 0 || !strings.Contains(out, "recorded approve of "+ticketStep+" (arguments "+digest+") for run r1") {
+	if code != 0 || !strings.Contains(out, "recorded approve for run r1 ("+ticketStep+", arguments "+digest+")") {
 		t.Fatalf("approve --digest: exit %d\n%s", code, out)
 	}
 	if code, out := testenv.Run(t, env, time.Minute, starter, "--local", "--id", "r1"); code != 0 || !regexp.MustCompile(`Filed TICKET-1\b`).MatchString(out) {

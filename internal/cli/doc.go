@@ -13,6 +13,7 @@
 // Exit codes: 0 Completed (or an operator command that succeeded), 1 an
 // error or a Failed run, 2 a usage error, 3 AwaitingApproval, 4
 // Indeterminate, 5 busy: another process drives the run (the local engine
-// holds one driver lock per run; nothing was written), 6 Cancelled, 7
-// BudgetExceeded.
+// holds one driver lock per run; nothing was written), or the driver lost
+// its lock (its PostgreSQL connection ended) and stopped before its next
+// step, 6 Cancelled, 7 BudgetExceeded.
 package cli

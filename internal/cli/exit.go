@@ -16,7 +16,8 @@ const (
 	ExitAwaitingApproval = 3
 	ExitIndeterminate    = 4
 	// ExitBusy: another process drives the run (--local); nothing was
-	// written.
+	// written. Also a driver that lost its lock of the run (its
+	// PostgreSQL connection ended) and stopped before its next step.
 	ExitBusy = 5
 	// ExitCancelled: the run was cancelled.
 	ExitCancelled = 6
@@ -58,7 +59,7 @@ func ExitCode(err error) int {
 	if errors.As(err, &ue) {
 		return ExitUsage
 	}
-	if errors.Is(err, journal.ErrBusy) {
+	if errors.Is(err, journal.ErrBusy) || errors.Is(err, journal.ErrLockLost) {
 		return ExitBusy
 	}
 	var oe *OutcomeError

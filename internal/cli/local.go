@@ -74,6 +74,9 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	if errors.Is(err, journal.ErrInputMismatch) {
 		return fmt.Errorf("run %s exists with another prompt; resume it with no prompt (%s) or choose another --id", runID, l.op().resume(runID))
 	}
+	if errors.Is(err, journal.ErrLockLost) {
+		return fmt.Errorf("%w; run %s to resume", err, l.op().resume(runID))
+	}
 	if err != nil {
 		return err
 	}
@@ -305,7 +308,7 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 		return err
 	}
 	if sig.Digest != "" {
-		fmt.Fprintf(w, "recorded %s of %s (arguments %s) for run %s; resume the run with:\n  %s\n", sig.Name, sig.Marker, sig.Digest, runID, l.op().resume(runID))
+		fmt.Fprintf(w, "recorded %s for run %s (%s, arguments %s); resume the run with:\n  %s\n", sig.Name, runID, sig.Marker, sig.Digest, l.op().resume(runID))
 		return nil
 	}
 	fmt.Fprintf(w, "recorded %s for run %s; resume the run with:\n  %s\n", sig.Name, runID, l.op().resume(runID))

@@ -56,6 +56,9 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	}
 	defer exec.Tools.Close()
 	exec.Logger = logger
+	if err := activities.CheckWriteTimeouts(exec.Tools); err != nil {
+		return fmt.Errorf("AGENTRUN_TOOLS: %w", err)
+	}
 	store, guardAt, err := s.GuardStore(ctx, logger)
 	if err != nil {
 		return err
@@ -72,8 +75,9 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	// namespace is gone) and calls OnFatalError first.
 	fatal := make(chan error, 1)
 	w := worker.New(c.Client, s.TaskQueue, worker.Options{
-		WorkerStopTimeout: s.StopTimeout,
-		DeploymentOptions: s.deploymentOptions(),
+		WorkerStopTimeout:                  s.StopTimeout,
+		MaxConcurrentActivityExecutionSize: s.MaxActivities,
+		DeploymentOptions:                  s.deploymentOptions(),
 		OnFatalError: func(err error) {
 			select {
 			case fatal <- err:

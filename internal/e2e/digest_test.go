@@ -76,7 +76,7 @@ func TestApproveWhatYouSawOnDevServer(t *testing.T) {
 	}
 
 	code, out = testenv.Run(t, env, time.Minute, reconcile, "approve", run, ticketStep, "--digest", digest)
-	if code != 0 || !strings.Contains(out, "approve of "+ticketStep+" (arguments "+digest+") accepted by run "+run) {
+	if code != 0 || !strings.Contains(out, "approve accepted by run "+run+" ("+ticketStep+", arguments "+digest+")") {
 		t.Fatalf("approve --digest: exit %d\n%s", code, out)
 	}
 	if code, out := testenv.Run(t, env, time.Minute, starter, "--id", run, "--wait"); code != 0 || !strings.Contains(out, "Filed TICKET-1") {

@@ -1,0 +1,162 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Grace is how long after an attempt's deadline a later attempt still
+// treats it as able to act. The deadline is the holder's own clock plus
+// its tool's timeout, and the later attempt reads it on another host's
+// clock: NTP keeps hosts within tens of milliseconds, so 2 s covers a
+// clock that was stepped, the holder's timer firing late on a loaded host,
+// and the moment between a tool's last check of its context and its write
+// (the demo's fsync). A tool frozen longer than that inside its write,
+// after checking its context, is beyond any fence: give such a tool an
+// idempotency key.
+const Grace = 2 * time.Second
+
+// Attempt is who runs a write and until when: its step.started record
+// carries it, and the attempt that recorded the newest start of a step
+// holds the step (the fence). The holder starts its effect only before
+// Deadline, and a later attempt neither probes nor runs the write again
+// before Deadline plus Grace.
+type Attempt struct {
+	// Generation counts the executions of the step: 1, then one more for
+	// each retry a person asked for.
+	Generation int `json:"generation,omitempty"`
+	// Number is the engine's attempt: Temporal's activity attempt, or 1 on
+	// the local engine.
+	Number int `json:"number,omitempty"`
+	// Worker names the process: a Temporal worker's identity, or the
+	// local driver's pid@host.
+	Worker string `json:"worker,omitempty"`
+	// Deadline is the attempt's start plus its tool's timeout: the attempt
+	// starts no effect after it, and its tool's context ends then.
+	Deadline time.Time `json:"deadline,omitzero"`
+	// Host and PID name the attempt's process for a liveness check (Gone):
+	// the host name and pid namespace (ThisHost), and the pid.
+	Host string `json:"host,omitempty"`
+	PID  int    `json:"pid,omitempty"`
+}
+
+// ThisHost names this process's host for Attempt.Host: its host name and
+// its pid namespace, so that two containers that share a host name are
+// told apart.
+var ThisHost = sync.OnceValue(func() string {
+	host, _ := os.Hostname()
+	ns, _ := os.Readlink("/proc/self/ns/pid")
+	return host + "/" + ns
+})
+
+// Here fills in the attempt's Worker (pid@host, unless set), Host and PID
+// with this process's.
+func (a Attempt) Here() Attempt {
+	host, _ := os.Hostname()
+	a.Host, a.PID = ThisHost(), os.Getpid()
+	if a.Worker == "" {
+		a.Worker = strconv.Itoa(a.PID) + "@" + host
+	}
+	return a
+}
+
+// Gone reports whether the attempt's process certainly ended: it ran on
+// this host (same host name and pid namespace) and its pid is no longer a
+// process. A process that ended cannot act, so its fence is void (a driver
+// killed on this host, a worker SIGKILLed beside its fleet). A pid taken
+// again by another process only keeps the fence until its deadline.
+func (a *Attempt) Gone() bool {
+	if a == nil || a.PID <= 0 || a.Host == "" || a.Host != ThisHost() || a.PID == os.Getpid() {
+		return false
+	}
+	return errors.Is(syscall.Kill(a.PID, 0), syscall.ESRCH)
+}
+
+// Until is when a later attempt may act on the step: Deadline plus Grace;
+// zero for a start recorded without a deadline (journals from before the
+// fence), which holds nothing.
+func (a *Attempt) Until() time.Time {
+	if a == nil || a.Deadline.IsZero() {
+		return time.Time{}
+	}
+	return a.Deadline.Add(Grace)
+}
+
+// Holds reports whether the attempt may still act at now: before Until,
+// and its process is not Gone.
+func (a *Attempt) Holds(now time.Time) bool {
+	u := a.Until()
+	return !u.IsZero() && now.Before(u) && !a.Gone()
+}
+
+// String names the attempt for people: "attempt 1 (worker 123@host)".
+func (a *Attempt) String() string {
+	if a == nil {
+		return "an earlier attempt"
+	}
+	s := fmt.Sprintf("attempt %d", max(a.Number, 1))
+	if a.Generation > 1 {
+		s += fmt.Sprintf(" of execution %d", a.Generation)
+	}
+	if a.Worker != "" {
+		s += " (worker " + a.Worker + ")"
+	}
+	return s
+}
+
+// MayRun says, in one line, that the attempt may still be running and
+// until when: "attempt 1 (worker 123@host) may still be running until
+// 14:03:10 UTC".
+func (a *Attempt) MayRun() string {
+	return fmt.Sprintf("%s may still be running until %s", a, FormatUntil(a.Until()))
+}
+
+// FormatUntil renders a fence's end for people: UTC, to the second.
+func FormatUntil(t time.Time) string {
+	return t.UTC().Format("15:04:05 UTC")
+}
+
+// ErrFenced: an earlier attempt of a write may still be running; nothing
+// was probed, run or written.
+var ErrFenced = errors.New("an earlier attempt may still be running")
+
+// ErrFenceLost: the attempt no longer holds its write (its deadline passed,
+// or a later attempt took the step); the tool did not run.
+var ErrFenceLost = errors.New("the attempt no longer holds the write")
+
+// ErrAttemptDeadline is the cause of a fenced write's context ending at its
+// deadline: the tool may or may not have acted.
+var ErrAttemptDeadline = errors.New("the attempt's deadline passed")
+
+// FenceError says which earlier attempt of a write may still be running,
+// and from when a later attempt may act. It unwraps to ErrFenced.
+type FenceError struct {
+	Step   string
+	Holder Attempt
+}
+
+func (e *FenceError) Error() string {
+	return fmt.Sprintf("step %s: %s; nothing runs before then", e.Step, e.Holder.MayRun())
+}
+
+// Unwrap returns ErrFenced.
+func (e *FenceError) Unwrap() error { return ErrFenced }
+
+// Until is when a later attempt may act.
+func (e *FenceError) Until() time.Time { return e.Holder.Until() }
+
+// CheckRetry refuses a person's retry of step while the attempt that
+// started it last (who, "attempt 1 (worker ...)") may still be running
+// at now, that is before until: a retry then could run the write beside
+// it. Both engines use it.
+func CheckRetry(step, who string, until, now time.Time) error {
+	if until.IsZero() || !now.Before(until) {
+		return nil
+	}
+	return fmt.Errorf("%w reconcile: %s of %s may still be running until %s; check again after that", ErrInvalid, who, step, FormatUntil(until))
+}
