@@ -37,6 +37,9 @@ type Pending struct {
 	Args   json.RawMessage `json:"args,omitempty"`
 	// ArgsRef stands for Args when they are kept by reference.
 	ArgsRef *Ref `json:"args_ref,omitempty"`
+	// Digest is the arguments digest (ArgsDigest) an approval or a denial
+	// may name, so that it applies to these arguments only.
+	Digest string `json:"digest,omitempty"`
 	// Expires is the tool's approval timeout: the call is denied as
 	// expired when nobody decided it that long after it became pending.
 	// 0: never.
@@ -387,7 +390,7 @@ func (l Loop) toolResult(policy Policy, step string, call ToolCall, f *Facts, st
 		a, decided := f.Decisions[step]
 		if !decided {
 			return ToolResult{}, &Decision{Outcome: &Outcome{Status: StatusAwaitingApproval,
-				Pending: []Pending{{Marker: step, Tool: call.Name, Args: call.Args, ArgsRef: call.ArgsRef, Expires: spec.ApprovalTimeout}}}}
+				Pending: []Pending{{Marker: step, Tool: call.Name, Args: call.Args, ArgsRef: call.ArgsRef, Digest: call.Digest(), Expires: spec.ApprovalTimeout}}}}
 		}
 		if !a.Approved {
 			return ToolResult{IsError: true, Content: DeniedByOperator + a.Reason}, nil

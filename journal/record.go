@@ -76,7 +76,8 @@ const (
 
 // Signal is an operator's input. The JSON field names are the payloads of
 // the operator contract: approve {"Marker"}, deny {"Marker","Reason"},
-// reconcile {"Step","Outcome","Result"}, budget {"MaxTurns","MaxTokens"}, message {"Content"}.
+// reconcile {"Step","Outcome","Result"}, budget {"MaxTurns","MaxTokens"}, message {"Content"};
+// approve and deny may add "Digest" and "Execution".
 type Signal struct {
 	Name    string `json:"Name"`
 	Marker  string `json:"Marker,omitempty"`
@@ -89,6 +90,15 @@ type Signal struct {
 	MaxTokens int64 `json:"MaxTokens,omitempty"`
 	// Content is a message's text: a user message for the next model call.
 	Content string `json:"Content,omitempty"`
+	// Digest, optional on approve and deny, is the arguments digest the
+	// operator saw (agent.ArgsDigest): the decision applies only while
+	// those arguments are pending at Marker.
+	Digest string `json:"Digest,omitempty"`
+	// Execution, optional on approve and deny, is the run id of the run's
+	// first Temporal execution: the decision applies only to that run, not
+	// to another one started later under the same workflow id. The local
+	// engine refuses it (a journal has no executions).
+	Execution string `json:"Execution,omitempty"`
 }
 
 // Store keeps the journals of runs.

@@ -343,6 +343,9 @@ func (j *Journal) check(st *state, sig Signal) error {
 	if o := d.Outcome; o != nil && o.Status.Terminal() {
 		return Ended(sig.Name, o.Status)
 	}
+	if sig.Execution != "" {
+		return fmt.Errorf("%w %s: execution %q names a Temporal run; a local run has none; leave it out", ErrInvalid, sig.Name, agent.Clip(sig.Execution, 80))
+	}
 	if sig.Name == SignalBudget {
 		turns, used := st.usage()
 		_, err := RaiseBudget(sig, st.budget, turns, used)
@@ -427,6 +430,9 @@ func Validate(sig Signal, o *agent.Outcome, f *agent.Facts) error {
 		if o != nil && o.Status == agent.StatusAwaitingApproval {
 			for _, p := range o.Pending {
 				if p.Marker == sig.Marker {
+					if sig.Digest != "" && sig.Digest != p.Digest {
+						return fmt.Errorf("%w %s", ErrInvalid, agent.DigestMismatch(sig.Name, sig.Marker, sig.Digest, p.Digest))
+					}
 					return nil
 				}
 				if _, decided := f.Decisions[p.Marker]; !decided {
@@ -521,8 +527,12 @@ func CheckMessage(sig Signal) error {
 	return nil
 }
 
+// maxExecution bounds an Execution (a Temporal run id is a 36-byte UUID).
+const maxExecution = 128
+
 // CheckDecision checks the shape of an approve or deny: a well-formed
-// marker, and a reason for a deny.
+// marker, a reason for a deny, and a well-formed Digest and Execution
+// when given.
 func CheckDecision(sig Signal) error {
 	if !agent.IsToolStep(sig.Marker) {
 		return fmt.Errorf("%w %s: marker %q is not a tool step; want %s", ErrInvalid, sig.Name, sig.Marker, agent.StepFormat)
@@ -532,6 +542,12 @@ func CheckDecision(sig Signal) error {
 	}
 	if sig.Name == SignalDeny && len(sig.Reason) > MaxMessageLen {
 		return fmt.Errorf("%w deny: the reason is %d bytes; want at most %d (the model reads it, as a message)", ErrInvalid, len(sig.Reason), MaxMessageLen)
+	}
+	if sig.Digest != "" && !agent.ValidDigest(sig.Digest) {
+		return fmt.Errorf("%w %s: digest %q is not an arguments digest; want %s, or none", ErrInvalid, sig.Name, agent.Clip(sig.Digest, 80), agent.DigestFormat)
+	}
+	if len(sig.Execution) > maxExecution {
+		return fmt.Errorf("%w %s: execution is %d bytes; want the run id of the run's first execution (at most %d bytes), or none", ErrInvalid, sig.Name, len(sig.Execution), maxExecution)
 	}
 	return nil
 }

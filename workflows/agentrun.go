@@ -916,6 +916,9 @@ func (r *run) validate(name string, raw converter.RawValue) (journal.Signal, err
 	case SignalMessage:
 		return sig, journal.CheckQueue(sig, r.facts) // decodeOperator checked its shape
 	}
+	if first := workflow.GetInfo(r.ctx).FirstRunID; sig.Execution != "" && sig.Execution != first {
+		return sig, fmt.Errorf("%w %s: execution %s is not this run's, whose first execution is %s: the run was started again under its id since; look again with reconcile show %s and decide on what it shows", journal.ErrInvalid, name, sig.Execution, first, r.id)
+	}
 	if err := journal.Validate(sig, r.outcome, r.facts); err != nil {
 		return sig, err
 	}

@@ -46,7 +46,12 @@
 // at once; an accepted update that reaches a waiting run answers with the
 // state once the main loop has acted on it (started the next step, or waits
 // again), so the answer shows the status the run moved to. The query state
-// returns where the run stands.
+// returns where the run stands, each pending call with its arguments digest
+// (agent.ArgsDigest). An approve or deny may name that digest ("Digest")
+// and the run's first execution ("Execution"); one that names others is
+// refused, so a decision applies only to the arguments and the run the
+// operator looked at. Current details fence code blocks with more backticks
+// than any run in their text, so no argument or reason closes its block.
 //
 // Budgets: Input.MaxTurns and Input.MaxTokens limit the model calls and
 // their tokens. Before a model call past a limit the run waits as

@@ -111,6 +111,7 @@ func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, l
 
 type description struct {
 	runID   string
+	first   string // the run id of the run's first execution
 	status  enumspb.WorkflowExecutionStatus
 	hash    string
 	started time.Time
@@ -128,7 +129,7 @@ func (r *Remote) describe(ctx context.Context, runID string) (description, error
 		return description{}, fmt.Errorf("describe run %s: %w", runID, err)
 	}
 	info := resp.GetWorkflowExecutionInfo()
-	d := description{runID: info.GetExecution().GetRunId(), status: info.GetStatus(), started: info.GetStartTime().AsTime()}
+	d := description{runID: info.GetExecution().GetRunId(), first: info.GetFirstRunId(), status: info.GetStatus(), started: info.GetStartTime().AsTime()}
 	if p := info.GetMemo().GetFields()[workflows.MemoInputHash]; p != nil {
 		_ = json.Unmarshal(p.GetData(), &d.hash)
 	}
@@ -260,6 +261,7 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 		case "list":
 			return r.list(ctx, w)
 		case "show":
+			w = termSafe{w}
 			runID, name, _ := showArgs(args)
 			if name != "" {
 				return r.showStep(ctx, w, runID, name)
@@ -281,12 +283,23 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 	if status, ended := endedStatus(desc.status); ended {
 		return fmt.Errorf("%s refused: run %s is already %s; nothing changes a run after it ended", args[0], runID, status)
 	}
+	if (sig.Name == journal.SignalApprove || sig.Name == journal.SignalDeny) && sig.Digest == "" {
+		// Decide on the arguments pending now (a worker answers the
+		// update anyway), and say which they were.
+		if st, err := r.state(ctx, runID); err == nil {
+			if p, ok := pendingCall(outcomeOf(st), sig.Marker); ok {
+				sig.Digest = p.Digest
+			}
+		}
+	}
 	var payload any
 	switch {
 	case sig.Name == journal.SignalApprove:
-		payload = workflows.ApprovePayload(sig.Marker)
+		// Pinned to this run's first execution: an approval cannot land
+		// on another run started later under the same id.
+		payload = workflows.ApprovePayloadOf(sig.Marker, sig.Digest, desc.first)
 	case sig.Name == journal.SignalDeny:
-		payload = workflows.DenyPayload(sig.Marker, sig.Reason)
+		payload = workflows.DenyPayloadOf(sig.Marker, sig.Reason, sig.Digest, desc.first)
 	case sig.Name == journal.SignalBudget:
 		payload = workflows.BudgetPayload(sig.MaxTurns, sig.MaxTokens)
 	case sig.Name == journal.SignalMessage:
@@ -334,6 +347,10 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 			return nil
 		}
 		return r.answer(ctx, text, runID, st.MessageStep)
+	}
+	if sig.Digest != "" {
+		fmt.Fprintf(w, "%s accepted by run %s (%s, arguments %s); it is now %s\n  Web UI: %s\n", args[0], runID, sig.Marker, sig.Digest, st.Status, r.Link(runID))
+		return nil
 	}
 	fmt.Fprintf(w, "%s accepted by run %s; it is now %s\n  Web UI: %s\n", args[0], runID, st.Status, r.Link(runID))
 	return nil
@@ -564,8 +581,22 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 
 // showStep prints one step's whole input and output, from the history and
 // the content store (which must be the workers': AGENTRUN_JOURNAL).
+//
+// A tool call waiting for approval has no activity yet: the run's state
+// query names it, and it is printed whole with its digest.
 func (r *Remote) showStep(ctx context.Context, w io.Writer, runID, name string) error {
 	step, res, err := r.findStep(ctx, runID, name)
+	if errors.Is(err, errNoStep) && agent.IsToolStep(name) {
+		if st, qerr := r.state(ctx, runID); qerr == nil {
+			if p, ok := pendingCall(outcomeOf(st), name); ok {
+				store, err := r.Settings.Content()
+				if err != nil {
+					return err
+				}
+				return printPending(ctx, w, r.op(), &execute.Executor{Content: store}, runID, p)
+			}
+		}
+	}
 	if err != nil {
 		return err
 	}
