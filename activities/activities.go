@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/internal/secret"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/metrics"
@@ -183,6 +184,9 @@ func (a *Activities) CallModel(ctx context.Context, in StepInput) (json.RawMessa
 	if in.Step.Kind != agent.KindModel || in.Step.Model == nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("step %s is not a model step", in.Step.Name), "BadStep", nil)
 	}
+	if err := a.checkModel(in.Step); err != nil {
+		return nil, err
+	}
 	if a.Metrics != nil && activity.GetInfo(ctx).Attempt == 1 {
 		for range denials(in.Step.Model.New) {
 			a.Metrics.Decision(ctx, metrics.Deny)
@@ -245,7 +249,9 @@ func modelError(ctx context.Context, err error) error {
 	if !errors.As(err, &e) {
 		e = &llm.Error{Class: llm.ClassNetwork, Message: err.Error()}
 	}
-	return temporal.NewApplicationErrorWithOptions(e.Error(), string(e.Class), temporal.ApplicationErrorOptions{
+	// The provider's words go to the run's history: without the worker's
+	// secrets.
+	return temporal.NewApplicationErrorWithOptions(secret.Scrub(e.Error()), string(e.Class), temporal.ApplicationErrorOptions{
 		NonRetryable:   !e.Class.Retryable(),
 		NextRetryDelay: e.RetryAfter,
 	})
@@ -256,6 +262,12 @@ func modelError(ctx context.Context, err error) error {
 func (a *Activities) CallTool(ctx context.Context, in StepInput) (json.RawMessage, error) {
 	if in.Step.Call == nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("step %s is not a tool step", in.Step.Name), "BadStep", nil)
+	}
+	// The worker's own tools decide what a step may do, before anything
+	// is read, recorded or run. A refused attempt counts as failed.
+	if err := a.checkTool(in.Step); err != nil {
+		a.Metrics.Step(ctx, in.Step.Kind, metrics.Failed, 0)
+		return nil, err
 	}
 	if a.Metrics != nil && a.approved(ctx, in) {
 		a.Metrics.Decision(ctx, metrics.Approve)

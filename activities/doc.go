@@ -6,6 +6,18 @@
 // dependencies, inside the worker; they never appear in an activity's
 // input, result or error.
 //
+// The worker is the authority: an activity's input comes from whatever the
+// workflow trusted, so CallTool first checks a tool step against the
+// worker's own tools (Exec.Tools) and refuses, with the non-retryable error
+// type StepRefused and before anything is read, recorded or run, a tool the
+// worker does not offer, one it knows as a write arriving as a read (or as
+// idempotent, or settled by a key argument or probe its tool does not
+// declare), and one its policy denies. CallModel refuses a tool-spec key
+// other than the one of the tools the worker lists (Executor.ToolsKey), so
+// the model is offered only the worker's tools. A provider's error text is
+// scrubbed of the worker's secrets (package internal/secret) before it
+// reaches the run's history.
+//
 // The write guard: CallTool runs a write that is not idempotent through
 // journal.RunStep against a journal store that every worker of the task
 // queue shares. The first attempt records the start, runs the tool and
@@ -25,6 +37,19 @@
 // 3; a timed-out call of either is a retryable error, for the next attempt
 // to settle. A result settled this way carries agent.Settled; CallTool
 // counts it (agentrun_writes_settled_total) and the workflow logs it.
+//
+// Fenced attempts: CallTool runs a guarded write through
+// journal.RunAttempt with the attempt (Temporal's attempt number, this
+// worker's Identity) and the tool's timeout, so the attempt holds the step
+// until its deadline and its tool's context ends then (and when Temporal
+// refuses its heartbeat). A later attempt that finds an earlier one that
+// may still act fails non-retryably with type AttemptRunning, the earlier
+// attempt in its details, and the workflow waits until that attempt's
+// deadline plus journal.Grace before it runs the step again; an attempt
+// that lost its step before the tool ran fails with type FenceLost. A
+// write's activity start-to-close is its tool's timeout plus WriteSlack
+// (WriteStartToClose); CheckWriteTimeouts refuses at start-up a tool whose
+// timeout leaves no room.
 //
 // Streaming: a CallModel whose input asks (StepInput.Stream) and whose
 // provider streams (llm.Streamer) publishes the model's text to its run's

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/metrics"
 	"github.com/agentrun/agentrun/tools"
 )
@@ -125,9 +126,26 @@ func TestSettledMetrics(t *testing.T) {
 	acts, tickets := slowDemo(t, 2*time.Second, 100*time.Millisecond)
 	acts.Metrics = rec
 	acts.Guard.Probe = acts.Exec.Probe
+	probe := &agent.Probe{Tool: "find_ticket", Args: json.RawMessage(`{"request_id":"{{key}}"}`), Found: `^(TICKET-[0-9]+):`, NotFound: `^no ticket`}
+	// The worker's create_ticket declares the key and the probe the step
+	// settles by (the worker refuses a step that declares what its tool
+	// does not).
+	var own []tools.Tool
+	for _, tool := range tools.Demo(tools.DemoConfig{Tickets: tickets, Delay: 2 * time.Second}) {
+		o := tools.Override{Timeout: 100 * time.Millisecond}
+		if tool.Spec().Name == "create_ticket" {
+			key := "request_id"
+			o.IdempotencyKey, o.Probe = &key, probe
+		}
+		own = append(own, tools.Apply(tool, o))
+	}
+	set, err := tools.NewSet(own...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts.Exec.Tools = set
 	in := toolStep("create_ticket", agent.KindWrite, `{"title":"t"}`)
-	in.Step.Settle = &agent.Settle{KeyArg: "request_id", Key: "agentrun-k",
-		Probe: &agent.Probe{Tool: "find_ticket", Args: json.RawMessage(`{"request_id":"{{key}}"}`), Found: `^(TICKET-[0-9]+):`, NotFound: `^no ticket`}}
+	in.Step.Settle = &agent.Settle{KeyArg: "request_id", Key: "agentrun-k", Probe: probe}
 	var suite testsuite.WorkflowTestSuite
 	call := func() (string, error) {
 		env := suite.NewTestActivityEnvironment()
@@ -142,9 +160,10 @@ func TestSettledMetrics(t *testing.T) {
 		}
 		return string(res), nil
 	}
-	if _, err := call(); err == nil || !strings.Contains(err.Error(), "timeout") {
-		t.Fatalf("first attempt: %v, want the tool's timeout", err)
+	if _, err := call(); err == nil || !strings.Contains(err.Error(), "deadline passed") {
+		t.Fatalf("first attempt: %v, want the attempt's deadline (the tool's timeout) passed", err)
 	}
+	time.Sleep(journal.Grace) // the first attempt holds the write until its deadline plus the grace
 	res, err := call()
 	if err != nil || !strings.Contains(res, `"content":"TICKET-1"`) || !strings.Contains(res, `"by":"probe"`) {
 		t.Fatalf("second attempt: %s, %v; want TICKET-1 settled by the probe", res, err)

@@ -37,6 +37,9 @@ type Pending struct {
 	Args   json.RawMessage `json:"args,omitempty"`
 	// ArgsRef stands for Args when they are kept by reference.
 	ArgsRef *Ref `json:"args_ref,omitempty"`
+	// Digest is the arguments digest (ArgsDigest) an approval or a denial
+	// may name, so that it applies to these arguments only.
+	Digest string `json:"digest,omitempty"`
 	// Expires is the tool's approval timeout: the call is denied as
 	// expired when nobody decided it that long after it became pending.
 	// 0: never.
@@ -150,6 +153,11 @@ type Facts struct {
 	// Messages holds the user messages a person sent during the run, by
 	// the model step they are given to (after that step's tool results).
 	Messages map[string][]Message `json:"messages,omitempty"`
+	// Gates holds, by marker, the policy's decision about a tool call made
+	// when the model asked for it (the local journal records it then):
+	// the loop keeps to it whatever the tools say now. A call without one
+	// is decided from the current tools.
+	Gates map[string]Gate `json:"gates,omitempty"`
 }
 
 // AddMessage queues a user message for the model step named step.
@@ -222,6 +230,33 @@ func (f *Facts) Forget(cp Checkpoint) {
 			delete(f.Messages, name)
 		}
 	}
+	for name := range f.Gates {
+		if old(name) {
+			delete(f.Gates, name)
+		}
+	}
+}
+
+// Gates returns the policy's decisions about the tool calls of a model
+// reply (step llm/N, calls as the reply asked them), by marker, over the
+// given tools: a call of a tool not among them has none.
+func (l Loop) Gates(n int, calls []ToolCall) map[string]Gate {
+	policy := l.Policy
+	if policy == nil {
+		policy = GateWrites{}
+	}
+	var out map[string]Gate
+	for i, call := range calls {
+		spec, ok := l.spec(call.Name)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = map[string]Gate{}
+		}
+		out[ToolStep(n, i, call.Name)] = policy.Decide(spec, call)
+	}
+	return out
 }
 
 // Loop is the agent loop over a fixed set of tools and a policy. It sets
@@ -301,6 +336,9 @@ func (l Loop) next(cp Checkpoint, f *Facts, stop string) Decision {
 		if reply.FinishReason == FinishLength && len(calls) > 0 {
 			return Decision{Outcome: failedOutcome(fmt.Sprintf("%s was cut off by the model's length limit while asking for %d tool call(s); they were not executed", name, len(calls))), Checkpoint: cp}
 		}
+		if len(calls) > MaxCallsPerReply {
+			return Decision{Outcome: failedOutcome(fmt.Sprintf("%s asked for %d tool calls in one reply; at most %d are run (MaxCallsPerReply), none of them were", name, len(calls), MaxCallsPerReply)), Checkpoint: cp}
+		}
 		reply.Message.Role = RoleAssistant
 		conv := cp.Conversation
 		if reply.Conversation != nil {
@@ -320,6 +358,13 @@ func (l Loop) next(cp Checkpoint, f *Facts, stop string) Decision {
 	}
 }
 
+// MaxCallsPerReply bounds the tool calls of one model reply. A reply that
+// asks for more fails the run before any of them runs: each call is a step
+// with its own activity and marker, and a run parks on every gated one at
+// once, so a model (or a prompt injection) asking for thousands would flood
+// the run's history and its pending markers.
+const MaxCallsPerReply = 128
+
 // toolResult returns the result of one tool call when it is known, or the
 // decision that stands in its way.
 func (l Loop) toolResult(policy Policy, step string, call ToolCall, f *Facts, stop string) (ToolResult, *Decision) {
@@ -334,7 +379,10 @@ func (l Loop) toolResult(policy Policy, step string, call ToolCall, f *Facts, st
 	if !ok {
 		return ToolResult{IsError: true, Content: fmt.Sprintf("unknown tool %q; available tools: %s", call.Name, l.toolNames())}, nil
 	}
-	gate := policy.Decide(spec, call)
+	gate, recorded := f.Gates[step]
+	if !recorded {
+		gate = policy.Decide(spec, call)
+	}
 	switch gate.Verdict {
 	case Deny:
 		return ToolResult{IsError: true, Content: "denied: " + gate.Reason}, nil
@@ -342,7 +390,7 @@ func (l Loop) toolResult(policy Policy, step string, call ToolCall, f *Facts, st
 		a, decided := f.Decisions[step]
 		if !decided {
 			return ToolResult{}, &Decision{Outcome: &Outcome{Status: StatusAwaitingApproval,
-				Pending: []Pending{{Marker: step, Tool: call.Name, Args: call.Args, ArgsRef: call.ArgsRef, Expires: spec.ApprovalTimeout}}}}
+				Pending: []Pending{{Marker: step, Tool: call.Name, Args: call.Args, ArgsRef: call.ArgsRef, Digest: call.Digest(), Expires: spec.ApprovalTimeout}}}}
 		}
 		if !a.Approved {
 			return ToolResult{IsError: true, Content: DeniedByOperator + a.Reason}, nil

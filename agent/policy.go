@@ -51,9 +51,9 @@ const (
 // Gate is the policy's answer for one call: how to treat it and what kind
 // of step it is.
 type Gate struct {
-	Verdict Verdict
-	Kind    Kind
-	Reason  string // why a call is denied; shown to the model
+	Verdict Verdict `json:"verdict"`
+	Kind    Kind    `json:"kind"`
+	Reason  string  `json:"reason,omitempty"` // why a call is denied; shown to the model
 }
 
 // Policy decides, per tool call, whether it runs, waits for approval or is

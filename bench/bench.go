@@ -69,6 +69,7 @@ type params struct {
 	stream  streamParams
 	guard   guardParams
 	kill    killParams
+	settle  settleParams
 	parked  parkedParams
 	// fsyncSamples is how many write+fsync probes the machine's fsync floor
 	// takes its median over.
@@ -84,6 +85,7 @@ func paramsFor(quick bool) params {
 			stream:       streamParams{Turns: 2, Delay: 3 * time.Second},
 			guard:        guardParams{Steps: 10},
 			kill:         killParams{Trials: 1, Delay: 2 * time.Second},
+			settle:       settleParams{Trials: 1, ToolTimeout: 10 * time.Second},
 			parked:       parkedParams{Runs: 50, Parallel: 8},
 			fsyncSamples: 20,
 		}
@@ -95,6 +97,7 @@ func paramsFor(quick bool) params {
 		stream:       streamParams{Turns: 8, Delay: 3 * time.Second},
 		guard:        guardParams{Steps: 200},
 		kill:         killParams{Trials: 3, Delay: 2 * time.Second},
+		settle:       settleParams{Trials: 3, ToolTimeout: 10 * time.Second},
 		parked:       parkedParams{Runs: 1000, Parallel: 8},
 		fsyncSamples: 200,
 	}
@@ -227,6 +230,13 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 		return fmt.Errorf("kill → resume: %w", err)
 	}
 	rows = append(rows, krows...)
+
+	fmt.Fprintf(progress, "bench: kill → settled, probe-only write (%d trials)\n", p.settle.Trials)
+	ksrows, err := killSettled(ctx, env, workerBin, p.settle)
+	if err != nil {
+		return fmt.Errorf("kill → settled: %w", err)
+	}
+	rows = append(rows, ksrows...)
 
 	fmt.Fprintf(progress, "bench: parked approvals (%d runs)\n", p.parked.Runs)
 	prows, err := parkedApprovals(ctx, env, workerBin, p.parked)

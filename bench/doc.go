@@ -8,7 +8,7 @@
 // ($AGENTRUN_TEMPORAL_CLI or bin/temporal; internal/devserver: in memory,
 // headless, agentrun's search attributes, and the dynamic config every dev
 // server of the project runs with), and runs its workers in its own
-// process, except in the two sections that run worker processes (cmd
+// process, except in the three sections that run worker processes (cmd
 // worker, which the bench builds with go build). Its sections:
 //
 //   - Step overhead: AgentRun (package workflows and activities, the
@@ -52,6 +52,24 @@
 //     from the kill to the step's ActivityTaskCompleted event (the other
 //     worker's retry), minus the known delay, against
 //     workflows.HeartbeatTimeout. Median of a few trials.
+//   - Kill → settled, probe-only write: the hand example with
+//     create_ticket declared (a tools file the bench writes, AGENTRUN_TOOLS)
+//     with a probe, find_ticket by title, no idempotency key and a 10 s
+//     timeout. Per trial (3, -quick 1; each on its own queue, journal and
+//     tickets file, since the probe asks by title) a worker process with
+//     AGENTRUN_TEST_HOLD_BEFORE=create_ticket runs the run, which is
+//     approved by signal; once that worker logs that it holds the write
+//     before its effect, a second worker process without the hold joins
+//     the queue and the first is SIGKILLed. The figure is the time from the
+//     kill to the step's ActivityTaskCompleted event, against the tool's
+//     timeout + journal.Grace + 2 s (goal ratio 1). Both workers run on one
+//     host, so the retry sees the killed pid gone (journal.Attempt.Gone)
+//     and probes without waiting for the killed attempt's deadline; the
+//     figure is then the heartbeat timeout, the first retry interval, the
+//     probe and the write. A trial whose step was not settled by its probe
+//     (not found, ran again), or whose run did not complete with exactly
+//     one ticket, fails the section. TestKillSettledAlone runs the section
+//     alone (go test ./bench -run TestKillSettledAlone).
 //   - Parked approvals: N hand-example runs (1,000; -quick 50) on one
 //     worker process wait for approval at once (counted through the
 //     AgentRunStatus search attribute), then are approved through the

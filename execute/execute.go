@@ -41,6 +41,10 @@ type Executor struct {
 
 	once  sync.Once
 	cache *cache
+
+	keyMu    sync.Mutex
+	keySet   *tools.Set // the set toolsKey is the key of
+	toolsKey string
 }
 
 var _ agent.Executor = (*Executor)(nil)
@@ -268,4 +272,21 @@ func (e *Executor) PutTools(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return e.put(ctx, b)
+}
+
+// ToolsKey returns the key PutTools gives the executor's tool specs,
+// without storing them: what a model step of a run this worker's tools
+// started refers to. It is computed once per tool set.
+func (e *Executor) ToolsKey() (string, error) {
+	e.keyMu.Lock()
+	defer e.keyMu.Unlock()
+	if e.keySet == e.Tools && e.toolsKey != "" {
+		return e.toolsKey, nil
+	}
+	b, err := json.Marshal(e.Tools.Specs())
+	if err != nil {
+		return "", err
+	}
+	e.keySet, e.toolsKey = e.Tools, content.KeyOf(b)
+	return e.toolsKey, nil
 }

@@ -36,6 +36,32 @@
 // The Idempotency key of a local run is agent.IdempotencyKey of the run id,
 // the step and one more than the person's retries of it.
 //
+// A tool call is gated once, when the model asks for it: Run records the
+// policy's decision about each call of a reply (allow, approval or deny;
+// read or write) in the model step's step.completed record ("gates", by
+// marker), and the loop keeps to it, so a tools file changed while a call
+// waits (the tool now says read, or no approval) does not let it through
+// unapproved. Journals without gates decide from the current tools.
+//
+// # The fence
+//
+// A write's step.started record written by [Journal.RunAttempt] carries the
+// attempt that wrote it ([Attempt]: generation, attempt number, worker, and
+// its deadline, the start plus the tool's timeout). That attempt holds the
+// step: it runs its tool only while it does (checked right before the tool
+// runs: its deadline on its own clock, and one conditional store statement,
+// an append of nothing after its start, that fails if anyone appended since;
+// then, when other steps appended, its start must still be the step's
+// newest), and its tool's context ends at the deadline. A later attempt that
+// finds that start before the deadline plus [Grace] (2 s) neither probes
+// nor runs the write again: it gets a [*FenceError] (the Temporal workflow
+// waits on a timer, the local driver sleeps), or an [*IndeterminateError]
+// naming the holder when only a person could settle it, whose retry
+// [CheckRetry] refuses until then; a write with an idempotency key runs
+// again at once. A holder whose process certainly ended (same host, pid
+// gone: [Attempt.Gone]) holds nothing. Starts without an attempt (older
+// journals, [Journal.RunStep]) hold nothing.
+//
 // A run's budget (agent.Budget: model calls and tokens) is recorded in its
 // run.started record and raised by budget signal records; Run stops a run
 // whose next model call it does not allow as BudgetExceeded. Journals

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -504,6 +505,7 @@ func cloneRecords(recs []Record) []Record {
 			a := *r.Attempt
 			r.Attempt = &a
 		}
+		r.Gates = maps.Clone(r.Gates)
 	}
 	return out
 }

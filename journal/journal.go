@@ -87,8 +87,12 @@ type ProbeFunc func(ctx context.Context, step agent.Step) (agent.ProbeAnswer, er
 // An fn error is returned and not recorded. An error from the store means
 // the record may or may not have been written.
 func (j *Journal) RunStep(ctx context.Context, runID string, step agent.Step, fn StepFunc) (json.RawMessage, error) {
-	return j.RunAttempt(ctx, runID, step, Attempt{}, 0, fn)
+	return j.runAttempt(ctx, runID, step, Attempt{}, 0, fn, nil)
 }
+
+// gatesFunc returns what a model step's step.completed records about the
+// tool calls of its result (Record.Gates).
+type gatesFunc func(res json.RawMessage) map[string]agent.Gate
 
 // RunAttempt is RunStep for one attempt of a write that is fenced: the
 // step.started it records carries att with its Deadline set to now plus
@@ -107,6 +111,12 @@ func (j *Journal) RunStep(ctx context.Context, runID string, step agent.Step, fn
 // step when fn would run returns an error wrapping ErrFenceLost, fn not
 // called. A timeout of 0 records no deadline: nothing is fenced.
 func (j *Journal) RunAttempt(ctx context.Context, runID string, step agent.Step, att Attempt, timeout time.Duration, fn StepFunc) (json.RawMessage, error) {
+	return j.runAttempt(ctx, runID, step, att, timeout, fn, nil)
+}
+
+// runAttempt is RunAttempt; gates, when not nil, adds the gating of the
+// calls a model step's result asks for to its step.completed record.
+func (j *Journal) runAttempt(ctx context.Context, runID string, step agent.Step, att Attempt, timeout time.Duration, fn StepFunc, gates gatesFunc) (json.RawMessage, error) {
 	if err := ValidRunID(runID); err != nil {
 		return nil, err
 	}
@@ -194,7 +204,11 @@ func (j *Journal) RunAttempt(ctx context.Context, runID string, step agent.Step,
 				return nil, fmt.Errorf("step %s: %w", step.Name, err)
 			}
 		}
-		return j.complete(runID, step, res)
+		rec := completedRecord(step, res, j.now())
+		if gates != nil {
+			rec.Gates = gates(res)
+		}
+		return j.complete(runID, rec)
 	}
 	return nil, fmt.Errorf("run step %s of %s: %w %d times", step.Name, runID, ErrConflict, maxConflicts)
 }
@@ -332,26 +346,26 @@ func completedRecord(step agent.Step, res json.RawMessage, at time.Time) Record 
 	return Record{Type: StepCompleted, Step: step.Name, Kind: step.Kind, Idempotent: step.Idempotent, Result: res, At: at}
 }
 
-// complete records the result of a step that ran.
-func (j *Journal) complete(runID string, step agent.Step, res json.RawMessage) (json.RawMessage, error) {
+// complete records the result of a step that ran: its step.completed rec.
+func (j *Journal) complete(runID string, rec Record) (json.RawMessage, error) {
 	for range maxConflicts {
 		recs, err := j.Store.Load(runID)
 		if err != nil {
 			return nil, err
 		}
-		if st := fold(recs).steps[step.Name]; st != nil && st.completed {
+		if st := fold(recs).steps[rec.Step]; st != nil && st.completed {
 			return st.result, nil // settled by someone else meanwhile
 		}
-		err = j.Store.Append(runID, len(recs), completedRecord(step, res, j.now()))
+		err = j.Store.Append(runID, len(recs), rec)
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		return res, nil
+		return rec.Result, nil
 	}
-	return nil, fmt.Errorf("record result of %s in %s: %w %d times", step.Name, runID, ErrConflict, maxConflicts)
+	return nil, fmt.Errorf("record result of %s in %s: %w %d times", rec.Step, runID, ErrConflict, maxConflicts)
 }
 
 // stepState is what the journal knows about one step.
@@ -376,6 +390,7 @@ type state struct {
 	input     []agent.Message
 	steps     map[string]*stepState
 	decisions map[string]agent.Approval
+	gates     map[string]agent.Gate // by marker, as recorded when the model asked
 	completed bool
 	answer    string
 	cancelled bool
@@ -419,6 +434,12 @@ func fold(recs []Record) *state {
 		case StepCompleted:
 			st := step(r.Step)
 			st.completed, st.result, st.at = true, r.Result, r.At
+			for m, g := range r.Gates {
+				if s.gates == nil {
+					s.gates = map[string]agent.Gate{}
+				}
+				s.gates[m] = g
+			}
 			if r.Kind != "" { // journals from before step.completed carried the kind have it in step.started only
 				st.kind, st.idempotent = r.Kind, r.Idempotent
 			}
@@ -519,6 +540,7 @@ func (s *state) facts() *agent.Facts {
 	for m, a := range s.decisions {
 		f.Decisions[m] = a
 	}
+	f.Gates = s.gates
 	for at, texts := range s.messages {
 		for _, t := range texts {
 			f.AddMessage(at, t)

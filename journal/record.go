@@ -45,8 +45,14 @@ type Record struct {
 	// Probe is what the probe of an interrupted write answered.
 	Probe  *agent.ProbeAnswer `json:"probe,omitempty"`  // step.probed
 	Result json.RawMessage    `json:"result,omitempty"` // step.completed
-	Signal *Signal            `json:"signal,omitempty"` // signal
-	Answer string             `json:"answer,omitempty"` // run.completed
+	// Gates holds, on a model step's step.completed, the policy's decision
+	// about each tool call of the reply (allow, approval, deny; read or
+	// write) by marker, made once when the model asked: a tools file
+	// changed while a call waits does not change how it is gated. Absent
+	// in older journals: their calls are decided from the current tools.
+	Gates  map[string]agent.Gate `json:"gates,omitempty"`  // step.completed of llm/N
+	Signal *Signal               `json:"signal,omitempty"` // signal
+	Answer string                `json:"answer,omitempty"` // run.completed
 	// At is when the record was written (step.completed; absent in older
 	// journals): a call's approval timeout runs from the step.completed of
 	// the model step that asked for it.
@@ -70,7 +76,8 @@ const (
 
 // Signal is an operator's input. The JSON field names are the payloads of
 // the operator contract: approve {"Marker"}, deny {"Marker","Reason"},
-// reconcile {"Step","Outcome","Result"}, budget {"MaxTurns","MaxTokens"}, message {"Content"}.
+// reconcile {"Step","Outcome","Result"}, budget {"MaxTurns","MaxTokens"}, message {"Content"};
+// approve and deny may add "Digest" and "Execution".
 type Signal struct {
 	Name    string `json:"Name"`
 	Marker  string `json:"Marker,omitempty"`
@@ -83,6 +90,15 @@ type Signal struct {
 	MaxTokens int64 `json:"MaxTokens,omitempty"`
 	// Content is a message's text: a user message for the next model call.
 	Content string `json:"Content,omitempty"`
+	// Digest, optional on approve and deny, is the arguments digest the
+	// operator saw (agent.ArgsDigest): the decision applies only while
+	// those arguments are pending at Marker.
+	Digest string `json:"Digest,omitempty"`
+	// Execution, optional on approve and deny, is the run id of the run's
+	// first Temporal execution: the decision applies only to that run, not
+	// to another one started later under the same workflow id. The local
+	// engine refuses it (a journal has no executions).
+	Execution string `json:"Execution,omitempty"`
 }
 
 // Store keeps the journals of runs.

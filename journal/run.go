@@ -115,11 +115,24 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 				att.Generation += ss.retries
 			}
 		}
-		_, err = j.RunAttempt(ctx, runID, step, att, timeout, func(ctx context.Context) (json.RawMessage, error) {
+		var gates gatesFunc
+		if step.Kind == agent.KindModel {
+			// The calls the model asks for are gated now, once, and the
+			// journal keeps the decision with the reply.
+			n, _ := agent.StepTurn(step.Name)
+			gates = func(res json.RawMessage) map[string]agent.Gate {
+				reply, err := agent.DecodeModelReply(res)
+				if err != nil {
+					return nil // the loop reports the bad reply
+				}
+				return j.Loop.Gates(n, reply.Message.ToolCalls)
+			}
+		}
+		_, err = j.runAttempt(ctx, runID, step, att, timeout, func(ctx context.Context) (json.RawMessage, error) {
 			ctx, stop := j.watchCancel(ctx, runID, len(recs))
 			defer stop()
 			return exec.Execute(ctx, step)
-		})
+		}, gates)
 		if err != nil && j.cancelled(runID) {
 			continue // the step stopped because the run was cancelled: the next load says so
 		}
@@ -330,6 +343,9 @@ func (j *Journal) check(st *state, sig Signal) error {
 	if o := d.Outcome; o != nil && o.Status.Terminal() {
 		return Ended(sig.Name, o.Status)
 	}
+	if sig.Execution != "" {
+		return fmt.Errorf("%w %s: execution %q names a Temporal run; a local run has none; leave it out", ErrInvalid, sig.Name, agent.Clip(sig.Execution, 80))
+	}
 	if sig.Name == SignalBudget {
 		turns, used := st.usage()
 		_, err := RaiseBudget(sig, st.budget, turns, used)
@@ -414,6 +430,9 @@ func Validate(sig Signal, o *agent.Outcome, f *agent.Facts) error {
 		if o != nil && o.Status == agent.StatusAwaitingApproval {
 			for _, p := range o.Pending {
 				if p.Marker == sig.Marker {
+					if sig.Digest != "" && sig.Digest != p.Digest {
+						return fmt.Errorf("%w %s", ErrInvalid, agent.DigestMismatch(sig.Name, sig.Marker, sig.Digest, p.Digest))
+					}
 					return nil
 				}
 				if _, decided := f.Decisions[p.Marker]; !decided {
@@ -433,7 +452,10 @@ func Validate(sig Signal, o *agent.Outcome, f *agent.Facts) error {
 	case SignalBudget:
 		return CheckBudget(sig)
 	case SignalMessage:
-		return CheckMessage(sig)
+		if err := CheckMessage(sig); err != nil {
+			return err
+		}
+		return CheckQueue(sig, f)
 	}
 	return fmt.Errorf("%w signal %q: want approve, deny, reconcile, budget or message", ErrInvalid, sig.Name)
 }
@@ -455,9 +477,41 @@ func Apply(sig Signal, f *agent.Facts) {
 	}
 }
 
-// MaxMessageLen bounds a message's content, in bytes: messages are
-// carried inline in the run's state until a model step takes them.
+// MaxMessageLen bounds a message's content, a deny's reason and a done
+// result, in bytes: each is carried inline (in the run's state, a fact, the
+// history) and read by the model.
 const MaxMessageLen = 16 << 10
+
+// Limits on the messages a run holds for model steps that have not run
+// yet: they are carried in its state (and, on Temporal, its checkpoint)
+// until a model step takes them.
+const (
+	MaxQueuedMessages     = 100
+	MaxQueuedMessageBytes = 1 << 20
+)
+
+// CheckQueue checks that a message fits in the run's queue: the messages
+// recorded (f) for model steps without a result, and this one, are at most
+// MaxQueuedMessages and MaxQueuedMessageBytes.
+func CheckQueue(sig Signal, f *agent.Facts) error {
+	n, size := 0, 0
+	for step, msgs := range f.Messages {
+		if _, done := f.Results[step]; done {
+			continue
+		}
+		for _, m := range msgs {
+			n++
+			size += len(m.Content)
+		}
+	}
+	switch {
+	case n+1 > MaxQueuedMessages:
+		return fmt.Errorf("%w message: the run already holds %d messages for its next model step; at most %d wait at once: send it once the run has taken them", ErrInvalid, n, MaxQueuedMessages)
+	case size+len(sig.Content) > MaxQueuedMessageBytes:
+		return fmt.Errorf("%w message: the run already holds %d bytes of messages for its next model step, and this one has %d; at most %d bytes wait at once: send it once the run has taken them", ErrInvalid, size, len(sig.Content), MaxQueuedMessageBytes)
+	}
+	return nil
+}
 
 // MessageFormat says what a message payload looks like.
 const MessageFormat = `{"Content": "also check the staging database"}`
@@ -473,14 +527,27 @@ func CheckMessage(sig Signal) error {
 	return nil
 }
 
+// maxExecution bounds an Execution (a Temporal run id is a 36-byte UUID).
+const maxExecution = 128
+
 // CheckDecision checks the shape of an approve or deny: a well-formed
-// marker, and a reason for a deny.
+// marker, a reason for a deny, and a well-formed Digest and Execution
+// when given.
 func CheckDecision(sig Signal) error {
 	if !agent.IsToolStep(sig.Marker) {
 		return fmt.Errorf("%w %s: marker %q is not a tool step; want %s", ErrInvalid, sig.Name, sig.Marker, agent.StepFormat)
 	}
 	if sig.Name == SignalDeny && strings.TrimSpace(sig.Reason) == "" {
 		return fmt.Errorf("%w deny: the reason is empty; say why, the model reads it", ErrInvalid)
+	}
+	if sig.Name == SignalDeny && len(sig.Reason) > MaxMessageLen {
+		return fmt.Errorf("%w deny: the reason is %d bytes; want at most %d (the model reads it, as a message)", ErrInvalid, len(sig.Reason), MaxMessageLen)
+	}
+	if sig.Digest != "" && !agent.ValidDigest(sig.Digest) {
+		return fmt.Errorf("%w %s: digest %q is not an arguments digest; want %s, or none", ErrInvalid, sig.Name, agent.Clip(sig.Digest, 80), agent.DigestFormat)
+	}
+	if len(sig.Execution) > maxExecution {
+		return fmt.Errorf("%w %s: execution is %d bytes; want the run id of the run's first execution (at most %d bytes), or none", ErrInvalid, sig.Name, len(sig.Execution), maxExecution)
 	}
 	return nil
 }
@@ -495,6 +562,9 @@ func CheckReconcile(sig Signal) error {
 	case OutcomeDone:
 		if sig.Result == "" {
 			return fmt.Errorf("%w reconcile: outcome done needs the result the step had (e.g. the ticket id)", ErrInvalid)
+		}
+		if len(sig.Result) > MaxMessageLen {
+			return fmt.Errorf("%w reconcile: the done result is %d bytes; want at most %d (the model reads it, as a message)", ErrInvalid, len(sig.Result), MaxMessageLen)
 		}
 	case OutcomeRetry:
 		if sig.Result != "" {

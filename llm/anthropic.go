@@ -166,7 +166,7 @@ func (p *Anthropic) Complete(ctx context.Context, req agent.ModelRequest) (agent
 	if err := json.Unmarshal(body, &m); err != nil {
 		return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: p.scrub("the server's answer is not a message: " + err.Error())}
 	}
-	return p.reply(m), nil
+	return p.reply(m, statusOf(res))
 }
 
 // unstreamed reads the whole answer of a server that ignored the request to
@@ -180,7 +180,10 @@ func (p *Anthropic) unstreamed(ctx, rctx context.Context, timeout time.Duration,
 	if err := json.Unmarshal(body, &m); err != nil {
 		return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: p.scrub("the server's answer is not a message: " + err.Error())}
 	}
-	r := p.reply(m)
+	r, err := p.reply(m, statusOf(res))
+	if err != nil {
+		return agent.ModelReply{}, err
+	}
 	if r.Message.Content != "" {
 		text(r.Message.Content)
 	}
@@ -244,12 +247,17 @@ func (p *Anthropic) Stream(ctx context.Context, req agent.ModelRequest, text fun
 	if !stopped {
 		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), fmt.Errorf("the stream ended before message_stop: %w", io.ErrUnexpectedEOF), res, p.scrub)
 	}
-	return p.reply(m), nil
+	return p.reply(m, statusOf(res))
 }
 
 // reply converts a message, answered whole or accumulated from a stream,
-// to the agent's reply.
-func (p *Anthropic) reply(m anthropic.Message) agent.ModelReply {
+// to the agent's reply. status is the HTTP status it came with. A reply
+// with a negative token count is refused (checkUsage).
+func (p *Anthropic) reply(m anthropic.Message, status int) (agent.ModelReply, error) {
+	u := m.Usage
+	if err := checkUsage(status, u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens, u.OutputTokens); err != nil {
+		return agent.ModelReply{}, err
+	}
 	msg := agent.Message{Role: agent.RoleAssistant}
 	var text strings.Builder
 	for _, b := range m.Content {
@@ -279,7 +287,7 @@ func (p *Anthropic) reply(m anthropic.Message) agent.ModelReply {
 		},
 		Model:    p.Name(),
 		Settings: sentSettings(p.settings),
-	}
+	}, nil
 }
 
 // anthropicFinish maps a stop_reason to the agent's finish reasons; others

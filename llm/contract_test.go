@@ -373,6 +373,10 @@ func TestRetryAfter(t *testing.T) {
 		{[]string{"Retry-After", "soon"}, 0},
 		{[]string{"Retry-After", "-3"}, 0},
 		{[]string{"Retry-After", "1e300"}, 0},
+		{[]string{"Retry-After", "300"}, MaxRetryAfter},
+		{[]string{"Retry-After", "86400"}, MaxRetryAfter},
+		{[]string{"Retry-After", "Fri, 20 Jun 2025 10:00:00 GMT"}, MaxRetryAfter}, // a day ahead
+		{[]string{"Retry-After-Ms", "3600000"}, MaxRetryAfter},
 		{[]string{"Retry-After", "20", "Retry-After-Ms", "250"}, 250 * time.Millisecond},
 		{[]string{"Retry-After", "20", "Retry-After-Ms", "x"}, 20 * time.Second},
 	} {

@@ -280,10 +280,32 @@ func contextTooLong(code, typ, msg string) bool {
 	return false
 }
 
+// MaxRetryAfter caps the wait a server asks for in Retry-After: a longer
+// one (or a date far ahead) is taken as this long, so that a provider
+// cannot park a run's model step for hours; Temporal's retry policy then
+// tries again.
+const MaxRetryAfter = 5 * time.Minute
+
 // retryAfter reads how long the server asks the client to wait: the
 // retry-after-ms header (milliseconds), else Retry-After in seconds or as
-// an HTTP date. Zero means no (usable) header.
+// an HTTP date, at most MaxRetryAfter. Zero means no (usable) header.
 func retryAfter(h http.Header, now time.Time) time.Duration {
+	return min(rawRetryAfter(h, now), MaxRetryAfter)
+}
+
+// checkUsage refuses a reply whose token counts include a negative one: a
+// broken or hostile server's, which would lower the run's usage and so
+// lift its token budget. Such an answer is a ClassServer error (retried).
+func checkUsage(status int, counts ...int64) error {
+	for _, n := range counts {
+		if n < 0 {
+			return &Error{Class: ClassServer, StatusCode: status, Message: fmt.Sprintf("the server's answer reports a negative token count (%d); want counts of 0 or more", n)}
+		}
+	}
+	return nil
+}
+
+func rawRetryAfter(h http.Header, now time.Time) time.Duration {
 	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < float64(math.MaxInt64/int64(time.Millisecond)) {
 			return time.Duration(ms * float64(time.Millisecond))

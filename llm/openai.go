@@ -276,6 +276,9 @@ func (p *OpenAI) reply(c openai.ChatCompletion, status int) (agent.ModelReply, e
 	if len(c.Choices) == 0 {
 		return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: status, Message: "the server's answer has no choices"}
 	}
+	if err := checkUsage(status, c.Usage.PromptTokens, c.Usage.CompletionTokens); err != nil {
+		return agent.ModelReply{}, err
+	}
 	ch := c.Choices[0]
 	msg := agent.Message{Role: agent.RoleAssistant, Content: ch.Message.Content}
 	if msg.Content == "" {

@@ -109,9 +109,28 @@
 // sent) with more_ready true and next_offset that item's offset, and the
 // subscriber polls again at once. Otherwise subscribers wait a cooldown
 // (100 ms by default) between polls. No server-side time limit applies to
-// the wait; the server allows 10 updates in flight per run (so about 10
-// concurrent subscribers per run) and 2,000 updates per run in total, which
-// is one more reason for a long-lived stream to continue as new.
+// the wait. The server allows 10 updates in flight per run and 2,000 per
+// run in total (one more reason for a long-lived stream to continue as
+// new), and a waiting poll holds one of the 10 for as long as it waits.
+//
+// # Watchers never take the run's update slots (what this package adds)
+//
+// A host keeps at most HostConfig.MaxOpenPolls (6) polls waiting. A poll
+// that would wait while that many do is refused in the update's validator
+// (so nothing is written to history and the slot is freed at once) with
+// ErrTypeStreamDraining, the message saying so, and the detail BusyDetail.
+// A poll that finds items is answered whatever the count. So a run watched
+// by any number of subscribers keeps 4 of its 10 slots for the owner's own
+// updates (agentrun's approve, deny, ...). Refusing was chosen over
+// answering the oldest waiting poll early (empty): an answered poll is an
+// update completed in the history, so a crowd of watchers cycling through
+// early answers would grow the history with every cycle, while a refusal
+// writes nothing. It stays wire compatible: the TypeScript subscriber
+// treats StreamDraining as "wait the cooldown, poll again"; the Subscriber
+// here reads BusyDetail and backs off instead (SubscriberConfig.BusyBackoff:
+// 1 s doubling to 16 s, jittered), so that refused watchers hold slots only
+// for the moments their refusals take. Past the first 6, a watcher sees new
+// items when it next gets in, up to its backoff later.
 //
 // Failures are application errors with a type: TruncatedOffset (from_offset,
 // not 0, below the base offset; the subscriber restarts from 0), and, in the

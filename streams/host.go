@@ -36,6 +36,15 @@ type HostConfig struct {
 	// signal the host refused. It must be deterministic (record, log,
 	// count); it must not block.
 	OnReject func(Rejected)
+	// MaxOpenPolls bounds the polls the host keeps waiting at once. The
+	// server admits at most 10 updates in flight per run, and a waiting
+	// poll holds one of them: past this many, a poll that would wait is
+	// refused in the validator (nothing is written to history) with
+	// ErrTypeStreamDraining and BusyDetail, and its subscriber polls again
+	// later, so that the run's operators (approve, deny, ...) always find
+	// a free slot. A poll that finds items is answered whatever the count.
+	// Default 6.
+	MaxOpenPolls int
 	// OwnReceiver, when set, leaves taking in publish signals to the
 	// owner: NewHost starts no coroutine, and the owner calls Receive
 	// whenever Pending reports signals, from a coroutine of its own that
@@ -51,12 +60,14 @@ const (
 	DefaultMaxStateItems = 10_000
 	DefaultMaxStateBytes = 256 << 10
 	DefaultPublisherTTL  = 15 * time.Minute
+	DefaultMaxOpenPolls  = 6
 )
 
 func (c HostConfig) withDefaults() HostConfig {
 	c.MaxStateItems = cmp.Or(c.MaxStateItems, DefaultMaxStateItems)
 	c.MaxStateBytes = cmp.Or(c.MaxStateBytes, DefaultMaxStateBytes)
 	c.PublisherTTL = cmp.Or(c.PublisherTTL, DefaultPublisherTTL)
+	c.MaxOpenPolls = cmp.Or(c.MaxOpenPolls, DefaultMaxOpenPolls)
 	return c
 }
 
@@ -68,6 +79,8 @@ func (c HostConfig) validate() error {
 		return fmt.Errorf("MaxStateBytes %d is negative", c.MaxStateBytes)
 	case c.PublisherTTL < 0:
 		return fmt.Errorf("PublisherTTL %v is negative", c.PublisherTTL)
+	case c.MaxOpenPolls < 0 || c.MaxOpenPolls > 9:
+		return fmt.Errorf("MaxOpenPolls %d is out of range; want 1 to 9 (the server admits 10 updates in flight per run), or 0 for %d", c.MaxOpenPolls, DefaultMaxOpenPolls)
 	}
 	return nil
 }
@@ -108,6 +121,7 @@ type Host struct {
 	// publishes must not take in the next signals before its own item.
 	receiving bool
 	polling   int   // poll handlers running
+	waiting   int   // poll handlers waiting for items
 	served    int   // polls admitted in this run
 	read      int64 // the highest next_offset answered in this run
 
@@ -452,6 +466,11 @@ func (h *Host) validatePoll(in PollInput) error {
 		return temporal.NewNonRetryableApplicationError(
 			"the stream is draining for continue-as-new or completion", ErrTypeStreamDraining, nil)
 	}
+	if h.waiting >= h.cfg.MaxOpenPolls && !h.ready(in) {
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("the stream holds %d polls open already (at most %d, so that the run's own updates get in); poll again later", h.waiting, h.cfg.MaxOpenPolls),
+			ErrTypeStreamDraining, nil, BusyDetail)
+	}
 	return nil
 }
 
@@ -465,8 +484,13 @@ func (h *Host) poll(ctx workflow.Context, in PollInput) (PollResult, error) {
 	// A cancelled workflow still serves its stream while it winds down:
 	// the wait ends on items or Drain, not on cancellation.
 	ctx, _ = workflow.NewDisconnectedContext(ctx)
-	if err := workflow.Await(ctx, func() bool { return h.draining || h.ready(in) }); err != nil {
-		return PollResult{}, err
+	if !h.draining && !h.ready(in) {
+		h.waiting++
+		err := workflow.Await(ctx, func() bool { return h.draining || h.ready(in) })
+		h.waiting--
+		if err != nil {
+			return PollResult{}, err
+		}
 	}
 	if h.truncated(in) {
 		return PollResult{}, temporal.NewNonRetryableApplicationError(

@@ -594,3 +594,88 @@ func TestPollAnswerCapped(t *testing.T) {
 		t.Errorf("second answer: %d items, more %v, next %d; want item 1, true, 2", len(rest.res.Items), rest.res.MoreReady, rest.res.NextOffset)
 	}
 }
+
+// TestOpenPollsCapped: with 8 polls that would wait, the host keeps
+// DefaultMaxOpenPolls of them open and refuses the other 2 at once in the
+// validator (ErrTypeStreamDraining with BusyDetail, so upstream subscribers
+// poll again after their cooldown); a poll that finds items is answered
+// over the cap; once an item arrives the 6 waiting polls get it, and a
+// poll that would wait is admitted again.
+func TestOpenPollsCapped(t *testing.T) {
+	t.Parallel()
+	var ts testsuite.WorkflowTestSuite
+	env := ts.NewTestWorkflowEnvironment()
+	wf := func(ctx workflow.Context) error {
+		h, err := streams.NewHost(ctx, nil, streams.HostConfig{})
+		if err != nil {
+			return err
+		}
+		if err := h.Publish("events", "a"); err != nil {
+			return err
+		}
+		if err := workflow.Sleep(ctx, 2*time.Minute); err != nil {
+			return err
+		}
+		if err := h.Publish("events", "b"); err != nil {
+			return err
+		}
+		return workflow.Sleep(ctx, time.Hour)
+	}
+	env.RegisterWorkflow(wf)
+	type outcome struct {
+		rejected, failed error
+		items            int
+		done             bool
+	}
+	poll := func(id string, from int64) *outcome {
+		o := &outcome{}
+		env.UpdateWorkflow(streams.PollUpdate, id, &testsuite.TestUpdateCallback{
+			OnAccept: func() {},
+			OnReject: func(err error) { o.rejected, o.done = err, true },
+			OnComplete: func(v any, err error) {
+				o.failed, o.done = err, true
+				if err == nil {
+					o.items = len(v.(streams.PollResult).Items)
+				}
+			},
+		}, streams.PollInput{Topics: []string{}, FromOffset: from})
+		return o
+	}
+	var waiting []*outcome
+	var reader, late *outcome
+	env.RegisterDelayedCallback(func() {
+		for i := range 8 {
+			waiting = append(waiting, poll(fmt.Sprintf("wait-%d", i), 1))
+		}
+		reader = poll("read", 0)
+	}, time.Minute)
+	env.RegisterDelayedCallback(func() { late = poll("late", 2) }, 3*time.Minute)
+	env.ExecuteWorkflow(wf)
+
+	var busy, got int
+	for i, o := range waiting {
+		switch {
+		case o.rejected != nil:
+			var appErr *temporal.ApplicationError
+			var detail string
+			if !errors.As(o.rejected, &appErr) || appErr.Type() != streams.ErrTypeStreamDraining || appErr.Details(&detail) != nil || detail != streams.BusyDetail ||
+				!strings.Contains(o.rejected.Error(), "holds 6 polls open already (at most 6") {
+				t.Errorf("poll %d refused with %v; want %s with detail %q", i, o.rejected, streams.ErrTypeStreamDraining, streams.BusyDetail)
+			}
+			busy++
+		case o.done && o.failed == nil && o.items == 1:
+			got++
+		default:
+			t.Errorf("poll %d: %+v", i, o)
+		}
+	}
+	if busy != 8-streams.DefaultMaxOpenPolls || got != streams.DefaultMaxOpenPolls {
+		t.Fatalf("%d refused as busy, %d answered with the new item; want %d and %d", busy, got, 8-streams.DefaultMaxOpenPolls, streams.DefaultMaxOpenPolls)
+	}
+	if reader.rejected != nil || reader.items != 1 {
+		t.Fatalf("a poll that finds items over the cap: %+v; want it answered with 1 item", reader)
+	}
+	if late.rejected != nil {
+		t.Fatalf("a waiting poll after the others were answered: refused (%v); want it admitted", late.rejected)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math/rand/v2"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -40,12 +41,19 @@ type SubscriberConfig struct {
 	// the run continues as new; a run that hosts no stream refuses every
 	// poll, and Next then returns the error after this long. Default 10 s.
 	RefusalPatience time.Duration
+	// BusyBackoff is the first wait before polling again when the host
+	// refused a poll because it holds its most polls open already
+	// (BusyDetail); it doubles with each refusal in a row, up to 16 times
+	// it, with jitter, so that a crowd of watchers does not keep the run's
+	// update slots busy with refusals. Default 1 s.
+	BusyBackoff time.Duration
 }
 
 // Defaults of SubscriberConfig.
 const (
 	DefaultPollCooldown    = 100 * time.Millisecond
 	DefaultRefusalPatience = 10 * time.Second
+	DefaultBusyBackoff     = time.Second
 )
 
 // ErrEnded: the stream's workflow closed (completed, failed, cancelled,
@@ -86,12 +94,15 @@ type Subscriber struct {
 	restarts  int
 	// refusedSince is when polls started failing on a running run.
 	refusedSince time.Time
+	// busy counts the polls refused in a row because the host was busy.
+	busy int
 }
 
 // NewSubscriber returns a subscriber; it polls when Next is called.
 func NewSubscriber(cfg SubscriberConfig) (*Subscriber, error) {
 	cfg.PollCooldown = cmp.Or(cfg.PollCooldown, DefaultPollCooldown)
 	cfg.RefusalPatience = cmp.Or(cfg.RefusalPatience, DefaultRefusalPatience)
+	cfg.BusyBackoff = cmp.Or(cfg.BusyBackoff, DefaultBusyBackoff)
 	switch {
 	case cfg.Client == nil:
 		return nil, errors.New("streams subscriber: no Client")
@@ -99,7 +110,7 @@ func NewSubscriber(cfg SubscriberConfig) (*Subscriber, error) {
 		return nil, errors.New("streams subscriber: no WorkflowID")
 	case cfg.FromOffset < 0:
 		return nil, fmt.Errorf("streams subscriber: FromOffset %d is negative", cfg.FromOffset)
-	case cfg.PollCooldown < 0, cfg.RefusalPatience < 0:
+	case cfg.PollCooldown < 0, cfg.RefusalPatience < 0, cfg.BusyBackoff < 0:
 		return nil, errors.New("streams subscriber: negative duration")
 	}
 	if cfg.Topics == nil {
@@ -200,6 +211,10 @@ func (s *Subscriber) poll(ctx context.Context) error {
 				s.moreReady = true
 				return nil
 			case ErrTypeStreamDraining:
+				var detail string
+				if appErr.HasDetails() && appErr.Details(&detail) == nil && detail == BusyDetail {
+					return s.backOff(ctx)
+				}
 				return nil
 			}
 		}
@@ -226,6 +241,7 @@ func (s *Subscriber) poll(ctx context.Context) error {
 		return fmt.Errorf("streams poll %s from %d: %w", s.cfg.WorkflowID, s.next, err)
 	}
 	s.refusedSince = time.Time{}
+	s.busy = 0
 	for _, w := range res.Items {
 		p, err := DecodePayload(w.Data)
 		if err != nil {
@@ -236,6 +252,20 @@ func (s *Subscriber) poll(ctx context.Context) error {
 	s.next = res.NextOffset
 	s.moreReady = res.MoreReady
 	return nil
+}
+
+// backOff waits after a poll the host refused as busy: BusyBackoff doubled
+// for each refusal in a row (at most 16 times), between half and all of it.
+func (s *Subscriber) backOff(ctx context.Context) error {
+	d := s.cfg.BusyBackoff << min(s.busy, 4)
+	s.busy++
+	d = d/2 + rand.N(d/2+1)
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // status describes the run that took the last poll (the latest run when

@@ -42,6 +42,13 @@ const (
 	ErrTypeInvalidPoll = "InvalidPollInput"
 )
 
+// BusyDetail is the detail of an ErrTypeStreamDraining refusal that a host
+// sends because it holds HostConfig.MaxOpenPolls polls open already, not
+// because it drains. Upstream subscribers read only the type (they wait
+// their cooldown and poll again); the Subscriber here reads the detail and
+// backs off longer (SubscriberConfig.BusyBackoff).
+const BusyDetail = "busy"
+
 // maxPollResponseBytes caps one poll answer, counted as the base64 length
 // of each item's data plus its topic's length (the protocol's estimate):
 // the answer stays below the 2 MiB payload limit. An answer stops before the

@@ -69,13 +69,20 @@
 //     worker's working directory. Exactly one of command and url is set.
 //   - servers[].args: an array of strings, the program's arguments (with
 //     command only).
-//   - servers[].env: an object of strings, added to the environment the
-//     worker inherited; a name given here wins (with command only).
+//   - servers[].env: an object of strings: the server's environment is
+//     these plus the worker's HOME, LOGNAME, PATH, SHELL, TERM and USER (a
+//     name given here wins; with command only). The server never sees the
+//     worker's other variables (provider keys, TEMPORAL_*, AGENTRUN_JOURNAL)
+//     unless they are given here. Values under names that say they are
+//     secrets (…KEY…, …TOKEN…, …SECRET…, …PASSWORD…) are scrubbed from
+//     text that leaves the worker.
 //   - servers[].url: the endpoint of a streamable HTTP server, http or
 //     https, e.g. "http://127.0.0.1:3001/mcp".
-//   - servers[].headers: an object of strings sent with every request (with
-//     url only), except headers the protocol sets itself (Accept,
-//     Content-Type, Mcp-Session-Id and the like).
+//   - servers[].headers: an object of strings sent with every request to
+//     the url's host (with url only; never to another host a redirect
+//     leads to), except headers the protocol sets itself (Accept,
+//     Content-Type, Mcp-Session-Id and the like). Their values are
+//     scrubbed from text that leaves the worker.
 //   - tools: an object of per-tool overrides keyed by tool name; the name
 //     must be a tool that is offered (a demo tool that is on, or a server's
 //     tool). Each override has:

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/agentrun/agentrun/internal/secret"
 	"github.com/agentrun/agentrun/tools/mcp"
 )
 
@@ -45,6 +46,16 @@ func Open(ctx context.Context, cfg Config, demo DemoConfig) (*Set, error) {
 	}
 	for i, s := range cfg.Servers {
 		f := serverField(i, s)
+		// What the file gives a server to authenticate is a secret of the
+		// worker too: scrubbed from whatever text leaves it.
+		for _, v := range s.Headers {
+			secret.Add(v)
+		}
+		for k, v := range s.Env {
+			if secret.SecretName(k) {
+				secret.Add(v)
+			}
+		}
 		c, err := mcp.Connect(ctx, s, mcp.Options{Logger: cfg.Logger})
 		if err != nil {
 			return fail(fmt.Errorf("%s: %s: %w", cfg.file(), f, err))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/secret"
 )
 
 // Tool is one executable tool.
@@ -118,7 +119,9 @@ func (s *Set) Timeout(name string) time.Duration {
 // returns a *TimeoutError (errors.Is(err, ErrTimeout)) as soon as the
 // timeout fires, even if the tool ignores its context; a result the tool
 // delivered in time, or together with its context ending, is returned as
-// is. If ctx ends first, Call returns the tool's error or ctx's.
+// is. If ctx ends first, Call returns the tool's error or ctx's. A result's
+// content and an error's message are scrubbed of the worker's secrets
+// (package internal/secret).
 func (s *Set) Call(ctx context.Context, name string, args json.RawMessage) (agent.ToolResult, error) {
 	i := s.index(name)
 	if i < 0 {
@@ -155,9 +158,12 @@ func (s *Set) Call(ctx context.Context, name string, args json.RawMessage) (agen
 	}
 	if a.err != nil && context.Cause(cctx) == timedOut {
 		// A new value: the tool may still hold timedOut as its context's cause.
-		return agent.ToolResult{}, &TimeoutError{Tool: name, Timeout: d, Err: a.err}
+		return agent.ToolResult{}, &TimeoutError{Tool: name, Timeout: d, Err: secret.Err(a.err)}
 	}
-	return a.r, a.err
+	// What a tool says goes to the model, the run's history and logs: never
+	// with the worker's secrets in it.
+	a.r.Content = secret.Scrub(a.r.Content)
+	return a.r, secret.Err(a.err)
 }
 
 // Close releases what the tools hold: it ends the sessions with the MCP

@@ -28,6 +28,18 @@ const (
 	StepTimeout = 10 * time.Minute
 )
 
+// versionParkedContinue guards continuing as new from a wait (when
+// Temporal suggests it or the stream served maxPolls polls), and
+// versionQuietRejects recording a refused input past QuietRejects in a row
+// without a search-attribute upsert or a stream item: version 1 does.
+const (
+	versionParkedContinue = "parked-continue-as-new"
+	versionQuietRejects   = "quiet-rejects"
+)
+
+// errContinue is returned by wait when the run should continue as new.
+var errContinue = errors.New("continue as new")
+
 // versionUpdateAnswer guards the change that made an update wait until the
 // run acted on it (workflow.GetVersion): version 1 waits.
 const versionUpdateAnswer = "update-answer-after-acting"
@@ -77,6 +89,14 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 	if err := applyTestChange(ctx); err != nil {
 		return Result{}, err
 	}
+	// continued is the run's own checkpoint, honoured only in an execution
+	// that really continues one: the server sets the continued run id, and
+	// a start input cannot. Its tool kinds and queued calls are never
+	// taken from a client.
+	forged := in.Continued != nil && workflow.GetInfo(ctx).ContinuedExecutionRunID == ""
+	if forged {
+		in.Continued = nil
+	}
 	r := &run{
 		ctx:    ctx,
 		id:     workflow.GetInfo(ctx).WorkflowExecution.ID,
@@ -100,6 +120,9 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 	r.state.Budget = r.budget.WithDefaults()
 	if err := r.setHandlers(); err != nil {
 		return Result{}, err
+	}
+	if forged {
+		return r.fail(ForgedContinued)
 	}
 	if in.Continued == nil && len(in.Messages) == 0 {
 		return r.fail("the input has no messages")
@@ -203,6 +226,9 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 			if ctx.Err() != nil {
 				return r.cancelled()
 			}
+			if errors.Is(err, errContinue) {
+				return Result{}, r.continueAsNew()
+			}
 			return Result{}, err
 		}
 	}
@@ -211,8 +237,14 @@ func AgentRun(ctx workflow.Context, in Input) (Result, error) {
 // wait blocks until an operator input changed the run or, while calls with
 // an approval timeout are pending, until the first of them expires, which
 // denies it. The timer is Temporal's: it fires with no worker running.
+//
+// A run that waits long may take many inputs (and polls): when Temporal
+// suggests continuing as new, or the stream served maxPolls polls, wait
+// returns errContinue and the run continues as new from where it waits,
+// carrying its facts, its pending calls' clocks and its stream.
 func (r *run) wait(seen int) error {
-	changed := func() bool { return r.changes != seen }
+	parked := true // continue as new from here when it is due
+	woke := func() bool { return r.changes != seen || (parked && r.mustContinue()) }
 	var first time.Time
 	if r.outcome.Status == agent.StatusAwaitingApproval {
 		now := workflow.Now(r.ctx)
@@ -228,17 +260,38 @@ func (r *run) wait(seen int) error {
 			}
 		}
 	}
-	if first.IsZero() {
-		return workflow.Await(r.ctx, changed)
-	}
-	if left := first.Sub(workflow.Now(r.ctx)); left > 0 {
-		ok, err := workflow.AwaitWithTimeout(r.ctx, left, changed)
-		if err != nil || ok {
-			return err
+	for {
+		ok, err := true, error(nil)
+		if first.IsZero() {
+			err = workflow.Await(r.ctx, woke)
+		} else if left := first.Sub(workflow.Now(r.ctx)); left > 0 {
+			ok, err = workflow.AwaitWithTimeout(r.ctx, left, woke)
+		} else {
+			ok = false
 		}
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			r.expire()
+			return nil
+		case r.changes != seen:
+			return nil
+		}
+		// Woken to continue as new. Histories recorded before a wait could
+		// continue as new replay as they were: they wait on.
+		if workflow.GetVersion(r.ctx, versionParkedContinue, workflow.DefaultVersion, 1) >= 1 {
+			return errContinue
+		}
+		parked = false
 	}
-	r.expire()
-	return nil
+}
+
+// mustContinue reports whether the run must continue as new before it goes
+// on: Temporal suggests it (its history nears the limits), or its stream
+// served maxPolls polls.
+func (r *run) mustContinue() bool {
+	return workflow.GetInfo(r.ctx).GetContinueAsNewSuggested() || r.stream.Served() >= maxPolls
 }
 
 // expire denies every pending call whose approval timeout has passed.
@@ -283,7 +336,7 @@ const maxPolls = 1500
 // next step: Temporal suggests it, its stream served maxPolls polls, or
 // ContinueAfter steps ran here.
 func (r *run) shouldContinue() bool {
-	if workflow.GetInfo(r.ctx).GetContinueAsNewSuggested() || r.stream.Served() >= maxPolls {
+	if r.mustContinue() {
 		return true
 	}
 	return r.in.ContinueAfter > 0 && r.stepsHere >= r.in.ContinueAfter
@@ -316,7 +369,11 @@ func (r *run) continueAsNew() error {
 func (r *run) checkpoint() *Continued {
 	st := r.state
 	st.Status, st.Pending, st.Indeterminate, st.Reason = agent.StatusRunning, nil, "", ""
-	return &Continued{Checkpoint: r.cp, Facts: r.facts, Generations: r.gen, Catalog: r.cat, State: st, Runs: r.state.Runs + 1}
+	c := &Continued{Checkpoint: r.cp, Facts: r.facts, Generations: r.gen, Catalog: r.cat, State: st, Runs: r.state.Runs + 1}
+	if len(r.since) > 0 {
+		c.Since = r.since
+	}
+	return c
 }
 
 // restore takes over a previous execution's checkpoint.
@@ -331,6 +388,9 @@ func (r *run) restore(c *Continued) {
 	r.models = r.cp.Turn
 	if c.Generations != nil {
 		r.gen = c.Generations
+	}
+	for m, t := range c.Since {
+		r.since[m] = t
 	}
 }
 
@@ -420,12 +480,12 @@ func (r *run) execute(s agent.Step) error {
 			}
 			return err
 		}
-		if s.Kind == agent.KindWrite && !s.Idempotent {
-			// Whatever stopped it, nobody knows whether the write took
-			// effect: the run parks Indeterminate, naming the attempt that
-			// may still be running and until when.
+		if s.Kind == agent.KindWrite && !s.Idempotent && !refused(err) {
+			// Whatever stopped it, nobody knows whether the write took effect.
 			r.facts.Indeterminate[s.Name] = true
 			r.state.Why = indeterminateWhy(err)
+			// Until when its last attempt may still act: a person's retry
+			// is refused before then (validate).
 			r.state.Fence = r.lastAttempt(s, err)
 			return nil
 		}
@@ -555,6 +615,13 @@ func (r *run) settled(rec StepRecord) {
 	workflow.GetLogger(r.ctx).Info("write settled without a person", "step", rec.Name, "how", rec.Settled.String())
 }
 
+// refused reports whether the worker refused a step before running it
+// (activities.ErrTypeRefused): nothing ran, and the run fails.
+func refused(err error) bool {
+	var appErr *temporal.ApplicationError
+	return errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeRefused
+}
+
 func indeterminateWhy(err error) string {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeIndeterminate {
@@ -613,7 +680,7 @@ func (r *run) publish() {
 		for i, p := range r.state.Pending {
 			markers[i] = p.Marker
 		}
-		step = StepKey.ValueSet(strings.Join(markers, ","))
+		step = StepKey.ValueSet(StepAttr(markers))
 	case agent.StatusIndeterminate:
 		step = StepKey.ValueSet(r.state.Indeterminate)
 	}
@@ -622,6 +689,32 @@ func (r *run) publish() {
 	}
 	r.showDetails()
 	r.statusEvent()
+}
+
+// StepAttr is the AgentRunStep value for pending markers: the markers
+// joined by commas, or, when that is longer than MaxStepAttr, the first
+// ones that fit and ",+N more" (the state query lists them all).
+func StepAttr(markers []string) string {
+	all := strings.Join(markers, ",")
+	if len(all) <= MaxStepAttr {
+		return all
+	}
+	var b strings.Builder
+	for i, m := range markers {
+		more := ",+" + strconv.Itoa(len(markers)-i) + " more"
+		sep := ""
+		if i > 0 {
+			sep = ","
+		}
+		if b.Len()+len(sep)+len(m)+len(",+"+strconv.Itoa(len(markers)-i-1)+" more") > MaxStepAttr {
+			if i == 0 {
+				more = more[1:]
+			}
+			return b.String() + more
+		}
+		b.WriteString(sep + m)
+	}
+	return b.String()
 }
 
 // showDetails renders the current details; unlike publish it adds no
@@ -752,7 +845,10 @@ func (r *run) rejectUnknown(ctx workflow.Context, unknown []string) {
 func (r *run) operate(name string, raw converter.RawValue) {
 	sig, err := r.validate(name, raw)
 	if err != nil {
-		r.reject(name, raw, err)
+		if r.reject(name, raw, err) {
+			r.showDetails()
+			return
+		}
 		r.publish()
 		return
 	}
@@ -760,24 +856,35 @@ func (r *run) operate(name string, raw converter.RawValue) {
 }
 
 // reject records an operator signal the run refused, for the state query
-// and the current details.
-func (r *run) reject(name string, raw converter.RawValue, err error) {
+// and the current details. It reports whether the refusal is quiet (see
+// rejected).
+func (r *run) reject(name string, raw converter.RawValue, err error) (quiet bool) {
 	payload := ""
 	if p := raw.Payload(); p != nil {
 		payload = clip(string(p.GetData()), 500)
 	}
-	r.rejected(name, payload, err.Error())
+	return r.rejected(name, payload, err.Error())
 }
 
 // rejected records a signal the run refused: in the state, the current
-// details (when the caller publishes) and the stream.
-func (r *run) rejected(name, payload, reason string) {
+// details (when the caller publishes) and the stream. Past QuietRejects
+// refusals in a row it is quiet: no stream item, and the caller only
+// renders the details (no search-attribute upsert).
+func (r *run) rejected(name, payload, reason string) (quiet bool) {
 	r.state.Rejected = append(r.state.Rejected, Rejected{Signal: name, Payload: payload, Reason: reason})
 	if n := len(r.state.Rejected); n > MaxRejected {
 		r.state.Rejected = r.state.Rejected[n-MaxRejected:]
 	}
+	r.state.Rejects++
+	r.state.RejectStreak++
+	quiet = r.state.RejectStreak > QuietRejects &&
+		workflow.GetVersion(r.ctx, versionQuietRejects, workflow.DefaultVersion, 1) >= 1
+	if quiet {
+		return true // counted in State.Rejects, not logged one by one
+	}
 	workflow.GetLogger(r.ctx).Warn("rejected operator signal", "signal", name, "reason", reason)
 	r.event(progress.Event{Type: progress.EventRejected, Step: name, Preview: agent.Clip(payload, agent.PreviewLen), Reason: reason})
+	return false
 }
 
 // unknownSignals returns the names that are not operator signals, sorted.
@@ -807,7 +914,10 @@ func (r *run) validate(name string, raw converter.RawValue) (journal.Signal, err
 		_, err := journal.RaiseBudget(sig, r.budget, r.cp.Turn, r.state.Usage)
 		return sig, err
 	case SignalMessage:
-		return sig, nil // decodeOperator checked it
+		return sig, journal.CheckQueue(sig, r.facts) // decodeOperator checked its shape
+	}
+	if first := workflow.GetInfo(r.ctx).FirstRunID; sig.Execution != "" && sig.Execution != first {
+		return sig, fmt.Errorf("%w %s: execution %s is not this run's, whose first execution is %s: the run was started again under its id since; look again with reconcile show %s and decide on what it shows", journal.ErrInvalid, name, sig.Execution, first, r.id)
 	}
 	if err := journal.Validate(sig, r.outcome, r.facts); err != nil {
 		return sig, err
@@ -820,6 +930,7 @@ func (r *run) validate(name string, raw converter.RawValue) (journal.Signal, err
 
 // apply records a valid operator input and wakes the main loop.
 func (r *run) apply(sig journal.Signal) {
+	r.state.RejectStreak = 0
 	journal.Apply(sig, r.facts)
 	if sig.Name == SignalMessage {
 		at := agent.NextModelStep(r.cp.Turn, r.models)

@@ -27,6 +27,9 @@ func (h *harness) chain(t *testing.T, in workflows.Input, setup func(run int)) [
 	for run := 0; ; run++ {
 		if run > 0 {
 			h.newEnv()
+			// As the server does on a continue-as-new: continued is
+			// honoured only with it.
+			h.env.SetContinuedExecutionRunID(fmt.Sprintf("run-%d", run-1))
 		}
 		if setup != nil {
 			setup(run)

@@ -41,6 +41,18 @@ func ApprovePayload(marker string) any { return approvePayload{Marker: marker} }
 // DenyPayload is the payload of deny.
 func DenyPayload(marker, reason string) any { return denyPayload{Marker: marker, Reason: reason} }
 
+// ApprovePayloadOf is the payload of approve pinned to the arguments with
+// digest (agent.ArgsDigest) and to the run's first execution; "" leaves
+// either out.
+func ApprovePayloadOf(marker, digest, execution string) any {
+	return approvePayload{Marker: marker, Digest: digest, Execution: execution}
+}
+
+// DenyPayloadOf is the payload of deny pinned like ApprovePayloadOf.
+func DenyPayloadOf(marker, reason, digest, execution string) any {
+	return denyPayload{Marker: marker, Reason: reason, Digest: digest, Execution: execution}
+}
+
 // DonePayload is the payload of a reconcile with outcome done.
 func DonePayload(step, result string) any {
 	return reconcilePayload{Step: step, Outcome: "done", Result: result}
@@ -105,19 +117,23 @@ func details(namespace, runID string, s *State) string {
 	case agent.StatusAwaitingApproval:
 		fmt.Fprintf(&b, "**Awaiting approval** of %s.\n", plural(len(s.Pending), "tool call"))
 		for i, p := range s.Pending {
-			args := "```json\n" + prettyJSON(p.Args, 2000) + "\n```\n"
+			args := fenced("json", prettyJSON(p.Args, 2000))
 			if p.ArgsRef != nil {
-				args = fmt.Sprintf("%d bytes, kept by reference; the start:\n\n```\n%s\n```\n\nAll of them: `reconcile show %s --step %s`\n", p.ArgsRef.Size, wrap(p.ArgsRef.Preview, detailsWidth), shell.Quote(runID), p.Marker)
+				args = fmt.Sprintf("%d bytes, kept by reference; only the start is shown here:\n\n%s\nThe whole arguments, to read before you decide: `reconcile show %s --step %s`\n", p.ArgsRef.Size, fenced("", wrap(p.ArgsRef.Preview, detailsWidth)), shell.Quote(runID), p.Marker)
 			}
-			fmt.Fprintf(&b, "\n#### %d. `%s` (`%s`)\n\nArguments:\n\n%s\nApprove:\n\n%s\nDeny (replace REASON; the model reads it):\n\n%s",
-				i+1, p.Tool, p.Marker, args, cmd(SignalApprove, ApprovePayload(p.Marker)), cmd(SignalDeny, DenyPayload(p.Marker, "REASON")))
-			b1, _ := json.Marshal(ApprovePayload(p.Marker))
+			label := "Arguments"
+			if p.Digest != "" {
+				label += " (digest `" + p.Digest + "`; the commands below name it, so they decide on these arguments only)"
+			}
+			fmt.Fprintf(&b, "\n#### %d. `%s` (`%s`)\n\n%s:\n\n%s\nApprove:\n\n%s\nDeny (replace REASON; the model reads it):\n\n%s",
+				i+1, p.Tool, p.Marker, wrap(label, detailsWidth), args, cmd(SignalApprove, ApprovePayloadOf(p.Marker, p.Digest, "")), cmd(SignalDeny, DenyPayloadOf(p.Marker, "REASON", p.Digest, "")))
+			b1, _ := json.Marshal(ApprovePayloadOf(p.Marker, p.Digest, ""))
 			fmt.Fprintf(&b, "\nIn the Web UI: More Actions → Send a Signal → `approve`, Data `%s`\n", b1)
 		}
 	case agent.StatusIndeterminate:
 		fmt.Fprintf(&b, "**Indeterminate**: the write `%s` started and never recorded its result; it may or may not have taken effect. Nothing runs until a person decides.\n", s.Indeterminate)
 		if s.Why != "" {
-			fmt.Fprintf(&b, "\nCause:\n\n```\n%s\n```\n", wrap(cut(s.Why, 1000), detailsWidth))
+			fmt.Fprintf(&b, "\nCause:\n\n%s", fenced("", wrap(cut(s.Why, 1000), detailsWidth)))
 		}
 		if f := s.Fence; f != nil && f.Step == s.Indeterminate {
 			fmt.Fprintf(&b, "\n**%s may still be running until %s**: check the world after that; a retry is refused until then.\n", f.Attempt, journal.FormatUntil(f.Until))
@@ -150,7 +166,7 @@ func details(namespace, runID string, s *State) string {
 	case agent.StatusCancelled:
 		fmt.Fprintf(&b, "**Cancelled** after %s: %s.\n", plural(s.StepCount, "step"), s.Reason)
 	case agent.StatusFailed:
-		fmt.Fprintf(&b, "**Failed**:\n\n```\n%s\n```\n", wrap(cut(s.Reason, 2000), detailsWidth))
+		fmt.Fprintf(&b, "**Failed**:\n\n%s", fenced("", wrap(cut(s.Reason, 2000), detailsWidth)))
 	default:
 		fmt.Fprintf(&b, "**Running**: %s completed.\n", plural(s.StepCount, "step"))
 		if f := s.Fence; f != nil && f.Waiting {
@@ -158,7 +174,7 @@ func details(namespace, runID string, s *State) string {
 		}
 		if n := len(s.Steps); n > 0 && s.Steps[n-1].Preview != "" {
 			last := s.Steps[n-1]
-			fmt.Fprintf(&b, "\nLast, `%s`:\n\n```\n%s\n```\n", last.Name, wrap(last.Preview, detailsWidth))
+			fmt.Fprintf(&b, "\nLast, `%s`:\n\n%s", last.Name, fenced("", wrap(last.Preview, detailsWidth)))
 		}
 	}
 	if n := len(s.Expired); n > 0 {
@@ -173,10 +189,28 @@ func details(namespace, runID string, s *State) string {
 	}
 	if n := len(s.Rejected); n > 0 {
 		r := s.Rejected[n-1]
-		fmt.Fprintf(&b, "\n**Rejected input** (%d so far; the newest): signal `%s` with\n\n```\n%s\n```\n\n%s\n", n, r.Signal, wrap(r.Payload, detailsWidth), r.Reason)
+		fmt.Fprintf(&b, "\n**Rejected input** (%d so far; the newest): signal `%s` with\n\n%s\n%s\n", n, r.Signal, fenced("", wrap(r.Payload, detailsWidth)), r.Reason)
 	}
 	b.WriteString("\n---\n")
 	return b.String()
+}
+
+// fenced puts text in a fenced code block (info string lang) whose fence
+// is longer than any run of backticks in text, so that nothing in text can
+// close the block early (CommonMark: a closing fence is at least as long
+// as the opening one).
+func fenced(lang, text string) string {
+	longest, run := 0, 0
+	for i := range len(text) {
+		if text[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	return fence + lang + "\n" + text + "\n" + fence + "\n"
 }
 
 // tokenLimit renders a token limit, 0 being none.

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -26,8 +27,15 @@ func TestDetails(t *testing.T) {
 		}},
 		{"arguments kept by reference", "default", State{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{
 			Marker: "tool/7/0/write_file", Tool: "write_file", ArgsRef: &agent.Ref{Key: "sha256:ab", Size: 5000, Preview: `{"path":"a.txt","text":"hello…`}}}}, []string{
-			"5000 bytes, kept by reference; the start:\n\n```\n{\"path\":\"a.txt\",\"text\":\"hello…\n```",
-			"All of them: `reconcile show run-1 --step tool/7/0/write_file`",
+			"5000 bytes, kept by reference; only the start is shown here:\n\n```\n{\"path\":\"a.txt\",\"text\":\"hello…\n```",
+			"The whole arguments, to read before you decide: `reconcile show run-1 --step tool/7/0/write_file`",
+		}},
+		{"the digest pins the commands", "default", State{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{
+			Marker: "tool/2/0/create_ticket", Tool: "create_ticket", Args: json.RawMessage(`{"title":"x"}`), Digest: "sha256:0123456789abcdef"}}}, []string{
+			"(digest `sha256:0123456789abcdef`;",
+			"--name approve \\\n  --input '{\"Marker\":\"tool/2/0/create_ticket\",\"Digest\":\"sha256:0123456789abcdef\"}'",
+			"--input '{\"Marker\":\"tool/2/0/create_ticket\",\"Reason\":\"REASON\",\"Digest\":\"sha256:0123456789abcdef\"}'",
+			"Data `{\"Marker\":\"tool/2/0/create_ticket\",\"Digest\":\"sha256:0123456789abcdef\"}`",
 		}},
 		{"a cut answer says so", "default", State{Status: agent.StatusCompleted, Answer: "The policy says", CutOff: true, StepCount: 1}, []string{
 			"**Completed** after 1 step.", "> The policy says", "**Cut off**: the final answer was cut off by the model's length limit (finish reason length)",
@@ -74,6 +82,73 @@ func TestDetails(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDetailsBackticksStayInTheirBlock: arguments, a preview, a reason or
+// a rejected payload holding a line of backticks cannot end their code
+// block early: each block's fence is longer than any backtick run in it,
+// so the markdown after it (the approve command) stays a command and the
+// text in it stays text.
+func TestDetailsBackticksStayInTheirBlock(t *testing.T) {
+	t.Parallel()
+	hostile := "x\n```\n**Approved already**: nothing to do\n````````\ny"
+	args, _ := json.Marshal(map[string]string{"body": hostile})
+	// A string holding a newline is escaped in JSON: a model's arguments
+	// that are not JSON reach the details as they are.
+	raw := json.RawMessage("not json\n```\n# Approved\n```")
+	cases := []struct {
+		name  string
+		state State
+		text  string // the hostile text as the block holds it
+	}{
+		{"inline arguments", State{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{Marker: "tool/2/0/create_ticket", Tool: "create_ticket", Args: raw}}}, string(raw)},
+		{"arguments kept by reference", State{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{Marker: "tool/2/0/create_ticket", Tool: "create_ticket",
+			ArgsRef: &agent.Ref{Key: "sha256:ab", Size: 4000, Preview: hostile}}}}, hostile},
+		{"failed", State{Status: agent.StatusFailed, Reason: hostile}, hostile},
+		{"rejected", State{Status: agent.StatusRunning, Rejected: []Rejected{{Signal: "approve", Payload: hostile, Reason: "bad"}}}, hostile},
+		{"json string", State{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{Marker: "tool/2/0/create_ticket", Tool: "create_ticket", Args: args}}}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			got := details("default", "run-1", &c.state)
+			blocks := fences(got)
+			if c.text != "" && !slices.Contains(blocks, c.text) {
+				t.Errorf("no code block holds the text whole; blocks %q\n%s", blocks, got)
+			}
+			for _, b := range blocks {
+				if strings.Contains(b, "workflow signal") && strings.Contains(b, "Approved") {
+					t.Errorf("a command block holds the hostile text: %q", b)
+				}
+			}
+			if c.state.Status == agent.StatusAwaitingApproval && !slices.ContainsFunc(blocks, func(b string) bool { return strings.HasPrefix(b, "temporal workflow signal -w run-1 --name approve") }) {
+				t.Errorf("the approve command is not a block of its own; blocks %q", blocks)
+			}
+		})
+	}
+	if got := fenced("", "a ````` b"); !strings.HasPrefix(got, "``````\n") || !strings.HasSuffix(got, "\n``````\n") {
+		t.Fatalf("fenced around 5 backticks = %q, want a fence of 6", got)
+	}
+}
+
+// fences returns the contents of the fenced code blocks of markdown md,
+// parsed as CommonMark does: a block opened by N backticks is closed by a
+// line of at least N backticks and nothing else.
+func fences(md string) []string {
+	var out, body []string
+	open := 0
+	for _, line := range strings.Split(md, "\n") {
+		n := len(line) - len(strings.TrimLeft(line, "`"))
+		switch {
+		case open == 0 && n >= 3:
+			open, body = n, nil
+		case open > 0 && n >= open && strings.TrimRight(line, "`") == "":
+			out, open = append(out, strings.Join(body, "\n")), 0
+		case open > 0:
+			body = append(body, line)
+		}
+	}
+	return out
 }
 
 func TestCutKeepsCharacters(t *testing.T) {

@@ -12,10 +12,29 @@
 // Input.ContinueAfter steps): it first lets handlers finish and applies
 // the operator signals already delivered, then carries a Continued
 // checkpoint (the loop's checkpoint, the current turn's facts and write
-// generations, the catalog and the state, bounded whatever the turn). The
+// generations, the catalog and the state, bounded whatever the turn). That
+// checkpoint is honoured only in an execution the server started by
+// continue-as-new (its continued-execution run id is set): a start input
+// that sets it fails the run at once (ForgedContinued) and runs nothing, so
+// a client with start rights cannot declare tool kinds or queue calls. A
+// step the worker refuses (activities.ErrTypeRefused) fails the run; a
+// refused write ran nothing, so it is not Indeterminate. The
 // workflow id, step names, usage, the guard's run key (the first
 // execution's run id), search attributes and memo carry over; the state
 // query and the current details come from the newest execution.
+//
+// A run that waits on a person (AwaitingApproval, Indeterminate,
+// BudgetExceeded) continues as new from its wait too, when Temporal
+// suggests it or its stream served maxPolls polls, carrying its facts, its
+// pending calls' approval clocks (Continued.Since) and its stream: a flood
+// of signals to a parked run (each one a history event, up to 2 MiB) moves
+// it to a fresh history instead of past the server's limits (51,200
+// events, 50 MiB). Refused operator inputs cost an AgentRunStep/Status
+// upsert and a stream item only for the first QuietRejects in a row; later
+// ones are counted in State.Rejects and shown in the current details (no
+// command), until an input is applied. Both changes are guarded by
+// workflow.GetVersion (versionParkedContinue, versionQuietRejects), taken
+// only when they act, so committed histories replay unchanged.
 //
 // Operators act through signals approve, deny, reconcile and budget
 // (payloads as in the operator contract), received as raw values and
@@ -27,7 +46,12 @@
 // at once; an accepted update that reaches a waiting run answers with the
 // state once the main loop has acted on it (started the next step, or waits
 // again), so the answer shows the status the run moved to. The query state
-// returns where the run stands.
+// returns where the run stands, each pending call with its arguments digest
+// (agent.ArgsDigest). An approve or deny may name that digest ("Digest")
+// and the run's first execution ("Execution"); one that names others is
+// refused, so a decision applies only to the arguments and the run the
+// operator looked at. Current details fence code blocks with more backticks
+// than any run in their text, so no argument or reason closes its block.
 //
 // Budgets: Input.MaxTurns and Input.MaxTokens limit the model calls and
 // their tokens. Before a model call past a limit the run waits as

@@ -13,8 +13,8 @@ import (
 
 // payloadFormats says, per operation, what a valid payload looks like.
 var payloadFormats = map[string]string{
-	SignalApprove:   `{"Marker":"tool/2/0/create_ticket"}`,
-	SignalDeny:      `{"Marker":"tool/2/0/create_ticket","Reason":"..."}`,
+	SignalApprove:   `{"Marker":"tool/2/0/create_ticket"}, optionally with "Digest":"sha256:0123456789abcdef" and "Execution":"<first run id>"`,
+	SignalDeny:      `{"Marker":"tool/2/0/create_ticket","Reason":"..."}, optionally with "Digest" and "Execution"`,
 	SignalReconcile: `{"Step":"tool/2/0/create_ticket","Outcome":"done","Result":"TICKET-7"} or {"Step":"...","Outcome":"retry"}`,
 	SignalBudget:    `{"MaxTurns":40,"MaxTokens":200000} (0 or absent keeps a limit)`,
 	SignalMessage:   `{"Content":"also check the staging database"}`,
@@ -25,10 +25,16 @@ var payloadFormats = map[string]string{
 type (
 	approvePayload struct {
 		Marker string
+		// Digest and Execution, optional, pin the decision to the
+		// arguments the operator saw and the run's first execution.
+		Digest    string `json:",omitempty"`
+		Execution string `json:",omitempty"`
 	}
 	denyPayload struct {
-		Marker string
-		Reason string
+		Marker    string
+		Reason    string
+		Digest    string `json:",omitempty"`
+		Execution string `json:",omitempty"`
 	}
 	reconcilePayload struct {
 		Step    string
@@ -61,11 +67,11 @@ func decodeOperator(name string, raw converter.RawValue) (journal.Signal, error)
 	case SignalApprove:
 		var v approvePayload
 		err = strictJSON(p.GetData(), &v)
-		sig = journal.Signal{Name: name, Marker: v.Marker}
+		sig = journal.Signal{Name: name, Marker: v.Marker, Digest: v.Digest, Execution: v.Execution}
 	case SignalDeny:
 		var v denyPayload
 		err = strictJSON(p.GetData(), &v)
-		sig = journal.Signal{Name: name, Marker: v.Marker, Reason: v.Reason}
+		sig = journal.Signal{Name: name, Marker: v.Marker, Reason: v.Reason, Digest: v.Digest, Execution: v.Execution}
 	case SignalReconcile:
 		var v reconcilePayload
 		err = strictJSON(p.GetData(), &v)

@@ -64,9 +64,16 @@ type Input struct {
 	// stream (TopicTokens) when the provider can. nil means: for sessions.
 	Stream *bool `json:"stream,omitempty"`
 	// Continued is set on an execution that continues a run: where the
-	// previous one stopped. Messages is then empty.
+	// previous one stopped. Messages is then empty. It is honoured only
+	// when the server says the execution continues another
+	// (ContinuedExecutionRunID); a start input that sets it fails the run
+	// with ForgedContinued, having run nothing.
 	Continued *Continued `json:"continued,omitempty"`
 }
+
+// ForgedContinued is the reason a run fails whose start input sets
+// continued: the field is only for the run's own continue-as-new.
+const ForgedContinued = "the input sets continued, which only the run's own continue-as-new may set (this execution continues none): start the run with messages and without continued"
 
 // Continued is the checkpoint a run carries across continue-as-new: the
 // loop's checkpoint, the facts about the current turn, the catalog and the
@@ -81,6 +88,9 @@ type Continued struct {
 	Runs int `json:"runs"`
 	// Stream is the run's stream (bounded: its oldest items are dropped).
 	Stream *streams.State `json:"stream,omitempty"`
+	// Since holds when each pending call with an approval timeout became
+	// pending, for a run that continued as new while it waited.
+	Since map[string]time.Time `json:"since,omitempty"`
 	// LastStatus is the last status event published on the stream (its
 	// key), so that the next execution publishes a status only when it
 	// changed, not "Running" again at every continue-as-new.
@@ -186,6 +196,12 @@ type State struct {
 	// Runs counts the continue-as-new executions before the current one.
 	Runs     int        `json:"runs,omitempty"`
 	Rejected []Rejected `json:"rejected,omitempty"`
+	// Rejects counts the operator inputs the run refused, all of them
+	// (Rejected keeps the newest MaxRejected); RejectStreak those refused
+	// since the last one it applied. Past QuietRejects in a row a refusal
+	// is recorded only here and in the current details.
+	Rejects      int `json:"rejects,omitempty"`
+	RejectStreak int `json:"reject_streak,omitempty"`
 	// Expired are the calls denied because nobody decided them within
 	// their tool's approval timeout, oldest first.
 	Expired []Expired `json:"expired,omitempty"`
@@ -206,6 +222,20 @@ type Expired struct {
 
 // MaxRejected bounds the rejected inputs State keeps (the newest).
 const MaxRejected = 20
+
+// QuietRejects is how many operator inputs in a row a run refuses at full
+// cost: each refusal upserts the search attributes and publishes a stream
+// item. Past it, until an input is applied, a refusal is recorded only in
+// the state (Rejected, Rejects) and the current details, which add no
+// event to the history, so that a flood of bad signals cannot push a
+// waiting run toward Temporal's history limits.
+const QuietRejects = 5
+
+// MaxStepAttr bounds the AgentRunStep search attribute, in bytes: the
+// server refuses a Keyword value above 2 KiB (and the run's workflow tasks
+// then fail). When the pending markers do not fit, it holds the first ones
+// that do and "+N more".
+const MaxStepAttr = 1800
 
 // MaxSteps bounds the completed steps State lists (the newest).
 const MaxSteps = 50

@@ -59,21 +59,8 @@ func TestTwoLocalDriversOneRun(t *testing.T) {
 				}
 				store = fs
 			}
-			records := func() []journal.Record {
-				recs, err := store.Load(run)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return recs
-			}
-			inTicket := func() bool {
-				for _, r := range records() {
-					if r.Type == journal.StepStarted && r.Step == ticketStep {
-						return true
-					}
-				}
-				return false
-			}
+			records := runRecords(t, store, run)
+			inTicket := startedTicket(records)
 
 			first := testenv.Start(t, append(env, "AGENTRUN_DEMO_DELAY=4s"), starter, "--local", "--id", run)
 			testenv.WaitFor(t, 30*time.Second, "the first driver to start create_ticket", inTicket)
@@ -102,5 +89,29 @@ func TestTwoLocalDriversOneRun(t *testing.T) {
 				t.Fatalf("after the first driver: exit %d\n%s", code, out)
 			}
 		})
+	}
+}
+
+// runRecords returns a function that loads run's records from store.
+func runRecords(t *testing.T, store journal.Store, run string) func() []journal.Record {
+	return func() []journal.Record {
+		recs, err := store.Load(run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recs
+	}
+}
+
+// startedTicket returns a function that reports whether run's journal in
+// store holds the start of the hand example's create_ticket.
+func startedTicket(records func() []journal.Record) func() bool {
+	return func() bool {
+		for _, r := range records() {
+			if r.Type == journal.StepStarted && r.Step == ticketStep {
+				return true
+			}
+		}
+		return false
 	}
 }

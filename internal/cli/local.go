@@ -101,8 +101,11 @@ const ReconcileUsage = `commands:
   list                       runs waiting on a person
   show RUN                   status, pending markers and steps of a run
   show RUN --step STEP       one step's whole input and output (e.g. llm/7, tool/7/0/echo)
-  approve RUN MARKER         let a gated tool call run
-  deny RUN MARKER REASON     refuse it; the model reads the reason
+  approve RUN MARKER [--digest D]
+                             let a gated tool call run; with --digest (as show prints
+                             it) only while those arguments are pending
+  deny RUN MARKER REASON [--digest D]
+                             refuse it; the model reads the reason
   done RUN STEP RESULT       settle an indeterminate write: it took effect with RESULT
   retry RUN STEP             settle an indeterminate write: run it once more
   cancel RUN                 end the run as Cancelled: a running model call or read stops;
@@ -116,8 +119,8 @@ const ReconcileUsage = `commands:
 
 // operatorArgs names the arguments of each operator command.
 var operatorArgs = map[string]string{
-	journal.SignalApprove: "RUN MARKER",
-	journal.SignalDeny:    "RUN MARKER REASON",
+	journal.SignalApprove: "RUN MARKER [--digest D]",
+	journal.SignalDeny:    "RUN MARKER REASON [--digest D]",
 	"done":                "RUN STEP RESULT",
 	"retry":               "RUN STEP",
 }
@@ -141,7 +144,13 @@ func ParseOperator(args []string) (runID string, sig journal.Signal, err error) 
 	if !ok {
 		return "", sig, usagef("unknown command %q: want %s", args[0], commandNames)
 	}
-	n := len(strings.Fields(spec))
+	var digest string
+	if args[0] == journal.SignalApprove || args[0] == journal.SignalDeny {
+		if args, digest, err = digestFlag(args); err != nil {
+			return "", sig, err
+		}
+	}
+	n := len(strings.Fields(strings.Split(spec, " [")[0])) // options not counted
 	if len(args)-1 < n || (len(args)-1 > n && args[0] != journal.SignalDeny) {
 		return "", sig, usagef("%s takes %s; got %d argument(s)", args[0], spec, len(args)-1)
 	}
@@ -159,6 +168,7 @@ func ParseOperator(args []string) (runID string, sig journal.Signal, err error) 
 	case "retry":
 		sig = journal.Signal{Name: journal.SignalReconcile, Step: args[2], Outcome: journal.OutcomeRetry}
 	}
+	sig.Digest = digest
 	if sig.Name == journal.SignalReconcile {
 		err = journal.CheckReconcile(sig)
 	} else {
@@ -168,6 +178,49 @@ func ParseOperator(args []string) (runID string, sig journal.Signal, err error) 
 		return "", sig, usagef("%v", err)
 	}
 	return runID, sig, nil
+}
+
+// digestFlag takes --digest D (or --digest=D) out of the arguments of an
+// approve or deny: the arguments digest the decision is pinned to.
+func digestFlag(args []string) ([]string, string, error) {
+	var rest []string
+	digest, seen := "", false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, value, hasValue := strings.Cut(a, "=")
+		if name != "--digest" && name != "-digest" {
+			rest = append(rest, a)
+			continue
+		}
+		if seen {
+			return nil, "", usagef("%s: --digest is given twice; want it once", args[0])
+		}
+		seen = true
+		if !hasValue {
+			if i+1 == len(args) {
+				return nil, "", usagef("%s: --digest needs a value; want %s", args[0], agent.DigestFormat)
+			}
+			i++
+			value = args[i]
+		}
+		if !agent.ValidDigest(value) {
+			return nil, "", usagef("%s: --digest %q: want %s", args[0], agent.Clip(value, 80), agent.DigestFormat)
+		}
+		digest = value
+	}
+	return rest, digest, nil
+}
+
+// pendingCall returns the call pending at marker in o, if any.
+func pendingCall(o agent.Outcome, marker string) (agent.Pending, bool) {
+	if o.Status == agent.StatusAwaitingApproval {
+		for _, p := range o.Pending {
+			if p.Marker == marker {
+				return p, true
+			}
+		}
+	}
+	return agent.Pending{}, false
 }
 
 // ReconcileLocal runs one operator command against the local journal.
@@ -198,9 +251,21 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 			}
 			return nil
 		case "show":
+			w = termSafe{w}
 			runID, name, _ := showArgs(args)
 			if name != "" {
 				step, res, err := l.Journal.Step(runID, name)
+				if errors.Is(err, journal.ErrInvalid) {
+					// Not a step the loop runs yet: a call waiting for a
+					// person is shown whole.
+					info, ierr := l.Journal.Show(runID)
+					if ierr != nil {
+						return ierr
+					}
+					if p, ok := pendingCall(agent.Outcome{Status: info.Status, Pending: info.Pending}, name); ok {
+						return printPending(ctx, w, l.op(), l.Exec, runID, p)
+					}
+				}
 				if err != nil {
 					return err
 				}
@@ -231,8 +296,20 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 	if sig.Name == journal.SignalMessage && messageWait(args) {
 		return usagef("message --wait is for runs on Temporal; a local run takes the message when it is resumed: %s", l.op().resume(runID))
 	}
+	if (sig.Name == journal.SignalApprove || sig.Name == journal.SignalDeny) && sig.Digest == "" {
+		// Decide on the arguments pending now, and say which they were.
+		if info, err := l.Journal.Show(runID); err == nil {
+			if p, ok := pendingCall(agent.Outcome{Status: info.Status, Pending: info.Pending}, sig.Marker); ok {
+				sig.Digest = p.Digest
+			}
+		}
+	}
 	if err := l.Journal.Signal(ctx, runID, sig); err != nil {
 		return err
+	}
+	if sig.Digest != "" {
+		fmt.Fprintf(w, "recorded %s for run %s (%s, arguments %s); resume the run with:\n  %s\n", sig.Name, runID, sig.Marker, sig.Digest, l.op().resume(runID))
+		return nil
 	}
 	fmt.Fprintf(w, "recorded %s for run %s; resume the run with:\n  %s\n", sig.Name, runID, l.op().resume(runID))
 	return nil

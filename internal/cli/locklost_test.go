@@ -46,21 +46,8 @@ func TestLocalDriverLosesPostgresLock(t *testing.T) {
 	if code, out := testenv.Run(t, env, time.Minute, reconcile, "--local", "approve", run, ticketStep); code != 0 {
 		t.Fatalf("approve: exit %d\n%s", code, out)
 	}
-	records := func() []journal.Record {
-		recs, err := store.Load(run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return recs
-	}
-	inTicket := func() bool {
-		for _, r := range records() {
-			if r.Type == journal.StepStarted && r.Step == ticketStep {
-				return true
-			}
-		}
-		return false
-	}
+	records := runRecords(t, store, run)
+	inTicket := startedTicket(records)
 
 	driver := testenv.Start(t, append(env, "AGENTRUN_DEMO_DELAY=4s"), starter, "--local", "--id", run)
 	testenv.WaitFor(t, 30*time.Second, "the driver to start create_ticket", inTicket)

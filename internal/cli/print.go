@@ -93,6 +93,12 @@ func printUnblock(w io.Writer, op operator, runID string, o agent.Outcome) {
 	case agent.StatusAwaitingApproval:
 		for _, p := range o.Pending {
 			fmt.Fprintf(w, "  marker %s\n    tool: %s\n    args: %s\n", p.Marker, p.Tool, p.ArgsText())
+			if p.Digest != "" {
+				fmt.Fprintf(w, "    digest: %s\n", p.Digest)
+			}
+			if p.ArgsRef != nil {
+				fmt.Fprintf(w, "    whole args: %s\n", op.reconcile("show", runID, "--step", p.Marker))
+			}
 			fmt.Fprintf(w, "    approve: %s\n", op.reconcile("approve", runID, p.Marker))
 			or(runID, workflows.SignalApprove, workflows.ApprovePayload(p.Marker))
 			fmt.Fprintf(w, "    deny:    %s\n", op.reconcile("deny", runID, p.Marker, "REASON"))

@@ -111,6 +111,7 @@ func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, l
 
 type description struct {
 	runID   string
+	first   string // the run id of the run's first execution
 	status  enumspb.WorkflowExecutionStatus
 	hash    string
 	started time.Time
@@ -128,7 +129,7 @@ func (r *Remote) describe(ctx context.Context, runID string) (description, error
 		return description{}, fmt.Errorf("describe run %s: %w", runID, err)
 	}
 	info := resp.GetWorkflowExecutionInfo()
-	d := description{runID: info.GetExecution().GetRunId(), status: info.GetStatus(), started: info.GetStartTime().AsTime()}
+	d := description{runID: info.GetExecution().GetRunId(), first: info.GetFirstRunId(), status: info.GetStatus(), started: info.GetStartTime().AsTime()}
 	if p := info.GetMemo().GetFields()[workflows.MemoInputHash]; p != nil {
 		_ = json.Unmarshal(p.GetData(), &d.hash)
 	}
@@ -260,6 +261,7 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 		case "list":
 			return r.list(ctx, w)
 		case "show":
+			w = termSafe{w}
 			runID, name, _ := showArgs(args)
 			if name != "" {
 				return r.showStep(ctx, w, runID, name)
@@ -281,12 +283,23 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 	if status, ended := endedStatus(desc.status); ended {
 		return fmt.Errorf("%s refused: run %s is already %s; nothing changes a run after it ended", args[0], runID, status)
 	}
+	if (sig.Name == journal.SignalApprove || sig.Name == journal.SignalDeny) && sig.Digest == "" {
+		// Decide on the arguments pending now (a worker answers the
+		// update anyway), and say which they were.
+		if st, err := r.state(ctx, runID); err == nil {
+			if p, ok := pendingCall(outcomeOf(st), sig.Marker); ok {
+				sig.Digest = p.Digest
+			}
+		}
+	}
 	var payload any
 	switch {
 	case sig.Name == journal.SignalApprove:
-		payload = workflows.ApprovePayload(sig.Marker)
+		// Pinned to this run's first execution: an approval cannot land
+		// on another run started later under the same id.
+		payload = workflows.ApprovePayloadOf(sig.Marker, sig.Digest, desc.first)
 	case sig.Name == journal.SignalDeny:
-		payload = workflows.DenyPayload(sig.Marker, sig.Reason)
+		payload = workflows.DenyPayloadOf(sig.Marker, sig.Reason, sig.Digest, desc.first)
 	case sig.Name == journal.SignalBudget:
 		payload = workflows.BudgetPayload(sig.MaxTurns, sig.MaxTokens)
 	case sig.Name == journal.SignalMessage:
@@ -304,7 +317,7 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 		w = text
 	}
 	updateID := fmt.Sprintf("%s-%s-%d", sig.Name, strings.NewReplacer("/", "_").Replace(sig.Marker+sig.Step), time.Now().UnixNano())
-	uctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	uctx, cancel := context.WithTimeout(ctx, updateWait)
 	defer cancel()
 	h, err := r.Conn.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
 		WorkflowID: runID, UpdateName: sig.Name, UpdateID: updateID, Args: []any{payload},
@@ -314,8 +327,15 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 	if err == nil {
 		err = h.Get(uctx, &st)
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(uctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("no worker answered within 30s (update id %s; it may still be applied when one starts): is a worker running on task queue %s?", updateID, r.Settings.TaskQueue)
+	if err != nil && (notAdmitted(err) || errors.Is(err, context.DeadlineExceeded) || uctx.Err() != nil) && ctx.Err() == nil {
+		if sent, err := r.notAnswered(ctx, w, args[0], runID, updateID, err, sig.Name, payload); sent || err != nil {
+			return err
+		}
+		// Applied after all: the run answered the update id.
+		if err := r.updateOutcome(ctx, runID, updateID, &st); err != nil {
+			return fmt.Errorf("%s: %w", args[0], err)
+		}
+		err = nil
 	}
 	if err != nil {
 		return fmt.Errorf("%s refused: %s", args[0], failureMessage(err))
@@ -328,8 +348,86 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 		}
 		return r.answer(ctx, text, runID, st.MessageStep)
 	}
+	if sig.Digest != "" {
+		fmt.Fprintf(w, "%s accepted by run %s (%s, arguments %s); it is now %s\n  Web UI: %s\n", args[0], runID, sig.Marker, sig.Digest, st.Status, r.Link(runID))
+		return nil
+	}
 	fmt.Fprintf(w, "%s accepted by run %s; it is now %s\n  Web UI: %s\n", args[0], runID, st.Status, r.Link(runID))
 	return nil
+}
+
+// updateWait bounds how long reconcile waits for the run to admit and
+// answer an update before it looks why it did not.
+const updateWait = 10 * time.Second
+
+// notAdmitted reports whether the server refused to admit an update: it
+// holds as many updates in flight for the run as it allows (10 by
+// default), which it says with RESOURCE_EXHAUSTED.
+func notAdmitted(err error) bool {
+	var re *serviceerror.ResourceExhausted
+	return errors.As(err, &re)
+}
+
+// notAnswered finds why an update was not answered within updateWait and
+// acts on it. Not admitted (the run's update slots are full: the server's
+// RESOURCE_EXHAUSTED, or no trace of the update id): the same input goes as
+// a signal, which the server always takes, and one line says so (sent).
+// Admitted but not answered: an error naming the cause, a worker or none
+// polling the task queue. Answered meanwhile: neither (the caller reads
+// the outcome).
+func (r *Remote) notAnswered(ctx context.Context, w io.Writer, op, runID, updateID string, cause error, name string, payload any) (sent bool, err error) {
+	admitted := !notAdmitted(cause)
+	if admitted {
+		var st workflows.State
+		err := r.updateOutcome(ctx, runID, updateID, &st)
+		var nf *serviceerror.NotFound
+		switch {
+		case err == nil:
+			return false, nil
+		case errors.As(err, &nf):
+			admitted = false
+		case !errors.Is(err, context.DeadlineExceeded):
+			return false, fmt.Errorf("%s refused: %s", op, failureMessage(err))
+		}
+	}
+	if !admitted {
+		if err := r.Conn.SignalWorkflow(ctx, runID, "", name, payload); err != nil {
+			return false, fmt.Errorf("%s: the run admitted no update (too many in flight) and the signal failed too: %w", op, err)
+		}
+		fmt.Fprintf(w, "%s sent to run %s as a signal: the run admits no more updates now (the server allows 10 in flight per run: watchers' polls or other operators hold them); the run applies it or records why it refused it, see %s\n", op, runID, r.op().reconcile("show", runID))
+		return true, nil
+	}
+	pollers, perr := r.pollers(ctx)
+	switch {
+	case perr != nil:
+		return false, fmt.Errorf("%s admitted by run %s but not answered within %s (update id %s; it applies when a worker takes it), and the task queue %s could not be described: %v", op, runID, updateWait, updateID, r.Settings.TaskQueue, perr)
+	case pollers == 0:
+		return false, fmt.Errorf("%s admitted by run %s but no worker polls task queue %s (update id %s): it applies when a worker starts", op, runID, r.Settings.TaskQueue, updateID)
+	}
+	return false, fmt.Errorf("%s admitted by run %s but not answered within %s although %d worker(s) poll task queue %s (update id %s; it applies when the run's worker takes it): see %s", op, runID, updateWait, pollers, r.Settings.TaskQueue, updateID, r.op().reconcile("show", runID))
+}
+
+// updateOutcome reads the outcome of an update by its id, waiting a few
+// seconds at most: a *serviceerror.NotFound when the run never admitted
+// it, context.DeadlineExceeded when it is admitted and not answered yet.
+func (r *Remote) updateOutcome(ctx context.Context, runID, updateID string, st *workflows.State) error {
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	err := r.Conn.GetWorkflowUpdateHandle(client.GetWorkflowUpdateHandleOptions{WorkflowID: runID, UpdateID: updateID}).Get(pctx, st)
+	if err != nil && pctx.Err() != nil && ctx.Err() == nil {
+		return context.DeadlineExceeded
+	}
+	return err
+}
+
+// pollers counts the workers polling the run's task queue for workflow
+// tasks, as the server saw them lately.
+func (r *Remote) pollers(ctx context.Context) (int, error) {
+	resp, err := r.Conn.DescribeTaskQueue(ctx, r.Settings.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	if err != nil {
+		return 0, err
+	}
+	return len(resp.GetPollers()), nil
 }
 
 // answer waits for the run's answer to a message given to model step
@@ -447,7 +545,10 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 	}
 	st, err := r.state(ctx, runID)
 	if err != nil {
-		return fmt.Errorf("query run %s (workflow %s): no worker answered (%v); is a worker running on task queue %s?", runID, workflowStatus(desc.status), err, r.Settings.TaskQueue)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return r.showFromHistory(ctx, w, runID, desc, err)
 	}
 	v := runView{
 		Header:  fmt.Sprintf("run %s: %s (workflow %s)", runID, st.Status, workflowStatus(desc.status)),
@@ -480,8 +581,22 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 
 // showStep prints one step's whole input and output, from the history and
 // the content store (which must be the workers': AGENTRUN_JOURNAL).
+//
+// A tool call waiting for approval has no activity yet: the run's state
+// query names it, and it is printed whole with its digest.
 func (r *Remote) showStep(ctx context.Context, w io.Writer, runID, name string) error {
 	step, res, err := r.findStep(ctx, runID, name)
+	if errors.Is(err, errNoStep) && agent.IsToolStep(name) {
+		if st, qerr := r.state(ctx, runID); qerr == nil {
+			if p, ok := pendingCall(outcomeOf(st), name); ok {
+				store, err := r.Settings.Content()
+				if err != nil {
+					return err
+				}
+				return printPending(ctx, w, r.op(), &execute.Executor{Content: store}, runID, p)
+			}
+		}
+	}
 	if err != nil {
 		return err
 	}

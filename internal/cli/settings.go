@@ -71,6 +71,10 @@ type Settings struct {
 	// StopTimeout is how long a stopping worker lets running steps finish.
 	// Default 10s (AGENTRUN_STOP_TIMEOUT).
 	StopTimeout time.Duration
+	// MaxActivities bounds the steps a worker runs at once; a worker with
+	// none free asks Temporal for no more. Default 0: the sdk's, 1,000
+	// (AGENTRUN_MAX_ACTIVITIES, a positive integer).
+	MaxActivities int
 	// Demo configures the demo tools (AGENTRUN_TICKETS, AGENTRUN_DEMO_DELAY).
 	Demo tools.DemoConfig
 	// Tools is the tools file named by AGENTRUN_TOOLS: MCP servers and
@@ -190,6 +194,13 @@ func LoadSettings(getenv func(string) string) (Settings, error) {
 			return s, err
 		}
 		s.MaxTokens = n
+	}
+	if v := getenv("AGENTRUN_MAX_ACTIVITIES"); v != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n <= 0 {
+			return s, fmt.Errorf("AGENTRUN_MAX_ACTIVITIES=%q is not a positive integer: want the most steps a worker runs at once, e.g. 100", v)
+		}
+		s.MaxActivities = n
 	}
 	if v := getenv("AGENTRUN_STOP_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)

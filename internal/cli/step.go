@@ -16,7 +16,11 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/workflows"
 )
+
+// errNoStep: a run's history has no activity for the step.
+var errNoStep = errors.New("no activity ran it")
 
 // stepFlag is how show asks for one step.
 const stepFlag = "--step"
@@ -132,6 +136,37 @@ func printStep(ctx context.Context, w io.Writer, store *execute.Executor, runID 
 	return nil
 }
 
+// printPending prints a tool call that waits for a person: its whole
+// arguments (read from the content store when kept by reference, and
+// checked against the digest), the digest, and the commands that decide
+// on exactly these arguments.
+func printPending(ctx context.Context, w io.Writer, op operator, store *execute.Executor, runID string, p agent.Pending) error {
+	args := []byte(p.Args)
+	if p.ArgsRef != nil {
+		b, err := store.Value(ctx, p.Marker, p.ArgsRef)
+		if err != nil {
+			return err
+		}
+		args = b
+	}
+	if got := agent.ArgsDigest(args, nil); p.Digest != "" && got != p.Digest {
+		return fmt.Errorf("step %s: the arguments read have digest %s, the run has %s pending: the content store holds other bytes; check AGENTRUN_JOURNAL names the workers' store", p.Marker, got, p.Digest)
+	}
+	fmt.Fprintf(w, "run %s, step %s (awaiting approval)\n", runID, p.Marker)
+	fmt.Fprintf(w, "input: %s(%s)\n", p.Tool, args)
+	fmt.Fprintf(w, "digest: %s (%d bytes of arguments)\n", p.Digest, len(args))
+	fmt.Fprintln(w, "output: none: the call waits for a person to approve or deny it")
+	fmt.Fprintf(w, "  approve: %s\n", op.reconcile("approve", runID, p.Marker, "--digest", p.Digest))
+	if cmd := op.signal(runID, workflows.SignalApprove, workflows.ApprovePayloadOf(p.Marker, p.Digest, "")); cmd != "" {
+		fmt.Fprintf(w, "       or: %s\n", cmd)
+	}
+	fmt.Fprintf(w, "  deny:    %s\n", op.reconcile("deny", runID, p.Marker, "REASON", "--digest", p.Digest))
+	if op.local {
+		fmt.Fprintf(w, "  then resume the run: %s\n", op.resume(runID))
+	}
+	return nil
+}
+
 // findStep finds a step's activity in a run's history, newest execution
 // first, following continue-as-new back: its input and, when it completed,
 // its result. For a write retried under a new generation, the newest.
@@ -173,7 +208,7 @@ func (r *Remote) findStep(ctx context.Context, runID, name string) (agent.Step, 
 		}
 		execution = first.GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
 		if execution == "" {
-			return agent.Step{}, nil, fmt.Errorf("run %s has no step %s (yet)", runID, name)
+			return agent.Step{}, nil, fmt.Errorf("run %s has no step %s (yet): %w", runID, name, errNoStep)
 		}
 	}
 }

@@ -75,8 +75,9 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	// namespace is gone) and calls OnFatalError first.
 	fatal := make(chan error, 1)
 	w := worker.New(c.Client, s.TaskQueue, worker.Options{
-		WorkerStopTimeout: s.StopTimeout,
-		DeploymentOptions: s.deploymentOptions(),
+		WorkerStopTimeout:                  s.StopTimeout,
+		MaxConcurrentActivityExecutionSize: s.MaxActivities,
+		DeploymentOptions:                  s.deploymentOptions(),
 		OnFatalError: func(err error) {
 			select {
 			case fatal <- err:

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/secret"
 )
 
 // Server says how to reach one MCP server: exactly one of Command (a local
@@ -29,14 +31,16 @@ type Server struct {
 	Name string
 	// Command is the program to start; it is looked up in PATH when it has
 	// no slash, and a relative path is relative to the working directory
-	// of this process. Args are its arguments. Env is added to the
-	// environment this process inherited (a key given here wins).
+	// of this process. Args are its arguments. The server's environment is
+	// Env plus the Inherited variables of this process that are set (a key
+	// given in Env wins): never this process's keys, unless Env names them.
 	Command string
 	Args    []string
 	Env     map[string]string
 	// URL is the streamable HTTP endpoint, e.g. "http://127.0.0.1:3001/mcp".
-	// Headers are sent with every request, except where the SDK sets the
-	// header itself (Accept, Content-Type, Mcp-Session-Id and the like).
+	// Headers are sent with every request to URL's host, except where the
+	// SDK sets the header itself (Accept, Content-Type, Mcp-Session-Id and
+	// the like); never to another host a redirect leads to.
 	URL     string
 	Headers map[string]string
 }
@@ -243,10 +247,7 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 	var t sdk.Transport
 	if c.srv.Command != "" {
 		s.cmd = exec.Command(c.srv.Command, c.srv.Args...)
-		s.cmd.Env = os.Environ()
-		for _, k := range slices.Sorted(maps.Keys(c.srv.Env)) {
-			s.cmd.Env = append(s.cmd.Env, k+"="+c.srv.Env[k])
-		}
+		s.cmd.Env = serverEnv(os.Environ(), c.srv.Env)
 		s.stderr = &tail{max: 2048}
 		s.cmd.Stderr = s.stderr
 		s.cmd.WaitDelay = waitDelay
@@ -254,7 +255,7 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 	} else {
 		t = &sdk.StreamableClientTransport{
 			Endpoint:   c.srv.URL,
-			HTTPClient: &http.Client{Transport: headers{base: http.DefaultTransport, h: c.srv.Headers}},
+			HTTPClient: &http.Client{Transport: headers{base: http.DefaultTransport, h: c.srv.Headers, host: endpointHost(c.srv.URL)}},
 			// Only request and response are used: no stream for
 			// server-initiated messages, so a dead server is noticed by
 			// the next call rather than by a background reconnect loop.
@@ -521,14 +522,48 @@ func callArguments(args json.RawMessage) (json.RawMessage, string) {
 	return args, ""
 }
 
-// headers is an http.RoundTripper that adds configured headers.
+// Inherited is what a stdio server inherits of this process's environment,
+// as the MCP TypeScript SDK's default: the variables a program needs to
+// run, never the worker's keys and credentials. The server's Env adds to it.
+var Inherited = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
+
+// serverEnv is a stdio server's environment: the Inherited variables of
+// environ that are set, then env (a key given there wins), sorted.
+func serverEnv(environ []string, env map[string]string) []string {
+	var out []string
+	for _, kv := range environ {
+		if k, _, ok := strings.Cut(kv, "="); ok && slices.Contains(Inherited, k) {
+			if _, mine := env[k]; !mine {
+				out = append(out, kv)
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}
+
+// endpointHost is the host (and port) of an endpoint URL, lower case.
+func endpointHost(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Host)
+}
+
+// headers is an http.RoundTripper that adds configured headers to requests
+// to the configured endpoint's host only: after a redirect to another host
+// (the http.Client follows it through this transport) they are not sent.
 type headers struct {
 	base http.RoundTripper
 	h    map[string]string
+	host string // the endpoint's host:port
 }
 
 func (h headers) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(h.h) == 0 {
+	if len(h.h) == 0 || strings.ToLower(req.URL.Host) != h.host {
 		return h.base.RoundTrip(req)
 	}
 	req = req.Clone(req.Context())
@@ -562,7 +597,7 @@ func (t *tail) Write(p []byte) (int, error) {
 func (t *tail) suffix() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := strings.Join(strings.Fields(strings.ToValidUTF8(string(t.b), "?")), " ")
+	s := strings.Join(strings.Fields(strings.ToValidUTF8(secret.Scrub(string(t.b)), "?")), " ")
 	if s == "" {
 		return ""
 	}

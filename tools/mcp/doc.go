@@ -4,9 +4,16 @@
 // file (tools.Open).
 //
 // A Client is one server: a local program spoken to over stdio (Command,
-// Args, and Env added to the inherited environment) or a streamable HTTP
-// endpoint (URL, Headers). Client.Tools lists the server's tools, following
-// pagination.
+// Args, and Env) or a streamable HTTP endpoint (URL, Headers).
+// Client.Tools lists the server's tools, following pagination.
+//
+// What a server sees of the worker: a stdio server starts with a minimal
+// environment, the Inherited variables (HOME, LOGNAME, PATH, SHELL, TERM,
+// USER) that are set plus its Env, never the worker's provider keys,
+// Temporal credentials or AGENTRUN_JOURNAL unless Env names them. An HTTP
+// server gets Headers on requests to its URL's host only: a redirect to
+// another host gets none. A stdio server's stderr, quoted in errors, is
+// scrubbed of the worker's secret values (package internal/secret).
 //
 // A Tool's spec carries the server's name, description and input JSON
 // schema. Its kind comes from its annotations: readOnlyHint true makes it a
