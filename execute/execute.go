@@ -90,7 +90,6 @@ func (e *Executor) Stream(ctx context.Context, step agent.Step, text func(delta 
 		if err != nil {
 			return nil, err
 		}
-		e.pause(step)                                                          // inert unless set
 		if err := e.hold(ctx, EnvTestHoldBefore, "before", step); err != nil { // inert unless set
 			return nil, err
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -29,11 +28,11 @@ import (
 // that was frozen or cut off goes on with its write: a held call logs "hold
 // before TOOL: holding for DURATION", waits that long (a frozen process
 // finds the time passed when it resumes), logs "hold before TOOL:
-// released" and goes on whatever happened meanwhile, as
-// AGENTRUN_TEST_PAUSE_BEFORE does: the tool runs (only its own check of its
-// context, tools.Live, stands between it and a second effect), or its
-// result is returned. The crash campaign's freeze and partition points use
-// it, before and after the effect.
+// released" and goes on whatever happened meanwhile: the tool runs (only
+// its own check of its context, tools.Live, stands between it and a second
+// effect), or its result is returned. The crash campaign's freeze and
+// partition points and the freeze and partition tests use it, before and
+// after the effect.
 const (
 	// EnvTestHoldBefore holds a write after its start is recorded and
 	// before the tool runs: the journal then holds a start with no end, and
@@ -45,24 +44,15 @@ const (
 	// EnvTestHoldFor makes a hold end after a Go duration instead of
 	// waiting to be killed.
 	EnvTestHoldFor = "AGENTRUN_TEST_HOLD_FOR"
-	// EnvTestPauseBefore pauses a write after its start is recorded and the
-	// guard checked its fence, then runs the tool whatever happened
-	// meanwhile: "TOOL_OR_STEP@DURATION" (create_ticket@8s). It logs "pause
-	// before TOOL" at Warn when the pause starts. Tests freeze the process
-	// (SIGSTOP) during the pause and resume it (SIGCONT) after the attempt's
-	// deadline: only the tool's own check of its context (tools.Live) stands
-	// between the resumed attempt and a second effect.
-	EnvTestPauseBefore = "AGENTRUN_TEST_PAUSE_BEFORE"
 )
 
 // testHolds are the values of the hold variables, read once; "" (the
 // production case) turns a hold off.
 var testHolds = sync.OnceValue(func() map[string]string {
 	return map[string]string{
-		EnvTestHoldBefore:  os.Getenv(EnvTestHoldBefore),
-		EnvTestHoldAfter:   os.Getenv(EnvTestHoldAfter),
-		EnvTestHoldFor:     os.Getenv(EnvTestHoldFor),
-		EnvTestPauseBefore: os.Getenv(EnvTestPauseBefore),
+		EnvTestHoldBefore: os.Getenv(EnvTestHoldBefore),
+		EnvTestHoldAfter:  os.Getenv(EnvTestHoldAfter),
+		EnvTestHoldFor:    os.Getenv(EnvTestHoldFor),
 	}
 })
 
@@ -92,21 +82,4 @@ func (e *Executor) logger() *slog.Logger {
 		return e.Logger
 	}
 	return slog.Default()
-}
-
-// pause pauses a write step as EnvTestPauseBefore describes, or returns at
-// once (the production case). It does not end early with ctx: the point is
-// a tool that runs after its attempt lost the write.
-func (e *Executor) pause(step agent.Step) {
-	v := testHolds()[EnvTestPauseBefore]
-	name, d, ok := strings.Cut(v, "@")
-	if !ok || step.Kind != agent.KindWrite || step.Call == nil || (name != step.Call.Name && name != step.Name) {
-		return
-	}
-	dur, err := time.ParseDuration(d)
-	if err != nil {
-		return
-	}
-	e.logger().Warn("pause before "+step.Call.Name, "step", step.Name, "for", dur.String())
-	time.Sleep(dur)
 }

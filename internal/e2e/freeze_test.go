@@ -53,7 +53,7 @@ func TestFrozenWorkerWrite(t *testing.T) {
 			f := newFleet(t, srv)
 			toolsEnv := ticketTools(t, tc.override)
 			run := "frozen-" + tc.name
-			w1 := testenv.Start(t, f.env(toolsEnv, "AGENTRUN_TEST_PAUSE_BEFORE=create_ticket@45s",
+			w1 := testenv.Start(t, f.env(toolsEnv, holdBefore+"=create_ticket", "AGENTRUN_TEST_HOLD_FOR=45s",
 				// One step at a time: frozen inside the write, it has no poll
 				// open that would take Temporal's retry of it.
 				"AGENTRUN_MAX_ACTIVITIES=1"), testenv.Program(t, "worker"))
@@ -62,8 +62,8 @@ func TestFrozenWorkerWrite(t *testing.T) {
 			}
 			waitStatus(t, srv, run, "AwaitingApproval", time.Minute)
 			f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", mustJSON(map[string]string{"Marker": ticketStep}))
-			testenv.WaitFor(t, time.Minute, "the worker to pause before create_ticket", func() bool {
-				return strings.Contains(w1.Output(), "pause before create_ticket")
+			testenv.WaitFor(t, time.Minute, "the worker to hold create_ticket", func() bool {
+				return strings.Contains(w1.Output(), "hold before create_ticket: holding for")
 			})
 			if err := w1.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 				t.Fatal(err)
