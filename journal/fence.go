@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -74,7 +75,22 @@ func (a *Attempt) Gone() bool {
 	if a == nil || a.PID <= 0 || a.Host == "" || a.Host != ThisHost() || a.PID == os.Getpid() {
 		return false
 	}
-	return errors.Is(syscall.Kill(a.PID, 0), syscall.ESRCH)
+	if errors.Is(syscall.Kill(a.PID, 0), syscall.ESRCH) {
+		return true
+	}
+	return zombie(a.PID)
+}
+
+// zombie reports whether pid is a process that ended and was not yet
+// reaped by its parent (state Z in /proc/PID/stat): it cannot act.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// "PID (COMM) STATE ...": COMM may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
 }
 
 // Until is when a later attempt may act on the step: Deadline plus Grace;

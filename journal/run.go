@@ -354,7 +354,7 @@ func (j *Journal) check(st *state, sig Signal) error {
 	if err := Validate(sig, d.Outcome, st.facts()); err != nil {
 		return err
 	}
-	if ss := st.steps[sig.Step]; sig.Name == SignalReconcile && sig.Outcome == OutcomeRetry && ss != nil && ss.holder != nil {
+	if ss := st.steps[sig.Step]; sig.Name == SignalReconcile && sig.Outcome == OutcomeRetry && ss != nil && ss.holder != nil && !ss.holder.Gone() {
 		return CheckRetry(sig.Step, ss.holder.String(), ss.holder.Until(), j.now())
 	}
 	return nil
