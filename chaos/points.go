@@ -47,11 +47,6 @@ var (
 // fault reports whether p is a freeze or partition point.
 func (p Point) fault() bool { return p.N >= pointFreezeWriteBefore.N }
 
-// freeze reports whether p is a freeze point.
-func (p Point) freeze() bool {
-	return p == pointFreezeWriteBefore || p == pointFreezeWriteAfter || p == pointFreezeModel
-}
-
 // Settle modes of create_ticket at the freeze and partition points, as
 // its tools file declares them (agent.Settle): no idempotency key and no
 // probe (the run is parked Indeterminate and the campaign settles it from
