@@ -255,8 +255,8 @@ func TestLocalRetryRefusedWhileHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	info, err := f.j.Show(id)
-	if err != nil || info.Status != agent.StatusIndeterminate {
-		t.Fatalf("show: %+v, %v; want Indeterminate", info, err)
+	if err != nil || info.Status != agent.StatusIndeterminate || !strings.Contains(info.Reason, "attempt 1 (worker driver-a) may still be running until") {
+		t.Fatalf("show: %+v, %v; want Indeterminate naming the attempt that may still run", info, err)
 	}
 	retry := journal.Signal{Name: journal.SignalReconcile, Step: ticketStep, Outcome: journal.OutcomeRetry}
 	err = f.j.Signal(t.Context(), id, retry)

@@ -637,6 +637,10 @@ func (j *Journal) Show(runID string) (RunInfo, error) {
 			info.Status, info.Pending, info.Indeterminate, info.Answer, info.Reason = o.Status, o.Pending, o.Step, o.Answer, o.Reason
 			if ss := st.steps[o.Step]; ss != nil && o.Status == agent.StatusIndeterminate {
 				info.Probe = ss.probed
+				if ss.holder.Holds(j.now()) {
+					// Its attempt may still act: a retry is refused until then.
+					info.Reason = strings.TrimPrefix(info.Reason+"; "+ss.holder.MayRun()+"; a retry is refused until then", "; ")
+				}
 			}
 			if o.Status == agent.StatusCompleted {
 				info.Status = agent.StatusRunning // answered, not yet recorded: the next run records it

@@ -567,6 +567,15 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 		}
 		v.Steps = append(v.Steps, fmt.Sprintf("%-28s %-5s %s%s", s.Name, s.Kind, s.Preview, note))
 	}
+	if f := st.Fence; f != nil {
+		// An earlier attempt of a write may still act: what the run waits
+		// for, or until when a retry is refused.
+		what := "a retry is refused until then"
+		if f.Waiting {
+			what = "the run waits until then before it settles the write by itself"
+		}
+		v.Tail = append(v.Tail, fmt.Sprintf("fence: %s; %s", f.String(), what))
+	}
 	for _, e := range st.Expired {
 		v.Tail = append(v.Tail, fmt.Sprintf("approval expired: %s (%s) waited %s and was denied", e.Marker, e.Tool, e.After))
 	}

@@ -91,6 +91,9 @@ func TestFrozenWorkerWrite(t *testing.T) {
 			switch tc.name {
 			case "probe":
 				st := waitFence(t, srv, run, true)
+				if code, out := testenv.Run(t, f.env(), time.Minute, testenv.Program(t, "reconcile"), "show", run); !strings.Contains(out, "fence: "+ticketStep) || !strings.Contains(out, "the run waits until then") {
+					t.Errorf("reconcile show (exit %d) does not say what the run waits for:\n%s", code, out)
+				}
 				// The frozen attempt started just before the freeze: its fence
 				// ends its tool's timeout plus the grace after that.
 				if u := st.Fence.Until; u.Before(frozen.Add(freezeTimeout)) || u.After(frozen.Add(freezeTimeout+journal.Grace+time.Second)) {
@@ -98,6 +101,9 @@ func TestFrozenWorkerWrite(t *testing.T) {
 				}
 			case "none":
 				st := waitStatus(t, srv, run, "Indeterminate", 3*time.Minute)
+				if code, out := testenv.Run(t, f.env(), time.Minute, testenv.Program(t, "reconcile"), "show", run); !strings.Contains(out, "fence: "+ticketStep+": attempt 1") || !strings.Contains(out, "a retry is refused until then") {
+					t.Errorf("reconcile show (exit %d) does not name the attempt that may still run:\n%s", code, out)
+				}
 				if st.Fence == nil || st.Fence.Step != ticketStep || !strings.Contains(st.Why, "may still be running until") {
 					t.Fatalf("Indeterminate without the frozen attempt named: fence %+v, why %q", st.Fence, st.Why)
 				}
