@@ -3,6 +3,7 @@
 #   make stop    stop what make demo / make dev-server started
 #   make test    the test suite (the README's test command)
 #   make check   gofmt, go vet, staticcheck, and the tests with -race
+#   make race    the tests with -race, but for the slow end-to-end packages (CI)
 #   make bench   the performance table, written to BENCHMARKS.md
 #   make chaos   the crash campaign, written to BENCHMARKS.md
 #   make versions / version-current / version-ramp   Worker Versioning (README "Upgrade a fleet")
@@ -11,7 +12,7 @@ TEMPORAL_CLI_VERSION := $(shell awk '$$1 == "github.com/temporalio/cli" { print 
 TEMPORAL := bin/temporal
 GO ?= go
 
-.PHONY: all build demo dev-server worker stop test check lint bench chaos temporal-cli mcp-servers streams-ts clean versions version-current version-ramp
+.PHONY: all build demo dev-server worker stop test race check lint bench chaos temporal-cli mcp-servers streams-ts clean versions version-current version-ramp
 
 all: build
 
@@ -117,6 +118,15 @@ lint:
 
 check: $(TEMPORAL) $(MCP_SERVERS) $(STREAMS_TS) build lint
 	$(GO) test -count=1 -race -timeout 40m ./...
+
+# race: the tests with the race detector, as make check runs them, on every
+# package but the end-to-end ones that take minutes even without it
+# (RACE_SKIP: internal/e2e, and chaos and bench, whose tests drive the
+# programs as child processes, which the detector does not see). CI runs
+# it after make test.
+RACE_SKIP := internal/e2e|chaos|bench
+race: $(TEMPORAL) $(MCP_SERVERS) $(STREAMS_TS)
+	$(GO) test -count=1 -race -timeout 20m $$($(GO) list ./... | grep -v -E '^github.com/agentrun/agentrun/($(RACE_SKIP))$$')
 
 clean:
 	rm -rf bin/starter bin/worker bin/reconcile
