@@ -1,14 +1,9 @@
 package cli_test
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -50,52 +45,30 @@ func TestKillResumesWithoutRecall(t *testing.T) {
 	started := func(step string) bool { // started and not completed
 		return recorded(journal.StepStarted, step) > 0 && recorded(journal.StepCompleted, step) == 0
 	}
-	startProc := func() (*exec.Cmd, *bytes.Buffer) {
-		var out bytes.Buffer
-		cmd := exec.Command(starter, "--local", "--id", run, prompt)
-		cmd.Env, cmd.Stdout, cmd.Stderr = env, &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd, &out
+	startProc := func() *testenv.Proc {
+		return testenv.Start(t, env, starter, "--local", "--id", run, prompt)
 	}
 	runProc := func(wantCode int) string {
-		cmd, out := startProc()
-		err := cmd.Wait()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
+		t.Helper()
+		code, out := testenv.Run(t, env, time.Minute, starter, "--local", "--id", run, prompt)
 		if code != wantCode {
 			t.Fatalf("starter exited %d, want %d:\n%s", code, wantCode, out)
 		}
-		return out.String()
-	}
-	kill := func(cmd *exec.Cmd) {
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		_ = cmd.Wait()
+		return out
 	}
 	operator := func(args ...string) {
-		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, reconcile, append([]string{"--local"}, args...)...)
-		cmd.Env = env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("reconcile %v: %v\n%s", args, err, out)
+		t.Helper()
+		if code, out := testenv.Run(t, env, time.Minute, reconcile, append([]string{"--local"}, args...)...); code != 0 {
+			t.Fatalf("reconcile %v: exit %d\n%s", args, code, out)
 		}
 	}
 
 	// 1: killed inside lookup, which runs (for AGENTRUN_DEMO_DELAY) once
 	// llm/1 is recorded. A read has no start record: the kill leaves
 	// nothing of it.
-	p1, _ := startProc()
+	p1 := startProc()
 	testenv.WaitFor(t, 30*time.Second, "llm/1 to complete", func() bool { return recorded(journal.StepCompleted, "llm/1") > 0 })
-	kill(p1)
+	p1.Kill(t)
 	if n := recorded(journal.StepStarted, "tool/1/0/lookup") + recorded(journal.StepCompleted, "tool/1/0/lookup"); n != 0 {
 		t.Fatalf("the killed lookup left %d records, want 0", n)
 	}
@@ -107,13 +80,11 @@ func TestKillResumesWithoutRecall(t *testing.T) {
 	if !strings.Contains(out, "approve: "+approve+"\n") || !strings.Contains(out, "then resume the run: "+starter+" --local --id kill-1\n") {
 		t.Fatalf("the awaiting run does not print the approve and resume commands:\n%s", out)
 	}
-	sh := exec.CommandContext(t.Context(), "sh", "-c", approve)
-	sh.Env = env
-	if b, err := sh.CombinedOutput(); err != nil {
-		t.Fatalf("the printed command %s: %v\n%s", approve, err, b)
+	if code, b := testenv.Run(t, env, time.Minute, "sh", "-c", approve); code != 0 {
+		t.Fatalf("the printed command %s: exit %d\n%s", approve, code, b)
 	}
 	// 3: killed inside create_ticket, after the ticket exists.
-	p3, _ := startProc()
+	p3 := startProc()
 	testenv.WaitFor(t, 30*time.Second, "the ticket to be written", func() bool {
 		ts, err := tools.ReadTickets(tickets)
 		return err == nil && len(ts) == 1
@@ -121,7 +92,7 @@ func TestKillResumesWithoutRecall(t *testing.T) {
 	if !started(ticketStep) {
 		t.Fatal("create_ticket is not in flight when the ticket exists")
 	}
-	kill(p3)
+	p3.Kill(t)
 	// 4: Indeterminate.
 	out = runProc(4)
 	if !strings.Contains(out, "Indeterminate at "+ticketStep) {
