@@ -218,7 +218,7 @@ func TestDefaultTimeoutApplies(t *testing.T) {
 	}
 }
 
-// TestExampleModelsFile: the example the README points to parses.
+// TestExampleModelsFile: the example docs/configuration.md points to parses.
 func TestExampleModelsFile(t *testing.T) {
 	t.Parallel()
 	m, err := LoadModels("example-models.json")

@@ -109,7 +109,7 @@
 // build. A run parked for days on an approval or an Indeterminate write
 // therefore finishes on the code that wrote its history, and a change to
 // this package never meets the histories of older builds on a versioned
-// fleet; an old build can be stopped once it has drained (README "Upgrade
+// fleet; an old build can be stopped once it has drained (docs/fleets.md "Upgrade
 // a fleet"). Pinned rather than auto-upgrade because an auto-upgraded run
 // would replay on the new build and needs every change guarded with
 // workflow.GetVersion forever; unversioned workers still need that.
