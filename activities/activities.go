@@ -143,6 +143,9 @@ type Activities struct {
 	// that people see which worker may still be running it. Default:
 	// pid@host, as the sdk names a worker.
 	Identity string
+	// Test are the test-only crash points (hold.go). Production leaves
+	// them zero.
+	Test Test
 }
 
 // ListTools returns the model's name and the tools on offer, and keeps

@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/execute"
+	agentconfig "github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
@@ -102,7 +102,7 @@ func killSettled(ctx context.Context, env *benchEnv, workerBin string, p settleP
 func settleTrial(ctx context.Context, env *benchEnv, c client.Client, workerBin, toolsFile, id string) (time.Duration, error) {
 	dir := env.subdir(id)
 	wenv := append(env.workerEnv(id, dir, 0), "AGENTRUN_TOOLS="+toolsFile)
-	holder, err := startWorker(ctx, workerBin, append(wenv[:len(wenv):len(wenv)], execute.EnvTestHoldBefore+"=create_ticket"))
+	holder, err := startWorker(ctx, workerBin, append(wenv[:len(wenv):len(wenv)], agentconfig.EnvTestHoldBefore+"=create_ticket"))
 	if err != nil {
 		return 0, err
 	}

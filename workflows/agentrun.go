@@ -86,9 +86,6 @@ type run struct {
 // people where the loop says so. It continues as new when Temporal suggests
 // it (or after in.ContinueAfter steps), carrying a checkpoint.
 func AgentRun(ctx workflow.Context, in Input) (Result, error) {
-	if err := applyTestChange(ctx); err != nil {
-		return Result{}, err
-	}
 	// continued is the run's own checkpoint, honoured only in an execution
 	// that really continues one: the server sets the continued run id, and
 	// a start input cannot. Its tool kinds and queued calls are never

@@ -1,4 +1,4 @@
-package cli_test
+package config_test
 
 import (
 	"os"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrun/agentrun/internal/cli"
+	"github.com/agentrun/agentrun/internal/config"
 )
 
 // TestModelSettingsDefaults: the model timeout defaults to 2m, the cut
@@ -15,7 +15,7 @@ import (
 // when set.
 func TestModelSettingsDefaults(t *testing.T) {
 	t.Parallel()
-	s, err := cli.LoadSettings(func(string) string { return "" })
+	s, err := config.Load(func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestModelSettingsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := map[string]string{"AGENTRUN_MODEL": "openai:gpt-4o-mini", "AGENTRUN_MODEL_TIMEOUT": "90s", "AGENTRUN_FAIL_ON_CUT_ANSWER": "1", "AGENTRUN_MODELS": path}
-	s, err = cli.LoadSettings(func(k string) string { return env[k] })
+	s, err = config.Load(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestSessionIdleSetting(t *testing.T) {
 		{"-1h", 0, "is not a positive duration"},
 		{"0s", 0, "is not a positive duration"},
 	} {
-		s, err := cli.LoadSettings(func(k string) string {
+		s, err := config.Load(func(k string) string {
 			if k == "AGENTRUN_SESSION_IDLE" {
 				return c.v
 			}
@@ -63,6 +63,38 @@ func TestSessionIdleSetting(t *testing.T) {
 			t.Errorf("%q: %v, %v; want %v", c.v, s.SessionIdle, err, c.want)
 		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "\n")):
 			t.Errorf("%q: error %v, want one line containing %q", c.v, err, c.err)
+		}
+	}
+}
+
+// TestMetricsSetting: AGENTRUN_METRICS is a listen address or unset (off);
+// anything else is a one-line error naming the setting and an example.
+func TestMetricsSetting(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		value, want string
+		ok          bool
+	}{
+		{"", "", true},
+		{":9464", ":9464", true},
+		{" 127.0.0.1:9464 ", "127.0.0.1:9464", true},
+		{"[::1]:9464", "[::1]:9464", true},
+		{"9464", "", false},
+		{"127.0.0.1", "", false},
+		{":0", "", false},
+		{":99999", "", false},
+		{"localhost:metrics", "", false},
+		{"http://localhost:9464", "", false},
+	} {
+		env := map[string]string{"AGENTRUN_METRICS": tc.value}
+		s, err := config.Load(func(k string) string { return env[k] })
+		switch {
+		case tc.ok && (err != nil || s.Metrics != tc.want):
+			t.Errorf("AGENTRUN_METRICS=%q: Metrics %q, %v; want %q", tc.value, s.Metrics, err, tc.want)
+		case !tc.ok && err == nil:
+			t.Errorf("AGENTRUN_METRICS=%q: no error", tc.value)
+		case !tc.ok && (strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "AGENTRUN_METRICS") || !strings.Contains(err.Error(), ":9464")):
+			t.Errorf("AGENTRUN_METRICS=%q: error %q, want one line naming the setting with an example", tc.value, err)
 		}
 	}
 }
