@@ -6,7 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"strings"
+
+	"github.com/agentrun/agentrun/content"
 )
 
 // DigestFormat says what an arguments digest looks like, for error
@@ -42,8 +43,8 @@ func ValidDigest(d string) bool { return digestRE.MatchString(d) }
 // the look and the approval. A digest is short enough to read and type.
 func ArgsDigest(args json.RawMessage, ref *Ref) string {
 	if ref != nil {
-		if hexPart, ok := strings.CutPrefix(ref.Key, "sha256:"); ok && len(hexPart) == 2*sha256.Size && isLowerHex(hexPart) {
-			return "sha256:" + hexPart[:digestHex]
+		if content.ValidKey(ref.Key) == nil { // "sha256:" and 64 lowercase hex digits
+			return ref.Key[:len("sha256:")+digestHex]
 		}
 		// Not a content key: hash the reference itself, so that the
 		// digest still names exactly what was recorded.
@@ -62,14 +63,4 @@ func (c ToolCall) Digest() string { return ArgsDigest(c.Args, c.ArgsRef) }
 // do.
 func DigestMismatch(name, marker, given, pending string) string {
 	return fmt.Sprintf("%s: marker %s has arguments %s pending, not %s as given; look again with reconcile show RUN --step %s and decide on what it shows", name, marker, pending, given, marker)
-}
-
-func isLowerHex(s string) bool {
-	for i := range len(s) {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }

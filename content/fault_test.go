@@ -7,108 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/agentrun/agentrun/internal/durable/durabletest"
 )
 
-// errInjected is the error of an injected fault.
-var errInjected = errors.New("injected fault")
-
-// faultFS is the real file system with one-shot faults, and counts of what
-// the store did through it.
-type faultFS struct {
-	mu           sync.Mutex
-	writeFail    bool // the next write writes writePartial bytes, then fails
-	writePartial int
-	syncFail     bool   // the next file fsync fails (after the write)
-	renameFail   bool   // the next rename fails
-	dirSyncFail  string // the next fsync of this directory fails
-	temps        int    // temporary files created
-	dirSyncs     map[string]int
-}
-
-// take returns the value of a one-shot fault and clears it.
-func take[T comparable](f *faultFS, fault *T) T {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	v := *fault
-	var zero T
-	*fault = zero
-	return v
-}
-
-func (f *faultFS) createTemp(dir, pattern string) (storeFile, error) {
-	file, err := osFS{}.createTemp(dir, pattern)
-	if err != nil {
-		return nil, err
-	}
-	f.mu.Lock()
-	f.temps++
-	f.mu.Unlock()
-	return &faultFile{storeFile: file, fs: f}, nil
-}
-
-func (f *faultFS) rename(oldpath, newpath string) error {
-	if take(f, &f.renameFail) {
-		return errInjected
-	}
-	return osFS{}.rename(oldpath, newpath)
-}
-
-func (f *faultFS) syncDir(dir string) error {
-	f.mu.Lock()
-	fail := f.dirSyncFail == dir
-	if fail {
-		f.dirSyncFail = ""
-	} else {
-		if f.dirSyncs == nil {
-			f.dirSyncs = make(map[string]int)
-		}
-		f.dirSyncs[dir]++
-	}
-	f.mu.Unlock()
-	if fail {
-		return errInjected
-	}
-	return osFS{}.syncDir(dir)
-}
-
-func (f *faultFS) counts(dir string) (temps, dirSyncs int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.temps, f.dirSyncs[dir]
-}
-
-type faultFile struct {
-	storeFile
-	fs *faultFS
-}
-
-func (f *faultFile) Write(p []byte) (int, error) {
-	f.fs.mu.Lock()
-	fail, partial := f.fs.writeFail, f.fs.writePartial
-	f.fs.writeFail = false
-	f.fs.mu.Unlock()
-	if !fail {
-		return f.storeFile.Write(p)
-	}
-	n, err := f.storeFile.Write(p[:min(partial, len(p))])
-	if err != nil {
-		return n, err
-	}
-	return n, errInjected
-}
-
-func (f *faultFile) Sync() error {
-	if take(f.fs, &f.fs.syncFail) {
-		return errInjected
-	}
-	return f.storeFile.Sync()
-}
-
-func newFaultStore(t *testing.T) (*FileStore, *faultFS) {
+func newFaultStore(t *testing.T) (*FileStore, *durabletest.FaultFS) {
 	t.Helper()
-	ffs := &faultFS{}
+	ffs := &durabletest.FaultFS{}
 	s, err := newFileStore(t.TempDir(), ffs)
 	if err != nil {
 		t.Fatal(err)
@@ -130,15 +36,15 @@ func TestFileStoreFaults(t *testing.T) {
 	)
 	faults := []struct {
 		name   string
-		inject func(s *FileStore, f *faultFS)
+		inject func(s *FileStore, f *durabletest.FaultFS)
 		after  string
 	}{
-		{"partial write", func(_ *FileStore, f *faultFS) { f.writeFail, f.writePartial = true, 10 }, before},
-		{"failed write", func(_ *FileStore, f *faultFS) { f.writeFail = true }, before},
-		{"file fsync", func(_ *FileStore, f *faultFS) { f.syncFail = true }, before},
-		{"rename", func(_ *FileStore, f *faultFS) { f.renameFail = true }, before},
-		{"shard fsync", func(s *FileStore, f *faultFS) { f.dirSyncFail, _ = s.path(key) }, stored},
-		{"store dir fsync", func(s *FileStore, f *faultFS) { f.dirSyncFail = s.dir }, before},
+		{"partial write", func(_ *FileStore, f *durabletest.FaultFS) { f.WriteFail, f.WritePartial = true, 10 }, before},
+		{"failed write", func(_ *FileStore, f *durabletest.FaultFS) { f.WriteFail = true }, before},
+		{"file fsync", func(_ *FileStore, f *durabletest.FaultFS) { f.SyncFail = true }, before},
+		{"rename", func(_ *FileStore, f *durabletest.FaultFS) { f.RenameFail = true }, before},
+		{"shard fsync", func(s *FileStore, f *durabletest.FaultFS) { f.DirSyncFail, _ = s.path(key) }, stored},
+		{"store dir fsync", func(s *FileStore, f *durabletest.FaultFS) { f.DirSyncFail = s.dir }, before},
 	}
 	for _, fault := range faults {
 		for _, prior := range []struct {
@@ -162,7 +68,7 @@ func TestFileStoreFaults(t *testing.T) {
 					}
 				}
 				fault.inject(s, ffs)
-				if got, err := s.Put(t.Context(), data); !errors.Is(err, errInjected) || !strings.Contains(err.Error(), key) {
+				if got, err := s.Put(t.Context(), data); !errors.Is(err, durabletest.ErrInjected) || !strings.Contains(err.Error(), key) {
 					t.Fatalf("Put with a failing %s = %s, %v; want the injected error, naming the key", fault.name, got, err)
 				}
 				got, err := s.Get(t.Context(), key)
@@ -209,8 +115,7 @@ func TestFileStoreSyncs(t *testing.T) {
 	shard, _ := s.path(KeyOf(data))
 	check := func(what string, wantTemps, wantShard, wantDir int) {
 		t.Helper()
-		temps, shardSyncs := ffs.counts(shard)
-		_, dirSyncs := ffs.counts(s.dir)
+		temps, shardSyncs, dirSyncs := ffs.Temps(), ffs.DirSyncs()[shard], ffs.DirSyncs()[s.dir]
 		if temps != wantTemps || shardSyncs != wantShard || dirSyncs != wantDir {
 			t.Fatalf("after %s: %d temporary files, %d shard fsyncs, %d store dir fsyncs; want %d, %d, %d",
 				what, temps, shardSyncs, dirSyncs, wantTemps, wantShard, wantDir)
@@ -246,23 +151,23 @@ func TestFileStoreSyncs(t *testing.T) {
 
 func TestNewFileStoreSyncs(t *testing.T) {
 	t.Parallel()
-	ffs := &faultFS{dirSyncFail: t.TempDir()}
-	dir := filepath.Join(ffs.dirSyncFail, "a", "b")
-	if _, err := newFileStore(dir, ffs); !errors.Is(err, errInjected) {
+	ffs := &durabletest.FaultFS{DirSyncFail: t.TempDir()}
+	dir := filepath.Join(ffs.DirSyncFail, "a", "b")
+	if _, err := newFileStore(dir, ffs); !errors.Is(err, durabletest.ErrInjected) {
 		t.Fatalf("newFileStore with a failing dir fsync = %v, want the injected error", err)
 	}
 	// Without faults it fsyncs the parent of each directory it created.
-	ffs = &faultFS{}
+	ffs = &durabletest.FaultFS{}
 	root := t.TempDir()
 	dir = filepath.Join(root, "c", "d", "e")
 	if _, err := newFileStore(dir, ffs); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]int{root: 1, filepath.Join(root, "c"): 1, filepath.Join(root, "c", "d"): 1}
-	if !maps.Equal(ffs.dirSyncs, want) {
-		t.Fatalf("directory fsyncs creating c/d/e: %v, want %v", ffs.dirSyncs, want)
+	if !maps.Equal(ffs.DirSyncs(), want) {
+		t.Fatalf("directory fsyncs creating c/d/e: %v, want %v", ffs.DirSyncs(), want)
 	}
-	if _, err := newFileStore(dir, ffs); err != nil || !maps.Equal(ffs.dirSyncs, want) {
-		t.Fatalf("newFileStore of an existing dir: %v, fsyncs %v; want nil, none more", err, ffs.dirSyncs)
+	if _, err := newFileStore(dir, ffs); err != nil || !maps.Equal(ffs.DirSyncs(), want) {
+		t.Fatalf("newFileStore of an existing dir: %v, fsyncs %v; want nil, none more", err, ffs.DirSyncs())
 	}
 }

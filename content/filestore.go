@@ -24,7 +24,7 @@ import (
 // every Get reads and checks the file. It is safe for concurrent use.
 type FileStore struct {
 	dir string
-	fs  storeFS
+	fs  durable.FS // the file seam: tests inject faults through it
 	// synced[i] is set once the entry of shard i (the directory named by the
 	// first byte of the hash, in hex) in dir is known to be durable.
 	synced [256]atomic.Bool
@@ -45,11 +45,11 @@ const tempPattern = ".tmp-*"
 // and its missing parents, and fsyncs the parent of each directory it
 // created so that the directories survive a crash.
 func NewFileStore(dir string) (*FileStore, error) {
-	return newFileStore(dir, osFS{})
+	return newFileStore(dir, durable.OS{})
 }
 
-func newFileStore(dir string, fsys storeFS) (*FileStore, error) {
-	abs, err := durable.MkdirAll(dir, dirPerm, fsys.syncDir)
+func newFileStore(dir string, fsys durable.FS) (*FileStore, error) {
+	abs, err := durable.MkdirAll(dir, dirPerm, fsys.SyncDir)
 	if err != nil {
 		return nil, fmt.Errorf("content dir %s: %w", dir, err)
 	}
@@ -86,7 +86,7 @@ func (s *FileStore) Put(ctx context.Context, data []byte) (string, error) {
 	// Also when the file was there: whoever renamed it may not have fsynced
 	// the directory yet (another process, or a Put that failed after the
 	// rename), and this Put must not return nil for a blob a crash can undo.
-	if err := s.fs.syncDir(shard); err != nil {
+	if err := s.fs.SyncDir(shard); err != nil {
 		return "", fmt.Errorf("put %s: fsync dir %s: %w", key, shard, err)
 	}
 	return key, nil
@@ -103,7 +103,7 @@ func (s *FileStore) syncShard(i byte, shard string) error {
 	if err := os.Mkdir(shard, dirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	if err := s.fs.syncDir(s.dir); err != nil {
+	if err := s.fs.SyncDir(s.dir); err != nil {
 		return fmt.Errorf("fsync dir %s: %w", s.dir, err)
 	}
 	s.synced[i].Store(true)
@@ -137,7 +137,7 @@ func holds(path string, data []byte) bool {
 // write puts data into a new temporary file in shard, fsyncs and closes it,
 // and renames it onto path. It removes the temporary file on failure.
 func (s *FileStore) write(shard, path string, data []byte) (err error) {
-	f, err := s.fs.createTemp(shard, tempPattern)
+	f, err := s.fs.CreateTemp(shard, tempPattern)
 	if err != nil {
 		return fmt.Errorf("create temp file: %w", err)
 	}
@@ -157,7 +157,7 @@ func (s *FileStore) write(shard, path string, data []byte) (err error) {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", tmp, err)
 	}
-	if err := s.fs.rename(tmp, path); err != nil {
+	if err := s.fs.Rename(tmp, path); err != nil {
 		return fmt.Errorf("rename %s: %w", tmp, err)
 	}
 	return nil
@@ -185,43 +185,4 @@ func (s *FileStore) Get(ctx context.Context, key string) ([]byte, error) {
 		return nil, fmt.Errorf("get %s: %s holds %d bytes of %s: %w", key, path, len(data), got, ErrDamaged)
 	}
 	return data, nil
-}
-
-// The file seam: Put writes through storeFS, so that tests in this package
-// can fail the next write, fsync, rename or directory fsync.
-type storeFS interface {
-	// createTemp creates a new file in dir for writing, with mode filePerm
-	// and a unique name made from pattern (as os.CreateTemp).
-	createTemp(dir, pattern string) (storeFile, error)
-	rename(oldpath, newpath string) error
-	// syncDir fsyncs a directory, making its entries durable.
-	syncDir(dir string) error
-}
-
-// storeFile is a temporary file being written.
-type storeFile interface {
-	io.WriteCloser
-	Sync() error
-	Name() string
-}
-
-// osFS is the real file system.
-type osFS struct{}
-
-func (osFS) createTemp(dir, pattern string) (storeFile, error) {
-	return os.CreateTemp(dir, pattern)
-}
-
-func (osFS) rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
-
-func (osFS) syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

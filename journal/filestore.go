@@ -1,13 +1,10 @@
 package journal
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,7 +13,6 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/durable"
 )
 
@@ -52,7 +48,7 @@ type FileStore struct {
 	Logger *slog.Logger
 
 	dir string
-	fs  storeFS
+	fs  durable.FS // the file seam: tests inject faults through it
 
 	mu    sync.Mutex
 	runs  map[string]*runView // the cached views, at most maxCachedRuns
@@ -71,11 +67,6 @@ const (
 	filePerm = 0o600
 	dirPerm  = 0o700
 )
-
-// maxCachedRuns bounds how many runs a FileStore keeps a view of; the least
-// recently used is dropped first. A view holds the decoded records of its
-// run, so this bounds the memory to that of 64 journals.
-const maxCachedRuns = 64
 
 // FileStats counts what a FileStore did since it was made, for benchmarks
 // and tests.
@@ -101,10 +92,10 @@ func (s *FileStore) Stats() FileStats {
 // dir and its missing parents, and fsyncs the parent of each directory it
 // created so that the directories survive a crash.
 func NewFileStore(dir string) (*FileStore, error) {
-	return newFileStore(dir, osFS{})
+	return newFileStore(dir, durable.OS{})
 }
 
-func newFileStore(dir string, fsys storeFS) (*FileStore, error) {
+func newFileStore(dir string, fsys durable.FS) (*FileStore, error) {
 	s := &FileStore{fs: fsys, runs: make(map[string]*runView)}
 	abs, err := durable.MkdirAll(dir, dirPerm, s.syncDir)
 	if err != nil {
@@ -140,7 +131,7 @@ func (s *FileStore) Load(runID string) ([]Record, error) {
 // load returns the run's view, up to date with its file, or nil when the
 // run has no file.
 func (s *FileStore) load(runID string) (*runView, error) {
-	f, err := s.fs.openFile(s.path(runID), os.O_RDONLY, 0)
+	f, err := s.fs.OpenFile(s.path(runID), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		s.forget(runID)
 		return nil, nil
@@ -197,12 +188,12 @@ func (s *FileStore) Append(runID string, seen int, recs ...Record) error {
 
 func (s *FileStore) append(runID string, seen int, buf []byte) error {
 	path := s.path(runID)
-	f, err := s.fs.openFile(path, os.O_RDWR|os.O_APPEND, 0)
+	f, err := s.fs.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		if seen != 0 { // no file, no records: do not create one just to refuse
 			return checkSeen(runID, 0, seen)
 		}
-		f, err = s.fs.openFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, filePerm)
+		f, err = s.fs.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, filePerm)
 	}
 	if err != nil {
 		return fmt.Errorf("append %s: %w", runID, err)
@@ -291,333 +282,21 @@ func (s *FileStore) List() ([]string, error) {
 	return ids, nil
 }
 
-// runView is what a FileStore knows about a run's file: a good prefix it
-// read and checked. It is a claim about bytes that, under the crash
-// assumptions, never change: an fsynced line is not rewritten, and a
-// truncation removes only a torn tail past the good prefix. refresh checks
-// it against the open file before each use.
-type runView struct {
-	id      fileID
-	good    int64           // the length of the good prefix
-	recs    []Record        // its records; len(recs) is also its number of lines
-	lastOff int64           // the offset of the prefix's last line, or -1 when it is empty
-	lastSum [crcDigits]byte // the checksum that starts that line
-
-	untracked bool // not kept: the file's identity is unknown
-
-	// Guarded by FileStore.mu:
-	used   uint64 // FileStore.clock at the latest use
-	sealed bool   // recs' spare capacity belongs to a longer view: copy, never append
-}
-
-// count returns the number of records in the view; a nil view has none.
-func (v *runView) count() int {
-	if v == nil {
-		return 0
-	}
-	return len(v.recs)
-}
-
-// fileID is the identity of a file: its device and inode.
-type fileID struct{ dev, ino uint64 }
-
-// fileIDOf returns the identity of the file fi describes, and false when
-// the file system does not say.
-func fileIDOf(fi os.FileInfo) (fileID, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fileID{}, false
-	}
-	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino)}, true // Dev is int32 on some platforms
-}
-
-// refresh brings the run's view up to date with f, the run's file, which
-// the caller holds locked, and returns it with the length of the torn tail
-// that follows its good prefix. It reads only the bytes past the view's
-// good prefix when the view still describes f: the same file (device and
-// inode), at least as long as the prefix, with the checksum of the
-// prefix's last line still at its offset. Otherwise it reads the file from
-// the start. Errors come without the run id; the caller adds it.
-func (s *FileStore) refresh(runID string, f storeFile) (*runView, int64, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, 0, fmt.Errorf("stat: %w", err)
-	}
-	id, known := fileIDOf(fi)
-	base := s.lookup(runID)
-	if base != nil && (!known || base.id != id || fi.Size() < base.good) {
-		base = nil // replaced, or cut below what was checked: read it all
-	}
-	if base != nil && base.lastOff >= 0 {
-		var sum [crcDigits]byte
-		n, err := f.ReadAt(sum[:], base.lastOff)
-		s.bytesRead.Add(int64(n))
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, 0, fmt.Errorf("read: %w", err)
-		}
-		if n < len(sum) || sum != base.lastSum {
-			base = nil // rewritten in place: read it all
-		}
-	}
-	from, lines := int64(0), 0
-	if base != nil {
-		from, lines = base.good, len(base.recs)
-	}
-	data, err := s.readFrom(f, from, fi.Size()-from)
-	if err != nil {
-		return nil, 0, fmt.Errorf("read: %w", err)
-	}
-	sc, err := scanJournal(s.path(runID), data, from, lines)
-	if err != nil {
-		return nil, 0, err
-	}
-	torn := from + int64(len(data)) - sc.good
-	if !known { // a view that cannot be checked is not kept
-		return &runView{good: sc.good, recs: sc.recs, untracked: true}, torn, nil
-	}
-	return s.extend(runID, base, id, sc), torn, nil
-}
-
-// readFrom reads f from offset off to its end; size is the expected number
-// of bytes.
-func (s *FileStore) readFrom(f storeFile, off, size int64) ([]byte, error) {
-	buf := make([]byte, 0, max(size, 0)+512)
-	for {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, len(buf)) // the file grew since fstat
-		}
-		n, err := f.ReadAt(buf[len(buf):cap(buf)], off+int64(len(buf)))
-		buf = buf[:len(buf)+n]
-		s.bytesRead.Add(int64(n))
-		if errors.Is(err, io.EOF) {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-}
-
-// lookup returns the run's view, or nil.
-func (s *FileStore) lookup(runID string) *runView {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v := s.runs[runID]
-	if v != nil {
-		s.clock++
-		v.used = s.clock
-	}
-	return v
-}
-
-// extend returns the view of file id made of base (nil: none) and the
-// lines sc found after it, and keeps it as the run's view unless the run
-// already has a longer view of the same file.
-func (s *FileStore) extend(runID string, base *runView, id fileID, sc journalScan) *runView {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	v := base
-	switch {
-	case base == nil:
-		v = &runView{id: id, good: sc.good, recs: sc.recs, lastOff: sc.lastOff, lastSum: sc.lastSum}
-	case len(sc.recs) > 0:
-		v = &runView{id: id, good: sc.good, lastOff: sc.lastOff, lastSum: sc.lastSum}
-		if base.sealed {
-			// Another view shares base's spare capacity: appending would
-			// overwrite its records under a caller that reads them.
-			v.recs = slices.Concat(base.recs, sc.recs)
-		} else {
-			v.recs = append(base.recs, sc.recs...)
-			base.sealed = true
-		}
-	}
-	if cur := s.runs[runID]; cur != nil && cur != v && cur.id == v.id && cur.good > v.good {
-		return v
-	}
-	s.clock++
-	v.used = s.clock
-	s.runs[runID] = v
-	if len(s.runs) > maxCachedRuns {
-		var oldest string
-		var oldestUsed uint64
-		for id, w := range s.runs {
-			if oldest == "" || w.used < oldestUsed {
-				oldest, oldestUsed = id, w.used
-			}
-		}
-		delete(s.runs, oldest)
-	}
-	return v
-}
-
-// forget drops the run's view, so that the next call reads the whole file.
-func (s *FileStore) forget(runID string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.runs, runID)
-}
-
-// sync fsyncs f: the one fsync routine for files; syncDir is the one for
-// directories.
-func (s *FileStore) sync(f storeFile) error {
+// sync fsyncs f, and syncDir a directory, through the file seam, counting
+// each fsync.
+func (s *FileStore) sync(f durable.File) error {
 	s.fsyncs.Add(1)
 	return f.Sync()
 }
 
 func (s *FileStore) syncDir(dir string) error {
 	s.fsyncs.Add(1)
-	return s.fs.syncDir(dir)
-}
-
-// cloneRecords returns a deep copy of recs, which the caller may modify
-// without touching the view they came from. The results' bytes are copied
-// into one block, each capped at its length so that appending to one
-// cannot overwrite the next.
-func cloneRecords(recs []Record) []Record {
-	out := slices.Clone(recs)
-	n := 0
-	for _, r := range recs {
-		n += len(r.Result)
-	}
-	block := make([]byte, 0, n)
-	for i := range out {
-		r := &out[i]
-		if r.Result != nil {
-			start := len(block)
-			block = append(block, r.Result...)
-			r.Result = block[start:len(block):len(block)]
-		}
-		r.Input = cloneMessages(r.Input)
-		if r.Signal != nil {
-			sig := *r.Signal
-			r.Signal = &sig
-		}
-		if r.Budget != nil {
-			b := *r.Budget
-			r.Budget = &b
-		}
-		if r.Probe != nil {
-			p := *r.Probe
-			p.Result = bytes.Clone(p.Result)
-			r.Probe = &p
-		}
-		if r.Attempt != nil {
-			a := *r.Attempt
-			r.Attempt = &a
-		}
-		r.Gates = maps.Clone(r.Gates)
-	}
-	return out
-}
-
-func cloneMessages(msgs []agent.Message) []agent.Message {
-	out := slices.Clone(msgs)
-	for i := range out {
-		m := &out[i]
-		m.ContentRef = cloneRef(m.ContentRef)
-		m.ToolCalls = slices.Clone(m.ToolCalls)
-		for j := range m.ToolCalls {
-			m.ToolCalls[j].Args = bytes.Clone(m.ToolCalls[j].Args)
-			m.ToolCalls[j].ArgsRef = cloneRef(m.ToolCalls[j].ArgsRef)
-		}
-	}
-	return out
-}
-
-func cloneRef(r *agent.Ref) *agent.Ref {
-	if r == nil {
-		return nil
-	}
-	c := *r
-	return &c
-}
-
-// journalScan is what scanJournal found in part of a journal file.
-type journalScan struct {
-	recs    []Record        // the good records
-	good    int64           // the file offset where the good prefix ends; the rest is a torn tail
-	lastOff int64           // the file offset of the last good line, or -1 when none was found
-	lastSum [crcDigits]byte // its checksum
-}
-
-// scanJournal reads the lines of a journal file in data, the bytes of the
-// file from offset base, which ends a good prefix of baseLines lines (0, 0:
-// the whole file). A torn tail (a last line without newline, or bad lines
-// with no good line after them) ends the good prefix; a bad line followed
-// by a good one is an error wrapping ErrCorrupt that names the line number
-// and byte offset in the file. Load and Append share it, so that they
-// always agree on the count.
-func scanJournal(path string, data []byte, base int64, baseLines int) (journalScan, error) {
-	var (
-		sc      = journalScan{good: base, lastOff: -1}
-		bad     error // the first bad line since the good prefix, if any
-		badLine int
-		badOff  int
-	)
-	for off, line := 0, baseLines+1; off < len(data); line++ {
-		n := bytes.IndexByte(data[off:], '\n')
-		if n < 0 { // incomplete last line: torn
-			break
-		}
-		rec, err := decodeLine(data[off : off+n+1])
-		switch {
-		case err != nil && bad == nil:
-			bad, badLine, badOff = err, line, off
-		case err == nil && bad != nil:
-			return journalScan{}, fmt.Errorf("%s: line %d (byte %d): %v: %w", path, badLine, base+int64(badOff), bad, ErrCorrupt)
-		case err == nil:
-			sc.recs = append(sc.recs, rec)
-			sc.good = base + int64(off+n+1)
-			sc.lastOff = base + int64(off)
-			copy(sc.lastSum[:], data[off:])
-		}
-		off += n + 1
-	}
-	return sc, nil
-}
-
-// The file seam: the store does its file I/O through storeFS, so that tests
-// in this package can fail the next write or fsync, or write only part of
-// the bytes.
-type storeFS interface {
-	openFile(name string, flag int, perm os.FileMode) (storeFile, error)
-	// syncDir fsyncs a directory, making its entries durable.
-	syncDir(dir string) error
-}
-
-// storeFile is an open journal file. Sync is the one fsync routine, for
-// files and (through osFS.syncDir) directories.
-type storeFile interface {
-	io.WriteCloser
-	io.ReaderAt
-	Stat() (os.FileInfo, error)
-	Sync() error
-	Truncate(size int64) error
-	Fd() uintptr // for flock
-}
-
-// osFS is the real file system.
-type osFS struct{}
-
-func (osFS) openFile(name string, flag int, perm os.FileMode) (storeFile, error) {
-	return os.OpenFile(name, flag, perm)
-}
-
-func (fsys osFS) syncDir(dir string) error {
-	d, err := fsys.openFile(dir, os.O_RDONLY, 0)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return s.fs.SyncDir(dir)
 }
 
 // lockFile takes a flock(2) lock on f (LOCK_SH or LOCK_EX), waiting for it. The
 // lock is released when f is closed.
-func lockFile(f storeFile, how int) error {
+func lockFile(f durable.File, how int) error {
 	for {
 		err := syscall.Flock(int(f.Fd()), how)
 		if !errors.Is(err, syscall.EINTR) {

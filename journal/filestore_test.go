@@ -10,8 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/agentrun/agentrun/internal/durable/durabletest"
 )
 
 // encodeTestRecords returns the file content of a journal holding recs.
@@ -141,92 +142,14 @@ func TestFileStoreTornTail(t *testing.T) {
 	}
 }
 
-// errInjected is the error of an injected fault.
-var errInjected = errors.New("injected fault")
-
-// faultFS is the real file system with one-shot faults.
-type faultFS struct {
-	mu           sync.Mutex
-	writeFail    bool // the next write writes writePartial bytes, then fails
-	writePartial int
-	syncFail     bool // the next file fsync fails (after the write)
-	readFail     bool // the next read from a file fails
-	dirSyncFail  bool // the next directory fsync fails
-	dirSyncs     int  // directory fsyncs done
-}
-
-func (f *faultFS) openFile(name string, flag int, perm os.FileMode) (storeFile, error) {
-	file, err := osFS{}.openFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return &faultFile{storeFile: file, fs: f}, nil
-}
-
-func (f *faultFS) syncDir(dir string) error {
-	f.mu.Lock()
-	fail := f.dirSyncFail
-	f.dirSyncFail = false
-	if !fail {
-		f.dirSyncs++
-	}
-	f.mu.Unlock()
-	if fail {
-		return errInjected
-	}
-	return osFS{}.syncDir(dir)
-}
-
-type faultFile struct {
-	storeFile
-	fs *faultFS
-}
-
-func (f *faultFile) Write(p []byte) (int, error) {
-	f.fs.mu.Lock()
-	fail, partial := f.fs.writeFail, f.fs.writePartial
-	f.fs.writeFail = false
-	f.fs.mu.Unlock()
-	if !fail {
-		return f.storeFile.Write(p)
-	}
-	n, err := f.storeFile.Write(p[:min(partial, len(p))])
-	if err != nil {
-		return n, err
-	}
-	return n, errInjected
-}
-
-func (f *faultFile) ReadAt(p []byte, off int64) (int, error) {
-	f.fs.mu.Lock()
-	fail := f.fs.readFail
-	f.fs.readFail = false
-	f.fs.mu.Unlock()
-	if fail {
-		return 0, errInjected
-	}
-	return f.storeFile.ReadAt(p, off)
-}
-
-func (f *faultFile) Sync() error {
-	f.fs.mu.Lock()
-	fail := f.fs.syncFail
-	f.fs.syncFail = false
-	f.fs.mu.Unlock()
-	if fail {
-		return errInjected
-	}
-	return f.storeFile.Sync()
-}
-
 func TestFileStoreFaults(t *testing.T) {
 	t.Parallel()
 	recs := storeTestRecords(0, 6)
 	full := encodeTestRecords(t, recs)
 
-	newStore := func(t *testing.T) (*FileStore, *faultFS) {
+	newStore := func(t *testing.T) (*FileStore, *durabletest.FaultFS) {
 		t.Helper()
-		ffs := &faultFS{}
+		ffs := &durabletest.FaultFS{}
 		s, err := newFileStore(t.TempDir(), ffs)
 		if err != nil {
 			t.Fatal(err)
@@ -240,9 +163,9 @@ func TestFileStoreFaults(t *testing.T) {
 	t.Run("PartialWrite", func(t *testing.T) {
 		t.Parallel()
 		s, ffs := newStore(t)
-		ffs.writeFail, ffs.writePartial = true, 10
+		ffs.WriteFail, ffs.WritePartial = true, 10
 		err := s.Append("run-1", 2, recs[2])
-		if !errors.Is(err, errInjected) || errors.Is(err, ErrConflict) {
+		if !errors.Is(err, durabletest.ErrInjected) || errors.Is(err, ErrConflict) {
 			t.Fatalf("Append with a failing write = %v, want the injected error", err)
 		}
 		before := len(encodeTestRecords(t, recs[:2]))
@@ -269,8 +192,8 @@ func TestFileStoreFaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ffs.writeFail, ffs.writePartial = true, len(line3)+5
-		if err := s.Append("run-1", 2, recs[2:4]...); !errors.Is(err, errInjected) {
+		ffs.WriteFail, ffs.WritePartial = true, len(line3)+5
+		if err := s.Append("run-1", 2, recs[2:4]...); !errors.Is(err, durabletest.ErrInjected) {
 			t.Fatalf("Append with a failing write = %v, want the injected error", err)
 		}
 		storeAssertRecords(t, s, "run-1", recs[:3])
@@ -286,9 +209,9 @@ func TestFileStoreFaults(t *testing.T) {
 	t.Run("FsyncFails", func(t *testing.T) {
 		t.Parallel()
 		s, ffs := newStore(t)
-		ffs.syncFail = true
+		ffs.SyncFail = true
 		err := s.Append("run-1", 2, recs[2])
-		if !errors.Is(err, errInjected) || !strings.Contains(err.Error(), "outcome unknown") {
+		if !errors.Is(err, durabletest.ErrInjected) || !strings.Contains(err.Error(), "outcome unknown") {
 			t.Fatalf("Append with a failing fsync = %v, want the injected error, outcome unknown", err)
 		}
 		// The record reached the file: the store does not pretend otherwise.
@@ -305,10 +228,10 @@ func TestFileStoreFaults(t *testing.T) {
 	t.Run("DirFsyncFailsOnCreate", func(t *testing.T) {
 		t.Parallel()
 		s, ffs := newStore(t)
-		syncs := ffs.dirSyncs
-		ffs.dirSyncFail = true
+		syncs := ffs.DirSyncCount()
+		ffs.DirSyncFail = s.dir
 		err := s.Append("run-2", 0, recs[0])
-		if !errors.Is(err, errInjected) {
+		if !errors.Is(err, durabletest.ErrInjected) {
 			t.Fatalf("Append creating a file with a failing dir fsync = %v, want the injected error", err)
 		}
 		storeAssertRecords(t, s, "run-2", nil)
@@ -316,37 +239,37 @@ func TestFileStoreFaults(t *testing.T) {
 		if err := s.Append("run-2", 0, recs[0]); err != nil {
 			t.Fatal(err)
 		}
-		if ffs.dirSyncs != syncs+1 {
-			t.Fatalf("%d directory fsyncs, want %d", ffs.dirSyncs, syncs+1)
+		if ffs.DirSyncCount() != syncs+1 {
+			t.Fatalf("%d directory fsyncs, want %d", ffs.DirSyncCount(), syncs+1)
 		}
 		storeAssertRecords(t, s, "run-2", recs[:1])
 		// Appends to a file that holds records do not fsync the directory.
 		if err := s.Append("run-2", 1, recs[1]); err != nil {
 			t.Fatal(err)
 		}
-		if ffs.dirSyncs != syncs+1 {
-			t.Fatalf("%d directory fsyncs, want %d", ffs.dirSyncs, syncs+1)
+		if ffs.DirSyncCount() != syncs+1 {
+			t.Fatalf("%d directory fsyncs, want %d", ffs.DirSyncCount(), syncs+1)
 		}
 	})
 
 	t.Run("DirFsyncFailsInNewFileStore", func(t *testing.T) {
 		t.Parallel()
-		ffs := &faultFS{dirSyncFail: true}
-		dir := filepath.Join(t.TempDir(), "a", "b")
-		if _, err := newFileStore(dir, ffs); !errors.Is(err, errInjected) {
+		ffs := &durabletest.FaultFS{DirSyncFail: t.TempDir()}
+		dir := filepath.Join(ffs.DirSyncFail, "a", "b")
+		if _, err := newFileStore(dir, ffs); !errors.Is(err, durabletest.ErrInjected) {
 			t.Fatalf("newFileStore with a failing dir fsync = %v, want the injected error", err)
 		}
 		// Without faults it fsyncs the parent of each directory it created.
-		ffs = &faultFS{}
+		ffs = &durabletest.FaultFS{}
 		dir = filepath.Join(t.TempDir(), "c", "d", "e")
 		if _, err := newFileStore(dir, ffs); err != nil {
 			t.Fatal(err)
 		}
-		if ffs.dirSyncs != 3 {
-			t.Fatalf("%d directory fsyncs creating c/d/e, want 3", ffs.dirSyncs)
+		if ffs.DirSyncCount() != 3 {
+			t.Fatalf("%d directory fsyncs creating c/d/e, want 3", ffs.DirSyncCount())
 		}
-		if _, err := newFileStore(dir, ffs); err != nil || ffs.dirSyncs != 3 {
-			t.Fatalf("newFileStore of an existing dir: %v, %d fsyncs; want nil, none", err, ffs.dirSyncs-3)
+		if _, err := newFileStore(dir, ffs); err != nil || ffs.DirSyncCount() != 3 {
+			t.Fatalf("newFileStore of an existing dir: %v, %d fsyncs; want nil, none", err, ffs.DirSyncCount()-3)
 		}
 	})
 }

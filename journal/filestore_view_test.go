@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/durable/durabletest"
 )
 
 // The tests in this file check what a FileStore remembers between calls
@@ -336,28 +337,28 @@ func TestFileStoreFaultsForgetView(t *testing.T) {
 	recs := storeTestRecords(0, 6)
 	cases := []struct {
 		name   string
-		inject func(*faultFS)
+		inject func(*durabletest.FaultFS)
 		op     func(s *FileStore) error
 		// want is the records on disk after the failure.
 		want []Record
 	}{
-		{"write fails after 10 bytes", func(f *faultFS) { f.writeFail, f.writePartial = true, 10 },
+		{"write fails after 10 bytes", func(f *durabletest.FaultFS) { f.WriteFail, f.WritePartial = true, 10 },
 			func(s *FileStore) error { return s.Append("run-1", 3, recs[3]) }, recs[:3]},
-		{"write fails after the first of two records", func(f *faultFS) {
+		{"write fails after the first of two records", func(f *durabletest.FaultFS) {
 			line, _ := encodeRecord(recs[3])
-			f.writeFail, f.writePartial = true, len(line)
+			f.WriteFail, f.WritePartial = true, len(line)
 		}, func(s *FileStore) error { return s.Append("run-1", 3, recs[3:5]...) }, recs[:4]},
-		{"fsync fails", func(f *faultFS) { f.syncFail = true },
+		{"fsync fails", func(f *durabletest.FaultFS) { f.SyncFail = true },
 			func(s *FileStore) error { return s.Append("run-1", 3, recs[3]) }, recs[:4]},
-		{"read fails in Append", func(f *faultFS) { f.readFail = true },
+		{"read fails in Append", func(f *durabletest.FaultFS) { f.ReadFail = true },
 			func(s *FileStore) error { return s.Append("run-1", 3, recs[3]) }, recs[:3]},
-		{"read fails in Load", func(f *faultFS) { f.readFail = true },
+		{"read fails in Load", func(f *durabletest.FaultFS) { f.ReadFail = true },
 			func(s *FileStore) error { _, err := s.Load("run-1"); return err }, recs[:3]},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			ffs := &faultFS{}
+			ffs := &durabletest.FaultFS{}
 			s, err := newFileStore(t.TempDir(), ffs)
 			if err != nil {
 				t.Fatal(err)
@@ -367,7 +368,7 @@ func TestFileStoreFaultsForgetView(t *testing.T) {
 			}
 			storeAssertRecords(t, s, "run-1", recs[:3])
 			c.inject(ffs)
-			if err := c.op(s); !errors.Is(err, errInjected) {
+			if err := c.op(s); !errors.Is(err, durabletest.ErrInjected) {
 				t.Fatalf("got %v, want the injected error", err)
 			}
 			if hasView(s, "run-1") {
