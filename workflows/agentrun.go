@@ -16,6 +16,7 @@ import (
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/progress"
 	"github.com/agentrun/agentrun/streams"
 )
@@ -302,8 +303,8 @@ func (r *run) expire() {
 		if !ok || p.Expires <= 0 || now.Before(since.Add(p.Expires)) {
 			continue
 		}
-		sig := journal.Signal{Name: SignalDeny, Marker: p.Marker, Reason: agent.ExpiredReason(p.Expires)}
-		if journal.Validate(sig, r.outcome, r.facts) != nil {
+		sig := operator.Signal{Name: operator.SignalDeny, Marker: p.Marker, Reason: agent.ExpiredReason(p.Expires)}
+		if operator.Validate(sig, r.outcome, r.facts) != nil {
 			continue // decided meanwhile
 		}
 		workflow.GetLogger(r.ctx).Info("approval expired", "step", p.Marker, "after", p.Expires.String())
@@ -346,7 +347,7 @@ func (r *run) shouldContinue() bool {
 // checkpoint, after applying every operator input already delivered.
 func (r *run) continueAsNew() error {
 	r.drain(false)
-	for _, name := range operatorSignals {
+	for _, name := range operator.Signals() {
 		ch := workflow.GetSignalChannel(r.ctx, name)
 		for {
 			var raw converter.RawValue
@@ -535,7 +536,7 @@ func fencedBy(err error) (journal.Attempt, bool) {
 // the workflow's clock is the server's, the deadline the worker's).
 func (r *run) waitFence(step string, holder journal.Attempt) {
 	r.state.Fence = &Fence{Step: step, Attempt: holder.String(), Until: holder.Until(), Waiting: true}
-	workflow.GetLogger(r.ctx).Info("waiting for an earlier attempt of a write", "step", step, "holder", holder.String(), "until", journal.FormatUntil(holder.Until()))
+	workflow.GetLogger(r.ctx).Info("waiting for an earlier attempt of a write", "step", step, "holder", holder.String(), "until", operator.FormatUntil(holder.Until()))
 	r.showDetails()
 	r.event(progress.Event{Type: progress.EventFenceWait, Step: step, Reason: r.state.Fence.String()})
 	if left := holder.Until().Add(time.Second).Sub(workflow.Now(r.ctx)); left > 0 {
@@ -730,9 +731,10 @@ func (r *run) setHandlers() error {
 		workflow.QueryHandlerOptions{Description: "where the run stands: status, pending markers, the indeterminate step, steps, usage, rejected inputs"}); err != nil {
 		return err
 	}
-	chans := make([]workflow.ReceiveChannel, len(operatorSignals))
-	for i, name := range operatorSignals {
-		chans[i] = workflow.GetSignalChannelWithOptions(r.ctx, name, workflow.SignalChannelOptions{Description: "payload " + payloadFormats[name]})
+	names := operator.Signals()
+	chans := make([]workflow.ReceiveChannel, len(names))
+	for i, name := range names {
+		chans[i] = workflow.GetSignalChannelWithOptions(r.ctx, name, workflow.SignalChannelOptions{Description: "payload " + operator.Format(name)})
 		err := workflow.SetUpdateHandlerWithOptions(r.ctx, name,
 			func(ctx workflow.Context, raw converter.RawValue) (State, error) {
 				sig, err := r.validate(name, raw)
@@ -762,7 +764,7 @@ func (r *run) setHandlers() error {
 			return err
 		}
 	}
-	workflow.Go(r.ctx, func(ctx workflow.Context) { r.takeSignals(ctx, chans) })
+	workflow.Go(r.ctx, func(ctx workflow.Context) { r.takeSignals(ctx, names, chans) })
 	return nil
 }
 
@@ -781,7 +783,7 @@ func (r *run) setHandlers() error {
 // that arrives in the task in which the run continues as new would be in
 // neither the channel nor the state it carries. Waiting for a channel to
 // hold one leaves it there, for continueAsNew to find.
-func (r *run) takeSignals(ctx workflow.Context, chans []workflow.ReceiveChannel) {
+func (r *run) takeSignals(ctx workflow.Context, names []string, chans []workflow.ReceiveChannel) {
 	w := unknownWatch{ctx: ctx}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	for {
@@ -796,7 +798,7 @@ func (r *run) takeSignals(ctx workflow.Context, chans []workflow.ReceiveChannel)
 		for i, ch := range chans {
 			var raw converter.RawValue
 			for ch.ReceiveAsync(&raw) { // a RawValue always decodes
-				r.operate(operatorSignals[i], raw)
+				r.operate(names[i], raw)
 			}
 		}
 	}
@@ -835,7 +837,7 @@ func (r *run) rejectUnknown(ctx workflow.Context, unknown []string) {
 			if !ch.ReceiveAsync(&raw) {
 				break
 			}
-			r.reject(name, raw, fmt.Errorf("unknown signal %q; the valid signals are %s", name, strings.Join(operatorSignals, ", ")))
+			r.reject(name, raw, fmt.Errorf("unknown signal %q; the valid signals are %s", name, strings.Join(operator.Signals(), ", ")))
 		}
 	}
 	r.showDetails()
@@ -891,7 +893,7 @@ func (r *run) rejected(name, payload, reason string) (quiet bool) {
 func unknownSignals(names []string) []string {
 	var out []string
 	for _, n := range names {
-		if !slices.Contains(operatorSignals, n) {
+		if !operator.IsSignal(n) {
 			out = append(out, n)
 		}
 	}
@@ -899,51 +901,43 @@ func unknownSignals(names []string) []string {
 	return out
 }
 
-// validate decodes a payload and checks it against where the run stands.
-// It changes nothing.
-func (r *run) validate(name string, raw converter.RawValue) (journal.Signal, error) {
+// validate decodes a payload and checks it against where the run stands
+// (operator.Check). It changes nothing.
+func (r *run) validate(name string, raw converter.RawValue) (operator.Signal, error) {
 	sig, err := decodeOperator(name, raw)
 	if err != nil {
 		return sig, err
 	}
-	if r.state.Status.Terminal() {
-		return sig, journal.Ended(name, r.state.Status)
-	}
-	switch name {
-	case SignalBudget:
-		_, err := journal.RaiseBudget(sig, r.budget, r.cp.Turn, r.state.Usage)
-		return sig, err
-	case SignalMessage:
-		return sig, journal.CheckQueue(sig, r.facts) // decodeOperator checked its shape
-	}
-	if first := workflow.GetInfo(r.ctx).FirstRunID; sig.Execution != "" && sig.Execution != first {
-		return sig, fmt.Errorf("%w %s: execution %s is not this run's, whose first execution is %s: the run was started again under its id since; look again with reconcile show %s and decide on what it shows", journal.ErrInvalid, name, sig.Execution, first, r.id)
-	}
-	if err := journal.Validate(sig, r.outcome, r.facts); err != nil {
-		return sig, err
-	}
-	if f := r.state.Fence; sig.Name == SignalReconcile && sig.Outcome == journal.OutcomeRetry && f != nil && f.Step == sig.Step {
-		return sig, journal.CheckRetry(f.Step, f.Attempt, f.Until, workflow.Now(r.ctx))
-	}
-	return sig, nil
+	return sig, operator.Check(sig, r.stand())
 }
 
-// apply records a valid operator input and wakes the main loop.
-func (r *run) apply(sig journal.Signal) {
+// stand is where the run stands, for operator.Check.
+func (r *run) stand() operator.Stand {
+	s := operator.Stand{RunID: r.id, Status: r.state.Status, Outcome: r.outcome, Facts: r.facts,
+		Budget: r.budget, Turns: r.cp.Turn, Usage: r.state.Usage, FirstExecution: workflow.GetInfo(r.ctx).FirstRunID}
+	if f := r.state.Fence; f != nil {
+		s.Holder, s.Now = &operator.Holder{Step: f.Step, Attempt: f.Attempt, Until: f.Until}, workflow.Now(r.ctx)
+	}
+	return s
+}
+
+// apply records a valid operator input (operator.Run.Apply) and wakes the
+// main loop.
+func (r *run) apply(sig operator.Signal) {
 	r.state.RejectStreak = 0
-	journal.Apply(sig, r.facts)
-	if sig.Name == SignalMessage {
-		at := agent.NextModelStep(r.cp.Turn, r.models)
-		r.facts.AddMessage(at, sig.Content)
+	ops := operator.Run{Facts: r.facts, Budget: r.budget, Turn: r.cp.Turn, Models: r.models}
+	at := ops.Apply(sig)
+	switch sig.Name {
+	case operator.SignalMessage:
 		r.state.Messages++
 		r.state.MessageStep = at
-	}
-	if sig.Name == SignalBudget {
-		r.budget = journal.RaisedBudget(r.budget, sig)
+	case operator.SignalBudget:
+		r.budget = ops.Budget
 		r.state.Budget = r.budget.WithDefaults()
-	}
-	if sig.Name == SignalReconcile && sig.Outcome == journal.OutcomeDone {
-		r.record(StepRecord{Name: sig.Step, Kind: agent.KindWrite, Generation: r.gen[sig.Step], Reconciled: true, Preview: agent.Clip(sig.Result, agent.PreviewLen)})
+	case operator.SignalReconcile:
+		if sig.Outcome == operator.OutcomeDone {
+			r.record(StepRecord{Name: sig.Step, Kind: agent.KindWrite, Generation: r.gen[sig.Step], Reconciled: true, Preview: agent.Clip(sig.Result, agent.PreviewLen)})
+		}
 	}
 	r.changes++
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -33,7 +34,7 @@ func TestMisspelledSignal(t *testing.T) {
 				t.Errorf("rejected[%d] = %+v, want %+v", i, s.Rejected[i], w)
 			}
 		}
-		h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
+		h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep})
 	})
 	h.run()
 	r := h.result(t)
