@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/operator"
 )
 
@@ -76,7 +75,7 @@ func parseBudget(args []string) (string, operator.Signal, error) {
 		return "", sig, usagef("budget takes %s; got %d argument(s)", budgetArgs, len(args)-1)
 	}
 	runID := args[1]
-	if err := journal.ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return "", sig, usagef("%v", err)
 	}
 	n, err := strconv.ParseInt(args[2], 10, 32)

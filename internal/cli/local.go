@@ -49,7 +49,7 @@ func (l *Local) Close() error { return l.Exec.Tools.Close() }
 // run gets limits; an existing one keeps its own. With limits.Stream set
 // to true it prints the model's text to w as the model writes it.
 func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt string, limits Limits) error {
-	if err := journal.ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return usagef("%v", err)
 	}
 	recorded, err := l.input(runID)
@@ -156,7 +156,7 @@ func ParseOperator(args []string) (runID string, sig operator.Signal, err error)
 		return "", sig, usagef("%s takes %s; got %d argument(s)", args[0], spec, len(args)-1)
 	}
 	runID = args[1]
-	if err := journal.ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return "", sig, usagef("%v", err)
 	}
 	switch args[0] {
@@ -256,7 +256,7 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 			runID, name, _ := showArgs(args)
 			if name != "" {
 				step, res, err := l.Journal.Step(runID, name)
-				if errors.Is(err, journal.ErrInvalid) {
+				if errors.Is(err, operator.ErrInvalid) {
 					// Not a step the loop runs yet: a call waiting for a
 					// person is shown whole.
 					info, ierr := l.Journal.Show(runID)
@@ -365,7 +365,7 @@ func cancelArgs(args []string) (string, error) {
 	if len(args) != 2 {
 		return "", usagef("cancel takes RUN; got %d argument(s)", len(args)-1)
 	}
-	if err := journal.ValidRunID(args[1]); err != nil {
+	if err := operator.ValidRunID(args[1]); err != nil {
 		return "", usagef("%v", err)
 	}
 	return args[1], nil
@@ -384,7 +384,7 @@ func parseMessage(args []string) (string, operator.Signal, error) {
 		return "", sig, usagef("message takes RUN TEXT... [--wait]; got %d argument(s)", len(words))
 	}
 	runID := words[0]
-	if err := journal.ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return "", sig, usagef("%v", err)
 	}
 	sig.Content = strings.Join(words[1:], " ")

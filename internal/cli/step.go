@@ -15,7 +15,6 @@ import (
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
-	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/operator"
 )
 
@@ -41,7 +40,7 @@ func showArgs(args []string) (runID, step string, err error) {
 	default:
 		return "", "", usagef("show takes RUN [--step STEP]; got %q", strings.Join(rest, " "))
 	}
-	if err := journal.ValidRunID(rest[0]); err != nil {
+	if err := operator.ValidRunID(rest[0]); err != nil {
 		return "", "", usagef("%v", err)
 	}
 	return rest[0], step, nil
