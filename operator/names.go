@@ -1,6 +1,10 @@
 package operator
 
-import "github.com/agentrun/agentrun/agent"
+import (
+	"slices"
+
+	"github.com/agentrun/agentrun/agent"
+)
 
 // Names of the operator's signals, which are also the names of the
 // Temporal updates of the same operations.
@@ -19,13 +23,7 @@ func Signals() []string {
 }
 
 // IsSignal reports whether name is an operator signal.
-func IsSignal(name string) bool {
-	switch name {
-	case SignalApprove, SignalDeny, SignalReconcile, SignalBudget, SignalMessage:
-		return true
-	}
-	return false
-}
+func IsSignal(name string) bool { return slices.Contains(Signals(), name) }
 
 // Reconcile outcomes.
 const (
@@ -49,10 +47,4 @@ func WaitingStatuses() []agent.Status {
 
 // WaitsOnPerson reports whether a run in status s waits on a person:
 // AwaitingApproval, Indeterminate or BudgetExceeded.
-func WaitsOnPerson(s agent.Status) bool {
-	switch s {
-	case agent.StatusAwaitingApproval, agent.StatusIndeterminate, agent.StatusBudgetExceeded:
-		return true
-	}
-	return false
-}
+func WaitsOnPerson(s agent.Status) bool { return slices.Contains(WaitingStatuses(), s) }

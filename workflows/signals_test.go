@@ -42,3 +42,13 @@ func TestMisspelledSignal(t *testing.T) {
 		t.Fatalf("answer %q, %d model calls, %d tickets; want TICKET-1, 3, 1", r.Answer, h.modelCalls(), h.ticketCount(t))
 	}
 }
+
+// TestWaitingQuery: the operator's list asks the cluster for the running
+// runs whose status waits on a person.
+func TestWaitingQuery(t *testing.T) {
+	t.Parallel()
+	const want = `ExecutionStatus = "Running" AND AgentRunStatus IN ("AwaitingApproval", "Indeterminate", "BudgetExceeded")`
+	if got := workflows.WaitingQuery(); got != want {
+		t.Fatalf("WaitingQuery() = %s, want %s", got, want)
+	}
+}
