@@ -20,6 +20,7 @@ import (
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/metrics"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/tools"
 )
 
@@ -349,7 +350,7 @@ func (a *Activities) callTool(ctx context.Context, in StepInput) (json.RawMessag
 	log := a.logger().With("run_id", runID, "step", in.Step.Name, "attempt", info.Attempt)
 	switch {
 	case errors.As(err, &fence):
-		log.Warn("an earlier attempt of the write may still be running; waiting for it", "holder", fence.Holder.String(), "until", journal.FormatUntil(fence.Until()))
+		log.Warn("an earlier attempt of the write may still be running; waiting for it", "holder", fence.Holder.String(), "until", operator.FormatUntil(fence.Until()))
 		return nil, temporal.NewNonRetryableApplicationError(fence.Error(), ErrTypeFenced, nil, fence.Holder)
 	case errors.Is(err, journal.ErrFenceLost):
 		log.Warn("write attempt gave up before the tool ran: it no longer holds the write", "error", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	agentconfig "github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -116,7 +117,7 @@ func settleTrial(ctx context.Context, env *benchEnv, c client.Client, workerBin,
 	if err != nil {
 		return 0, err
 	}
-	if err := c.SignalWorkflow(ctx, id, "", workflows.SignalApprove, workflows.ApprovePayload(marker)); err != nil {
+	if err := c.SignalWorkflow(ctx, id, "", operator.SignalApprove, operator.ApprovePayload(marker)); err != nil {
 		return 0, fmt.Errorf("approve %s: %w", id, err)
 	}
 	step, err := heldWrite(ctx, c, id, holder)

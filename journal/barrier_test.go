@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // TestTerminalBarrier: once a run is Completed or Failed, every operator
@@ -16,7 +17,7 @@ func TestTerminalBarrier(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.run(t, "done")
-	f.signal(t, "done", journal.Signal{Name: journal.SignalApprove, Marker: ticketStep})
+	f.signal(t, "done", operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
 	if o := f.run(t, "done"); o.Status != agent.StatusCompleted {
 		t.Fatalf("run: %+v, want Completed", o)
 	}
@@ -29,11 +30,11 @@ func TestTerminalBarrier(t *testing.T) {
 	if o := f.run(t, "failed"); o.Status != agent.StatusFailed {
 		t.Fatalf("damaged run: %+v, want Failed", o)
 	}
-	inputs := []journal.Signal{
-		{Name: journal.SignalApprove, Marker: ticketStep},
-		{Name: journal.SignalDeny, Marker: ticketStep, Reason: "no"},
-		{Name: journal.SignalReconcile, Step: ticketStep, Outcome: journal.OutcomeRetry},
-		{Name: journal.SignalBudget, MaxTurns: 100},
+	inputs := []operator.Signal{
+		{Name: operator.SignalApprove, Marker: ticketStep},
+		{Name: operator.SignalDeny, Marker: ticketStep, Reason: "no"},
+		{Name: operator.SignalReconcile, Step: ticketStep, Outcome: operator.OutcomeRetry},
+		{Name: operator.SignalBudget, MaxTurns: 100},
 	}
 	for id, status := range map[string]string{"done": "Completed", "failed": "Failed"} {
 		n := len(f.records(t, id))

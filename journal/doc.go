@@ -57,7 +57,7 @@
 // nor runs the write again: it gets a [*FenceError] (the Temporal workflow
 // waits on a timer, the local driver sleeps), or an [*IndeterminateError]
 // naming the holder when only a person could settle it, whose retry
-// [CheckRetry] refuses until then; a write with an idempotency key runs
+// [operator.CheckRetry] refuses until then; a write with an idempotency key runs
 // again at once. A holder whose process certainly ended (same host, pid
 // gone: [Attempt.Gone]) holds nothing. Starts without an attempt (older
 // journals, [Journal.RunStep]) hold nothing.
@@ -69,6 +69,12 @@
 // message) goes to the model step after the newest one recorded when it
 // was written; the loop gives it to that call after its tool results. Once a run is Completed or Failed,
 // Signal refuses every input (nothing changes a run after it ended).
+//
+// The signal records are the operator's inputs (operator.Signal): Signal
+// checks each with operator.Check, and the fold applies them with
+// operator.Run.Apply, as the Temporal workflow does; only a reconcile is
+// also kept by its step (done is recorded as the step's step.completed when
+// the run goes on, retry starts the step's next generation).
 //
 // # On-disk format
 //
