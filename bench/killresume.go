@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -44,10 +45,10 @@ func killResume(ctx context.Context, env *benchEnv, workerBin string, p killPara
 	stamp := time.Now().Format("150405")
 	queue := "bench-kill-" + stamp
 	wenv := env.workerEnv(queue, env.subdir("kill-journal"), p.Delay)
-	var workers []*workerProc
+	var workers []*testenv.Proc
 	defer func() {
 		for _, w := range workers {
-			w.kill()
+			w.Stop(0)
 		}
 	}()
 	var resumes []time.Duration
@@ -71,14 +72,14 @@ func killResume(ctx context.Context, env *benchEnv, workerBin string, p killPara
 		pid, _ := strconv.Atoi(strings.SplitN(identity, "@", 2)[0])
 		victim := -1
 		for i, w := range workers {
-			if w.pid() == pid {
+			if w.Pid() == pid {
 				victim = i
 			}
 		}
 		if victim < 0 {
 			return nil, fmt.Errorf("%s: lookup started on %q, not one of the bench's workers", id, identity)
 		}
-		workers[victim].kill()
+		workers[victim].Stop(0)
 		killed := time.Now()
 		workers = append(workers[:victim], workers[victim+1:]...)
 		done, attempt, err := activityCompleted(ctx, c, id, activityID)

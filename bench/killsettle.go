@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,9 +16,9 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	agentconfig "github.com/agentrun/agentrun/internal/config"
+	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/operator"
-	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -64,10 +63,7 @@ func killSettled(ctx context.Context, env *benchEnv, workerBin string, p settleP
 	toolsFile := filepath.Join(env.subdir("settle"), "tools.json")
 	decl := map[string]any{"tools": map[string]any{"create_ticket": map[string]any{
 		"timeout": p.ToolTimeout.String(),
-		"probe": map[string]any{
-			"tool": "find_ticket", "args": map[string]string{"title": "{{args.title}}"},
-			"found": "^(TICKET-[0-9]+):", "not_found": "^no ticket",
-		},
+		"probe":   testenv.ProbeByTitle["probe"], // find_ticket by title
 	}}}
 	b, err := json.Marshal(decl)
 	if err != nil {
@@ -107,7 +103,7 @@ func settleTrial(ctx context.Context, env *benchEnv, c client.Client, workerBin,
 	if err != nil {
 		return 0, err
 	}
-	defer holder.kill()
+	defer holder.Stop(0)
 	input := workflows.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: "I need read access to the orders database."}}}
 	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: id}, workflows.WorkflowName, input); err != nil {
 		return 0, err
@@ -125,7 +121,7 @@ func settleTrial(ctx context.Context, env *benchEnv, c client.Client, workerBin,
 		return 0, err
 	}
 	ticketsFile := filepath.Join(dir, "tickets.jsonl")
-	if n, err := ticketCount(ticketsFile); err != nil || n != 0 {
+	if n, err := testenv.CountTickets(ticketsFile); err != nil || n != 0 {
 		return 0, fmt.Errorf("%s: %d tickets (%v) while the worker holds create_ticket before its effect, want 0", id, n, err)
 	}
 	// The second worker is up before the kill: its start-up is not part of
@@ -134,12 +130,12 @@ func settleTrial(ctx context.Context, env *benchEnv, c client.Client, workerBin,
 	if err != nil {
 		return 0, err
 	}
-	defer other.stop()
-	holder.kill()
+	defer other.Stop(workerStopTimeout)
+	holder.Stop(0)
 	killed := time.Now()
 	done, res, err := writeCompleted(ctx, c, id, step)
 	if err != nil {
-		return 0, fmt.Errorf("%w\nsecond worker: %s", err, other.log())
+		return 0, fmt.Errorf("%w\nsecond worker: %s", err, other.Tail())
 	}
 	s := agent.SettledOf(res)
 	if s == nil || s.By != agent.SettledByProbe || s.Probe == nil || s.Probe.Verdict != agent.ProbeNotFound {
@@ -150,7 +146,7 @@ func settleTrial(ctx context.Context, env *benchEnv, c client.Client, workerBin,
 	if err := c.GetWorkflow(wctx, id, "").Get(wctx, nil); err != nil {
 		return 0, fmt.Errorf("run %s: %w", id, err)
 	}
-	if n, err := ticketCount(ticketsFile); err != nil || n != 1 {
+	if n, err := testenv.CountTickets(ticketsFile); err != nil || n != 1 {
 		return 0, fmt.Errorf("%s: %d tickets (%v) after the run completed, want 1", id, n, err)
 	}
 	return done.Sub(killed), nil
@@ -175,14 +171,14 @@ func waitMarker(ctx context.Context, c client.Client, id string) (string, error)
 // heldWrite waits until w logs that it holds create_ticket, checks that
 // the run's pending create_ticket step started on w, and returns the
 // step's activity id (its step name).
-func heldWrite(ctx context.Context, c client.Client, id string, w *workerProc) (string, error) {
+func heldWrite(ctx context.Context, c client.Client, id string, w *testenv.Proc) (string, error) {
 	deadline := time.Now().Add(settleTimeout)
-	for !w.logged(holdLine) {
-		if !w.running() {
-			return "", fmt.Errorf("%s: the holding worker exited: %s", id, w.log())
+	for !w.Logged(holdLine) {
+		if !w.Running() {
+			return "", fmt.Errorf("%s: the holding worker exited: %s", id, w.Tail())
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return "", fmt.Errorf("%s: the worker did not hold create_ticket within %v: %s", id, settleTimeout, w.log())
+			return "", fmt.Errorf("%s: the worker did not hold create_ticket within %v: %s", id, settleTimeout, w.Tail())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -194,8 +190,8 @@ func heldWrite(ctx context.Context, c client.Client, id string, w *workerProc) (
 		if !strings.HasSuffix(a.GetActivityId(), "/create_ticket") || a.GetState() != enumspb.PENDING_ACTIVITY_STATE_STARTED {
 			continue
 		}
-		if pid, _ := strconv.Atoi(strings.SplitN(a.GetLastWorkerIdentity(), "@", 2)[0]); pid != w.pid() {
-			return "", fmt.Errorf("%s: create_ticket started on %q, not on the holding worker (pid %d)", id, a.GetLastWorkerIdentity(), w.pid())
+		if pid, _ := strconv.Atoi(strings.SplitN(a.GetLastWorkerIdentity(), "@", 2)[0]); pid != w.Pid() {
+			return "", fmt.Errorf("%s: create_ticket started on %q, not on the holding worker (pid %d)", id, a.GetLastWorkerIdentity(), w.Pid())
 		}
 		return a.GetActivityId(), nil
 	}
@@ -238,18 +234,4 @@ func writeCompleted(ctx context.Context, c client.Client, id, step string) (time
 		time.Sleep(50 * time.Millisecond)
 	}
 	return time.Time{}, nil, fmt.Errorf("%s: %s did not complete within %v of the kill", id, step, settleTimeout)
-}
-
-// ticketCount counts the tickets in a demo tickets file (none when it
-// does not exist yet).
-func ticketCount(path string) (int, error) {
-	ts, err := tools.ReadTickets(path)
-	return len(ts), err
-}
-
-// logged reports whether the worker's kept log holds s.
-func (w *workerProc) logged(s string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return bytes.Contains(w.tail, []byte(s))
 }

@@ -52,9 +52,9 @@ func parkedApprovals(ctx context.Context, env *benchEnv, workerBin string, p par
 	if err != nil {
 		return nil, err
 	}
-	defer w.stop()
+	defer w.Stop(workerStopTimeout)
 	time.Sleep(idleSettle)
-	idleRSS, err := w.rss()
+	idleRSS, err := rss(w)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func parkedApprovals(ctx context.Context, env *benchEnv, workerBin string, p par
 	if err := parked(ids); err != nil {
 		return nil, err
 	}
-	parkedRSS, err := w.rss()
+	parkedRSS, err := rss(w)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func parkedApprovals(ctx context.Context, env *benchEnv, workerBin string, p par
 	if err != nil {
 		return nil, err
 	}
-	endRSS, err := w.rss()
+	endRSS, err := rss(w)
 	if err != nil {
 		return nil, err
 	}

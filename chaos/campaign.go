@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 
 	"github.com/agentrun/agentrun/internal/devserver"
 	"github.com/agentrun/agentrun/internal/pgtest"
+	"github.com/agentrun/agentrun/internal/testenv"
 )
 
 // Config is one campaign.
@@ -147,13 +146,12 @@ func setup(ctx context.Context, logger *slog.Logger) (*env, func(), error) {
 			cleanup()
 		}
 	}()
-	args := []string{"build", "-o", dir + "/"}
-	for _, prog := range []string{"worker", "starter", "reconcile"} {
+	progs := []string{"worker", "starter", "reconcile"}
+	for _, prog := range progs {
 		e.bins[prog] = filepath.Join(dir, prog)
-		args = append(args, "github.com/agentrun/agentrun/"+prog)
 	}
-	if out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput(); err != nil {
-		return nil, nil, fmt.Errorf("go build: %v: %s", err, bytes.TrimSpace(out))
+	if err := testenv.Build(ctx, dir, progs...); err != nil {
+		return nil, nil, err
 	}
 	if e.pg, err = pgtest.StartCluster(); err != nil {
 		return nil, nil, fmt.Errorf("PostgreSQL: %w", err)

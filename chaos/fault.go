@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/internal/netfault"
+	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -47,7 +48,7 @@ const (
 
 // fault is a freeze or a cut of one worker, the held one.
 type fault struct {
-	held *proc
+	held *testenv.Proc
 	// temporal and postgres are the held worker's proxies at the
 	// partition points.
 	temporal, postgres *netfault.Proxy
@@ -118,8 +119,8 @@ func (f *fleet) inflict(ctx context.Context, o *Outcome) (bool, error) {
 		if !ok {
 			return false, nil
 		}
-		o.Hit = pidOf(identity) == ft.held.pid()
-	} else if _, ok := holdLine(ft.held.output(), holdWords(p)+": holding for", o.Target); !ok {
+		o.Hit = pidOf(identity) == ft.held.Pid()
+	} else if _, ok := holdLine(ft.held.Output(), holdWords(p)+": holding for", o.Target); !ok {
 		return false, nil
 	}
 	ft.at = time.Now()
@@ -132,11 +133,11 @@ func (f *fleet) inflict(ctx context.Context, o *Outcome) (bool, error) {
 		ft.postgres.Cut()
 		resume = ft.postgres.Heal
 	default:
-		if err := ft.held.signal(syscall.SIGSTOP); err != nil {
+		if err := ft.held.Signal(syscall.SIGSTOP); err != nil {
 			close(ft.healed)
 			return true, err
 		}
-		resume = func() error { return ft.held.signal(syscall.SIGCONT) }
+		resume = func() error { return ft.held.Signal(syscall.SIGCONT) }
 	}
 	go func() {
 		time.Sleep(faultFor)
@@ -171,7 +172,7 @@ func (f *fleet) waitRetried(ctx context.Context, step string) {
 					continue
 				}
 				pending = true
-				if a.GetAttempt() >= 2 && a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED && pidOf(a.GetLastWorkerIdentity()) != f.fault.held.pid() {
+				if a.GetAttempt() >= 2 && a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED && pidOf(a.GetLastWorkerIdentity()) != f.fault.held.Pid() {
 					f.logger.Debug("retried", "run_id", f.run, "step", step, "attempt", a.GetAttempt(), "worker", a.GetLastWorkerIdentity())
 					return
 				}
@@ -208,12 +209,12 @@ func (ft *fault) end(ctx context.Context, f *fleet, o *Outcome) error {
 	var ended time.Time
 	deadline := time.Now().Add(faultEndWait)
 	for {
-		out := ft.held.output()
+		out := ft.held.Output()
 		var ok bool
 		if ended, ok = holdLine(out, words+": released", o.Target); ok {
 			break
 		}
-		if time.Now().After(deadline) || !ft.held.running() {
+		if time.Now().After(deadline) || !ft.held.Running() {
 			ended = time.Time{} // still holding (or gone): the fault landed inside the hold
 			break
 		}
@@ -221,7 +222,7 @@ func (ft *fault) end(ctx context.Context, f *fleet, o *Outcome) error {
 			return err
 		}
 	}
-	_, held := holdLine(ft.held.output(), words+": holding for", o.Target)
+	_, held := holdLine(ft.held.Output(), words+": holding for", o.Target)
 	o.Hit = held && (ended.IsZero() || ended.After(ft.at))
 	time.Sleep(lateWrite)
 	return nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/journal"
 )
 
@@ -65,7 +66,7 @@ func (l *local) reconcile(ctx context.Context, args ...string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return runTool(ctx, l.bins["reconcile"], h, l.env(h), append([]string{"--local"}, args...)...)
+	return testenv.RunTool(ctx, h, l.env(h), toolTimeout, l.bins["reconcile"], append([]string{"--local"}, args...)...)
 }
 
 // play runs the starter until the run completes: with the hold
@@ -94,28 +95,28 @@ func (l *local) play(ctx context.Context, o *Outcome) error {
 		default:
 			extra = holdEnv(o.Cell.Point, o.Target, l.delayed)
 		}
-		p, err := startProc(l.bins["starter"], h, l.env(h, extra...), "--local", "--id", l.run, prompt)
+		p, err := testenv.Launch(h, l.env(h, extra...), 0, l.bins["starter"], "--local", "--id", l.run, prompt)
 		if err != nil {
 			return err
 		}
 		killedNow := false
 		var since time.Time // when the step before the target was seen completed
-		for p.running() && !crashed {
+		for p.Running() && !crashed {
 			if crashed, err = l.crash(o, p, &since); err != nil {
-				p.kill()
+				p.Stop(0)
 				return err
 			}
 			killedNow = crashed
 			if err := sleep(ctx); err != nil {
-				p.kill()
-				return fmt.Errorf("starter did not stop: %w: %s", err, tail(p.output()))
+				p.Stop(0)
+				return fmt.Errorf("starter did not stop: %w: %s", err, testenv.Tail(p.Output()))
 			}
 		}
-		code := p.exitCode()
+		code := p.ExitCode()
 		if killedNow {
 			continue
 		}
-		out := p.output()
+		out := p.Output()
 		switch code {
 		case 0:
 			if !crashed {
@@ -146,7 +147,7 @@ func (l *local) play(ctx context.Context, o *Outcome) error {
 				return err
 			}
 		default:
-			return fmt.Errorf("starter exited %d: %s", code, tail(out))
+			return fmt.Errorf("starter exited %d: %s", code, testenv.Tail(out))
 		}
 	}
 	return fmt.Errorf("the run did not complete in %d starter runs", maxRounds)
@@ -155,7 +156,7 @@ func (l *local) play(ctx context.Context, o *Outcome) error {
 // crash kills the starter p when it is at the trial's point now; it
 // reports whether it did, and sets o.Hit when the starter really was at
 // the point, as the journal (and the hold's log line) show.
-func (l *local) crash(o *Outcome, p *proc, since *time.Time) (bool, error) {
+func (l *local) crash(o *Outcome, p *testenv.Proc, since *time.Time) (bool, error) {
 	recs, err := l.records()
 	if err != nil {
 		return false, err
@@ -176,10 +177,10 @@ func (l *local) crash(o *Outcome, p *proc, since *time.Time) (bool, error) {
 		if time.Since(*since) < localKillAfter {
 			return false, nil
 		}
-		if !p.running() {
+		if !p.Running() {
 			return false, nil
 		}
-		p.kill()
+		p.Stop(0)
 		recs, err = l.records()
 		if err != nil {
 			return true, err
@@ -190,10 +191,10 @@ func (l *local) crash(o *Outcome, p *proc, since *time.Time) (bool, error) {
 		return true, nil
 	case pointWriteBefore, pointWriteAfter:
 		line := map[Point]string{pointWriteBefore: "hold before create_ticket", pointWriteAfter: "hold after create_ticket"}[o.Cell.Point]
-		if out := p.output(); !strings.Contains(out, line) || !strings.Contains(out, "step="+o.Target) {
+		if out := p.Output(); !strings.Contains(out, line) || !strings.Contains(out, "step="+o.Target) {
 			return false, nil
 		}
-		p.kill()
+		p.Stop(0)
 		recs, err = l.records()
 		if err != nil {
 			return true, err
@@ -202,10 +203,10 @@ func (l *local) crash(o *Outcome, p *proc, since *time.Time) (bool, error) {
 		o.Hit = open[o.Target] && completed[o.Target] == 0
 		return true, nil
 	case pointBetween:
-		if completed[o.Target] == 0 || !p.running() {
+		if completed[o.Target] == 0 || !p.Running() {
 			return false, nil
 		}
-		p.kill()
+		p.Stop(0)
 		recs, err = l.records()
 		if err != nil {
 			return true, err

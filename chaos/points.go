@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/llm"
 )
 
@@ -74,10 +75,7 @@ func toolsFile(mode string) []byte {
 	o := map[string]any{"timeout": writeTimeout.String()}
 	switch mode {
 	case settleProbe:
-		o["probe"] = map[string]any{
-			"tool": "find_ticket", "args": map[string]string{"title": "{{args.title}}"},
-			"found": "^(TICKET-[0-9]+):", "not_found": "^no ticket",
-		}
+		o["probe"] = testenv.ProbeByTitle["probe"] // find_ticket by title
 	case settleKey:
 		o["idempotency_key"] = "request_id"
 	}

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -29,7 +30,10 @@ const trialTimeout = 3 * time.Minute
 const pollEvery = 20 * time.Millisecond
 
 // prompt is the request of every run.
-const prompt = "I need read access to the orders database."
+const prompt = testenv.Prompt
+
+// toolTimeout bounds one run of the reconcile program.
+const toolTimeout = time.Minute
 
 // Outcome is one trial's result.
 type Outcome struct {
@@ -187,7 +191,7 @@ func (e *env) trial(ctx context.Context, i int, p Plan) (o Outcome) {
 type fleet struct {
 	*trialRun
 	queue   string
-	workers []*proc
+	workers []*testenv.Proc
 	fault   *fault // at the freeze and partition points
 }
 
@@ -212,7 +216,7 @@ func (f *fleet) start(ctx context.Context, n int, extra ...string) error {
 		if err != nil {
 			return err
 		}
-		w, err := startWorker(ctx, f.bins["worker"], h, append(f.baseEnv(h), extra...))
+		w, err := testenv.StartWorker(ctx, h, append(f.baseEnv(h), extra...), 0, f.bins["worker"])
 		if err != nil {
 			return err
 		}
@@ -225,8 +229,8 @@ func (f *fleet) start(ctx context.Context, n int, extra ...string) error {
 // fleet's running workers has it.
 func (f *fleet) killPID(pid int) bool {
 	for i, w := range f.workers {
-		if w.pid() == pid && w.running() {
-			w.kill()
+		if w.Pid() == pid && w.Running() {
+			w.Stop(0)
 			f.keepLog(w)
 			f.workers = slices.Delete(f.workers, i, i+1)
 			return true
@@ -237,7 +241,7 @@ func (f *fleet) killPID(pid int) bool {
 
 func (f *fleet) killAll() {
 	for _, w := range f.workers {
-		w.kill()
+		w.Stop(0)
 		f.keepLog(w)
 	}
 	f.workers = nil
@@ -245,9 +249,9 @@ func (f *fleet) killAll() {
 
 // keepLog writes a worker's log to the folder $CHAOS_LOGS, when set, as
 // RUN-PID.log, for looking into a trial afterwards.
-func (f *fleet) keepLog(w *proc) {
+func (f *fleet) keepLog(w *testenv.Proc) {
 	if dir := os.Getenv("CHAOS_LOGS"); dir != "" {
-		_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d.log", f.run, w.pid())), []byte(w.output()), 0o644)
+		_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d.log", f.run, w.Pid())), []byte(w.Output()), 0o644)
 	}
 }
 
@@ -257,7 +261,7 @@ func (f *fleet) tool(ctx context.Context, args ...string) error {
 	if err != nil {
 		return err
 	}
-	_, err = runTool(ctx, f.bins["reconcile"], h, f.baseEnv(h), args...)
+	_, err = testenv.RunTool(ctx, h, f.baseEnv(h), toolTimeout, f.bins["reconcile"], args...)
 	return err
 }
 
@@ -270,9 +274,9 @@ func holdEnv(p Point, target, delayed string) []string {
 	case pointRead, pointPostgres, pointDevServer:
 		return []string{"AGENTRUN_DEMO_DELAY=" + holdDelay}
 	case pointWriteBefore:
-		return []string{"AGENTRUN_TEST_HOLD_BEFORE=" + target}
+		return []string{testenv.HoldBefore + "=" + target}
 	case pointWriteAfter:
-		return []string{"AGENTRUN_TEST_HOLD_AFTER=" + target}
+		return []string{testenv.HoldAfter + "=" + target}
 	}
 	return nil
 }
@@ -331,7 +335,7 @@ func (f *fleet) crash(ctx context.Context, o *Outcome) (bool, error) {
 	case pointWriteBefore, pointWriteAfter:
 		line := map[Point]string{pointWriteBefore: "hold before create_ticket", pointWriteAfter: "hold after create_ticket"}[p]
 		for _, w := range f.workers {
-			if out := w.output(); strings.Contains(out, line) && strings.Contains(out, "step="+o.Target) {
+			if out := w.Output(); strings.Contains(out, line) && strings.Contains(out, "step="+o.Target) {
 				o.Hit = true
 			}
 		}

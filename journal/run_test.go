@@ -14,13 +14,14 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/tools"
 )
 
-const prompt = "I need read access to the orders database."
+const prompt = testenv.Prompt
 
 // counting wraps an executor, counts the calls of each step and can fail
 // a step once after it ran (a crash after the effect, before the record).
@@ -104,11 +105,7 @@ func (f *fixture) records(t *testing.T, id string) []journal.Record {
 
 func (f *fixture) ticketCount(t *testing.T) int {
 	t.Helper()
-	ts, err := tools.ReadTickets(f.tickets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ts)
+	return testenv.TicketCount(t, f.tickets)
 }
 
 func (f *fixture) signal(t *testing.T, id string, s operator.Signal) {
@@ -118,7 +115,7 @@ func (f *fixture) signal(t *testing.T, id string, s operator.Signal) {
 	}
 }
 
-const ticketStep = "tool/2/0/create_ticket"
+const ticketStep = testenv.TicketStep
 
 func TestHandExample(t *testing.T) {
 	t.Parallel()
@@ -129,7 +126,7 @@ func TestHandExample(t *testing.T) {
 	}
 	// Model and read steps record only their completion.
 	want := []string{"run.started", "step.completed llm/1 model", "step.completed tool/1/0/lookup read", "step.completed llm/2 model"}
-	if got := describe(f.records(t, "hand")); strings.Join(got, "|") != strings.Join(want, "|") {
+	if got := testenv.Describe(f.records(t, "hand")); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("records after first run:\n got %q\nwant %q", got, want)
 	}
 	if n := f.exec.count("llm/"); n != 2 {
@@ -150,7 +147,7 @@ func TestHandExample(t *testing.T) {
 	// The write records its start before it runs; the rest only completions.
 	want = append(want, "signal", "step.started "+ticketStep+" write", "step.completed "+ticketStep+" write",
 		"step.completed llm/3 model", "run.completed")
-	if got := describe(f.records(t, "hand")); strings.Join(got, "|") != strings.Join(want, "|") {
+	if got := testenv.Describe(f.records(t, "hand")); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("records after second run:\n got %q\nwant %q", got, want)
 	}
 	info, err := f.j.Show("hand")
@@ -174,18 +171,6 @@ func TestHandExample(t *testing.T) {
 	if n := len(f.records(t, "hand")); n != before {
 		t.Fatalf("third run wrote %d records, want 0", n-before)
 	}
-}
-
-// describe renders records as "type step kind", leaving out what is empty.
-func describe(recs []journal.Record) []string {
-	out := make([]string, len(recs))
-	for i, r := range recs {
-		out[i] = strings.Join(strings.Fields(string(r.Type)+" "+r.Step+" "+string(r.Kind)), " ")
-		if r.Idempotent {
-			out[i] += " idempotent"
-		}
-	}
-	return out
 }
 
 // describeSteps renders Show's steps as "name kind state starts".
@@ -448,7 +433,7 @@ func TestRunStepCosts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := describe(recs[1:]); strings.Join(got, "|") != strings.Join(c.wantRecords, "|") {
+			if got := testenv.Describe(recs[1:]); strings.Join(got, "|") != strings.Join(c.wantRecords, "|") {
 				t.Fatalf("records: %q, want %q", got, c.wantRecords)
 			}
 			// Recorded: the result, without calling fn or writing.
@@ -496,7 +481,7 @@ func TestOldJournalResumes(t *testing.T) {
 	old := oldFormat(src.records(t, "hand"))
 	want := []string{"run.started", "step.started llm/1 model", "step.completed llm/1", "step.started tool/1/0/lookup read",
 		"step.completed tool/1/0/lookup", "step.started llm/2 model", "step.completed llm/2"}
-	if got := describe(old); strings.Join(got, "|") != strings.Join(want, "|") {
+	if got := testenv.Describe(old); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("old journal:\n got %q\nwant %q", got, want)
 	}
 
@@ -527,7 +512,7 @@ func TestOldJournalResumes(t *testing.T) {
 		}
 		want := append(slices.Clone(want), "signal", "step.started "+ticketStep+" write", "step.completed "+ticketStep+" write",
 			"step.completed llm/3 model", "run.completed")
-		if got := describe(f.records(t, "old")); strings.Join(got, "|") != strings.Join(want, "|") {
+		if got := testenv.Describe(f.records(t, "old")); strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Fatalf("records:\n got %q\nwant %q", got, want)
 		}
 	})
@@ -545,7 +530,7 @@ func TestOldJournalResumes(t *testing.T) {
 			t.Fatalf("calls: %d lookup, %d llm/1, %d model; want 1, 0, 1", f.exec.count("tool/1/0/lookup"), f.exec.count("llm/1"), f.exec.count("llm/"))
 		}
 		want := append(slices.Clone(want[:4]), "step.completed tool/1/0/lookup read", "step.completed llm/2 model")
-		if got := describe(f.records(t, "old")); strings.Join(got, "|") != strings.Join(want, "|") {
+		if got := testenv.Describe(f.records(t, "old")); strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Fatalf("records:\n got %q\nwant %q", got, want)
 		}
 		info, err := f.j.Show("old")

@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentrun/agentrun/journal"
-	"github.com/agentrun/agentrun/postgres"
 )
 
 // TestLockRunOneDriver: a run's driver lock, taken through one pool (one
@@ -19,12 +18,7 @@ import (
 // other runs and the guard's journal are apart; a released lock is free.
 func TestLockRunOneDriver(t *testing.T) {
 	t.Parallel()
-	a, u := open(t)
-	b, err := postgres.Open(t.Context(), u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b, _ := openTwo(t)
 	lock := func(s journal.Store, run string) (journal.Lock, error) {
 		return s.(journal.Locker).LockRun(t.Context(), run)
 	}
@@ -63,12 +57,7 @@ func TestLockRunOneDriver(t *testing.T) {
 // can take the lock. A released lock is not held either.
 func TestLockHeldEndsWithConnection(t *testing.T) {
 	t.Parallel()
-	a, u := open(t)
-	b, err := postgres.Open(t.Context(), u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b, u := openTwo(t)
 	lock, err := a.Journal().(journal.Locker).LockRun(t.Context(), "run-1")
 	if err != nil {
 		t.Fatal(err)

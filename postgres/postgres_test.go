@@ -42,6 +42,19 @@ func open(t *testing.T) (*postgres.DB, string) {
 	return db, u
 }
 
+// openTwo opens two pools on one fresh database, as two processes would,
+// and returns them with the database's URL.
+func openTwo(t *testing.T) (a, b *postgres.DB, u string) {
+	t.Helper()
+	a, u = open(t)
+	b, err := postgres.Open(t.Context(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return a, b, u
+}
+
 func TestJournalConformance(t *testing.T) {
 	t.Parallel()
 	journalstoretest.Run(t, func(t *testing.T) journal.Store {

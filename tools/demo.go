@@ -258,6 +258,10 @@ func (f findTicket) Call(ctx context.Context, args json.RawMessage) (agent.ToolR
 	return agent.ToolResult{Content: "no ticket titled " + strconv.Quote(in.Title)}, nil
 }
 
+// sleep waits d or until ctx ends, and then returns why it ended
+// (context.Cause, as Live does): the same error Set.Call returns when it
+// sees the context end before the tool answers, whichever of the two it
+// sees first.
 func sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
@@ -268,6 +272,6 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return context.Cause(ctx)
 	}
 }

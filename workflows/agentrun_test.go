@@ -25,6 +25,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/operator"
@@ -33,8 +34,8 @@ import (
 )
 
 const (
-	prompt     = "I need read access to the orders database."
-	ticketStep = "tool/2/0/create_ticket"
+	prompt     = testenv.Prompt
+	ticketStep = testenv.TicketStep
 )
 
 type harness struct {
@@ -116,11 +117,7 @@ func (h *harness) modelCalls() int {
 
 func (h *harness) ticketCount(t *testing.T) int {
 	t.Helper()
-	ts, err := tools.ReadTickets(h.tickets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ts)
+	return testenv.TicketCount(t, h.tickets)
 }
 
 func (h *harness) result(t *testing.T) workflows.Result {

@@ -16,8 +16,8 @@ import (
 )
 
 const (
-	prompt     = "I need read access to the orders database."
-	ticketStep = "tool/2/0/create_ticket"
+	prompt     = testenv.Prompt
+	ticketStep = testenv.TicketStep
 )
 
 // TestTwoLocalDriversOneRun: two starter --local processes resume one run

@@ -15,7 +15,6 @@ import (
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/postgres"
-	"github.com/agentrun/agentrun/tools"
 )
 
 // TestLocalDriverLosesPostgresLock: a starter --local on PostgreSQL drives
@@ -73,7 +72,7 @@ func TestLocalDriverLosesPostgresLock(t *testing.T) {
 	if err := admin.QueryRow(t.Context(), `SELECT pg_terminate_backend($1, 10000)`, backends[0]).Scan(&terminated); err != nil || !terminated {
 		t.Fatalf("pg_terminate_backend(%d): %v, %v", backends[0], terminated, err)
 	}
-	if !driver.Running() || len(ticketsIn(t, tickets)) != 1 {
+	if !driver.Running() || len(testenv.Tickets(t, tickets)) != 1 {
 		t.Fatalf("the driver left create_ticket before its lock connection ended; the test proves nothing:\n%s", driver.Output())
 	}
 
@@ -99,17 +98,7 @@ func TestLocalDriverLosesPostgresLock(t *testing.T) {
 	if code, out := testenv.Run(t, env, time.Minute, starter, "--local", "--id", run); code != 0 || !strings.Contains(out, "Completed") || !strings.Contains(out, "TICKET-1") {
 		t.Fatalf("resume: exit %d, want 0 (Completed with TICKET-1)\n%s", code, out)
 	}
-	if ts := ticketsIn(t, tickets); len(ts) != 1 {
+	if ts := testenv.Tickets(t, tickets); len(ts) != 1 {
 		t.Fatalf("tickets: %d, want exactly 1", len(ts))
 	}
-}
-
-// ticketsIn returns the demo tickets filed in the file.
-func ticketsIn(t *testing.T, path string) []tools.Ticket {
-	t.Helper()
-	ts, err := tools.ReadTickets(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ts
 }

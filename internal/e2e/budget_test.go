@@ -58,7 +58,7 @@ func TestBudgetOnDevServer(t *testing.T) {
 	if n := modelCalls(t, srv, run); n != 2 {
 		t.Fatalf("model calls after the first raise: %d, want 2", n)
 	}
-	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", mustJSON(map[string]string{"Marker": ticketStep}))
+	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", testenv.MustJSON(map[string]string{"Marker": ticketStep}))
 	st = waitStatus(t, srv, run, "BudgetExceeded", time.Minute)
 	if n := modelCalls(t, srv, run); n != 2 || st.Turns != 2 || st.Budget != (agent.Budget{MaxTurns: 2, MaxTokens: 200000}) || f.ticketCount(t) != 1 {
 		t.Fatalf("after the approval: %d model calls, %d tickets, state %+v; want 2, 1, BudgetExceeded at MaxTurns 2", n, f.ticketCount(t), st)

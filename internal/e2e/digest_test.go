@@ -65,7 +65,7 @@ func TestApproveWhatYouSawOnDevServer(t *testing.T) {
 	if line := strings.TrimSpace(out); code != 1 || !strings.Contains(line, want) || strings.Contains(line, "\n") {
 		t.Fatalf("approve with a stale digest: exit %d, output %q; want exit 1 and one line containing %q", code, out, want)
 	}
-	other := mustJSON(map[string]string{"Marker": ticketStep, "Digest": digest, "Execution": "00000000-0000-0000-0000-000000000000"})
+	other := testenv.MustJSON(map[string]string{"Marker": ticketStep, "Digest": digest, "Execution": "00000000-0000-0000-0000-000000000000"})
 	code, out = testenv.Run(t, os.Environ(), time.Minute, srv.CLI, "workflow", "update", "execute", "-w", run, "--name", "approve", "--input", other,
 		"--address", srv.HostPort, "--namespace", "default")
 	if code == 0 || !strings.Contains(out, "execution 00000000-0000-0000-0000-000000000000 is not this run's") {
@@ -108,8 +108,8 @@ func TestApproveWhatYouSawOnDevServer(t *testing.T) {
 	}
 	pinned := map[string]string{"Marker": ticketStep, "Digest": digest, "Execution": first}
 	var got map[string]string
-	if first == "" || len(accepted) != 1 || json.Unmarshal([]byte(accepted[0]), &got) != nil || mustJSON(got) != mustJSON(pinned) {
-		t.Fatalf("accepted updates %q; want one, %s", accepted, mustJSON(pinned))
+	if first == "" || len(accepted) != 1 || json.Unmarshal([]byte(accepted[0]), &got) != nil || testenv.MustJSON(got) != testenv.MustJSON(pinned) {
+		t.Fatalf("accepted updates %q; want one, %s", accepted, testenv.MustJSON(pinned))
 	}
 	replayHistory(t, f, run)
 }

@@ -182,7 +182,7 @@ func TestFleetCrashInsideWriteOnPostgres(t *testing.T) {
 			return false
 		}
 		for _, w := range first {
-			if strings.Contains(w.Output(), "hold after create_ticket: waiting to be killed") {
+			if strings.Contains(w.Output(), testenv.HoldLine(testenv.HoldAfter, "create_ticket")) {
 				return true
 			}
 		}

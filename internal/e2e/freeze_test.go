@@ -44,7 +44,7 @@ func TestFrozenWorkerWrite(t *testing.T) {
 		name     string
 		override map[string]any
 	}{
-		{"probe", with(probeByTitle)},
+		{"probe", with(testenv.ProbeByTitle)},
 		{"none", with(nil)},
 		{"key", with(keyOnly)},
 	} {
@@ -53,7 +53,7 @@ func TestFrozenWorkerWrite(t *testing.T) {
 			f := newFleet(t, srv)
 			toolsEnv := ticketTools(t, tc.override)
 			run := "frozen-" + tc.name
-			w1 := testenv.Start(t, f.env(toolsEnv, holdBefore+"=create_ticket", "AGENTRUN_TEST_HOLD_FOR=45s",
+			w1 := testenv.Start(t, f.env(toolsEnv, testenv.HoldBefore+"=create_ticket", "AGENTRUN_TEST_HOLD_FOR=45s",
 				// One step at a time: frozen inside the write, it has no poll
 				// open that would take Temporal's retry of it.
 				"AGENTRUN_MAX_ACTIVITIES=1"), testenv.Program(t, "worker"))
@@ -61,7 +61,7 @@ func TestFrozenWorkerWrite(t *testing.T) {
 				t.Fatalf("starter: exit %d\n%s", code, out)
 			}
 			waitStatus(t, srv, run, "AwaitingApproval", time.Minute)
-			f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", mustJSON(map[string]string{"Marker": ticketStep}))
+			f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", testenv.MustJSON(map[string]string{"Marker": ticketStep}))
 			testenv.WaitFor(t, time.Minute, "the worker to hold create_ticket", func() bool {
 				return strings.Contains(w1.Output(), "hold before create_ticket: holding for")
 			})

@@ -37,7 +37,7 @@ func TestHandExampleOnDevServer(t *testing.T) {
 	}
 	f.waitListed(t, run, `AgentRunStatus="AwaitingApproval" AND AgentRunStep="`+ticketStep+`"`)
 
-	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", mustJSON(map[string]string{"Marker": ticketStep}))
+	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", testenv.MustJSON(map[string]string{"Marker": ticketStep}))
 
 	code, out = testenv.Run(t, f.env(), time.Minute, starter, "--id", run, "--wait", prompt)
 	if code != 0 || !strings.Contains(out, "attached to run e2e-hand") || !strings.Contains(out, "TICKET-1") {

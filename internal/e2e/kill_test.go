@@ -35,7 +35,7 @@ func TestTemporalKill(t *testing.T) {
 	// The worker running lookup dies mid-step.
 	killRunning(t, srv, workers, run, "tool/1/0/lookup", nil)
 	waitStatus(t, srv, run, "AwaitingApproval", 2*time.Minute)
-	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", mustJSON(map[string]string{"Marker": ticketStep}))
+	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", testenv.MustJSON(map[string]string{"Marker": ticketStep}))
 
 	// The worker running create_ticket dies after the ticket exists.
 	killRunning(t, srv, workers, run, ticketStep, func() bool { return f.ticketCount(t) == 1 })
@@ -49,7 +49,7 @@ func TestTemporalKill(t *testing.T) {
 		t.Fatalf("tickets %v, %v; want exactly 1", ts, err)
 	}
 	f.temporal(t, "workflow", "signal", "-w", run, "--name", "reconcile",
-		"--input", mustJSON(map[string]string{"Step": ticketStep, "Outcome": "done", "Result": ts[0].ID}))
+		"--input", testenv.MustJSON(map[string]string{"Step": ticketStep, "Outcome": "done", "Result": ts[0].ID}))
 
 	var answer string
 	if err := srv.Client.GetWorkflow(t.Context(), run, "").Get(t.Context(), &struct {

@@ -121,9 +121,9 @@ func TestCancelDuringWrite(t *testing.T) {
 		t.Fatalf("starter: exit %d\n%s", code, out)
 	}
 	waitStatus(t, srv, run, "AwaitingApproval", time.Minute)
-	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", mustJSON(map[string]string{"Marker": ticketStep}))
+	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", testenv.MustJSON(map[string]string{"Marker": ticketStep}))
 	testenv.WaitFor(t, time.Minute, "the worker to hold after create_ticket", func() bool {
-		return strings.Contains(w.Output(), "hold after create_ticket: waiting to be killed")
+		return strings.Contains(w.Output(), testenv.HoldLine(testenv.HoldAfter, "create_ticket"))
 	})
 	f.temporal(t, "workflow", "cancel", "-w", run)
 	st := waitStatus(t, srv, run, "Cancelled", time.Minute)

@@ -48,7 +48,7 @@ func TestLongRunOnDevServer(t *testing.T) {
 	}
 	toolsFile, scriptFile := filepath.Join(f.dir, "tools.json"), filepath.Join(f.dir, "script.json")
 	for file, v := range map[string]any{toolsFile: cfg, scriptFile: script} {
-		if err := os.WriteFile(file, []byte(mustJSON(v)), 0o644); err != nil {
+		if err := os.WriteFile(file, []byte(testenv.MustJSON(v)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/agentrun/agentrun/internal/pgtest"
 	"github.com/agentrun/agentrun/internal/testenv"
-	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -26,8 +23,8 @@ func TestMain(m *testing.M) {
 }
 
 const (
-	prompt     = "I need read access to the orders database."
-	ticketStep = "tool/2/0/create_ticket"
+	prompt     = testenv.Prompt
+	ticketStep = testenv.TicketStep
 )
 
 // fleet is a task queue with its shared folders.
@@ -54,11 +51,7 @@ func (f *fleet) env(extra ...string) []string {
 
 func (f *fleet) ticketCount(t *testing.T) int {
 	t.Helper()
-	ts, err := tools.ReadTickets(f.tickets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ts)
+	return testenv.TicketCount(t, f.tickets)
 }
 
 // temporal runs the real temporal CLI against the dev server.
@@ -115,14 +108,6 @@ func modelCalls(t *testing.T, srv *testenv.Server, runID string) int {
 		}
 	}
 	return calls
-}
-
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprint(err))
-	}
-	return string(b)
 }
 
 // waitListed polls temporal workflow list --query until it lists runID

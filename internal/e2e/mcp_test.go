@@ -59,7 +59,7 @@ func TestMCPWriteKilledIsIndeterminate(t *testing.T) {
 
 	const result = `created entity agentrun-e2e (checked by hand in the memory file)`
 	m.temporal(t, "workflow", "signal", "-w", run, "--name", "reconcile",
-		"--input", mustJSON(map[string]string{"Step": createStep, "Outcome": "done", "Result": result}))
+		"--input", testenv.MustJSON(map[string]string{"Step": createStep, "Outcome": "done", "Result": result}))
 	res := m.result(t, run)
 	if want := "Stored: " + result; res.Answer != want {
 		t.Fatalf("answer %q, want %q", res.Answer, want)
@@ -207,7 +207,7 @@ func newMCPFleetTools(t *testing.T, script string, overrides map[string]any) *mc
 	}
 	toolsFile := filepath.Join(m.dir, "tools.json")
 	scriptFile := filepath.Join(m.dir, "script.json")
-	if err := os.WriteFile(toolsFile, []byte(mustJSON(cfg)), 0o644); err != nil {
+	if err := os.WriteFile(toolsFile, []byte(testenv.MustJSON(cfg)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(scriptFile, []byte(script), 0o644); err != nil {
@@ -236,7 +236,7 @@ func withoutPreviews(t *testing.T, steps []workflows.StepRecord) []workflows.Ste
 	return out
 }
 
-func holdAfter(tool string) string { return "AGENTRUN_TEST_HOLD_AFTER=" + tool }
+func holdAfter(tool string) string { return testenv.HoldAfter + "=" + tool }
 
 func (m *mcpFleet) start(t *testing.T, run string) {
 	t.Helper()
@@ -249,13 +249,8 @@ func (m *mcpFleet) start(t *testing.T, run string) {
 // waitHeld waits until the worker logs that it holds after tool.
 func (m *mcpFleet) waitHeld(t *testing.T, w *testenv.Proc, tool string) {
 	t.Helper()
-	line := "hold after " + tool + ": waiting to be killed"
-	testenv.WaitFor(t, 2*time.Minute, "the worker to log "+line, func() bool {
-		if !w.Running() {
-			t.Fatalf("the worker exited:\n%s", w.Output())
-		}
-		return strings.Contains(w.Output(), line)
-	})
+	testenv.AwaitHold(t, w, testenv.HoldAfter, tool, 2*time.Minute)
+	line := testenv.HoldLine(testenv.HoldAfter, tool)
 	if n := strings.Count(w.Output(), line); n != 1 {
 		t.Fatalf("%q logged %d times, want 1:\n%s", line, n, w.Output())
 	}

@@ -141,7 +141,7 @@ func decideHand(t *testing.T, f *fleet, run, signal string, payload map[string]s
 		t.Fatalf("starter: exit %d\n%s", code, out)
 	}
 	waitStatus(t, f.srv, run, "AwaitingApproval", time.Minute)
-	f.temporal(t, "workflow", "signal", "-w", run, "--name", signal, "--input", mustJSON(payload))
+	f.temporal(t, "workflow", "signal", "-w", run, "--name", signal, "--input", testenv.MustJSON(payload))
 	code, out := testenv.Run(t, f.env(), time.Minute, starter, "--id", run, "--wait", prompt)
 	if code != 0 {
 		t.Fatalf("starter --wait: exit %d\n%s", code, out)

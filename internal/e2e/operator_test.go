@@ -32,7 +32,7 @@ func TestOperatorRoughEdgesOnDevServer(t *testing.T) {
 	}
 	waitStatus(t, srv, run, "AwaitingApproval", time.Minute)
 
-	f.temporal(t, "workflow", "signal", "-w", run, "--name", "aprove", "--input", mustJSON(map[string]string{"Marker": ticketStep}))
+	f.temporal(t, "workflow", "signal", "-w", run, "--name", "aprove", "--input", testenv.MustJSON(map[string]string{"Marker": ticketStep}))
 	const reason = `unknown signal "aprove"; the valid signals are approve, deny, reconcile, budget, message`
 	testenv.WaitFor(t, 30*time.Second, "the misspelled signal recorded as rejected", func() bool {
 		s, err := state(t, srv, run)
@@ -45,7 +45,7 @@ func TestOperatorRoughEdgesOnDevServer(t *testing.T) {
 		t.Fatalf("after the misspelled signal: %d model calls, %d tickets; want 2, 0", n, f.ticketCount(t))
 	}
 
-	out := f.temporal(t, "workflow", "update", "execute", "-w", run, "--name", "approve", "--input", mustJSON(map[string]string{"Marker": ticketStep}), "--update-id", "approve-1")
+	out := f.temporal(t, "workflow", "update", "execute", "-w", run, "--name", "approve", "--input", testenv.MustJSON(map[string]string{"Marker": ticketStep}), "--update-id", "approve-1")
 	if !strings.Contains(out, "status:Running") || strings.Contains(out, "pending:") {
 		t.Fatalf("update execute approve answered with the state before the approval:\n%s", out)
 	}

@@ -32,7 +32,7 @@ func TestPartitionWriteGivesUp(t *testing.T) {
 	srv := testenv.DevServer(t)
 	f := newFleet(t, srv)
 	run := "e2e-partition-write"
-	override := maps.Clone(probeByTitle)
+	override := maps.Clone(testenv.ProbeByTitle)
 	override["timeout"] = partitionToolTimeout.String()
 	toolsEnv := ticketTools(t, override)
 
@@ -42,13 +42,13 @@ func TestPartitionWriteGivesUp(t *testing.T) {
 	}
 	t.Cleanup(proxy.Close)
 	holdFor := partitionToolTimeout + 3*time.Second
-	w1 := testenv.Start(t, f.env(toolsEnv, holdBefore+"=create_ticket", "AGENTRUN_TEST_HOLD_FOR="+holdFor.String(),
+	w1 := testenv.Start(t, f.env(toolsEnv, testenv.HoldBefore+"=create_ticket", "AGENTRUN_TEST_HOLD_FOR="+holdFor.String(),
 		"TEMPORAL_ADDRESS="+proxy.Addr()), testenv.Program(t, "worker"))
 	if code, out := testenv.Run(t, f.env(toolsEnv), time.Minute, testenv.Program(t, "starter"), "--id", run, prompt); code != 0 {
 		t.Fatalf("starter: exit %d\n%s", code, out)
 	}
 	waitStatus(t, srv, run, "AwaitingApproval", time.Minute)
-	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", mustJSON(map[string]string{"Marker": ticketStep}))
+	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", testenv.MustJSON(map[string]string{"Marker": ticketStep}))
 	testenv.WaitFor(t, time.Minute, "the worker to hold create_ticket", func() bool {
 		if !w1.Running() {
 			t.Fatalf("the worker exited:\n%s", w1.Output())

@@ -113,7 +113,7 @@ func TestProviderRejectsKey(t *testing.T) {
 	)
 	fake := newFakeOpenAI(t, func(_ int, r *http.Request) (int, http.Header, string) {
 		got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-		return http.StatusUnauthorized, nil, mustJSON(map[string]any{"error": map[string]any{
+		return http.StatusUnauthorized, nil, testenv.MustJSON(map[string]any{"error": map[string]any{
 			"message": "Incorrect API key provided: " + maskKey(got) + ". You can find your API key at https://platform.openai.com/account/api-keys.",
 			"type":    "invalid_request_error",
 			"param":   nil,
@@ -183,7 +183,7 @@ func TestProviderScrubsEchoedKey(t *testing.T) {
 		middle = "ECHOED-5551234567"
 	)
 	fake := newFakeOpenAI(t, func(_ int, r *http.Request) (int, http.Header, string) {
-		return http.StatusUnauthorized, nil, mustJSON(map[string]any{"error": map[string]any{
+		return http.StatusUnauthorized, nil, testenv.MustJSON(map[string]any{"error": map[string]any{
 			"message": "invalid credentials in header Authorization: " + r.Header.Get("Authorization"),
 			"type":    "authentication_error",
 			"code":    "invalid_api_key",

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,54 +10,26 @@ import (
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/testenv"
-	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
 )
 
 // The hand example's ticket, as create_ticket files it and find_ticket
 // answers about it.
 const (
-	ticketTitle  = "Read access to the orders database"
+	ticketTitle  = testenv.TicketTitle
 	ticketAnswer = "TICKET-1: " + ticketTitle
 )
 
-// The create_ticket declarations of the settle tests: a probe by title
-// (no key), the shipped demo-tools.json (a key, and a probe by key), a
-// key alone, and two probes that cannot tell: one whose expressions match
-// nothing find_ticket answers, one whose arguments find_ticket refuses.
-var (
-	probeByTitle = map[string]any{"probe": map[string]any{
-		"tool": "find_ticket", "args": map[string]string{"title": "{{args.title}}"},
-		"found": "^(TICKET-[0-9]+):", "not_found": "^no ticket",
-	}}
-	keyOnly      = map[string]any{"idempotency_key": "request_id"}
-	probeUnclear = map[string]any{"probe": map[string]any{
-		"tool": "find_ticket", "args": map[string]string{"title": "{{args.title}}"},
-		"found": "^(TICKET-[0-9]+) is filed$", "not_found": "^nothing filed$",
-	}}
-	probeRefused = map[string]any{"probe": map[string]any{
-		"tool": "find_ticket", "args": map[string]string{"request_id": "req-1", "title": "{{args.title}}"},
-		"found": "^(TICKET-[0-9]+):", "not_found": "^no ticket",
-	}}
-)
+// keyOnly declares create_ticket with an idempotency key alone; the
+// probes are testenv's.
+var keyOnly = map[string]any{"idempotency_key": "request_id"}
 
 // ticketTools writes a tools file declaring create_ticket's override (nil:
 // the shipped tools/demo-tools.json) to a temporary folder and returns
 // the AGENTRUN_TOOLS setting naming it.
 func ticketTools(t *testing.T, override map[string]any) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "tools", "demo-tools.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if override != nil {
-		b = []byte(mustJSON(map[string]any{"tools": map[string]any{"create_ticket": override}}))
-	}
-	path := filepath.Join(t.TempDir(), "tools.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return "AGENTRUN_TOOLS=" + path
+	return "AGENTRUN_TOOLS=" + testenv.ToolsFile(t, override)
 }
 
 // crashInTicket runs the hand example on a worker that holds create_ticket
@@ -73,21 +44,8 @@ func crashInTicket(t *testing.T, f *fleet, toolsEnv, hold, run string) (string, 
 		t.Fatalf("starter: exit %d\n%s", code, out)
 	}
 	waitStatus(t, f.srv, run, "AwaitingApproval", time.Minute)
-	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", mustJSON(map[string]string{"Marker": ticketStep}))
-	where := map[string]string{holdBefore: "before", holdAfterEnv: "after"}[hold]
-	line := "hold " + where + " create_ticket: waiting to be killed"
-	testenv.WaitFor(t, time.Minute, "the worker to log "+line, func() bool {
-		if !w1.Running() {
-			t.Fatalf("the worker exited:\n%s", w1.Output())
-		}
-		return strings.Contains(w1.Output(), line)
-	})
-	want := map[string]int{holdBefore: 0, holdAfterEnv: 1}[hold]
-	if n := f.ticketCount(t); n != want {
-		t.Fatalf("tickets while the worker holds create_ticket %s its effect: %d, want %d", where, n, want)
-	}
-	w1.Kill(t)
-	t.Logf("SIGKILLed the worker holding create_ticket %s its effect", where)
+	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", testenv.MustJSON(map[string]string{"Marker": ticketStep}))
+	testenv.CrashInTicket(t, w1, hold, f.tickets)
 	_, base := startMetricsWorker(t, f, toolsEnv)
 	desc, err := f.srv.Describe(t, run)
 	if err != nil {
@@ -107,11 +65,6 @@ func settledMetric(t *testing.T, url string, labels ...string) float64 {
 	return sum(body, "agentrun_writes_settled_total", labels...)
 }
 
-const (
-	holdBefore   = "AGENTRUN_TEST_HOLD_BEFORE"
-	holdAfterEnv = "AGENTRUN_TEST_HOLD_AFTER"
-)
-
 // TestSettleTemporal: a worker running the hand example's create_ticket
 // is SIGKILLed before or after the ticket is filed, and the write declares
 // how it is settled. A second worker settles it without a person: the run
@@ -129,11 +82,11 @@ func TestSettleTemporal(t *testing.T) {
 		want     agent.Settled // Key is filled in when keyed
 		answer   string        // the metric's answer label
 	}{
-		{"ProbeFoundAfterEffect", probeByTitle, holdAfterEnv, false, agent.Settled{By: agent.SettledByProbe,
+		{"ProbeFoundAfterEffect", testenv.ProbeByTitle, testenv.HoldAfter, false, agent.Settled{By: agent.SettledByProbe,
 			Probe: &agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeFound, Answer: ticketAnswer}, Runs: 1}, "found"},
-		{"ProbeNotFoundBeforeEffect", nil, holdBefore, true, agent.Settled{By: agent.SettledByProbe,
+		{"ProbeNotFoundBeforeEffect", nil, testenv.HoldBefore, true, agent.Settled{By: agent.SettledByProbe,
 			Probe: &agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeNotFound}, Runs: 2}, "not_found"},
-		{"KeyAfterEffect", keyOnly, holdAfterEnv, true, agent.Settled{By: agent.SettledByKey, Runs: 2}, "none"},
+		{"KeyAfterEffect", keyOnly, testenv.HoldAfter, true, agent.Settled{By: agent.SettledByKey, Runs: 2}, "none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -145,25 +98,7 @@ func TestSettleTemporal(t *testing.T) {
 			if a := answer(t, srv, run); !strings.Contains(a, "TICKET-1") {
 				t.Fatalf("answer %q does not name TICKET-1", a)
 			}
-			ts, err := tools.ReadTickets(f.tickets)
-			if err != nil || len(ts) != 1 || ts[0].Title != ticketTitle {
-				t.Fatalf("tickets %+v, %v; want exactly 1, %q", ts, err, ticketTitle)
-			}
-			want := tc.want
-			if tc.keyed {
-				key := agent.IdempotencyKey(runKey, ticketStep, 1)
-				want.Key = key
-				if ts[0].RequestID != key || !strings.HasPrefix(key, "agentrun-") {
-					t.Fatalf("the ticket's request_id %q, want the run's key %s", ts[0].RequestID, key)
-				}
-				if want.Probe != nil && want.Probe.Verdict == agent.ProbeNotFound {
-					p := *want.Probe
-					p.Answer = "no ticket with request_id " + key
-					want.Probe = &p
-				}
-			} else if ts[0].RequestID != "" {
-				t.Fatalf("the ticket has request_id %q, want none: the write declares no key", ts[0].RequestID)
-			}
+			want := testenv.SettledTicket(t, f.tickets, tc.want, tc.keyed, runKey)
 
 			final, err := state(t, srv, run)
 			if err != nil {
@@ -173,7 +108,7 @@ func TestSettleTemporal(t *testing.T) {
 				t.Fatalf("final state: status %s, indeterminate %q (%s); want Completed, none", final.Status, final.Indeterminate, final.Why)
 			}
 			if wantSettled := []workflows.SettledStep{{Step: ticketStep, Settled: want}}; !reflect.DeepEqual(final.Settled, wantSettled) {
-				t.Fatalf("state settled:\n %s\nwant\n %s", mustJSON(final.Settled), mustJSON(wantSettled))
+				t.Fatalf("state settled:\n %s\nwant\n %s", testenv.MustJSON(final.Settled), testenv.MustJSON(wantSettled))
 			}
 			var rec *workflows.StepRecord
 			for i := range final.Steps {
@@ -182,7 +117,7 @@ func TestSettleTemporal(t *testing.T) {
 				}
 			}
 			if rec == nil || rec.Reconciled || rec.Settled == nil || !reflect.DeepEqual(*rec.Settled, want) {
-				t.Fatalf("the step record of %s: %s; want settled %s, not reconciled", ticketStep, mustJSON(rec), mustJSON(want))
+				t.Fatalf("the step record of %s: %s; want settled %s, not reconciled", ticketStep, testenv.MustJSON(rec), testenv.MustJSON(want))
 			}
 
 			h := history(t, srv, run)
@@ -217,8 +152,8 @@ func TestSettleTemporalProbeUnknown(t *testing.T) {
 		override map[string]any
 		answer   string
 	}{
-		{"Unclear", probeUnclear, "it matches neither found nor not_found: " + ticketAnswer},
-		{"Refused", probeRefused, `an error: find_ticket wants {"request_id": "..."} or {"title": "..."}`},
+		{"Unclear", testenv.ProbeUnclear, "it matches neither found nor not_found: " + ticketAnswer},
+		{"Refused", testenv.ProbeRefused, `an error: find_ticket wants {"request_id": "..."} or {"title": "..."}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -226,7 +161,7 @@ func TestSettleTemporalProbeUnknown(t *testing.T) {
 			f := newFleet(t, srv)
 			run := "e2e-settle-unknown-" + strings.ToLower(tc.name)
 			toolsEnv := ticketTools(t, tc.override)
-			_, metricsURL := crashInTicket(t, f, toolsEnv, holdAfterEnv, run)
+			_, metricsURL := crashInTicket(t, f, toolsEnv, testenv.HoldAfter, run)
 
 			st := waitStatus(t, srv, run, "Indeterminate", 2*time.Minute)
 			wantWhy := ticketStep + " started on an earlier attempt and never recorded its result; probe find_ticket answered unknown: " +
@@ -250,11 +185,11 @@ func TestSettleTemporalProbeUnknown(t *testing.T) {
 				t.Fatal(err)
 			}
 			if final.Status != agent.StatusCompleted || len(final.Settled) != 0 {
-				t.Fatalf("final state: status %s, settled %s; want Completed, nothing settled without a person", final.Status, mustJSON(final.Settled))
+				t.Fatalf("final state: status %s, settled %s; want Completed, nothing settled without a person", final.Status, testenv.MustJSON(final.Settled))
 			}
 			for _, s := range final.Steps {
 				if s.Name == ticketStep && (!s.Reconciled || s.Settled != nil) {
-					t.Fatalf("the step record of %s: %s; want reconciled by a person", ticketStep, mustJSON(s))
+					t.Fatalf("the step record of %s: %s; want reconciled by a person", ticketStep, testenv.MustJSON(s))
 				}
 			}
 			h := history(t, srv, run)
@@ -326,7 +261,7 @@ func TestSettleMCPProbe(t *testing.T) {
 	want := []workflows.SettledStep{{Step: step, Settled: agent.Settled{By: agent.SettledByProbe,
 		Probe: &agent.ProbeAnswer{Tool: "open_nodes", Verdict: agent.ProbeFound, Answer: answer}, Runs: 1}}}
 	if final.Status != agent.StatusCompleted || !reflect.DeepEqual(final.Settled, want) {
-		t.Fatalf("final state: status %s, settled %s; want Completed, settled %s", final.Status, mustJSON(final.Settled), mustJSON(want))
+		t.Fatalf("final state: status %s, settled %s; want Completed, settled %s", final.Status, testenv.MustJSON(final.Settled), testenv.MustJSON(want))
 	}
 	h := history(t, m.srv, run)
 	wantAttempts := map[string]int32{"tools": 1, "llm/1": 1, step: 2, "llm/2": 1}

@@ -240,7 +240,7 @@ func TestTypeScriptSubscriberFollowsHandExample(t *testing.T) {
 	}
 	sub := subscribeTS(t, ctx, node, srv.HostPort, run)
 	sub.reads(t, "status AwaitingApproval")
-	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", mustJSON(map[string]string{"Marker": ticketStep}))
+	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", testenv.MustJSON(map[string]string{"Marker": ticketStep}))
 	items := sub.wait(t)
 	got := decodeStream(t, items)
 	res := runResult(t, srv, run)
@@ -310,7 +310,7 @@ func TestTypeScriptSubscriberReadsTokens(t *testing.T) {
 		map[string]any{"tool_calls": []any{map[string]any{"name": "create_ticket", "args": map[string]string{"title": "Read access", "body": "orders database"}}}},
 		map[string]string{"delay": "4s", "text": answer},
 	}
-	if err := os.WriteFile(script, []byte(mustJSON(map[string]any{"turns": turns})), 0o600); err != nil {
+	if err := os.WriteFile(script, []byte(testenv.MustJSON(map[string]any{"turns": turns})), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	env := f.env("AGENTRUN_MODEL=scripted:" + script)
@@ -326,7 +326,7 @@ func TestTypeScriptSubscriberReadsTokens(t *testing.T) {
 	sub := subscribeTS(t, ctx, node, srv.HostPort, run)
 	// The subscriber is following the run before the model writes.
 	sub.reads(t, "status AwaitingApproval")
-	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", mustJSON(map[string]string{"Marker": ticket}))
+	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", testenv.MustJSON(map[string]string{"Marker": ticket}))
 	items := sub.wait(t)
 	got := decodeStream(t, items)
 	res := runResult(t, srv, run)

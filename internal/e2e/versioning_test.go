@@ -57,7 +57,7 @@ func TestWorkerVersioningUpgrade(t *testing.T) {
 	checkPinned(t, srv, young, dep, buildB)
 	step(young + " parked AwaitingApproval on B")
 
-	f.temporal(t, "workflow", "signal", "-w", old, "--name", "approve", "--input", mustJSON(map[string]string{"Marker": ticketStep}))
+	f.temporal(t, "workflow", "signal", "-w", old, "--name", "approve", "--input", testenv.MustJSON(map[string]string{"Marker": ticketStep}))
 	if ans := answer(t, srv, old); !strings.Contains(ans, "TICKET-1") {
 		t.Fatalf("%s answered %q, want TICKET-1", old, ans)
 	}
@@ -111,7 +111,7 @@ func TestWorkerVersioningUpgrade(t *testing.T) {
 	}
 
 	// The new run lives on B, with B's change (its timer).
-	f.temporal(t, "workflow", "signal", "-w", young, "--name", "approve", "--input", mustJSON(map[string]string{"Marker": ticketStep}))
+	f.temporal(t, "workflow", "signal", "-w", young, "--name", "approve", "--input", testenv.MustJSON(map[string]string{"Marker": ticketStep}))
 	if ans := answer(t, srv, young); !strings.Contains(ans, "TICKET-2") {
 		t.Fatalf("%s answered %q, want TICKET-2", young, ans)
 	}

@@ -24,15 +24,10 @@ import (
 func TestWatchersDoNotBlockApproval(t *testing.T) {
 	t.Parallel()
 	srv := testenv.DevServer(t)
-	f := newFleet(t, srv)
+	const run = "e2e-watchers"
+	f, w := parkRun(t, srv, run)
 	env := f.env()
 	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
-	w := testenv.Start(t, env, testenv.Program(t, "worker"))
-	const run = "e2e-watchers"
-	if code, out := testenv.Run(t, env, time.Minute, starter, "--id", run, prompt); code != 0 {
-		t.Fatalf("starter: exit %d\n%s", code, out)
-	}
-	waitStatus(t, srv, run, "AwaitingApproval", time.Minute)
 	var watchers []*testenv.Proc
 	for range 12 {
 		watchers = append(watchers, testenv.Start(t, env, starter, "--id", run, "--wait"))
@@ -96,15 +91,10 @@ func TestWatchersDoNotBlockApproval(t *testing.T) {
 func TestApproveFallsBackToSignal(t *testing.T) {
 	t.Parallel()
 	srv := testenv.DevServer(t)
-	f := newFleet(t, srv)
-	env := f.env()
-	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
-	w := testenv.Start(t, env, testenv.Program(t, "worker"))
 	const run = "e2e-fallback"
-	if code, out := testenv.Run(t, env, time.Minute, starter, "--id", run, prompt); code != 0 {
-		t.Fatalf("starter: exit %d\n%s", code, out)
-	}
-	waitStatus(t, srv, run, "AwaitingApproval", time.Minute)
+	f, w := parkRun(t, srv, run)
+	env := f.env()
+	reconcile := testenv.Program(t, "reconcile")
 	w.Kill(t)
 
 	// Ten polls far past the end of the log, sent with no worker: the
@@ -192,4 +182,17 @@ func TestRejectedSignalFlood(t *testing.T) {
 		t.Fatalf("tickets: %d, want 1", n)
 	}
 	t.Logf("%d refused signals of 1 MiB: the run continued as new %d times", flood, st.Runs)
+}
+
+// parkRun starts a worker on a new fleet and the hand example as run, and
+// waits until the run awaits approval. It returns the fleet and the worker.
+func parkRun(t *testing.T, srv *testenv.Server, run string) (*fleet, *testenv.Proc) {
+	t.Helper()
+	f := newFleet(t, srv)
+	w := testenv.Start(t, f.env(), testenv.Program(t, "worker"))
+	if code, out := testenv.Run(t, f.env(), time.Minute, testenv.Program(t, "starter"), "--id", run, prompt); code != 0 {
+		t.Fatalf("starter: exit %d\n%s", code, out)
+	}
+	waitStatus(t, srv, run, "AwaitingApproval", time.Minute)
+	return f, w
 }

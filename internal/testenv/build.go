@@ -1,6 +1,8 @@
 package testenv
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -57,13 +59,25 @@ func Program(t testing.TB, name string) string {
 	}
 	path := filepath.Join(buildDir, name)
 	if !built[name] {
-		out, err := exec.Command("go", "build", "-o", path, "github.com/agentrun/agentrun/"+name).CombinedOutput()
-		if err != nil {
-			t.Fatalf("build %s: %v\n%s", name, err, out)
+		if err := Build(context.Background(), buildDir, name); err != nil {
+			t.Fatal(err)
 		}
 		built[name] = true
 	}
 	return path
+}
+
+// Build builds the project's programs (names among "starter",
+// "reconcile", "worker") into dir with one go build.
+func Build(ctx context.Context, dir string, names ...string) error {
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	for _, name := range names {
+		args = append(args, "github.com/agentrun/agentrun/"+name)
+	}
+	if out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v\n%s", strings.Join(names, " "), err, bytes.TrimSpace(out))
+	}
+	return nil
 }
 
 // WaitFor polls cond every 20ms until it holds, failing the test with what

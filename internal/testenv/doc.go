@@ -1,6 +1,19 @@
-// Package testenv holds what the project's real-process tests share: the
-// Temporal dev server of a test process (started through internal/devserver,
-// so it runs with the project's dynamic config; its test proves it
-// dispatches at full speed), building the programs once per test binary and
-// waiting for conditions with a deadline. It is imported only by tests.
+// Package testenv holds what the project's tests, the bench and the chaos
+// campaign share, so that none of them keeps a copy:
+//
+//   - the Temporal dev server of a test process (started through
+//     internal/devserver, so it runs with the project's dynamic config; its
+//     test proves it dispatches at full speed);
+//   - building the programs (Program once per test binary, Build for the
+//     bench and the campaign);
+//   - the one child-process harness (Proc: Launch and StartWorker for
+//     programs, Start and Run for tests, which kill what is left at
+//     cleanup), and waiting for conditions with a deadline (WaitFor);
+//   - the hand example's fixtures: its prompt, its write step and ticket,
+//     counting the tickets it filed, the tools files and probes of the
+//     settle tests, and crashing a process at a test hook's hold point
+//     (CrashInTicket);
+//   - the npm packages of the tests that run node.
+//
+// It is imported only by tests and by the bench and chaos programs.
 package testenv

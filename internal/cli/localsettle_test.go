@@ -1,7 +1,6 @@
-package journal_test
+package cli_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,10 +12,7 @@ import (
 	"github.com/agentrun/agentrun/internal/mcptest"
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/journal"
-	"github.com/agentrun/agentrun/tools"
 )
-
-const ticketTitle = "Read access to the orders database"
 
 // TestSettleKillLocal runs the hand example with starter --local, SIGKILLs
 // the process holding create_ticket before or after the ticket is filed,
@@ -41,13 +37,13 @@ func TestSettleKillLocal(t *testing.T) {
 		want     agent.Settled // Key filled in when keyed
 		records  []string      // the create_ticket records after its approval
 	}{
-		{"ProbeFoundAfterEffect", probeByTitle, "AGENTRUN_TEST_HOLD_AFTER", false, agent.Settled{By: agent.SettledByProbe,
-			Probe: &agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeFound, Answer: "TICKET-1: " + ticketTitle}, Runs: 1},
+		{"ProbeFoundAfterEffect", testenv.ProbeByTitle, testenv.HoldAfter, false, agent.Settled{By: agent.SettledByProbe,
+			Probe: &agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeFound, Answer: "TICKET-1: " + testenv.TicketTitle}, Runs: 1},
 			[]string{started, probed, completed}},
-		{"ProbeNotFoundBeforeEffect", nil, "AGENTRUN_TEST_HOLD_BEFORE", true, agent.Settled{By: agent.SettledByProbe,
+		{"ProbeNotFoundBeforeEffect", nil, testenv.HoldBefore, true, agent.Settled{By: agent.SettledByProbe,
 			Probe: &agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeNotFound}, Runs: 2},
 			[]string{started, probed, started, completed}},
-		{"KeyAfterEffect", map[string]any{"idempotency_key": "request_id"}, "AGENTRUN_TEST_HOLD_AFTER", true,
+		{"KeyAfterEffect", map[string]any{"idempotency_key": "request_id"}, testenv.HoldAfter, true,
 			agent.Settled{By: agent.SettledByKey, Runs: 2},
 			[]string{started, started, completed}},
 	} {
@@ -60,36 +56,18 @@ func TestSettleKillLocal(t *testing.T) {
 			if code != 0 || !strings.Contains(out, "Completed") || !strings.Contains(out, "TICKET-1") {
 				t.Fatalf("the resumed run: exit %d, want 0, Completed naming TICKET-1:\n%s", code, out)
 			}
-			ts, err := tools.ReadTickets(l.tickets)
-			if err != nil || len(ts) != 1 || ts[0].Title != ticketTitle {
-				t.Fatalf("tickets %+v, %v; want exactly 1, %q", ts, err, ticketTitle)
-			}
-			want := tc.want
-			if tc.keyed {
-				key := agent.IdempotencyKey(l.run, ticketStep, 1)
-				want.Key = key
-				if ts[0].RequestID != key || !strings.HasPrefix(key, "agentrun-") {
-					t.Fatalf("the ticket's request_id %q, want the run's key %s", ts[0].RequestID, key)
-				}
-				if want.Probe != nil && want.Probe.Verdict == agent.ProbeNotFound {
-					p := *want.Probe
-					p.Answer = "no ticket with request_id " + key
-					want.Probe = &p
-				}
-			} else if ts[0].RequestID != "" {
-				t.Fatalf("the ticket has request_id %q, want none: the write declares no key", ts[0].RequestID)
-			}
+			want := testenv.SettledTicket(t, l.tickets, tc.want, tc.keyed, l.run)
 
 			recs := l.records(t)
 			l.checkRecords(t, recs, tc.records)
 			for _, r := range recs {
 				switch {
 				case r.Type == journal.StepProbed && (r.Probe == nil || !reflect.DeepEqual(*r.Probe, *want.Probe)):
-					t.Errorf("step.probed record: %s, want probe %s", mustJSON(t, r.Probe), mustJSON(t, want.Probe))
+					t.Errorf("step.probed record: %s, want probe %s", testenv.MustJSON(r.Probe), testenv.MustJSON(want.Probe))
 				case r.Type == journal.StepCompleted && r.Step == ticketStep:
 					res, err := agent.DecodeToolResult(r.Result)
 					if err != nil || res.Content != "TICKET-1" || res.Settled == nil || !reflect.DeepEqual(*res.Settled, want) {
-						t.Errorf("create_ticket's result %s (%v); want TICKET-1 settled %s", r.Result, err, mustJSON(t, want))
+						t.Errorf("create_ticket's result %s (%v); want TICKET-1 settled %s", r.Result, err, testenv.MustJSON(want))
 					}
 				}
 			}
@@ -112,13 +90,13 @@ func TestSettleKillLocalProbeUnknown(t *testing.T) {
 		override map[string]any
 		answer   string
 	}{
-		{"Unclear", probeUnclear, "it matches neither found nor not_found: TICKET-1: " + ticketTitle},
-		{"Refused", probeRefused, `an error: find_ticket wants {"request_id": "..."} or {"title": "..."}`},
+		{"Unclear", testenv.ProbeUnclear, "it matches neither found nor not_found: TICKET-1: " + testenv.TicketTitle},
+		{"Refused", testenv.ProbeRefused, `an error: find_ticket wants {"request_id": "..."} or {"title": "..."}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			l := newLocalRun(t, tc.override, "settle-unknown-"+strings.ToLower(tc.name))
-			l.crashInTicket(t, "AGENTRUN_TEST_HOLD_AFTER")
+			l.crashInTicket(t, testenv.HoldAfter)
 
 			// The person sees the probe's answer where the run stops and in
 			// show; the second run does not ask the probe again.
@@ -135,7 +113,7 @@ func TestSettleKillLocalProbeUnknown(t *testing.T) {
 			wantProbe := agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeUnknown, Answer: tc.answer}
 			for _, r := range l.records(t) {
 				if r.Type == journal.StepProbed && (r.Probe == nil || !reflect.DeepEqual(*r.Probe, wantProbe)) {
-					t.Fatalf("step.probed record: %s, want probe %s", mustJSON(t, r.Probe), mustJSON(t, wantProbe))
+					t.Fatalf("step.probed record: %s, want probe %s", testenv.MustJSON(r.Probe), testenv.MustJSON(wantProbe))
 				}
 			}
 			if n := l.ticketCount(t); n != 1 {
@@ -162,26 +140,6 @@ func TestSettleKillLocalProbeUnknown(t *testing.T) {
 	}
 }
 
-// The create_ticket declarations of the settle tests: a probe by title
-// (no key), a key alone (in the tables), and two probes that cannot tell:
-// one whose expressions match nothing find_ticket answers, one whose
-// arguments find_ticket refuses. nil stands for the shipped
-// tools/demo-tools.json: a key, and a probe by key.
-var (
-	probeByTitle = map[string]any{"probe": map[string]any{
-		"tool": "find_ticket", "args": map[string]string{"title": "{{args.title}}"},
-		"found": "^(TICKET-[0-9]+):", "not_found": "^no ticket",
-	}}
-	probeUnclear = map[string]any{"probe": map[string]any{
-		"tool": "find_ticket", "args": map[string]string{"title": "{{args.title}}"},
-		"found": "^(TICKET-[0-9]+) is filed$", "not_found": "^nothing filed$",
-	}}
-	probeRefused = map[string]any{"probe": map[string]any{
-		"tool": "find_ticket", "args": map[string]string{"request_id": "req-1", "title": "{{args.title}}"},
-		"found": "^(TICKET-[0-9]+):", "not_found": "^no ticket",
-	}}
-)
-
 // localRun is one local run of the hand example with its journal, ticket
 // store and tools file in a temporary folder.
 type localRun struct {
@@ -193,19 +151,10 @@ type localRun struct {
 func newLocalRun(t *testing.T, override map[string]any, run string) *localRun {
 	t.Helper()
 	dir := t.TempDir()
-	b, err := os.ReadFile(filepath.Join("..", "tools", "demo-tools.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if override != nil {
-		b = []byte(mustJSON(t, map[string]any{"tools": map[string]any{"create_ticket": override}}))
-	}
-	toolsFile := filepath.Join(dir, "tools.json")
-	if err := os.WriteFile(toolsFile, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	toolsFile := testenv.ToolsFile(t, override)
 	l := &localRun{run: run, tickets: filepath.Join(dir, "tickets.jsonl")}
 	jdir := filepath.Join(dir, "journal")
+	var err error
 	if l.store, err = journal.NewFileStore(jdir); err != nil {
 		t.Fatal(err)
 	}
@@ -237,25 +186,10 @@ func (l *localRun) crashInTicket(t *testing.T, hold string) {
 		t.Fatalf("the first run: exit %d, want 3, AwaitingApproval:\n%s", code, out)
 	}
 	l.reconcile(t, "approve", l.run, ticketStep)
-	where, want := "after", 1
-	if hold == "AGENTRUN_TEST_HOLD_BEFORE" {
-		where, want = "before", 0
-	}
 	p := testenv.Start(t, append(append([]string{}, l.env...), hold+"=create_ticket"), testenv.Program(t, "starter"), "--local", "--id", l.run, prompt)
-	line := "hold " + where + " create_ticket: waiting to be killed"
-	testenv.WaitFor(t, time.Minute, "the starter to log "+line, func() bool {
-		if !p.Running() {
-			t.Fatalf("the starter exited:\n%s", p.Output())
-		}
-		return strings.Contains(p.Output(), line)
-	})
-	if n := l.ticketCount(t); n != want {
-		t.Fatalf("tickets while the starter holds create_ticket %s its effect: %d, want %d", where, n, want)
-	}
-	p.Kill(t)
-	t.Logf("SIGKILLed the starter holding create_ticket %s its effect", where)
+	testenv.CrashInTicket(t, p, hold, l.tickets)
 	recs := l.records(t)
-	if got := describe(recs[len(recs)-1:]); got[0] != "step.started "+ticketStep+" write" {
+	if got := testenv.Describe(recs[len(recs)-1:]); got[0] != "step.started "+ticketStep+" write" {
 		t.Fatalf("the journal ends with %q, want create_ticket's start", got)
 	}
 }
@@ -271,11 +205,7 @@ func (l *localRun) records(t *testing.T) []journal.Record {
 
 func (l *localRun) ticketCount(t *testing.T) int {
 	t.Helper()
-	ts, err := tools.ReadTickets(l.tickets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ts)
+	return testenv.TicketCount(t, l.tickets)
 }
 
 // checkRecords checks the run's records: the hand example's, with
@@ -286,18 +216,9 @@ func (l *localRun) checkRecords(t *testing.T, recs []journal.Record, ticket []st
 	want := append([]string{"run.started", "step.completed llm/1 model", "step.completed tool/1/0/lookup read", "step.completed llm/2 model", "signal"},
 		ticket...)
 	want = append(want, "step.completed llm/3 model", "run.completed")
-	if got := describe(recs); !reflect.DeepEqual(got, want) {
+	if got := testenv.Describe(recs); !reflect.DeepEqual(got, want) {
 		t.Errorf("records:\n got %q\nwant %q", got, want)
 	}
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // TestSettleKillLocalMCPProbe: starter --local is SIGKILLed after the
@@ -326,7 +247,7 @@ func TestSettleKillLocalMCPProbe(t *testing.T) {
 		{"text": "Stored: {{last_tool_result}}"}
 	]}`
 	toolsFile, scriptFile := filepath.Join(dir, "tools.json"), filepath.Join(dir, "script.json")
-	for file, text := range map[string]string{toolsFile: mustJSON(t, cfg), scriptFile: script} {
+	for file, text := range map[string]string{toolsFile: testenv.MustJSON(cfg), scriptFile: script} {
 		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -357,13 +278,7 @@ func TestSettleKillLocalMCPProbe(t *testing.T) {
 
 	starter := testenv.Program(t, "starter")
 	p := testenv.Start(t, append(append([]string{}, env...), "AGENTRUN_TEST_HOLD_AFTER=create_entities"), starter, "--local", "--id", run, "Keep the knowledge graph up to date.")
-	const line = "hold after create_entities: waiting to be killed"
-	testenv.WaitFor(t, time.Minute, "the starter to log "+line, func() bool {
-		if !p.Running() {
-			t.Fatalf("the starter exited:\n%s", p.Output())
-		}
-		return strings.Contains(p.Output(), line)
-	})
+	testenv.AwaitHold(t, p, testenv.HoldAfter, "create_entities", time.Minute)
 	written := memory()
 	p.Kill(t)
 
@@ -380,7 +295,7 @@ func TestSettleKillLocalMCPProbe(t *testing.T) {
 	}
 	wantRecs := []string{"run.started", "step.completed llm/1 model", "step.started " + step + " write", "step.probed " + step,
 		"step.completed " + step + " write", "step.completed llm/2 model", "run.completed"}
-	if got := describe(recs); !reflect.DeepEqual(got, wantRecs) {
+	if got := testenv.Describe(recs); !reflect.DeepEqual(got, wantRecs) {
 		t.Fatalf("records:\n got %q\nwant %q", got, wantRecs)
 	}
 	want := agent.Settled{By: agent.SettledByProbe, Runs: 1, Probe: &agent.ProbeAnswer{Tool: "open_nodes", Verdict: agent.ProbeFound,
@@ -389,7 +304,7 @@ func TestSettleKillLocalMCPProbe(t *testing.T) {
 		if r.Type == journal.StepCompleted && r.Step == step {
 			res, err := agent.DecodeToolResult(r.Result)
 			if err != nil || res.Content != "agentrun-e2e" || res.Settled == nil || !reflect.DeepEqual(*res.Settled, want) {
-				t.Fatalf("create_entities' result %s (%v); want agentrun-e2e settled %s", r.Result, err, mustJSON(t, want))
+				t.Fatalf("create_entities' result %s (%v); want agentrun-e2e settled %s", r.Result, err, testenv.MustJSON(want))
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package journal_test
+package cli_test
 
 import (
 	"bytes"
@@ -171,7 +171,7 @@ func TestKillResumesWithoutRecall(t *testing.T) {
 	want := []string{"run.started", "step.completed llm/1 model", "step.completed tool/1/0/lookup read", "step.completed llm/2 model",
 		"signal", "step.started " + ticketStep + " write", "signal", "step.completed " + ticketStep + " write",
 		"step.completed llm/3 model", "run.completed"}
-	if got := describe(recs); strings.Join(got, "|") != strings.Join(want, "|") {
+	if got := testenv.Describe(recs); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("records:\n got %q\nwant %q", got, want)
 	}
 	if ts, _ := tools.ReadTickets(tickets); len(ts) != 1 {
