@@ -378,7 +378,7 @@ func (a *Activities) callTool(ctx context.Context, in StepInput) (json.RawMessag
 		return nil, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("%s started on an earlier attempt and never recorded its result%s; check whether it took effect, then reconcile it (done RESULT or retry)", in.Step.Name, probe),
 			ErrTypeIndeterminate, nil)
-	case errors.Is(err, journal.ErrInvalid):
+	case errors.Is(err, operator.ErrInvalid):
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeGuard, nil)
 	case err != nil && ctx.Err() != nil:
 		// Temporal refused the heartbeat (the attempt timed out or was

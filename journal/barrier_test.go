@@ -41,7 +41,7 @@ func TestTerminalBarrier(t *testing.T) {
 		for _, sig := range inputs {
 			err := f.j.Signal(t.Context(), id, sig)
 			want := sig.Name + ": the run is already " + status + "; nothing changes a run after it ended"
-			if !errors.Is(err, journal.ErrInvalid) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("%s on the %s run: %v, want one line containing %q", sig.Name, status, err, want)
 			}
 		}

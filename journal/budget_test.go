@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/operator"
 )
 
@@ -45,8 +44,8 @@ func TestBudgetReachedThenRaised(t *testing.T) {
 		{Name: operator.SignalBudget},
 	} {
 		err := f.j.Signal(t.Context(), id, bad)
-		if !errors.Is(err, journal.ErrInvalid) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("budget %+v: %v, want a one-line ErrInvalid", bad, err)
+		if !errors.Is(err, operator.ErrInvalid) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("budget %+v: %v, want a one-line operator.ErrInvalid", bad, err)
 		}
 	}
 	if got := len(f.records(t, id)); got != n {

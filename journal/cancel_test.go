@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/operator"
 )
 
@@ -117,7 +116,7 @@ func TestCancelDuringWrite(t *testing.T) {
 	}
 	n := len(f.records(t, "c-write"))
 	err = f.j.Signal(t.Context(), "c-write", operator.Signal{Name: operator.SignalReconcile, Step: ticketStep, Outcome: operator.OutcomeRetry})
-	if !errors.Is(err, journal.ErrInvalid) || !strings.Contains(err.Error(), "already Cancelled") {
+	if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), "already Cancelled") {
 		t.Fatalf("reconcile after cancel: %v, want refused: already Cancelled", err)
 	}
 	if err := f.j.Cancel(t.Context(), "c-write"); err == nil || !strings.Contains(err.Error(), "already Cancelled") {

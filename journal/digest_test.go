@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
-	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/operator"
 )
@@ -53,8 +52,8 @@ func TestApproveByDigest(t *testing.T) {
 		{operator.Signal{Name: operator.SignalApprove, Marker: ticketStep, Digest: want, Execution: "0b1c"}, `execution "0b1c" names a Temporal run; a local run has none`},
 	} {
 		err := f.j.Signal(t.Context(), id, c.sig)
-		if !errors.Is(err, journal.ErrInvalid) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("signal %+v: %v; want one line ErrInvalid containing %q", c.sig, err, c.want)
+		if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("signal %+v: %v; want one line operator.ErrInvalid containing %q", c.sig, err, c.want)
 		}
 	}
 	if got := len(f.records(t, id)); got != n {

@@ -79,7 +79,7 @@
 // # On-disk format
 //
 // A FileStore keeps one file per run, <dir>/<run id>.jsonl; a valid run id
-// (see [ValidRunID]) is a safe file name. The file is a sequence of lines,
+// (see [operator.ValidRunID]) is a safe file name. The file is a sequence of lines,
 // one record per line, each written as
 //
 //	<checksum> <json>\n
@@ -183,7 +183,7 @@
 // the directory was fsynced before.
 //
 // An append that returned an error may or may not have happened. Only
-// [ErrConflict], [ErrInvalid] and [ErrCorrupt] mean that nothing was written.
+// [ErrConflict], [operator.ErrInvalid] and [ErrCorrupt] mean that nothing was written.
 // After any other error (a failed write or fsync, for instance) the records
 // may be absent, present, or, for an append of several records, present in
 // part (a prefix): a record that reached the file before an fsync failed

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/tools"
 )
@@ -45,7 +44,7 @@ func TestLocalApprovalExpires(t *testing.T) {
 	}
 	*now = now.Add(time.Minute)
 	err := f.j.Signal(t.Context(), "x-1", operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
-	if !errors.Is(err, journal.ErrInvalid) || !strings.Contains(err.Error(), "was denied: approval expired after 30m0s") {
+	if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), "was denied: approval expired after 30m0s") {
 		t.Fatalf("approve at 30m: %v, want refused: denied, approval expired after 30m0s", err)
 	}
 	o := f.run(t, "x-1")

@@ -261,7 +261,7 @@ func TestLocalRetryRefusedWhileHeld(t *testing.T) {
 	}
 	retry := operator.Signal{Name: operator.SignalReconcile, Step: ticketStep, Outcome: operator.OutcomeRetry}
 	err = f.j.Signal(t.Context(), id, retry)
-	if !errors.Is(err, journal.ErrInvalid) || !strings.Contains(err.Error(), "attempt 1 (worker driver-a) of "+ticketStep+" may still be running until") || strings.Contains(err.Error(), "\n") {
+	if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), "attempt 1 (worker driver-a) of "+ticketStep+" may still be running until") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("retry while held: %v, want a one-line refusal naming the deadline", err)
 	}
 	if n := len(f.records(t, id)); n != len(recs)+1 {

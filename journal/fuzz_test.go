@@ -133,8 +133,8 @@ func TestDecodeErrors(t *testing.T) {
 		}
 	}
 	_, err = encodeRecord(Record{Type: "bogus"})
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `unknown type "bogus"`) {
-		t.Errorf("encodeRecord of an unknown type = %v, want ErrInvalid naming it", err)
+	if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), `unknown type "bogus"`) {
+		t.Errorf("encodeRecord of an unknown type = %v, want operator.ErrInvalid naming it", err)
 	}
 }
 

@@ -118,7 +118,7 @@ func (j *Journal) RunAttempt(ctx context.Context, runID string, step agent.Step,
 // runAttempt is RunAttempt; gates, when not nil, adds the gating of the
 // calls a model step's result asks for to its step.completed record.
 func (j *Journal) runAttempt(ctx context.Context, runID string, step agent.Step, att Attempt, timeout time.Duration, fn StepFunc, gates gatesFunc) (json.RawMessage, error) {
-	if err := ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return nil, err
 	}
 	for range maxConflicts {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
-	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/operator"
 )
@@ -30,8 +29,8 @@ func TestMessageToWaitingLocalRun(t *testing.T) {
 	n := len(f.records(t, id))
 	for _, bad := range []string{"", " \n\t"} {
 		err := f.j.Signal(t.Context(), id, operator.Signal{Name: operator.SignalMessage, Content: bad})
-		if !errors.Is(err, journal.ErrInvalid) || !strings.Contains(err.Error(), "the content is empty; want some text") || strings.Contains(err.Error(), "\n") {
-			t.Errorf("message %q: %v, want a one-line ErrInvalid", bad, err)
+		if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), "the content is empty; want some text") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("message %q: %v, want a one-line operator.ErrInvalid", bad, err)
 		}
 	}
 	if got := len(f.records(t, id)); got != n {
@@ -47,7 +46,7 @@ func TestMessageToWaitingLocalRun(t *testing.T) {
 		t.Fatalf("model calls %d, tickets %d; want 3, 1", c, f.ticketCount(t))
 	}
 	err := f.j.Signal(t.Context(), id, operator.Signal{Name: operator.SignalMessage, Content: "more"})
-	if !errors.Is(err, journal.ErrInvalid) || !strings.Contains(err.Error(), "already Completed") {
+	if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), "already Completed") {
 		t.Fatalf("message to a completed run: %v, want refused as Completed", err)
 	}
 }

@@ -83,9 +83,6 @@ var (
 	ErrCorrupt = errors.New("journal is corrupt")
 	// ErrConflict: the journal changed between Load and Append.
 	ErrConflict = errors.New("journal changed concurrently")
-	// ErrInvalid is operator.ErrInvalid, under the name the stores use:
-	// a run id, a seen count or a record was refused; nothing was written.
-	ErrInvalid = operator.ErrInvalid
 )
 
 // IndeterminateError names the write step whose outcome is unknown. It
@@ -112,7 +109,3 @@ func (e *IndeterminateError) Error() string {
 
 // Unwrap returns ErrIndeterminate.
 func (e *IndeterminateError) Unwrap() error { return ErrIndeterminate }
-
-// ValidRunID is operator.ValidRunID, the check every Store makes of a run
-// id: a valid id is a safe file name.
-func ValidRunID(id string) error { return operator.ValidRunID(id) }

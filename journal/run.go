@@ -23,7 +23,7 @@ import (
 // written. Before every step it checks that it still holds the lock; a
 // lost lock is a *LockLostError, and the step does not run.
 func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, exec agent.Executor) (agent.Outcome, error) {
-	if err := ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return agent.Outcome{}, err
 	}
 	if len(input) == 0 {
@@ -306,7 +306,7 @@ func (j *Journal) Cancel(ctx context.Context, runID string) error {
 // writer appended first. When decide says again, it appends and decides
 // once more (for records that must precede the operator's own).
 func (j *Journal) update(ctx context.Context, runID, op string, decide func(st *state) (recs []Record, again bool, err error)) error {
-	if err := ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return err
 	}
 	for range maxConflicts {
@@ -384,7 +384,7 @@ type RunInfo struct {
 // step's Starts counts its step.started records: 0 for a model or read
 // step, which is recorded only once it completed.
 func (j *Journal) Show(runID string) (RunInfo, error) {
-	if err := ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return RunInfo{}, err
 	}
 	recs, err := j.Store.Load(runID)

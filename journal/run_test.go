@@ -339,13 +339,13 @@ func TestSignalValidation(t *testing.T) {
 	}
 	for _, c := range bad {
 		err := f.j.Signal(t.Context(), "v", c.sig)
-		if !errors.Is(err, journal.ErrInvalid) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%s: err %v, want one line wrapping ErrInvalid containing %q", c.name, err, c.want)
+		if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: err %v, want one line wrapping operator.ErrInvalid containing %q", c.name, err, c.want)
 		}
 	}
 	f.signal(t, "v", operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
 	err := f.j.Signal(t.Context(), "v", operator.Signal{Name: operator.SignalDeny, Marker: ticketStep, Reason: "changed my mind"})
-	if !errors.Is(err, journal.ErrInvalid) || !strings.Contains(err.Error(), "already decided") {
+	if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), "already decided") {
 		t.Errorf("deny after approve: %v, want already decided", err)
 	}
 	if got := len(f.records(t, "v")); got != n+1 {

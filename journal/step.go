@@ -12,7 +12,7 @@ import (
 // and its recorded result (nil when it has none yet). An unknown run wraps
 // operator.ErrUnknownRun; a step the run never reached wraps operator.ErrInvalid.
 func (j *Journal) Step(runID, name string) (agent.Step, json.RawMessage, error) {
-	if err := ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return agent.Step{}, nil, err
 	}
 	recs, err := j.Store.Load(runID)

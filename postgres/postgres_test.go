@@ -413,7 +413,7 @@ func TestAppendCutShortIsUnknown(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // polling the server's view; there is no signal to wait for
 	}
 	err = <-done
-	if err == nil || errors.Is(err, journal.ErrConflict) || errors.Is(err, journal.ErrInvalid) {
+	if err == nil || errors.Is(err, journal.ErrConflict) || errors.Is(err, operator.ErrInvalid) {
 		t.Fatalf("Append whose session was terminated = %v; want an error of unknown outcome", err)
 	}
 	t.Logf("error: %v", err)

@@ -29,7 +29,7 @@ import (
 	"github.com/agentrun/agentrun/internal/cli"
 	"github.com/agentrun/agentrun/internal/cluster"
 	"github.com/agentrun/agentrun/internal/config"
-	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 )
 
 func main() {
@@ -67,7 +67,7 @@ func run(ctx context.Context, local, wait, session bool, stream *bool, id, maxTu
 	if id == "" {
 		return &cli.UsageError{Msg: "--id is required: name the run (letters, digits, '_', '.', '-')"}
 	}
-	if err := journal.ValidRunID(id); err != nil {
+	if err := operator.ValidRunID(id); err != nil {
 		return &cli.UsageError{Msg: err.Error()}
 	}
 	cfg, err := config.Load(os.Getenv)

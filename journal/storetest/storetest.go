@@ -157,12 +157,12 @@ func Run(t *testing.T, open func(t *testing.T) journal.Store) {
 		for _, rec := range bad {
 			// The good record before the bad one is not written either.
 			err := s.Append("run-1", 0, storeTestRecord(0), rec)
-			if !errors.Is(err, journal.ErrInvalid) {
-				t.Fatalf("Append of %+v = %v, want journal.ErrInvalid", rec, err)
+			if !errors.Is(err, operator.ErrInvalid) {
+				t.Fatalf("Append of %+v = %v, want operator.ErrInvalid", rec, err)
 			}
 		}
-		if err := s.Append("run-1", -1, storeTestRecord(0)); !errors.Is(err, journal.ErrInvalid) {
-			t.Fatalf("Append(seen=-1) = %v, want journal.ErrInvalid", err)
+		if err := s.Append("run-1", -1, storeTestRecord(0)); !errors.Is(err, operator.ErrInvalid) {
+			t.Fatalf("Append(seen=-1) = %v, want operator.ErrInvalid", err)
 		}
 		storeAssertRecords(t, s, "run-1", nil)
 		storeAssertList(t, s)
@@ -185,11 +185,11 @@ func Run(t *testing.T, open func(t *testing.T) journal.Store) {
 		t.Parallel()
 		s := open(t)
 		for _, id := range []string{"", "../x", "/abs", ".hidden", "a b", "ré", "a/b", strings.Repeat("a", operator.MaxRunIDLen+1)} {
-			if _, err := s.Load(id); !errors.Is(err, journal.ErrInvalid) {
-				t.Errorf("Load(%q) = %v, want journal.ErrInvalid", id, err)
+			if _, err := s.Load(id); !errors.Is(err, operator.ErrInvalid) {
+				t.Errorf("Load(%q) = %v, want operator.ErrInvalid", id, err)
 			}
-			if err := s.Append(id, 0, storeTestRecord(0)); !errors.Is(err, journal.ErrInvalid) {
-				t.Errorf("Append(%q) = %v, want journal.ErrInvalid", id, err)
+			if err := s.Append(id, 0, storeTestRecord(0)); !errors.Is(err, operator.ErrInvalid) {
+				t.Errorf("Append(%q) = %v, want operator.ErrInvalid", id, err)
 			}
 		}
 		storeAssertList(t, s)
