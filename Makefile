@@ -6,7 +6,7 @@
 #   make race    the tests with -race, but for the slow end-to-end packages (CI)
 #   make bench   the performance table, written to BENCHMARKS.md
 #   make chaos   the crash campaign, written to BENCHMARKS.md
-#   make versions / version-current / version-ramp   Worker Versioning (README "Upgrade a fleet")
+#   make versions / version-current / version-ramp   Worker Versioning (docs/fleets.md "Upgrade a fleet")
 
 TEMPORAL_CLI_VERSION := $(shell awk '$$1 == "github.com/temporalio/cli" { print $$2 }' build/temporal-cli/go.mod)
 TEMPORAL := bin/temporal
@@ -39,7 +39,7 @@ $(MCP_SERVERS): tools/mcp/testdata/package-lock.json
 # The TypeScript Workflow Streams client (@temporalio/workflow-streams and
 # @temporalio/client, pinned) that the streams tests run against a stream
 # hosted by a Go workflow, and the TypeScript compiler that checks the
-# README's example.
+# example in docs/progress.md.
 STREAMS_TS := streams/testdata/ts/node_modules/.package-lock.json
 
 streams-ts: $(STREAMS_TS)
@@ -85,7 +85,7 @@ bench: $(TEMPORAL)
 chaos: $(TEMPORAL)
 	$(GO) run ./chaos $(CHAOS_FLAGS)
 
-# Worker Versioning (README "Upgrade a fleet"), with the temporal CLI against
+# Worker Versioning (docs/fleets.md "Upgrade a fleet"), with the temporal CLI against
 # TEMPORAL_ADDRESS: DEPLOYMENT is the workers' AGENTRUN_DEPLOYMENT (default
 # agentrun), BUILD a build id of it (a worker logs its own at start-up).
 #   make versions [BUILD=OLD]        the builds, which is current or ramping, and

@@ -20,6 +20,7 @@ import (
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/metrics"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/tools"
 )
 
@@ -143,6 +144,9 @@ type Activities struct {
 	// that people see which worker may still be running it. Default:
 	// pid@host, as the sdk names a worker.
 	Identity string
+	// Test are the test-only crash points (hold.go). Production leaves
+	// them zero.
+	Test Test
 }
 
 // ListTools returns the model's name and the tools on offer, and keeps
@@ -346,7 +350,7 @@ func (a *Activities) callTool(ctx context.Context, in StepInput) (json.RawMessag
 	log := a.logger().With("run_id", runID, "step", in.Step.Name, "attempt", info.Attempt)
 	switch {
 	case errors.As(err, &fence):
-		log.Warn("an earlier attempt of the write may still be running; waiting for it", "holder", fence.Holder.String(), "until", journal.FormatUntil(fence.Until()))
+		log.Warn("an earlier attempt of the write may still be running; waiting for it", "holder", fence.Holder.String(), "until", operator.FormatUntil(fence.Until()))
 		return nil, temporal.NewNonRetryableApplicationError(fence.Error(), ErrTypeFenced, nil, fence.Holder)
 	case errors.Is(err, journal.ErrFenceLost):
 		log.Warn("write attempt gave up before the tool ran: it no longer holds the write", "error", err)
@@ -374,7 +378,7 @@ func (a *Activities) callTool(ctx context.Context, in StepInput) (json.RawMessag
 		return nil, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("%s started on an earlier attempt and never recorded its result%s; check whether it took effect, then reconcile it (done RESULT or retry)", in.Step.Name, probe),
 			ErrTypeIndeterminate, nil)
-	case errors.Is(err, journal.ErrInvalid):
+	case errors.Is(err, operator.ErrInvalid):
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeGuard, nil)
 	case err != nil && ctx.Err() != nil:
 		// Temporal refused the heartbeat (the attempt timed out or was

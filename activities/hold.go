@@ -2,8 +2,6 @@ package activities
 
 import (
 	"context"
-	"os"
-	"sync"
 
 	"go.temporal.io/sdk/activity"
 )
@@ -12,20 +10,22 @@ import (
 // AGENTRUN_TEST_HOLD_AFTER) live in the executor, which both engines share:
 // see execute/hold.go.
 
-// envTestHoldList names another test-only crash point: when a worker's
-// environment has AGENTRUN_TEST_HOLD_LIST=1, ListTools logs "hold in tools:
-// waiting to be killed" at Warn and keeps heartbeating until the activity's
-// context is done, then fails the attempt with the context's error. Tests
-// SIGKILL the worker while it holds, to check that the run goes on within
-// the heartbeat timeout.
-const envTestHoldList = "AGENTRUN_TEST_HOLD_LIST"
+// Test are the activities' test-only crash points; production leaves them
+// zero. The worker sets them from internal/config's Test section, which
+// tests set through the worker process's environment.
+type Test struct {
+	// HoldList makes ListTools log "hold in tools: waiting to be killed"
+	// at Warn and keep heartbeating until the activity's context is done,
+	// then fail the attempt with the context's error. Tests SIGKILL the
+	// worker while it holds, to check that the run goes on within the
+	// heartbeat timeout (AGENTRUN_TEST_HOLD_LIST=1). Default false.
+	HoldList bool
+}
 
-var testHoldList = sync.OnceValue(func() bool { return os.Getenv(envTestHoldList) == "1" })
-
-// holdInList holds ListTools as envTestHoldList describes, or returns nil
-// at once (the production case).
+// holdInList holds ListTools as Test.HoldList describes, or returns nil at
+// once (the production case).
 func (a *Activities) holdInList(ctx context.Context) error {
-	if !testHoldList() {
+	if !a.Test.HoldList {
 		return nil
 	}
 	info := activity.GetInfo(ctx)

@@ -15,9 +15,10 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/execute"
+	agentconfig "github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -98,7 +99,7 @@ func killSettled(ctx context.Context, env *benchEnv, workerBin string, p settleP
 func settleTrial(ctx context.Context, env *benchEnv, c client.Client, workerBin, toolsFile, id string) (time.Duration, error) {
 	dir := env.subdir(id)
 	wenv := append(env.workerEnv(id, dir, 0), "AGENTRUN_TOOLS="+toolsFile)
-	holder, err := startWorker(ctx, workerBin, append(wenv[:len(wenv):len(wenv)], execute.EnvTestHoldBefore+"=create_ticket"))
+	holder, err := startWorker(ctx, workerBin, append(wenv[:len(wenv):len(wenv)], agentconfig.EnvTestHoldBefore+"=create_ticket"))
 	if err != nil {
 		return 0, err
 	}
@@ -112,7 +113,7 @@ func settleTrial(ctx context.Context, env *benchEnv, c client.Client, workerBin,
 	if err != nil {
 		return 0, err
 	}
-	if err := c.SignalWorkflow(ctx, id, "", workflows.SignalApprove, workflows.ApprovePayload(marker)); err != nil {
+	if err := c.SignalWorkflow(ctx, id, "", operator.SignalApprove, operator.ApprovePayload(marker)); err != nil {
 		return 0, fmt.Errorf("approve %s: %w", id, err)
 	}
 	step, err := heldWrite(ctx, c, id, holder)

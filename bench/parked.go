@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -135,7 +136,7 @@ func parkedApprovals(ctx context.Context, env *benchEnv, workerBin string, p par
 
 // waitParked waits until n runs on queue await approval.
 func waitParked(ctx context.Context, c client.Client, queue string, n int) error {
-	q := fmt.Sprintf("TaskQueue = %q AND AgentRunStatus = %q", queue, string(agent.StatusAwaitingApproval))
+	q := fmt.Sprintf("TaskQueue = %q AND %s = %q", queue, operator.StatusAttribute, string(agent.StatusAwaitingApproval))
 	deadline := time.Now().Add(parkTimeout)
 	var have int64
 	for time.Now().Before(deadline) {
@@ -175,8 +176,8 @@ func approveAll(ctx context.Context, c client.Client, ids []string, marker strin
 		_, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 			WorkflowID:   id,
 			UpdateID:     "bench-approve",
-			UpdateName:   workflows.SignalApprove,
-			Args:         []any{workflows.ApprovePayload(marker)},
+			UpdateName:   operator.SignalApprove,
+			Args:         []any{operator.ApprovePayload(marker)},
 			WaitForStage: client.WorkflowUpdateStageAccepted,
 		})
 		if err != nil {

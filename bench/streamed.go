@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/progress"
 	"github.com/agentrun/agentrun/streams"
 	"github.com/agentrun/agentrun/workflows"
@@ -149,8 +150,8 @@ func session(ctx context.Context, c client.Client, queue, id string, stream bool
 	}
 	for n := 1; n <= turns; n++ {
 		if n > 1 {
-			u, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: workflows.SignalMessage,
-				UpdateID: fmt.Sprintf("message-%d", n), Args: []any{workflows.MessagePayload(fmt.Sprintf("Thanks. Follow-up question %d?", n))},
+			u, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: operator.SignalMessage,
+				UpdateID: fmt.Sprintf("message-%d", n), Args: []any{operator.MessagePayload(fmt.Sprintf("Thanks. Follow-up question %d?", n))},
 				WaitForStage: client.WorkflowUpdateStageCompleted})
 			if err == nil {
 				err = u.Get(ctx, nil)

@@ -11,7 +11,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/internal/netfault"
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/workflows"
@@ -75,7 +75,7 @@ func (f *fleet) startHeld(ctx context.Context, o *Outcome) error {
 		env = holdEnv(pointWriteBefore, o.Target, f.delayed)
 	}
 	if p != pointFreezeModel {
-		env = append(env, execute.EnvTestHoldFor+"="+holdFor(p).String())
+		env = append(env, config.EnvTestHoldFor+"="+holdFor(p).String())
 	}
 	if p == pointCutTemporal || p == pointCutPostgres {
 		var err error

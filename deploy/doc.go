@@ -25,7 +25,7 @@
 // The workers join the worker deployment agentrun (AGENTRUN_DEPLOYMENT),
 // each as the build id its binary derives; the service worker-next (profile
 // upgrade) is the worker's twin with an image of its own, for rolling
-// upgrades (the compose file's header and README "Upgrade a fleet").
+// upgrades (the compose file's header and docs/fleets.md "Upgrade a fleet").
 //
 // There is no Docker engine where agentrun is developed, so the files are
 // checked statically: `make compose-check` runs docker-compose config, and

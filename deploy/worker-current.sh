@@ -4,7 +4,7 @@
 # the first start of a versioned fleet (AGENTRUN_DEPLOYMENT set), the
 # deployment has one build and no current version, and a versioned worker
 # gets no task until its build is current, so this makes that one build
-# current. Later builds are promoted by the operator (README "Upgrade a
+# current. Later builds are promoted by the operator (docs/fleets.md "Upgrade a
 # fleet"): when the deployment already has a current version, or more than
 # one build, this changes nothing. Safe to run again.
 set -eu

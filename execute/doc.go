@@ -40,7 +40,7 @@
 //
 // # Test hold points
 //
-// AGENTRUN_TEST_HOLD_BEFORE and AGENTRUN_TEST_HOLD_AFTER (hold.go) hold a
-// write before or after its effect until the process is killed, on either
-// engine; production never sets them.
+// Executor.Test (hold.go; AGENTRUN_TEST_HOLD_BEFORE and
+// AGENTRUN_TEST_HOLD_AFTER) holds a write before or after its effect until
+// the process is killed, on either engine; production never sets it.
 package execute

@@ -38,6 +38,9 @@ type Executor struct {
 	// Logger gets the test hold points' lines (hold.go); slog.Default()
 	// when nil.
 	Logger *slog.Logger
+	// Test are the test-only hold points (hold.go). Production leaves
+	// them zero: no hold.
+	Test Test
 
 	once  sync.Once
 	cache *cache
@@ -90,12 +93,12 @@ func (e *Executor) Stream(ctx context.Context, step agent.Step, text func(delta 
 		if err != nil {
 			return nil, err
 		}
-		if err := e.hold(ctx, EnvTestHoldBefore, "before", step); err != nil { // inert unless set
+		if err := e.hold(ctx, e.Test.HoldBefore, "before", step); err != nil { // inert unless set
 			return nil, err
 		}
 		res, err := e.Tools.Call(ctx, step.Call.Name, step.Call.Args)
 		if err == nil {
-			if err := e.hold(ctx, EnvTestHoldAfter, "after", step); err != nil { // likewise, after the effect
+			if err := e.hold(ctx, e.Test.HoldAfter, "after", step); err != nil { // likewise, after the effect
 				return nil, err
 			}
 		}

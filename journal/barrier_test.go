@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // TestTerminalBarrier: once a run is Completed or Failed, every operator
@@ -16,7 +17,7 @@ func TestTerminalBarrier(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.run(t, "done")
-	f.signal(t, "done", journal.Signal{Name: journal.SignalApprove, Marker: ticketStep})
+	f.signal(t, "done", operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
 	if o := f.run(t, "done"); o.Status != agent.StatusCompleted {
 		t.Fatalf("run: %+v, want Completed", o)
 	}
@@ -29,18 +30,18 @@ func TestTerminalBarrier(t *testing.T) {
 	if o := f.run(t, "failed"); o.Status != agent.StatusFailed {
 		t.Fatalf("damaged run: %+v, want Failed", o)
 	}
-	inputs := []journal.Signal{
-		{Name: journal.SignalApprove, Marker: ticketStep},
-		{Name: journal.SignalDeny, Marker: ticketStep, Reason: "no"},
-		{Name: journal.SignalReconcile, Step: ticketStep, Outcome: journal.OutcomeRetry},
-		{Name: journal.SignalBudget, MaxTurns: 100},
+	inputs := []operator.Signal{
+		{Name: operator.SignalApprove, Marker: ticketStep},
+		{Name: operator.SignalDeny, Marker: ticketStep, Reason: "no"},
+		{Name: operator.SignalReconcile, Step: ticketStep, Outcome: operator.OutcomeRetry},
+		{Name: operator.SignalBudget, MaxTurns: 100},
 	}
 	for id, status := range map[string]string{"done": "Completed", "failed": "Failed"} {
 		n := len(f.records(t, id))
 		for _, sig := range inputs {
 			err := f.j.Signal(t.Context(), id, sig)
 			want := sig.Name + ": the run is already " + status + "; nothing changes a run after it ended"
-			if !errors.Is(err, journal.ErrInvalid) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("%s on the %s run: %v, want one line containing %q", sig.Name, status, err, want)
 			}
 		}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // TestBudgetReachedThenRaised: a run stops as BudgetExceeded at its limit
@@ -37,36 +37,36 @@ func TestBudgetReachedThenRaised(t *testing.T) {
 	}
 
 	n := len(f.records(t, id))
-	for _, bad := range []journal.Signal{
-		{Name: journal.SignalBudget, MaxTurns: 1},
-		{Name: journal.SignalBudget, MaxTurns: -5},
-		{Name: journal.SignalBudget, MaxTokens: info.Usage.Total()},
-		{Name: journal.SignalBudget},
+	for _, bad := range []operator.Signal{
+		{Name: operator.SignalBudget, MaxTurns: 1},
+		{Name: operator.SignalBudget, MaxTurns: -5},
+		{Name: operator.SignalBudget, MaxTokens: info.Usage.Total()},
+		{Name: operator.SignalBudget},
 	} {
 		err := f.j.Signal(t.Context(), id, bad)
-		if !errors.Is(err, journal.ErrInvalid) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("budget %+v: %v, want a one-line ErrInvalid", bad, err)
+		if !errors.Is(err, operator.ErrInvalid) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("budget %+v: %v, want a one-line operator.ErrInvalid", bad, err)
 		}
 	}
 	if got := len(f.records(t, id)); got != n {
 		t.Fatalf("refused budgets wrote %d records", got-n)
 	}
 
-	f.signal(t, id, journal.Signal{Name: journal.SignalBudget, MaxTurns: 2})
+	f.signal(t, id, operator.Signal{Name: operator.SignalBudget, MaxTurns: 2})
 	if o = f.run(t, id); o.Status != agent.StatusAwaitingApproval {
 		t.Fatalf("after raising to 2: %+v, want AwaitingApproval", o)
 	}
 	if n := f.exec.count("llm/"); n != 2 {
 		t.Fatalf("model calls: %d, want 2", n)
 	}
-	f.signal(t, id, journal.Signal{Name: journal.SignalApprove, Marker: ticketStep})
+	f.signal(t, id, operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
 	if o = f.run(t, id); o.Status != agent.StatusBudgetExceeded || !strings.Contains(o.Reason, "limit is 2") {
 		t.Fatalf("after approval: %+v, want BudgetExceeded at 2", o)
 	}
 	// The token limit: exactly what is used stops the run.
 	info, _ = f.j.Show(id)
 	used := info.Usage.Total()
-	f.signal(t, id, journal.Signal{Name: journal.SignalBudget, MaxTurns: 10, MaxTokens: used + 1})
+	f.signal(t, id, operator.Signal{Name: operator.SignalBudget, MaxTurns: 10, MaxTokens: used + 1})
 	f.j.Limits = agent.Budget{MaxTurns: 99} // a resumed run keeps its recorded budget
 	o = f.run(t, id)
 	if o.Status != agent.StatusCompleted || !strings.Contains(o.Answer, "TICKET-1") {

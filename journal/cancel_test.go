@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // blocking runs the step named at through inner only after it was told
@@ -48,7 +48,7 @@ func cancelDuring(t *testing.T, f *fixture, id, at string, effect bool) agent.Ou
 		if o := f.run(t, id); o.Status != agent.StatusAwaitingApproval {
 			t.Fatalf("first run: %s, want AwaitingApproval", o.Status)
 		}
-		f.signal(t, id, journal.Signal{Name: journal.SignalApprove, Marker: ticketStep})
+		f.signal(t, id, operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
 	}
 	type result struct {
 		o   agent.Outcome
@@ -115,8 +115,8 @@ func TestCancelDuringWrite(t *testing.T) {
 		t.Fatalf("show: %+v, %v; want Cancelled with the reason", info, err)
 	}
 	n := len(f.records(t, "c-write"))
-	err = f.j.Signal(t.Context(), "c-write", journal.Signal{Name: journal.SignalReconcile, Step: ticketStep, Outcome: journal.OutcomeRetry})
-	if !errors.Is(err, journal.ErrInvalid) || !strings.Contains(err.Error(), "already Cancelled") {
+	err = f.j.Signal(t.Context(), "c-write", operator.Signal{Name: operator.SignalReconcile, Step: ticketStep, Outcome: operator.OutcomeRetry})
+	if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), "already Cancelled") {
 		t.Fatalf("reconcile after cancel: %v, want refused: already Cancelled", err)
 	}
 	if err := f.j.Cancel(t.Context(), "c-write"); err == nil || !strings.Contains(err.Error(), "already Cancelled") {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"strconv"
+
+	"github.com/agentrun/agentrun/operator"
 )
 
 // The line format is described in doc.go:
@@ -33,7 +35,7 @@ func knownType(t RecordType) bool {
 const knownTypes = "run.started, step.started, step.completed, step.probed, signal, run.completed, run.cancelled"
 
 // encodeRecord returns rec as one journal line, newline included. It refuses
-// (with an error wrapping ErrInvalid) a record of unknown type or one that
+// (with an error wrapping operator.ErrInvalid) a record of unknown type or one that
 // does not encode, so that nothing Load would reject is ever written.
 func encodeRecord(rec Record) ([]byte, error) {
 	return appendRecord(nil, rec)
@@ -52,19 +54,19 @@ func appendRecord(dst []byte, rec Record) ([]byte, error) {
 
 // EncodeJSON returns the compact JSON of rec, exactly as a FileStore writes
 // it after the checksum: no newline, HTML characters unescaped. It refuses,
-// with an error wrapping ErrInvalid, a record of unknown type or one that
+// with an error wrapping operator.ErrInvalid, a record of unknown type or one that
 // does not encode (a Result that is not JSON, for instance), so that a store
 // never writes what DecodeJSON would reject. Other stores (PostgreSQL) keep
 // records in this encoding too.
 func EncodeJSON(rec Record) ([]byte, error) {
 	if !knownType(rec.Type) {
-		return nil, fmt.Errorf("%w record: unknown type %q; want one of %s", ErrInvalid, rec.Type, knownTypes)
+		return nil, fmt.Errorf("%w record: unknown type %q; want one of %s", operator.ErrInvalid, rec.Type, knownTypes)
 	}
 	var js bytes.Buffer
 	enc := json.NewEncoder(&js)
 	enc.SetEscapeHTML(false) // keep tool output such as "<b>" readable; JSON escapes control characters anyway
 	if err := enc.Encode(rec); err != nil {
-		return nil, fmt.Errorf("%w %s record: %v", ErrInvalid, rec.Type, err)
+		return nil, fmt.Errorf("%w %s record: %v", operator.ErrInvalid, rec.Type, err)
 	}
 	return bytes.TrimSuffix(js.Bytes(), []byte("\n")), nil // Encode ends with a newline; compact JSON has no other
 }

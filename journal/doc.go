@@ -57,7 +57,7 @@
 // nor runs the write again: it gets a [*FenceError] (the Temporal workflow
 // waits on a timer, the local driver sleeps), or an [*IndeterminateError]
 // naming the holder when only a person could settle it, whose retry
-// [CheckRetry] refuses until then; a write with an idempotency key runs
+// [operator.CheckRetry] refuses until then; a write with an idempotency key runs
 // again at once. A holder whose process certainly ended (same host, pid
 // gone: [Attempt.Gone]) holds nothing. Starts without an attempt (older
 // journals, [Journal.RunStep]) hold nothing.
@@ -70,10 +70,16 @@
 // was written; the loop gives it to that call after its tool results. Once a run is Completed or Failed,
 // Signal refuses every input (nothing changes a run after it ended).
 //
+// The signal records are the operator's inputs (operator.Signal): Signal
+// checks each with operator.Check, and the fold applies them with
+// operator.Run.Apply, as the Temporal workflow does; only a reconcile is
+// also kept by its step (done is recorded as the step's step.completed when
+// the run goes on, retry starts the step's next generation).
+//
 // # On-disk format
 //
 // A FileStore keeps one file per run, <dir>/<run id>.jsonl; a valid run id
-// (see [ValidRunID]) is a safe file name. The file is a sequence of lines,
+// (see [operator.ValidRunID]) is a safe file name. The file is a sequence of lines,
 // one record per line, each written as
 //
 //	<checksum> <json>\n
@@ -177,7 +183,7 @@
 // the directory was fsynced before.
 //
 // An append that returned an error may or may not have happened. Only
-// [ErrConflict], [ErrInvalid] and [ErrCorrupt] mean that nothing was written.
+// [ErrConflict], [operator.ErrInvalid] and [ErrCorrupt] mean that nothing was written.
 // After any other error (a failed write or fsync, for instance) the records
 // may be absent, present, or, for an append of several records, present in
 // part (a prefix): a record that reached the file before an fsync failed

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // A write step that started and never recorded its result is never run
@@ -35,7 +36,7 @@ func ExampleJournal_RunStep() {
 	// A person checked: the ticket exists as TICKET-1.
 	recs, _ := j.Store.Load("run-1")
 	_ = j.Store.Append("run-1", len(recs), journal.Record{Type: journal.SignalRecord,
-		Signal: &journal.Signal{Name: journal.SignalReconcile, Step: step.Name, Outcome: journal.OutcomeDone, Result: "TICKET-1"}})
+		Signal: &operator.Signal{Name: operator.SignalReconcile, Step: step.Name, Outcome: operator.OutcomeDone, Result: "TICKET-1"}})
 	res, _ := j.RunStep(ctx, "run-1", step, file)
 	r, _ := agent.DecodeToolResult(res)
 	fmt.Println("after done:", r.Content)

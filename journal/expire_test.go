@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/tools"
 )
 
@@ -43,8 +43,8 @@ func TestLocalApprovalExpires(t *testing.T) {
 		t.Fatalf("at 29m: %s, want still AwaitingApproval", o.Status)
 	}
 	*now = now.Add(time.Minute)
-	err := f.j.Signal(t.Context(), "x-1", journal.Signal{Name: journal.SignalApprove, Marker: ticketStep})
-	if !errors.Is(err, journal.ErrInvalid) || !strings.Contains(err.Error(), "was denied: approval expired after 30m0s") {
+	err := f.j.Signal(t.Context(), "x-1", operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
+	if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), "was denied: approval expired after 30m0s") {
 		t.Fatalf("approve at 30m: %v, want refused: denied, approval expired after 30m0s", err)
 	}
 	o := f.run(t, "x-1")
@@ -65,7 +65,7 @@ func TestLocalApprovalInTime(t *testing.T) {
 	f, now := expiring(t)
 	f.run(t, "x-2")
 	*now = now.Add(29 * time.Minute)
-	f.signal(t, "x-2", journal.Signal{Name: journal.SignalApprove, Marker: ticketStep})
+	f.signal(t, "x-2", operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
 	*now = now.Add(time.Hour)
 	if o := f.run(t, "x-2"); o.Status != agent.StatusCompleted || f.ticketCount(t) != 1 {
 		t.Fatalf("resumed: %s with %d tickets, want Completed with 1", o.Status, f.ticketCount(t))

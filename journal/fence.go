@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agentrun/agentrun/operator"
 )
 
 // Grace is how long after an attempt's deadline a later attempt still
@@ -129,12 +131,7 @@ func (a *Attempt) String() string {
 // until when: "attempt 1 (worker 123@host) may still be running until
 // 14:03:10 UTC".
 func (a *Attempt) MayRun() string {
-	return fmt.Sprintf("%s may still be running until %s", a, FormatUntil(a.Until()))
-}
-
-// FormatUntil renders a fence's end for people: UTC, to the second.
-func FormatUntil(t time.Time) string {
-	return t.UTC().Format("15:04:05 UTC")
+	return fmt.Sprintf("%s may still be running until %s", a, operator.FormatUntil(a.Until()))
 }
 
 // ErrFenced: an earlier attempt of a write may still be running; nothing
@@ -165,14 +162,3 @@ func (e *FenceError) Unwrap() error { return ErrFenced }
 
 // Until is when a later attempt may act.
 func (e *FenceError) Until() time.Time { return e.Holder.Until() }
-
-// CheckRetry refuses a person's retry of step while the attempt that
-// started it last (who, "attempt 1 (worker ...)") may still be running
-// at now, that is before until: a retry then could run the write beside
-// it. Both engines use it.
-func CheckRetry(step, who string, until, now time.Time) error {
-	if until.IsZero() || !now.Before(until) {
-		return nil
-	}
-	return fmt.Errorf("%w reconcile: %s of %s may still be running until %s; check again after that", ErrInvalid, who, step, FormatUntil(until))
-}

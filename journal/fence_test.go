@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // fenceClock is a settable clock for the fence tests.
@@ -105,7 +106,7 @@ func TestFence(t *testing.T) {
 					t.Fatalf("ran %d, records %d -> %d", ran, len(before), len(after))
 				}
 				// A person's retry is refused until then, on the local engine too.
-				if err := journal.CheckRetry("tool/2/0/create_ticket", ind.Holder.String(), ind.Holder.Until(), clock.now); err == nil ||
+				if err := operator.CheckRetry("tool/2/0/create_ticket", ind.Holder.String(), ind.Holder.Until(), clock.now); err == nil ||
 					!strings.Contains(err.Error(), "attempt 1 (worker 1@a) of tool/2/0/create_ticket may still be running until 14:00:12 UTC; check again after that") {
 					t.Errorf("retry while held: %v", err)
 				}
@@ -248,7 +249,7 @@ func TestLocalRetryRefusedWhileHeld(t *testing.T) {
 	f.j.Now = clock.Now
 	const id = "held"
 	f.run(t, id)
-	f.signal(t, id, journal.Signal{Name: journal.SignalApprove, Marker: ticketStep})
+	f.signal(t, id, operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
 	recs := f.records(t, id)
 	holder := journal.Attempt{Generation: 1, Number: 1, Worker: "driver-a", Deadline: clock.now.Add(10 * time.Second)}.Here()
 	if err := f.j.Store.Append(id, len(recs), journal.Record{Type: journal.StepStarted, Step: ticketStep, Kind: agent.KindWrite, Attempt: &holder}); err != nil {
@@ -258,9 +259,9 @@ func TestLocalRetryRefusedWhileHeld(t *testing.T) {
 	if err != nil || info.Status != agent.StatusIndeterminate || !strings.Contains(info.Reason, "attempt 1 (worker driver-a) may still be running until") {
 		t.Fatalf("show: %+v, %v; want Indeterminate naming the attempt that may still run", info, err)
 	}
-	retry := journal.Signal{Name: journal.SignalReconcile, Step: ticketStep, Outcome: journal.OutcomeRetry}
+	retry := operator.Signal{Name: operator.SignalReconcile, Step: ticketStep, Outcome: operator.OutcomeRetry}
 	err = f.j.Signal(t.Context(), id, retry)
-	if !errors.Is(err, journal.ErrInvalid) || !strings.Contains(err.Error(), "attempt 1 (worker driver-a) of "+ticketStep+" may still be running until") || strings.Contains(err.Error(), "\n") {
+	if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), "attempt 1 (worker driver-a) of "+ticketStep+" may still be running until") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("retry while held: %v, want a one-line refusal naming the deadline", err)
 	}
 	if n := len(f.records(t, id)); n != len(recs)+1 {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/agentrun/agentrun/internal/durable"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // FileStore is the durable Store: one file per run, <dir>/<run id>.jsonl,
@@ -73,7 +74,7 @@ const (
 type FileStats struct {
 	// Appends counts the Append calls that wrote records to a file
 	// (whatever the write's outcome); appends refused with ErrConflict,
-	// ErrInvalid or ErrCorrupt, and appends of no records, write nothing
+	// operator.ErrInvalid or ErrCorrupt, and appends of no records, write nothing
 	// and do not count.
 	Appends int64
 	// Fsyncs counts every fsync the store did, of files and of
@@ -114,7 +115,7 @@ func (s *FileStore) path(runID string) string {
 // error wrapping ErrCorrupt that names the file, line and byte offset. The
 // records are the caller's to modify.
 func (s *FileStore) Load(runID string) ([]Record, error) {
-	if err := ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return nil, err
 	}
 	v, err := s.load(runID)
@@ -151,15 +152,15 @@ func (s *FileStore) load(runID string) (*runView, error) {
 
 // Append adds recs to the run's journal if it holds exactly seen records,
 // and returns only once they are fsynced. See Store.Append: ErrConflict,
-// ErrCorrupt and ErrInvalid mean nothing was written; any other error means
+// ErrCorrupt and operator.ErrInvalid mean nothing was written; any other error means
 // the records may or may not have been written (all, none, or a prefix of
 // them), and the caller must Load again to find out.
 func (s *FileStore) Append(runID string, seen int, recs ...Record) error {
-	if err := ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return err
 	}
 	if seen < 0 {
-		return fmt.Errorf("append %s: %w seen count %d: it is negative", runID, ErrInvalid, seen)
+		return fmt.Errorf("append %s: %w seen count %d: it is negative", runID, operator.ErrInvalid, seen)
 	}
 	// Encode first: a record Load would refuse is never written.
 	var buf []byte
@@ -273,7 +274,7 @@ func (s *FileStore) List() ([]string, error) {
 	var ids []string
 	for _, e := range entries {
 		id, ok := strings.CutSuffix(e.Name(), journalExt)
-		if !ok || !e.Type().IsRegular() || ValidRunID(id) != nil {
+		if !ok || !e.Type().IsRegular() || operator.ValidRunID(id) != nil {
 			continue
 		}
 		ids = append(ids, id)

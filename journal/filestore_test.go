@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/internal/durable/durabletest"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // encodeTestRecords returns the file content of a journal holding recs.
@@ -283,15 +284,15 @@ func TestRunIDValidation(t *testing.T) {
 	}
 	invalid := []string{"../x", "/abs", "", strings.Repeat("a", 129), "a b", "ré", ".hidden"}
 	for _, id := range invalid {
-		err := ValidRunID(id)
-		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "letters, digits") {
-			t.Errorf("ValidRunID(%q) = %v, want ErrInvalid saying what is valid", id, err)
+		err := operator.ValidRunID(id)
+		if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), "letters, digits") {
+			t.Errorf("operator.ValidRunID(%q) = %v, want operator.ErrInvalid saying what is valid", id, err)
 		}
-		if err := s.Append(id, 0, storeTestRecord(0)); !errors.Is(err, ErrInvalid) {
-			t.Errorf("Append(%q) = %v, want ErrInvalid", id, err)
+		if err := s.Append(id, 0, storeTestRecord(0)); !errors.Is(err, operator.ErrInvalid) {
+			t.Errorf("Append(%q) = %v, want operator.ErrInvalid", id, err)
 		}
-		if _, err := s.Load(id); !errors.Is(err, ErrInvalid) {
-			t.Errorf("Load(%q) = %v, want ErrInvalid", id, err)
+		if _, err := s.Load(id); !errors.Is(err, operator.ErrInvalid) {
+			t.Errorf("Load(%q) = %v, want operator.ErrInvalid", id, err)
 		}
 	}
 	var found []string
@@ -312,8 +313,8 @@ func TestRunIDValidation(t *testing.T) {
 
 	valid := []string{"run-1", "A.b_c-9", strings.Repeat("a", 128)}
 	for _, id := range valid {
-		if err := ValidRunID(id); err != nil {
-			t.Errorf("ValidRunID(%q) = %v, want nil", id, err)
+		if err := operator.ValidRunID(id); err != nil {
+			t.Errorf("operator.ValidRunID(%q) = %v, want nil", id, err)
 		}
 		if err := s.Append(id, 0, storeTestRecord(0)); err != nil {
 			t.Errorf("Append(%q): %v", id, err)

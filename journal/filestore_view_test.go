@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/durable/durabletest"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // The tests in this file check what a FileStore remembers between calls
@@ -474,7 +475,7 @@ func TestFileStoreLoadReturnsCopies(t *testing.T) {
 		{Type: RunStarted, Input: []agent.Message{{Role: agent.RoleUser, Content: "hi", ToolCalls: []agent.ToolCall{{ID: "1", Name: "lookup", Args: []byte(`{"a":1}`)}}}}},
 		{Type: StepCompleted, Step: "a", Result: []byte(`"one"`)},
 		{Type: StepCompleted, Step: "b", Result: []byte(`"two"`)},
-		{Type: SignalRecord, Signal: &Signal{Name: SignalApprove, Marker: "m"}},
+		{Type: SignalRecord, Signal: &operator.Signal{Name: operator.SignalApprove, Marker: "m"}},
 	}
 	if err := s.Append("run-1", 0, recs...); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // FuzzDecode checks that decodeLine never panics and that whatever it
@@ -28,8 +29,8 @@ func FuzzDecode(f *testing.F) {
 		}
 		f.Add(line)
 	}
-	reconcile, err := encodeRecord(Record{Type: SignalRecord, Signal: &Signal{
-		Name: SignalReconcile, Step: "tool/2/0/create_ticket", Outcome: OutcomeDone, Result: "ticket T-1 exists",
+	reconcile, err := encodeRecord(Record{Type: SignalRecord, Signal: &operator.Signal{
+		Name: operator.SignalReconcile, Step: "tool/2/0/create_ticket", Outcome: operator.OutcomeDone, Result: "ticket T-1 exists",
 	}})
 	if err != nil {
 		f.Fatal(err)
@@ -132,8 +133,8 @@ func TestDecodeErrors(t *testing.T) {
 		}
 	}
 	_, err = encodeRecord(Record{Type: "bogus"})
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `unknown type "bogus"`) {
-		t.Errorf("encodeRecord of an unknown type = %v, want ErrInvalid naming it", err)
+	if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), `unknown type "bogus"`) {
+		t.Errorf("encodeRecord of an unknown type = %v, want operator.ErrInvalid naming it", err)
 	}
 }
 

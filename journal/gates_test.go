@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // readNoApproval is the loop's tools with create_ticket turned into a read
@@ -44,7 +45,7 @@ func TestGateRecordedWhenAsked(t *testing.T) {
 	if o.Status != agent.StatusAwaitingApproval || len(o.Pending) != 1 || o.Pending[0].Marker != ticketStep || f.ticketCount(t) != 0 {
 		t.Fatalf("resumed with create_ticket a read without approval: %+v, %d tickets; want still AwaitingApproval and 0", o, f.ticketCount(t))
 	}
-	f.signal(t, "gated", journal.Signal{Name: journal.SignalApprove, Marker: ticketStep})
+	f.signal(t, "gated", operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
 	if o := f.run(t, "gated"); o.Status != agent.StatusCompleted || f.ticketCount(t) != 1 {
 		t.Fatalf("after the approval: %+v, %d tickets; want Completed and 1", o, f.ticketCount(t))
 	}

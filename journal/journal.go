@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // Journal applies the decision table of RunStep to the runs in a Store and
@@ -117,7 +118,7 @@ func (j *Journal) RunAttempt(ctx context.Context, runID string, step agent.Step,
 // runAttempt is RunAttempt; gates, when not nil, adds the gating of the
 // calls a model step's result asks for to its step.completed record.
 func (j *Journal) runAttempt(ctx context.Context, runID string, step agent.Step, att Attempt, timeout time.Duration, fn StepFunc, gates gatesFunc) (json.RawMessage, error) {
-	if err := ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return nil, err
 	}
 	for range maxConflicts {
@@ -135,7 +136,7 @@ func (j *Journal) runAttempt(ctx context.Context, runID string, step agent.Step,
 		var before []Record        // recorded with the start, before fn runs
 		if st != nil && st.starts > 0 && st.kind == agent.KindWrite && !st.idempotent {
 			switch {
-			case st.reconcile != nil && st.reconcile.Outcome == OutcomeDone:
+			case st.reconcile != nil && st.reconcile.Outcome == operator.OutcomeDone:
 				res := agent.ReconciledResult(st.reconcile.Result)
 				err := j.Store.Append(runID, len(recs), completedRecord(step, res, j.now()))
 				if errors.Is(err, ErrConflict) {
@@ -192,7 +193,7 @@ func (j *Journal) runAttempt(ctx context.Context, runID string, step agent.Step,
 				return nil, err
 			}
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithDeadlineCause(ctx, att.Deadline, fmt.Errorf("step %s: %w (%s)", step.Name, ErrAttemptDeadline, FormatUntil(att.Deadline)))
+			ctx, cancel = context.WithDeadlineCause(ctx, att.Deadline, fmt.Errorf("step %s: %w (%s)", step.Name, ErrAttemptDeadline, operator.FormatUntil(att.Deadline)))
 			defer cancel()
 		}
 		res, err := fn(ctx)
@@ -221,7 +222,7 @@ func (j *Journal) runAttempt(ctx context.Context, runID string, step agent.Step,
 // nothing settled it.
 func (j *Journal) holds(runID, step string, seen int, att Attempt) error {
 	if !j.now().Before(att.Deadline) {
-		return fmt.Errorf("step %s: %s: %w: its deadline %s passed before the tool ran; the tool did not run", step, &att, ErrFenceLost, FormatUntil(att.Deadline))
+		return fmt.Errorf("step %s: %s: %w: its deadline %s passed before the tool ran; the tool did not run", step, &att, ErrFenceLost, operator.FormatUntil(att.Deadline))
 	}
 	err := j.Store.Append(runID, seen)
 	if !errors.Is(err, ErrConflict) {
@@ -376,7 +377,7 @@ type stepState struct {
 	completed  bool
 	result     json.RawMessage
 	at         time.Time          // when its step.completed was written, if known
-	reconcile  *Signal            // the reconciliation of the latest start, if any
+	reconcile  *operator.Signal   // the reconciliation of the latest start, if any
 	settles    string             // the Settles mark of its latest start
 	probed     *agent.ProbeAnswer // the probe's answer since its latest start, if any
 	retries    int                // how often a person said retry: its generation is one more
@@ -389,23 +390,26 @@ type state struct {
 	started   bool
 	input     []agent.Message
 	steps     map[string]*stepState
-	decisions map[string]agent.Approval
 	gates     map[string]agent.Gate // by marker, as recorded when the model asked
 	completed bool
 	answer    string
 	cancelled bool
-	budget    agent.Budget // as started, raised by budget signals
-	// models is the newest model step recorded; messages the user messages
-	// by the model step they go to (the one after models when sent). A
-	// message recorded while another process runs model step models+1
-	// goes to that step, which may have been asked without it: send
-	// messages to a local run while no process drives it.
-	models   int
-	messages map[string][]string
+	// ops is what the signal records set, applied as operator.Run.Apply
+	// applies them: the decisions and the user messages by the model step
+	// they go to (in its Facts), and the budget (as started, raised by
+	// budget signals). A reconciliation is kept by its step instead
+	// (stepState.reconcile): done is recorded as the step's step.completed
+	// when the run goes on (RunStep), so facts takes no result from ops.
+	ops operator.Run
+	// models is the newest model step recorded: a message goes to the one
+	// after it. A message recorded while another process runs model step
+	// models+1 goes to that step, which may have been asked without it:
+	// send messages to a local run while no process drives it.
+	models int
 }
 
 func fold(recs []Record) *state {
-	s := &state{steps: map[string]*stepState{}, decisions: map[string]agent.Approval{}, messages: map[string][]string{}}
+	s := &state{steps: map[string]*stepState{}, ops: operator.Run{Facts: agent.NewFacts()}}
 	step := func(name string) *stepState {
 		st := s.steps[name]
 		if st == nil {
@@ -419,7 +423,7 @@ func fold(recs []Record) *state {
 		case RunStarted:
 			s.started, s.input = true, r.Input
 			if r.Budget != nil {
-				s.budget = *r.Budget
+				s.ops.Budget = *r.Budget
 			}
 		case StepStarted:
 			st := step(r.Step)
@@ -452,23 +456,14 @@ func fold(recs []Record) *state {
 			if r.Signal == nil {
 				continue
 			}
-			switch r.Signal.Name {
-			case SignalApprove:
-				s.decisions[r.Signal.Marker] = agent.Approval{Approved: true}
-			case SignalDeny:
-				s.decisions[r.Signal.Marker] = agent.Approval{Reason: r.Signal.Reason}
-			case SignalReconcile:
-				sig := *r.Signal
-				st := step(r.Signal.Step)
+			s.ops.Models = s.models
+			s.ops.Apply(*r.Signal)
+			if sig := *r.Signal; sig.Name == operator.SignalReconcile {
+				st := step(sig.Step)
 				st.reconcile = &sig
-				if sig.Outcome == OutcomeRetry {
+				if sig.Outcome == operator.OutcomeRetry {
 					st.retries++
 				}
-			case SignalBudget:
-				s.budget = RaisedBudget(s.budget, *r.Signal)
-			case SignalMessage:
-				at := agent.NextModelStep(0, s.models)
-				s.messages[at] = append(s.messages[at], r.Signal.Content)
 			}
 		case RunCompleted:
 			s.completed, s.answer = true, r.Answer
@@ -507,13 +502,13 @@ func (s *state) cancelledOutcome() agent.Outcome {
 // timeout has passed at now; the timeout runs from the step.completed of
 // the model step that asked for the call (none in older journals: those
 // calls never expire).
-func (s *state) expired(o *agent.Outcome, now time.Time) []Signal {
+func (s *state) expired(o *agent.Outcome, now time.Time) []operator.Signal {
 	if o == nil || o.Status != agent.StatusAwaitingApproval {
 		return nil
 	}
-	var out []Signal
+	var out []operator.Signal
 	for _, p := range o.Pending {
-		if _, decided := s.decisions[p.Marker]; decided || p.Expires <= 0 {
+		if _, decided := s.ops.Facts.Decisions[p.Marker]; decided || p.Expires <= 0 {
 			continue
 		}
 		n, _ := agent.StepTurn(p.Marker)
@@ -521,7 +516,7 @@ func (s *state) expired(o *agent.Outcome, now time.Time) []Signal {
 		if model == nil || model.at.IsZero() || now.Before(model.at.Add(p.Expires)) {
 			continue
 		}
-		out = append(out, Signal{Name: SignalDeny, Marker: p.Marker, Reason: agent.ExpiredReason(p.Expires)})
+		out = append(out, operator.Signal{Name: operator.SignalDeny, Marker: p.Marker, Reason: agent.ExpiredReason(p.Expires)})
 	}
 	return out
 }
@@ -537,14 +532,12 @@ func (s *state) facts() *agent.Facts {
 			f.Indeterminate[name] = true
 		}
 	}
-	for m, a := range s.decisions {
+	for m, a := range s.ops.Facts.Decisions {
 		f.Decisions[m] = a
 	}
 	f.Gates = s.gates
-	for at, texts := range s.messages {
-		for _, t := range texts {
-			f.AddMessage(at, t)
-		}
+	for at, msgs := range s.ops.Facts.Messages {
+		f.Messages[at] = slices.Clone(msgs)
 	}
 	return f
 }
@@ -583,7 +576,7 @@ func (s *state) usage() (turns int, u agent.Usage) {
 // decide is where the loop stands over the fold, under the run's budget.
 func (j *Journal) decide(s *state) agent.Decision {
 	_, used := s.usage()
-	d := s.budget.Limit(j.Loop.Next(agent.Start(s.input), s.facts()), used)
+	d := s.ops.Budget.Limit(j.Loop.Next(agent.Start(s.input), s.facts()), used)
 	if o := d.Outcome; o != nil && o.Status == agent.StatusIndeterminate && o.Reason == "" {
 		if st := s.steps[o.Step]; st != nil && st.probed != nil {
 			o.Reason = st.probed.String() // what its probe answered, for the person

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agentrun/agentrun/operator"
 )
 
 // ErrBusy means another process drives the run: [Journal.Run] refused to
@@ -95,7 +97,7 @@ const lockExt = ".lock"
 // keeps the lock as long as the file is open, so for as long as the
 // process lives: Held has nothing to check.
 func (s *FileStore) LockRun(ctx context.Context, runID string) (Lock, error) {
-	if err := ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return nil, err
 	}
 	path := filepath.Join(s.dir, runID+lockExt)

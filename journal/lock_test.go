@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // TestRunIsBusyWhileDriven: while one FileStore (standing for another
@@ -59,7 +60,7 @@ func TestRunIsBusyWhileDriven(t *testing.T) {
 		t.Fatalf("another run is not busy: %v", err)
 	}
 	lock.Release()
-	f.signal(t, "busy", journal.Signal{Name: journal.SignalApprove, Marker: ticketStep})
+	f.signal(t, "busy", operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
 	if o := f.run(t, "busy"); o.Status != agent.StatusCompleted {
 		t.Fatalf("after release: %+v, want Completed", o)
 	}

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"sync"
+
+	"github.com/agentrun/agentrun/operator"
 )
 
 // MemStore is a Store in memory, for tests and for anything that wants a
@@ -26,7 +28,7 @@ func NewMemStore() *MemStore {
 
 // Load returns the records of a run, oldest first; an unknown run has none.
 func (m *MemStore) Load(runID string) ([]Record, error) {
-	if err := ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return nil, err
 	}
 	m.mu.Lock()
@@ -46,11 +48,11 @@ func (m *MemStore) Load(runID string) ([]Record, error) {
 // Append adds recs to the run's journal if it holds exactly seen records;
 // otherwise it returns ErrConflict and changes nothing.
 func (m *MemStore) Append(runID string, seen int, recs ...Record) error {
-	if err := ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return err
 	}
 	if seen < 0 {
-		return fmt.Errorf("append %s: %w seen count %d: it is negative", runID, ErrInvalid, seen)
+		return fmt.Errorf("append %s: %w seen count %d: it is negative", runID, operator.ErrInvalid, seen)
 	}
 	lines := make([][]byte, 0, len(recs))
 	for i, rec := range recs {

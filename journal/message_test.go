@@ -7,8 +7,8 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
-	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // TestMessageToWaitingLocalRun: a message recorded while the hand example
@@ -28,16 +28,16 @@ func TestMessageToWaitingLocalRun(t *testing.T) {
 	}
 	n := len(f.records(t, id))
 	for _, bad := range []string{"", " \n\t"} {
-		err := f.j.Signal(t.Context(), id, journal.Signal{Name: journal.SignalMessage, Content: bad})
-		if !errors.Is(err, journal.ErrInvalid) || !strings.Contains(err.Error(), "the content is empty; want some text") || strings.Contains(err.Error(), "\n") {
-			t.Errorf("message %q: %v, want a one-line ErrInvalid", bad, err)
+		err := f.j.Signal(t.Context(), id, operator.Signal{Name: operator.SignalMessage, Content: bad})
+		if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), "the content is empty; want some text") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("message %q: %v, want a one-line operator.ErrInvalid", bad, err)
 		}
 	}
 	if got := len(f.records(t, id)); got != n {
 		t.Fatalf("refused messages wrote %d records", got-n)
 	}
-	f.signal(t, id, journal.Signal{Name: journal.SignalMessage, Content: "also check the staging database"})
-	f.signal(t, id, journal.Signal{Name: journal.SignalApprove, Marker: "tool/2/0/create_ticket"})
+	f.signal(t, id, operator.Signal{Name: operator.SignalMessage, Content: "also check the staging database"})
+	f.signal(t, id, operator.Signal{Name: operator.SignalApprove, Marker: "tool/2/0/create_ticket"})
 	o := f.run(t, id)
 	if o.Status != agent.StatusCompleted || o.Answer != "Filed TICKET-1; you said: also check the staging database" {
 		t.Fatalf("resumed: %+v, want the message in llm/3's input", o)
@@ -45,8 +45,8 @@ func TestMessageToWaitingLocalRun(t *testing.T) {
 	if c := f.exec.count("llm/"); c != 3 || f.ticketCount(t) != 1 {
 		t.Fatalf("model calls %d, tickets %d; want 3, 1", c, f.ticketCount(t))
 	}
-	err := f.j.Signal(t.Context(), id, journal.Signal{Name: journal.SignalMessage, Content: "more"})
-	if !errors.Is(err, journal.ErrInvalid) || !strings.Contains(err.Error(), "already Completed") {
+	err := f.j.Signal(t.Context(), id, operator.Signal{Name: operator.SignalMessage, Content: "more"})
+	if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), "already Completed") {
 		t.Fatalf("message to a completed run: %v, want refused as Completed", err)
 	}
 }

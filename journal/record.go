@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // RecordType names a journal record.
@@ -51,54 +51,12 @@ type Record struct {
 	// changed while a call waits does not change how it is gated. Absent
 	// in older journals: their calls are decided from the current tools.
 	Gates  map[string]agent.Gate `json:"gates,omitempty"`  // step.completed of llm/N
-	Signal *Signal               `json:"signal,omitempty"` // signal
+	Signal *operator.Signal      `json:"signal,omitempty"` // signal
 	Answer string                `json:"answer,omitempty"` // run.completed
 	// At is when the record was written (step.completed; absent in older
 	// journals): a call's approval timeout runs from the step.completed of
 	// the model step that asked for it.
 	At time.Time `json:"at,omitzero"`
-}
-
-// Signal names of the operator contract.
-const (
-	SignalApprove   = "approve"
-	SignalDeny      = "deny"
-	SignalReconcile = "reconcile"
-	SignalBudget    = "budget"
-	SignalMessage   = "message"
-)
-
-// Reconcile outcomes.
-const (
-	OutcomeDone  = "done"
-	OutcomeRetry = "retry"
-)
-
-// Signal is an operator's input. The JSON field names are the payloads of
-// the operator contract: approve {"Marker"}, deny {"Marker","Reason"},
-// reconcile {"Step","Outcome","Result"}, budget {"MaxTurns","MaxTokens"}, message {"Content"};
-// approve and deny may add "Digest" and "Execution".
-type Signal struct {
-	Name    string `json:"Name"`
-	Marker  string `json:"Marker,omitempty"`
-	Reason  string `json:"Reason,omitempty"`
-	Step    string `json:"Step,omitempty"`
-	Outcome string `json:"Outcome,omitempty"`
-	Result  string `json:"Result,omitempty"`
-	// MaxTurns and MaxTokens are a budget's new limits; 0 keeps one.
-	MaxTurns  int   `json:"MaxTurns,omitempty"`
-	MaxTokens int64 `json:"MaxTokens,omitempty"`
-	// Content is a message's text: a user message for the next model call.
-	Content string `json:"Content,omitempty"`
-	// Digest, optional on approve and deny, is the arguments digest the
-	// operator saw (agent.ArgsDigest): the decision applies only while
-	// those arguments are pending at Marker.
-	Digest string `json:"Digest,omitempty"`
-	// Execution, optional on approve and deny, is the run id of the run's
-	// first Temporal execution: the decision applies only to that run, not
-	// to another one started later under the same workflow id. The local
-	// engine refuses it (a journal has no executions).
-	Execution string `json:"Execution,omitempty"`
 }
 
 // Store keeps the journals of runs.
@@ -121,18 +79,10 @@ var (
 	// ErrIndeterminate: a write step started and never recorded a result;
 	// nobody knows whether it took effect. A person must reconcile it.
 	ErrIndeterminate = errors.New("indeterminate")
-	// ErrInputMismatch: a run id was given with another input than the one
-	// its journal started with.
-	ErrInputMismatch = errors.New("input does not match the run's recorded input")
 	// ErrCorrupt: a journal holds a damaged record followed by good ones.
 	ErrCorrupt = errors.New("journal is corrupt")
 	// ErrConflict: the journal changed between Load and Append.
 	ErrConflict = errors.New("journal changed concurrently")
-	// ErrUnknownRun: no journal exists for the run id.
-	ErrUnknownRun = errors.New("unknown run")
-	// ErrInvalid: an operator input or a run id was refused; nothing was
-	// written.
-	ErrInvalid = errors.New("invalid")
 )
 
 // IndeterminateError names the write step whose outcome is unknown. It
@@ -159,25 +109,3 @@ func (e *IndeterminateError) Error() string {
 
 // Unwrap returns ErrIndeterminate.
 func (e *IndeterminateError) Unwrap() error { return ErrIndeterminate }
-
-// MaxRunIDLen is the longest valid run id.
-const MaxRunIDLen = 128
-
-var runIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
-
-// RunIDFormat says what a valid run id looks like, for error messages.
-const RunIDFormat = "letters, digits, '_', '.', '-', starting with a letter or digit, at most 128 characters"
-
-// ValidRunID returns nil for a valid run id and otherwise an error that
-// names what is wrong and what is valid. A valid id is a safe file name.
-func ValidRunID(id string) error {
-	switch {
-	case id == "":
-		return fmt.Errorf("%w run id: it is empty; want %s", ErrInvalid, RunIDFormat)
-	case len(id) > MaxRunIDLen:
-		return fmt.Errorf("%w run id: it has %d characters; want %s", ErrInvalid, len(id), RunIDFormat)
-	case !runIDRE.MatchString(id):
-		return fmt.Errorf("%w run id %q: want %s", ErrInvalid, id, RunIDFormat)
-	}
-	return nil
-}

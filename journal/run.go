@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // Run starts the run runID with input, or resumes it when its journal
@@ -23,11 +23,11 @@ import (
 // written. Before every step it checks that it still holds the lock; a
 // lost lock is a *LockLostError, and the step does not run.
 func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, exec agent.Executor) (agent.Outcome, error) {
-	if err := ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return agent.Outcome{}, err
 	}
 	if len(input) == 0 {
-		return agent.Outcome{}, fmt.Errorf("%w input: the prompt is empty; want at least one message", ErrInvalid)
+		return agent.Outcome{}, fmt.Errorf("%w input: the prompt is empty; want at least one message", operator.ErrInvalid)
 	}
 	if err := j.begin(runID, input); err != nil {
 		return agent.Outcome{}, err
@@ -162,7 +162,7 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 }
 
 // signalRecords returns the records of signals.
-func signalRecords(sigs []Signal) []Record {
+func signalRecords(sigs []operator.Signal) []Record {
 	recs := make([]Record, len(sigs))
 	for i := range sigs {
 		recs[i] = Record{Type: SignalRecord, Signal: &sigs[i]}
@@ -254,7 +254,7 @@ func (j *Journal) begin(runID string, input []agent.Message) error {
 				return fmt.Errorf("run %s: the journal does not start with %s: %w", runID, RunStarted, ErrCorrupt)
 			}
 			if !sameInput(st.input, input) {
-				return fmt.Errorf("run %s: %w; resume it with the prompt it started with, or choose another run id", runID, ErrInputMismatch)
+				return fmt.Errorf("run %s: %w; resume it with the prompt it started with, or choose another run id", runID, operator.ErrInputMismatch)
 			}
 			return nil
 		}
@@ -271,9 +271,9 @@ func (j *Journal) begin(runID string, input []agent.Message) error {
 // Signal records an operator's approve, deny, reconcile, budget or message after
 // checking it against the run's current state; a run that ended (Completed
 // or Failed) refuses every signal. A refused signal returns an error
-// wrapping ErrInvalid (or ErrUnknownRun) that says what would be valid,
+// wrapping operator.ErrInvalid (or operator.ErrUnknownRun) that says what would be valid,
 // and writes nothing.
-func (j *Journal) Signal(ctx context.Context, runID string, sig Signal) error {
+func (j *Journal) Signal(ctx context.Context, runID string, sig operator.Signal) error {
 	return j.update(ctx, runID, "signal", func(st *state) ([]Record, bool, error) {
 		if denials := st.expired(j.decide(st).Outcome, j.now()); len(denials) > 0 {
 			// The approval timeout passed before this input: the calls are
@@ -295,7 +295,7 @@ func (j *Journal) Signal(ctx context.Context, runID string, sig Signal) error {
 func (j *Journal) Cancel(ctx context.Context, runID string) error {
 	return j.update(ctx, runID, "cancel", func(st *state) ([]Record, bool, error) {
 		if c := st.closed(); c != "" {
-			return nil, false, Ended("cancel", c)
+			return nil, false, operator.Ended("cancel", c)
 		}
 		return []Record{{Type: RunCancelled}}, false, nil
 	})
@@ -306,7 +306,7 @@ func (j *Journal) Cancel(ctx context.Context, runID string) error {
 // writer appended first. When decide says again, it appends and decides
 // once more (for records that must precede the operator's own).
 func (j *Journal) update(ctx context.Context, runID, op string, decide func(st *state) (recs []Record, again bool, err error)) error {
-	if err := ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return err
 	}
 	for range maxConflicts {
@@ -319,7 +319,7 @@ func (j *Journal) update(ctx context.Context, runID, op string, decide func(st *
 		}
 		st := fold(recs)
 		if !st.started {
-			return fmt.Errorf("%w %q: no journal for it; see the runs with the list command", ErrUnknownRun, runID)
+			return fmt.Errorf("%w %q: no journal for it; see the runs with the list command", operator.ErrUnknownRun, runID)
 		}
 		add, again, err := decide(st)
 		if err != nil {
@@ -334,246 +334,19 @@ func (j *Journal) update(ctx context.Context, runID, op string, decide func(st *
 	return fmt.Errorf("%s %s: %w %d times", op, runID, ErrConflict, maxConflicts)
 }
 
-// check validates a signal against the run's state.
-func (j *Journal) check(st *state, sig Signal) error {
-	if c := st.closed(); c != "" {
-		return Ended(sig.Name, c)
-	}
+// check validates a signal against the run's state (operator.Check).
+func (j *Journal) check(st *state, sig operator.Signal) error {
 	d := j.decide(st)
-	if o := d.Outcome; o != nil && o.Status.Terminal() {
-		return Ended(sig.Name, o.Status)
+	status := st.closed()
+	if o := d.Outcome; status == "" && o != nil && o.Status.Terminal() {
+		status = o.Status
 	}
-	if sig.Execution != "" {
-		return fmt.Errorf("%w %s: execution %q names a Temporal run; a local run has none; leave it out", ErrInvalid, sig.Name, agent.Clip(sig.Execution, 80))
+	turns, used := st.usage()
+	s := operator.Stand{Local: true, Status: status, Outcome: d.Outcome, Facts: st.facts(), Budget: st.ops.Budget, Turns: turns, Usage: used, Now: j.now()}
+	if ss := st.steps[sig.Step]; ss != nil && ss.holder != nil && !ss.holder.Gone() {
+		s.Holder = &operator.Holder{Step: sig.Step, Attempt: ss.holder.String(), Until: ss.holder.Until()}
 	}
-	if sig.Name == SignalBudget {
-		turns, used := st.usage()
-		_, err := RaiseBudget(sig, st.budget, turns, used)
-		return err
-	}
-	if err := Validate(sig, d.Outcome, st.facts()); err != nil {
-		return err
-	}
-	if ss := st.steps[sig.Step]; sig.Name == SignalReconcile && sig.Outcome == OutcomeRetry && ss != nil && ss.holder != nil && !ss.holder.Gone() {
-		return CheckRetry(sig.Step, ss.holder.String(), ss.holder.Until(), j.now())
-	}
-	return nil
-}
-
-// Ended is the error every operator input gets once the run is in a
-// terminal status: nothing changes a run after Completed, Failed or
-// Cancelled.
-func Ended(name string, s agent.Status) error {
-	return fmt.Errorf("%w %s: the run is already %s; nothing changes a run after it ended", ErrInvalid, name, s)
-}
-
-// BudgetFormat says what a budget payload looks like, for error messages.
-const BudgetFormat = `{"MaxTurns": 40, "MaxTokens": 200000} (0 or absent keeps a limit)`
-
-// CheckBudget checks the shape of a budget: no negative limit, and at
-// least one limit to set.
-func CheckBudget(sig Signal) error {
-	switch {
-	case sig.MaxTurns < 0:
-		return fmt.Errorf("%w budget: MaxTurns %d is negative; want a number of model calls, or 0 to keep the limit", ErrInvalid, sig.MaxTurns)
-	case sig.MaxTokens < 0:
-		return fmt.Errorf("%w budget: MaxTokens %d is negative; want a number of tokens, or 0 to keep the limit", ErrInvalid, sig.MaxTokens)
-	case sig.MaxTurns == 0 && sig.MaxTokens == 0:
-		return fmt.Errorf("%w budget: it sets no limit; want %s", ErrInvalid, BudgetFormat)
-	}
-	return nil
-}
-
-// RaiseBudget checks a budget against a run that made turns model calls
-// and used u, and returns the run's new limits: each one set must be above
-// what is used. cur is the run's budget now.
-func RaiseBudget(sig Signal, cur agent.Budget, turns int, u agent.Usage) (agent.Budget, error) {
-	if err := CheckBudget(sig); err != nil {
-		return cur, err
-	}
-	if sig.MaxTurns != 0 && sig.MaxTurns <= turns {
-		return cur, fmt.Errorf("%w budget: MaxTurns %d is not above the %d model calls the run made; want at least %d, or 0 to keep the limit (%d)", ErrInvalid, sig.MaxTurns, turns, turns+1, cur.WithDefaults().MaxTurns)
-	}
-	if sig.MaxTokens != 0 && sig.MaxTokens <= u.Total() {
-		return cur, fmt.Errorf("%w budget: MaxTokens %d is not above the %d tokens the run used; want at least %d, or 0 to keep the limit", ErrInvalid, sig.MaxTokens, u.Total(), u.Total()+1)
-	}
-	return RaisedBudget(cur, sig), nil
-}
-
-// RaisedBudget is cur with the limits a budget signal sets.
-func RaisedBudget(cur agent.Budget, sig Signal) agent.Budget {
-	if sig.MaxTurns != 0 {
-		cur.MaxTurns = sig.MaxTurns
-	}
-	if sig.MaxTokens != 0 {
-		cur.MaxTokens = sig.MaxTokens
-	}
-	return cur
-}
-
-// Validate checks an operator's signal against where the run stands (o, nil
-// while a step runs) and what is recorded (f). Both engines use it. The
-// error wraps ErrInvalid and says what would be valid.
-func Validate(sig Signal, o *agent.Outcome, f *agent.Facts) error {
-	switch sig.Name {
-	case SignalApprove, SignalDeny:
-		if err := CheckDecision(sig); err != nil {
-			return err
-		}
-		if a, decided := f.Decisions[sig.Marker]; decided {
-			if !a.Approved && agent.IsExpired(a.Reason) {
-				return fmt.Errorf("%w %s: marker %s was denied: %s", ErrInvalid, sig.Name, sig.Marker, a.Reason)
-			}
-			return fmt.Errorf("%w %s: marker %s was already decided", ErrInvalid, sig.Name, sig.Marker)
-		}
-		var pending []string
-		if o != nil && o.Status == agent.StatusAwaitingApproval {
-			for _, p := range o.Pending {
-				if p.Marker == sig.Marker {
-					if sig.Digest != "" && sig.Digest != p.Digest {
-						return fmt.Errorf("%w %s", ErrInvalid, agent.DigestMismatch(sig.Name, sig.Marker, sig.Digest, p.Digest))
-					}
-					return nil
-				}
-				if _, decided := f.Decisions[p.Marker]; !decided {
-					pending = append(pending, p.Marker)
-				}
-			}
-		}
-		return fmt.Errorf("%w %s: marker %s is not awaiting approval; pending: %s", ErrInvalid, sig.Name, sig.Marker, listOrNone(pending))
-	case SignalReconcile:
-		if err := CheckReconcile(sig); err != nil {
-			return err
-		}
-		if !f.Indeterminate[sig.Step] {
-			return fmt.Errorf("%w reconcile: step %s is not indeterminate; indeterminate: %s", ErrInvalid, sig.Step, listOrNone(sortedKeys(f.Indeterminate)))
-		}
-		return nil
-	case SignalBudget:
-		return CheckBudget(sig)
-	case SignalMessage:
-		if err := CheckMessage(sig); err != nil {
-			return err
-		}
-		return CheckQueue(sig, f)
-	}
-	return fmt.Errorf("%w signal %q: want approve, deny, reconcile, budget or message", ErrInvalid, sig.Name)
-}
-
-// Apply records a validated signal in the facts: a decision, or a
-// reconciliation (done records the person's result; retry clears the
-// indeterminate mark so that the step runs once more).
-func Apply(sig Signal, f *agent.Facts) {
-	switch sig.Name {
-	case SignalApprove:
-		f.Decisions[sig.Marker] = agent.Approval{Approved: true}
-	case SignalDeny:
-		f.Decisions[sig.Marker] = agent.Approval{Reason: sig.Reason}
-	case SignalReconcile:
-		delete(f.Indeterminate, sig.Step)
-		if sig.Outcome == OutcomeDone {
-			f.Results[sig.Step] = agent.ReconciledResult(sig.Result)
-		}
-	}
-}
-
-// MaxMessageLen bounds a message's content, a deny's reason and a done
-// result, in bytes: each is carried inline (in the run's state, a fact, the
-// history) and read by the model.
-const MaxMessageLen = 16 << 10
-
-// Limits on the messages a run holds for model steps that have not run
-// yet: they are carried in its state (and, on Temporal, its checkpoint)
-// until a model step takes them.
-const (
-	MaxQueuedMessages     = 100
-	MaxQueuedMessageBytes = 1 << 20
-)
-
-// CheckQueue checks that a message fits in the run's queue: the messages
-// recorded (f) for model steps without a result, and this one, are at most
-// MaxQueuedMessages and MaxQueuedMessageBytes.
-func CheckQueue(sig Signal, f *agent.Facts) error {
-	n, size := 0, 0
-	for step, msgs := range f.Messages {
-		if _, done := f.Results[step]; done {
-			continue
-		}
-		for _, m := range msgs {
-			n++
-			size += len(m.Content)
-		}
-	}
-	switch {
-	case n+1 > MaxQueuedMessages:
-		return fmt.Errorf("%w message: the run already holds %d messages for its next model step; at most %d wait at once: send it once the run has taken them", ErrInvalid, n, MaxQueuedMessages)
-	case size+len(sig.Content) > MaxQueuedMessageBytes:
-		return fmt.Errorf("%w message: the run already holds %d bytes of messages for its next model step, and this one has %d; at most %d bytes wait at once: send it once the run has taken them", ErrInvalid, size, len(sig.Content), MaxQueuedMessageBytes)
-	}
-	return nil
-}
-
-// MessageFormat says what a message payload looks like.
-const MessageFormat = `{"Content": "also check the staging database"}`
-
-// CheckMessage checks the shape of a message: some text, not too much.
-func CheckMessage(sig Signal) error {
-	switch {
-	case strings.TrimSpace(sig.Content) == "":
-		return fmt.Errorf("%w message: the content is empty; want some text, e.g. %s", ErrInvalid, MessageFormat)
-	case len(sig.Content) > MaxMessageLen:
-		return fmt.Errorf("%w message: the content is %d bytes; want at most %d", ErrInvalid, len(sig.Content), MaxMessageLen)
-	}
-	return nil
-}
-
-// maxExecution bounds an Execution (a Temporal run id is a 36-byte UUID).
-const maxExecution = 128
-
-// CheckDecision checks the shape of an approve or deny: a well-formed
-// marker, a reason for a deny, and a well-formed Digest and Execution
-// when given.
-func CheckDecision(sig Signal) error {
-	if !agent.IsToolStep(sig.Marker) {
-		return fmt.Errorf("%w %s: marker %q is not a tool step; want %s", ErrInvalid, sig.Name, sig.Marker, agent.StepFormat)
-	}
-	if sig.Name == SignalDeny && strings.TrimSpace(sig.Reason) == "" {
-		return fmt.Errorf("%w deny: the reason is empty; say why, the model reads it", ErrInvalid)
-	}
-	if sig.Name == SignalDeny && len(sig.Reason) > MaxMessageLen {
-		return fmt.Errorf("%w deny: the reason is %d bytes; want at most %d (the model reads it, as a message)", ErrInvalid, len(sig.Reason), MaxMessageLen)
-	}
-	if sig.Digest != "" && !agent.ValidDigest(sig.Digest) {
-		return fmt.Errorf("%w %s: digest %q is not an arguments digest; want %s, or none", ErrInvalid, sig.Name, agent.Clip(sig.Digest, 80), agent.DigestFormat)
-	}
-	if len(sig.Execution) > maxExecution {
-		return fmt.Errorf("%w %s: execution is %d bytes; want the run id of the run's first execution (at most %d bytes), or none", ErrInvalid, sig.Name, len(sig.Execution), maxExecution)
-	}
-	return nil
-}
-
-// CheckReconcile checks the shape of a reconcile: a tool step, outcome
-// done with a result, or retry without one.
-func CheckReconcile(sig Signal) error {
-	if !agent.IsToolStep(sig.Step) {
-		return fmt.Errorf("%w reconcile: step %q is not a tool step; want %s", ErrInvalid, sig.Step, agent.StepFormat)
-	}
-	switch sig.Outcome {
-	case OutcomeDone:
-		if sig.Result == "" {
-			return fmt.Errorf("%w reconcile: outcome done needs the result the step had (e.g. the ticket id)", ErrInvalid)
-		}
-		if len(sig.Result) > MaxMessageLen {
-			return fmt.Errorf("%w reconcile: the done result is %d bytes; want at most %d (the model reads it, as a message)", ErrInvalid, len(sig.Result), MaxMessageLen)
-		}
-	case OutcomeRetry:
-		if sig.Result != "" {
-			return fmt.Errorf("%w reconcile: outcome retry takes no result; use done to give one", ErrInvalid)
-		}
-	default:
-		return fmt.Errorf("%w reconcile: outcome %q: want %q or %q", ErrInvalid, sig.Outcome, OutcomeDone, OutcomeRetry)
-	}
-	return nil
+	return operator.Check(sig, s)
 }
 
 // StepInfo is one step of a run as Show reports it.
@@ -611,7 +384,7 @@ type RunInfo struct {
 // step's Starts counts its step.started records: 0 for a model or read
 // step, which is recorded only once it completed.
 func (j *Journal) Show(runID string) (RunInfo, error) {
-	if err := ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return RunInfo{}, err
 	}
 	recs, err := j.Store.Load(runID)
@@ -620,9 +393,9 @@ func (j *Journal) Show(runID string) (RunInfo, error) {
 	}
 	st := fold(recs)
 	if !st.started {
-		return RunInfo{}, fmt.Errorf("%w %q: no journal for it; see the runs with the list command", ErrUnknownRun, runID)
+		return RunInfo{}, fmt.Errorf("%w %q: no journal for it; see the runs with the list command", operator.ErrUnknownRun, runID)
 	}
-	info := RunInfo{RunID: runID, Records: len(recs), Status: agent.StatusCompleted, Answer: st.answer, Budget: st.budget.WithDefaults()}
+	info := RunInfo{RunID: runID, Records: len(recs), Status: agent.StatusCompleted, Answer: st.answer, Budget: st.ops.Budget.WithDefaults()}
 	info.Turns, info.Usage = st.usage()
 	switch {
 	case st.completed:
@@ -687,41 +460,22 @@ func (j *Journal) Waiting() ([]RunInfo, error) {
 	var out []RunInfo
 	for _, id := range ids {
 		info, err := j.Show(id)
-		if errors.Is(err, ErrUnknownRun) {
+		if errors.Is(err, operator.ErrUnknownRun) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		switch info.Status {
-		case agent.StatusAwaitingApproval, agent.StatusIndeterminate, agent.StatusBudgetExceeded:
+		if operator.WaitsOnPerson(info.Status) {
 			out = append(out, info)
 		}
 	}
 	return out, nil
 }
 
-func listOrNone(xs []string) string {
-	if len(xs) == 0 {
-		return "none"
-	}
-	return strings.Join(xs, ", ")
-}
-
-func sortedKeys(m map[string]bool) []string {
-	var ks []string
-	for k, v := range m {
-		if v {
-			ks = append(ks, k)
-		}
-	}
-	slices.Sort(ks)
-	return ks
-}
-
 // Reconcile settles an indeterminate write step: outcome "done" records
 // result as the step's result (the tool never runs again), "retry" lets
 // the step run once more. It is Signal with a reconcile payload.
 func (j *Journal) Reconcile(ctx context.Context, runID, step, outcome, result string) error {
-	return j.Signal(ctx, runID, Signal{Name: SignalReconcile, Step: step, Outcome: outcome, Result: result})
+	return j.Signal(ctx, runID, operator.Signal{Name: operator.SignalReconcile, Step: step, Outcome: outcome, Result: result})
 }

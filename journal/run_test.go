@@ -17,6 +17,7 @@ import (
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/tools"
 )
 
@@ -107,7 +108,7 @@ func (f *fixture) ticketCount(t *testing.T) int {
 	return testenv.TicketCount(t, f.tickets)
 }
 
-func (f *fixture) signal(t *testing.T, id string, s journal.Signal) {
+func (f *fixture) signal(t *testing.T, id string, s operator.Signal) {
 	t.Helper()
 	if err := f.j.Signal(t.Context(), id, s); err != nil {
 		t.Fatalf("signal %+v: %v", s, err)
@@ -131,7 +132,7 @@ func TestHandExample(t *testing.T) {
 	if n := f.exec.count("llm/"); n != 2 {
 		t.Fatalf("model calls after first run: %d, want 2", n)
 	}
-	f.signal(t, "hand", journal.Signal{Name: journal.SignalApprove, Marker: ticketStep})
+	f.signal(t, "hand", operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
 
 	o = f.run(t, "hand")
 	if o.Status != agent.StatusCompleted || !strings.Contains(o.Answer, "TICKET-1") {
@@ -186,7 +187,7 @@ func describeSteps(steps []journal.StepInfo) []string {
 func toIndeterminate(t *testing.T, f *fixture, id string) {
 	t.Helper()
 	f.run(t, id)
-	f.signal(t, id, journal.Signal{Name: journal.SignalApprove, Marker: ticketStep})
+	f.signal(t, id, operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
 	f.exec.crashAfter = ticketStep
 	if _, err := f.j.Run(t.Context(), id, agent.UserMessages(prompt), f.exec); err == nil {
 		t.Fatal("the crashing run returned no error")
@@ -215,7 +216,7 @@ func TestIndeterminateWrite(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t)
 		toIndeterminate(t, f, "ind-done")
-		f.signal(t, "ind-done", journal.Signal{Name: journal.SignalReconcile, Step: ticketStep, Outcome: journal.OutcomeDone, Result: "TICKET-1"})
+		f.signal(t, "ind-done", operator.Signal{Name: operator.SignalReconcile, Step: ticketStep, Outcome: operator.OutcomeDone, Result: "TICKET-1"})
 		o := f.run(t, "ind-done")
 		if o.Status != agent.StatusCompleted || !strings.Contains(o.Answer, "TICKET-1") {
 			t.Fatalf("after done: %+v, want Completed naming the person's result TICKET-1", o)
@@ -234,7 +235,7 @@ func TestIndeterminateWrite(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t)
 		toIndeterminate(t, f, "ind-retry")
-		f.signal(t, "ind-retry", journal.Signal{Name: journal.SignalReconcile, Step: ticketStep, Outcome: journal.OutcomeRetry})
+		f.signal(t, "ind-retry", operator.Signal{Name: operator.SignalReconcile, Step: ticketStep, Outcome: operator.OutcomeRetry})
 		o := f.run(t, "ind-retry")
 		if o.Status != agent.StatusCompleted || !strings.Contains(o.Answer, "TICKET-2") {
 			t.Fatalf("after retry: %+v, want Completed naming TICKET-2", o)
@@ -250,7 +251,7 @@ func TestIndeterminateWrite(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t)
 		toIndeterminate(t, f, "ind-twice")
-		f.signal(t, "ind-twice", journal.Signal{Name: journal.SignalReconcile, Step: ticketStep, Outcome: journal.OutcomeRetry})
+		f.signal(t, "ind-twice", operator.Signal{Name: operator.SignalReconcile, Step: ticketStep, Outcome: operator.OutcomeRetry})
 		f.exec.crashAfter = ticketStep
 		if _, err := f.j.Run(t.Context(), "ind-twice", agent.UserMessages(prompt), f.exec); err == nil {
 			t.Fatal("the crashing retry returned no error")
@@ -297,17 +298,17 @@ func TestInputMismatch(t *testing.T) {
 		t.Fatalf("resume with the same input: %+v after %d model calls, want AwaitingApproval after 2", o, f.exec.count("llm/"))
 	}
 	_, err := f.j.Run(t.Context(), "same", agent.UserMessages("another prompt"), f.exec)
-	if !errors.Is(err, journal.ErrInputMismatch) {
+	if !errors.Is(err, operator.ErrInputMismatch) {
 		t.Fatalf("other input: err %v, want ErrInputMismatch", err)
 	}
 	if got := len(f.records(t, "same")); got != n {
 		t.Fatalf("refused input wrote %d records", got-n)
 	}
-	err = f.j.Signal(t.Context(), "nosuch", journal.Signal{Name: journal.SignalApprove, Marker: ticketStep})
-	if !errors.Is(err, journal.ErrUnknownRun) {
+	err = f.j.Signal(t.Context(), "nosuch", operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
+	if !errors.Is(err, operator.ErrUnknownRun) {
 		t.Fatalf("signal of an unknown run: %v, want ErrUnknownRun", err)
 	}
-	if _, err := f.j.Show("nosuch"); !errors.Is(err, journal.ErrUnknownRun) {
+	if _, err := f.j.Show("nosuch"); !errors.Is(err, operator.ErrUnknownRun) {
 		t.Fatalf("show of an unknown run: %v, want ErrUnknownRun", err)
 	}
 	if recs := f.records(t, "nosuch"); len(recs) != 0 {
@@ -322,29 +323,29 @@ func TestSignalValidation(t *testing.T) {
 	n := len(f.records(t, "v"))
 	bad := []struct {
 		name string
-		sig  journal.Signal
+		sig  operator.Signal
 		want string
 	}{
-		{"unknown marker", journal.Signal{Name: journal.SignalApprove, Marker: "tool/9/0/create_ticket"}, "is not awaiting approval; pending: tool/2/0/create_ticket"},
-		{"malformed marker", journal.Signal{Name: journal.SignalApprove, Marker: "ticket"}, "is not a tool step"},
-		{"deny without reason", journal.Signal{Name: journal.SignalDeny, Marker: ticketStep}, "reason is empty"},
-		{"reconcile a step that is not indeterminate", journal.Signal{Name: journal.SignalReconcile, Step: "tool/1/0/lookup", Outcome: journal.OutcomeDone, Result: "x"}, "is not indeterminate"},
-		{"done without result", journal.Signal{Name: journal.SignalReconcile, Step: ticketStep, Outcome: journal.OutcomeDone}, "needs the result"},
-		{"unknown outcome", journal.Signal{Name: journal.SignalReconcile, Step: ticketStep, Outcome: "maybe"}, `want "done" or "retry"`},
-		{"unknown signal", journal.Signal{Name: "approv", Marker: ticketStep}, "want approve, deny, reconcile, budget or message"},
-		{"negative budget", journal.Signal{Name: journal.SignalBudget, MaxTurns: -1}, "MaxTurns -1 is negative"},
-		{"empty budget", journal.Signal{Name: journal.SignalBudget}, `it sets no limit; want {"MaxTurns": 40, "MaxTokens": 200000}`},
-		{"budget not above the calls made", journal.Signal{Name: journal.SignalBudget, MaxTurns: 2}, "MaxTurns 2 is not above the 2 model calls the run made; want at least 3"},
+		{"unknown marker", operator.Signal{Name: operator.SignalApprove, Marker: "tool/9/0/create_ticket"}, "is not awaiting approval; pending: tool/2/0/create_ticket"},
+		{"malformed marker", operator.Signal{Name: operator.SignalApprove, Marker: "ticket"}, "is not a tool step"},
+		{"deny without reason", operator.Signal{Name: operator.SignalDeny, Marker: ticketStep}, "reason is empty"},
+		{"reconcile a step that is not indeterminate", operator.Signal{Name: operator.SignalReconcile, Step: "tool/1/0/lookup", Outcome: operator.OutcomeDone, Result: "x"}, "is not indeterminate"},
+		{"done without result", operator.Signal{Name: operator.SignalReconcile, Step: ticketStep, Outcome: operator.OutcomeDone}, "needs the result"},
+		{"unknown outcome", operator.Signal{Name: operator.SignalReconcile, Step: ticketStep, Outcome: "maybe"}, `want "done" or "retry"`},
+		{"unknown signal", operator.Signal{Name: "approv", Marker: ticketStep}, "want approve, deny, reconcile, budget or message"},
+		{"negative budget", operator.Signal{Name: operator.SignalBudget, MaxTurns: -1}, "MaxTurns -1 is negative"},
+		{"empty budget", operator.Signal{Name: operator.SignalBudget}, `it sets no limit; want {"MaxTurns": 40, "MaxTokens": 200000}`},
+		{"budget not above the calls made", operator.Signal{Name: operator.SignalBudget, MaxTurns: 2}, "MaxTurns 2 is not above the 2 model calls the run made; want at least 3"},
 	}
 	for _, c := range bad {
 		err := f.j.Signal(t.Context(), "v", c.sig)
-		if !errors.Is(err, journal.ErrInvalid) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
-			t.Errorf("%s: err %v, want one line wrapping ErrInvalid containing %q", c.name, err, c.want)
+		if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: err %v, want one line wrapping operator.ErrInvalid containing %q", c.name, err, c.want)
 		}
 	}
-	f.signal(t, "v", journal.Signal{Name: journal.SignalApprove, Marker: ticketStep})
-	err := f.j.Signal(t.Context(), "v", journal.Signal{Name: journal.SignalDeny, Marker: ticketStep, Reason: "changed my mind"})
-	if !errors.Is(err, journal.ErrInvalid) || !strings.Contains(err.Error(), "already decided") {
+	f.signal(t, "v", operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
+	err := f.j.Signal(t.Context(), "v", operator.Signal{Name: operator.SignalDeny, Marker: ticketStep, Reason: "changed my mind"})
+	if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), "already decided") {
 		t.Errorf("deny after approve: %v, want already decided", err)
 	}
 	if got := len(f.records(t, "v")); got != n+1 {
@@ -356,7 +357,7 @@ func TestDenyTellsTheModel(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.run(t, "deny")
-	f.signal(t, "deny", journal.Signal{Name: journal.SignalDeny, Marker: ticketStep, Reason: "not during the freeze"})
+	f.signal(t, "deny", operator.Signal{Name: operator.SignalDeny, Marker: ticketStep, Reason: "not during the freeze"})
 	o := f.run(t, "deny")
 	if o.Status != agent.StatusCompleted || !strings.Contains(o.Answer, "denied by operator: not during the freeze") ||
 		!strings.Contains(o.Answer, "Nothing was filed") || strings.Contains(o.Answer, "filed as") {
@@ -501,7 +502,7 @@ func TestOldJournalResumes(t *testing.T) {
 		if o := f.run(t, "old"); o.Status != agent.StatusAwaitingApproval || f.exec.count("") != 0 {
 			t.Fatalf("resume: %+v after %d calls; want AwaitingApproval after none", o, f.exec.count(""))
 		}
-		f.signal(t, "old", journal.Signal{Name: journal.SignalApprove, Marker: ticketStep})
+		f.signal(t, "old", operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
 		o := f.run(t, "old")
 		if o.Status != agent.StatusCompleted || !strings.Contains(o.Answer, "TICKET-1") {
 			t.Fatalf("after approval: %+v, want Completed naming TICKET-1", o)

@@ -14,6 +14,7 @@ import (
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/tools"
 )
 
@@ -100,7 +101,7 @@ func TestSettleInterruptedWrite(t *testing.T) {
 			if o := f.run(t, run); o.Status != agent.StatusAwaitingApproval {
 				t.Fatalf("first run: %+v, want AwaitingApproval", o)
 			}
-			f.signal(t, run, journal.Signal{Name: journal.SignalApprove, Marker: ticketStep})
+			f.signal(t, run, operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
 			f.exec.crashAfter = ticketStep
 			if _, err := f.j.Run(t.Context(), run, agent.UserMessages(prompt), &crashing{counting: f.exec, before: c.before}); err == nil {
 				t.Fatal("the crashed run returned no error")
@@ -123,7 +124,7 @@ func TestSettleInterruptedWrite(t *testing.T) {
 				if o := f.run(t, run); o.Status != agent.StatusIndeterminate || probes.Load() != c.probes {
 					t.Fatalf("resumed: %+v after %d probes; want Indeterminate without asking again", o, probes.Load())
 				}
-				f.signal(t, run, journal.Signal{Name: journal.SignalReconcile, Step: ticketStep, Outcome: journal.OutcomeDone, Result: "TICKET-1"})
+				f.signal(t, run, operator.Signal{Name: operator.SignalReconcile, Step: ticketStep, Outcome: operator.OutcomeDone, Result: "TICKET-1"})
 				o = f.run(t, run)
 			}
 			if o.Status != agent.StatusCompleted || !strings.Contains(o.Answer, "TICKET-1") {

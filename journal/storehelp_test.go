@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // The helpers below serve the package's own file store tests, which cannot
@@ -22,7 +23,7 @@ func storeTestRecord(i int) Record {
 	case i == 0:
 		return Record{Type: RunStarted, Input: agent.UserMessages("what is in the inbox?")}
 	case i%7 == 6:
-		return Record{Type: SignalRecord, Signal: &Signal{Name: SignalApprove, Marker: fmt.Sprintf("m-%d", i)}}
+		return Record{Type: SignalRecord, Signal: &operator.Signal{Name: operator.SignalApprove, Marker: fmt.Sprintf("m-%d", i)}}
 	case i%7 == 5:
 		return Record{Type: RunCompleted, Answer: fmt.Sprintf("answer %d <b>&</b>\n", i)}
 	case i%2 == 1:

@@ -113,7 +113,7 @@ type Anthropic struct {
 var _ Streamer = (*Anthropic)(nil)
 
 // NewAnthropic returns an Anthropic provider. It reads no environment
-// variable: NewFromEnv does.
+// variable: New gets its account settings from the configuration.
 func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {

@@ -6,6 +6,11 @@
 // Error). The scripted provider answers from a JSON script and needs no
 // network; it drives the demo and the tests.
 //
+// The package reads no environment variable: New builds a provider from
+// the options it is given, its key and address in Options.Account, which
+// the programs' configuration (internal/config) reads; Check tells whether
+// New would refuse them, but for a missing key.
+//
 // Every HTTP request runs under a request timeout (Options.Timeout,
 // AGENTRUN_MODEL_TIMEOUT, DefaultTimeout 2m by default) that covers sending
 // the request and reading the whole answer: a server that accepts a

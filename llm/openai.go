@@ -107,7 +107,7 @@ type OpenAI struct {
 var _ Streamer = (*OpenAI)(nil)
 
 // NewOpenAI returns an OpenAI provider. It reads no environment variable:
-// NewFromEnv does.
+// New gets its account settings from the configuration.
 func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err

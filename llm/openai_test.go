@@ -530,7 +530,7 @@ func TestOpenAIRequestErrors(t *testing.T) {
 func TestOpenAILocalServerWithoutKey(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, answer(200, readTestdata(t, "openai_text.json")))
-	p, err := NewFromEnv("openai:llama3.1:8b", mapEnv(map[string]string{"OPENAI_BASE_URL": f.URL + "/v1"}), Options{})
+	p, err := New("openai:llama3.1:8b", withEnv(map[string]string{"OPENAI_BASE_URL": f.URL + "/v1"}, Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,9 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 
 	"github.com/agentrun/agentrun/agent"
@@ -52,21 +51,40 @@ func DefaultContextBudget(spec string) int {
 	return 0
 }
 
-// New builds the provider named by spec, the value of AGENTRUN_MODEL, with
-// the options o and the settings of the process environment (see
-// NewFromEnv).
-func New(spec string, o Options) (Provider, error) {
-	return NewFromEnv(spec, os.Getenv, o)
+// Account holds a provider's account settings: its key, its address and
+// the cap on a reply's tokens. They come from the environment, which only
+// the programs' configuration reads (internal/config): OPENAI_API_KEY,
+// OPENAI_BASE_URL, OPENAI_ORG_ID and OPENAI_PROJECT_ID for "openai:MODEL";
+// ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL for "anthropic:MODEL";
+// AGENTRUN_MAX_TOKENS for both. The zero Account is no key, the providers'
+// own addresses and their default caps.
+type Account struct {
+	OpenAIAPIKey       string `json:"-"`
+	OpenAIBaseURL      string
+	OpenAIOrganization string
+	OpenAIProject      string
+	AnthropicAPIKey    string `json:"-"`
+	AnthropicBaseURL   string
+	// MaxTokens caps the tokens of a reply (AGENTRUN_MAX_TOKENS). Default
+	// 0: not sent to OpenAI, DefaultMaxTokens for Anthropic.
+	MaxTokens int64
 }
 
-// NewFromEnv builds the provider named by spec, reading its settings with
-// getenv: OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORG_ID and
-// OPENAI_PROJECT_ID for "openai:MODEL"; ANTHROPIC_API_KEY and
-// ANTHROPIC_BASE_URL for "anthropic:MODEL"; AGENTRUN_MAX_TOKENS (the cap
-// on a reply's tokens) for both. The options' settings are checked for the
+// String describes the account without its keys.
+func (a Account) String() string {
+	return fmt.Sprintf("openai (base URL %q, key %s), anthropic (base URL %q, key %s), max tokens %d",
+		redactURL(a.OpenAIBaseURL), keyState(a.OpenAIAPIKey), redactURL(a.AnthropicBaseURL), keyState(a.AnthropicAPIKey), a.MaxTokens)
+}
+
+// GoString is String: %#v must not print a key either.
+func (a Account) GoString() string { return a.String() }
+
+// New builds the provider named by spec, the value of AGENTRUN_MODEL, with
+// the options o: for "openai:MODEL" and "anthropic:MODEL" the account
+// settings in o.Account. The options' settings are checked for the
 // provider; the scripted model records them in its replies and sends
-// nothing.
-func NewFromEnv(spec string, getenv func(string) string, o Options) (Provider, error) {
+// nothing. It reads no environment variable.
+func New(spec string, o Options) (Provider, error) {
 	kind, arg, _ := strings.Cut(spec, ":")
 	switch kind {
 	case "", "scripted":
@@ -88,22 +106,15 @@ func NewFromEnv(spec string, getenv func(string) string, o Options) (Provider, e
 		if model == "" {
 			return nil, fmt.Errorf("model %q names no model after %q: want %s", spec, kind+":", ModelFormat)
 		}
-		var maxTokens int64
-		if s := strings.TrimSpace(getenv("AGENTRUN_MAX_TOKENS")); s != "" {
-			n, err := strconv.ParseInt(s, 10, 64)
-			if err != nil || n <= 0 {
-				return nil, fmt.Errorf("AGENTRUN_MAX_TOKENS is %q: want a positive whole number of tokens", s)
-			}
-			maxTokens = n
-		}
+		a := o.Account
 		if kind == "openai" {
 			p, err := NewOpenAI(OpenAIConfig{
 				Model:        model,
-				APIKey:       getenv("OPENAI_API_KEY"),
-				BaseURL:      getenv("OPENAI_BASE_URL"),
-				Organization: getenv("OPENAI_ORG_ID"),
-				Project:      getenv("OPENAI_PROJECT_ID"),
-				MaxTokens:    maxTokens,
+				APIKey:       a.OpenAIAPIKey,
+				BaseURL:      a.OpenAIBaseURL,
+				Organization: a.OpenAIOrganization,
+				Project:      a.OpenAIProject,
+				MaxTokens:    a.MaxTokens,
 				Timeout:      o.Timeout,
 				Settings:     o.Settings,
 			})
@@ -114,9 +125,9 @@ func NewFromEnv(spec string, getenv func(string) string, o Options) (Provider, e
 		}
 		p, err := NewAnthropic(AnthropicConfig{
 			Model:     model,
-			APIKey:    getenv("ANTHROPIC_API_KEY"),
-			BaseURL:   getenv("ANTHROPIC_BASE_URL"),
-			MaxTokens: maxTokens,
+			APIKey:    a.AnthropicAPIKey,
+			BaseURL:   a.AnthropicBaseURL,
+			MaxTokens: a.MaxTokens,
 			Timeout:   o.Timeout,
 			Settings:  o.Settings,
 		})
@@ -126,4 +137,16 @@ func NewFromEnv(spec string, getenv func(string) string, o Options) (Provider, e
 		return p, nil
 	}
 	return nil, fmt.Errorf("unknown model %q: want %s", spec, ModelFormat)
+}
+
+// Check reports what New would refuse in spec and o, except a missing key:
+// programs that never call the model (reconcile, a starter of a Temporal
+// run) check their settings without the key, which lives in the workers'
+// environment only; New refuses a missing key when a program builds the
+// model. It reads the script of "scripted:PATH".
+func Check(spec string, o Options) error {
+	o.Account.OpenAIAPIKey = cmp.Or(o.Account.OpenAIAPIKey, "unchecked")
+	o.Account.AnthropicAPIKey = cmp.Or(o.Account.AnthropicAPIKey, "unchecked")
+	_, err := New(spec, o)
+	return err
 }

@@ -13,9 +13,11 @@ import (
 	"github.com/agentrun/agentrun/agent"
 )
 
-// Options are a provider's settings besides its address and key, which
-// come from the environment (see NewFromEnv).
+// Options are a provider's settings.
 type Options struct {
+	// Account is the provider's key, address and reply cap. Default: the
+	// zero Account.
+	Account Account
 	// Timeout bounds one model request: the whole exchange, from sending
 	// it to reading the whole answer. Expiry is a ClassTimeout error, which
 	// the engine retries. Default 0: DefaultTimeout (2m).
@@ -24,10 +26,6 @@ type Options struct {
 	// Default: none (each server's defaults apply).
 	Settings agent.ModelSettings
 }
-
-// EnvModels names the environment variable that holds the path of the
-// models file.
-const EnvModels = "AGENTRUN_MODELS"
 
 // SettingKeys are the keys of one model's settings in the models file.
 var SettingKeys = []string{"temperature", "top_p", "seed", "max_tokens", "reasoning_effort", "extra"}

@@ -41,7 +41,7 @@ func TestOpenAISettingsReachTheBody(t *testing.T) {
 	t.Parallel()
 	settings := loadTestModels(t)["openai:local"]
 	f := newFake(t, answer(200, readTestdata(t, "openai_text.json")))
-	p, err := NewFromEnv("openai:local", mapEnv(map[string]string{"OPENAI_BASE_URL": f.URL + "/v1"}), Options{Settings: settings})
+	p, err := New("openai:local", withEnv(map[string]string{"OPENAI_BASE_URL": f.URL + "/v1"}, Options{Settings: settings}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestAnthropicSettingsReachTheBody(t *testing.T) {
 	t.Parallel()
 	settings := loadTestModels(t)["anthropic:claude-sonnet-4-5"]
 	f := newFake(t, answer(200, readTestdata(t, "anthropic_text.json")))
-	p, err := NewFromEnv("anthropic:claude-sonnet-4-5", mapEnv(map[string]string{"ANTHROPIC_API_KEY": testKey, "ANTHROPIC_BASE_URL": f.URL}), Options{Settings: settings})
+	p, err := New("anthropic:claude-sonnet-4-5", withEnv(map[string]string{"ANTHROPIC_API_KEY": testKey, "ANTHROPIC_BASE_URL": f.URL}, Options{Settings: settings}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestAnthropicSettingsReachTheBody(t *testing.T) {
 func TestScriptedRecordsSettings(t *testing.T) {
 	t.Parallel()
 	temp := 0.5
-	p, err := NewFromEnv("scripted", mapEnv(nil), Options{Settings: agent.ModelSettings{Temperature: &temp}})
+	p, err := New("scripted", withEnv(nil, Options{Settings: agent.ModelSettings{Temperature: &temp}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestScriptedRecordsSettings(t *testing.T) {
 	if err != nil || r.Settings == nil || r.Settings.String() != "temperature=0.5" {
 		t.Fatalf("reply settings %v (%v), want temperature=0.5", r.Settings, err)
 	}
-	p, _ = NewFromEnv("scripted", mapEnv(nil), Options{})
+	p, _ = New("scripted", withEnv(nil, Options{}))
 	if r, _ := p.Complete(t.Context(), userOnly); r.Settings != nil {
 		t.Fatalf("reply settings %v, want none", r.Settings)
 	}
@@ -162,8 +162,7 @@ func TestModelsFileErrors(t *testing.T) {
 func TestMaxTokensSetTwice(t *testing.T) {
 	t.Parallel()
 	for _, spec := range []string{"openai:x", "anthropic:claude-sonnet-4-5"} {
-		_, err := NewFromEnv(spec, mapEnv(map[string]string{"OPENAI_API_KEY": testKey, "ANTHROPIC_API_KEY": testKey, "AGENTRUN_MAX_TOKENS": "512"}),
-			Options{Settings: agent.ModelSettings{MaxTokens: 1024}})
+		_, err := New(spec, withEnv(map[string]string{"OPENAI_API_KEY": testKey, "ANTHROPIC_API_KEY": testKey, "AGENTRUN_MAX_TOKENS": "512"}, Options{Settings: agent.ModelSettings{MaxTokens: 1024}}))
 		if err == nil || !strings.Contains(err.Error(), "max tokens are set twice, 512 by AGENTRUN_MAX_TOKENS and 1024 by max_tokens in the models file") {
 			t.Errorf("%s: error %v, want max tokens set twice", spec, err)
 		}
@@ -181,7 +180,7 @@ func TestRequestTimeout(t *testing.T) {
 			t.Parallel()
 			f := newFake(t, silent)
 			env := map[string]string{"OPENAI_BASE_URL": f.URL + "/v1", "ANTHROPIC_BASE_URL": f.URL, "ANTHROPIC_API_KEY": testKey}
-			p, err := NewFromEnv(spec, mapEnv(env), Options{Timeout: 300 * time.Millisecond})
+			p, err := New(spec, withEnv(env, Options{Timeout: 300 * time.Millisecond}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -218,7 +217,7 @@ func TestDefaultTimeoutApplies(t *testing.T) {
 	}
 }
 
-// TestExampleModelsFile: the example the README points to parses.
+// TestExampleModelsFile: the example docs/configuration.md points to parses.
 func TestExampleModelsFile(t *testing.T) {
 	t.Parallel()
 	m, err := LoadModels("example-models.json")

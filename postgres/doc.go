@@ -57,7 +57,7 @@
 // One that returned an error wrapping [journal.ErrConflict] wrote nothing:
 // the run held another number of records, or a concurrent Append took the
 // same seq first (the primary key refuses the second of two, so of several
-// appenders that saw the same count exactly one wins). [journal.ErrInvalid]
+// appenders that saw the same count exactly one wins). [operator.ErrInvalid]
 // (a bad run id, seen count or record) also means nothing was written. Any
 // other error (a lost connection, a timeout, a failed commit) leaves the
 // outcome unknown: all the records may be there or none (never some: the

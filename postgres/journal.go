@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // Journal is a journal.Store in PostgreSQL: one row per record, keyed by
@@ -19,7 +20,7 @@ var _ journal.Store = (*Journal)(nil)
 
 // Load returns the records of a run in seq order; an unknown run has none.
 func (j *Journal) Load(runID string) ([]journal.Record, error) {
-	if err := journal.ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return nil, err
 	}
 	ctx, cancel := opContext()
@@ -60,11 +61,11 @@ func (j *Journal) Load(runID string) ([]journal.Record, error) {
 // leaves the outcome unknown: the records may be there, all of them, or
 // not at all (never in part: the statement is atomic).
 func (j *Journal) Append(runID string, seen int, recs ...journal.Record) error {
-	if err := journal.ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return err
 	}
 	if seen < 0 {
-		return fmt.Errorf("append %s: %w seen count %d: it is negative", runID, journal.ErrInvalid, seen)
+		return fmt.Errorf("append %s: %w seen count %d: it is negative", runID, operator.ErrInvalid, seen)
 	}
 	data := make([][]byte, 0, len(recs))
 	for i, rec := range recs {

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 )
 
 var _ journal.Locker = (*Journal)(nil)
@@ -39,7 +40,7 @@ func lockKey(name, runID string) int64 {
 // after which a second driver may start: the lock's Held finds that out
 // before the driver's next step.
 func (j *Journal) LockRun(ctx context.Context, runID string) (journal.Lock, error) {
-	if err := journal.ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)

@@ -20,6 +20,7 @@ import (
 	"github.com/agentrun/agentrun/internal/pgtest"
 	"github.com/agentrun/agentrun/journal"
 	journalstoretest "github.com/agentrun/agentrun/journal/storetest"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/postgres"
 )
 
@@ -248,7 +249,7 @@ func TestRecordsRoundTripByteExact(t *testing.T) {
 		{Type: journal.RunStarted, Input: agent.UserMessages("héllo <b>&</b> \u2028 \x01 \"quoted\"\n")},
 		{Type: journal.StepCompleted, Step: "tool/1/0/echo", Kind: agent.KindWrite, Idempotent: true,
 			Result: []byte(`{"content":"TICKET-7","nested":{"a":[1,2.50,"\u00e9"]}}`)},
-		{Type: journal.SignalRecord, Signal: &journal.Signal{Name: journal.SignalReconcile, Step: "tool/1/0/echo", Outcome: journal.OutcomeDone, Result: "x"}},
+		{Type: journal.SignalRecord, Signal: &operator.Signal{Name: operator.SignalReconcile, Step: "tool/1/0/echo", Outcome: operator.OutcomeDone, Result: "x"}},
 		{Type: journal.RunCompleted, Answer: strings.Repeat("long answer ", 10000)},
 	}
 	if err := db.Journal().Append("run-1", 0, recs...); err != nil {
@@ -412,7 +413,7 @@ func TestAppendCutShortIsUnknown(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // polling the server's view; there is no signal to wait for
 	}
 	err = <-done
-	if err == nil || errors.Is(err, journal.ErrConflict) || errors.Is(err, journal.ErrInvalid) {
+	if err == nil || errors.Is(err, journal.ErrConflict) || errors.Is(err, operator.ErrInvalid) {
 		t.Fatalf("Append whose session was terminated = %v; want an error of unknown outcome", err)
 	}
 	t.Logf("error: %v", err)

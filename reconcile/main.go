@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentrun/agentrun/internal/cli"
 	"github.com/agentrun/agentrun/internal/cluster"
+	"github.com/agentrun/agentrun/internal/config"
 )
 
 func main() {
@@ -44,11 +45,11 @@ func main() {
 }
 
 func run(ctx context.Context, local bool, args []string) error {
-	settings, err := cli.LoadSettings(os.Getenv)
+	cfg, err := config.Load(os.Getenv)
 	if err != nil {
-		return &cli.UsageError{Msg: err.Error()}
+		return err // a *config.Error: cli.ExitSettings
 	}
-	settings.Commands = cli.CommandsFor(os.Args[0])
+	settings := cli.Settings{Config: cfg, Commands: cli.CommandsFor(os.Args[0])}
 	if err := cli.CheckOperatorArgs(args); err != nil {
 		return err
 	}

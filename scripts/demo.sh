@@ -33,4 +33,4 @@ echo
 echo "The dev server keeps running: look at the run in the Web UI ($AGENTRUN_UI_URL/namespaces/default/workflows/$run)."
 echo "make stop stops the worker and the server."
 echo "The commands above work as printed from this folder; to type temporal, starter and reconcile"
-echo "without bin/ (as the Web UI and the README write them): export PATH=\"\$PWD/bin:\$PATH\""
+echo "without bin/ (as the Web UI and the docs write them): export PATH=\"\$PWD/bin:\$PATH\""

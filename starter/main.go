@@ -28,7 +28,8 @@ import (
 
 	"github.com/agentrun/agentrun/internal/cli"
 	"github.com/agentrun/agentrun/internal/cluster"
-	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/internal/config"
+	"github.com/agentrun/agentrun/operator"
 )
 
 func main() {
@@ -66,14 +67,14 @@ func run(ctx context.Context, local, wait, session bool, stream *bool, id, maxTu
 	if id == "" {
 		return &cli.UsageError{Msg: "--id is required: name the run (letters, digits, '_', '.', '-')"}
 	}
-	if err := journal.ValidRunID(id); err != nil {
+	if err := operator.ValidRunID(id); err != nil {
 		return &cli.UsageError{Msg: err.Error()}
 	}
-	settings, err := cli.LoadSettings(os.Getenv)
+	cfg, err := config.Load(os.Getenv)
 	if err != nil {
-		return &cli.UsageError{Msg: err.Error()}
+		return err // a *config.Error: cli.ExitSettings
 	}
-	settings.Commands = cli.CommandsFor(os.Args[0])
+	settings := cli.Settings{Config: cfg, Commands: cli.CommandsFor(os.Args[0])}
 	limits, err := settings.Limits(maxTurns, maxTokens)
 	if err != nil {
 		return err

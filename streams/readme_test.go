@@ -8,22 +8,22 @@ import (
 	"testing"
 )
 
-// readmeTypeScript finds the README's TypeScript examples.
+// readmeTypeScript finds the TypeScript examples of docs/progress.md.
 var readmeTypeScript = regexp.MustCompile("(?s)```typescript\n(.*?)```")
 
-// TestReadmeTypeScriptExample type-checks the README's TypeScript
+// TestReadmeTypeScriptExample type-checks docs/progress.md's TypeScript
 // subscriber, strictly, against the pinned @temporalio packages that
 // TestTypeScriptClient runs, with the pinned TypeScript compiler: a
 // renamed method or option in the example fails here.
 func TestReadmeTypeScriptExample(t *testing.T) {
 	node := tsClient(t)
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/progress.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	examples := readmeTypeScript.FindAllSubmatch(readme, -1)
 	if len(examples) != 1 {
-		t.Fatalf("README.md has %d TypeScript examples; want the one subscriber", len(examples))
+		t.Fatalf("docs/progress.md has %d TypeScript examples; want the one subscriber", len(examples))
 	}
 	modules, err := filepath.Abs(filepath.Join(tsDir, "node_modules"))
 	if err != nil {
@@ -45,6 +45,6 @@ func TestReadmeTypeScriptExample(t *testing.T) {
 	}
 	tsc := exec.Command(node, filepath.Join(modules, "typescript", "bin", "tsc"), "-p", dir)
 	if out, err := tsc.CombinedOutput(); err != nil {
-		t.Fatalf("the README's TypeScript example does not compile: %v\n%s", err, out)
+		t.Fatalf("docs/progress.md's TypeScript example does not compile: %v\n%s", err, out)
 	}
 }

@@ -16,10 +16,6 @@ import (
 	"github.com/agentrun/agentrun/tools/mcp"
 )
 
-// EnvConfig names the environment variable that holds the path of the tools
-// configuration file.
-const EnvConfig = "AGENTRUN_TOOLS"
-
 // Config says which tools a worker offers: the demo tools that are on, the
 // MCP servers whose tools are offered, and per-tool overrides. The zero
 // value offers all demo tools with default settings. The file format is
@@ -135,16 +131,6 @@ func (c Config) validate() error {
 		}
 	}
 	return nil
-}
-
-// ConfigFromEnv loads the file named by AGENTRUN_TOOLS; when the variable is
-// unset or empty it returns the zero Config (both demo tools, nothing else).
-func ConfigFromEnv() (Config, error) {
-	path := os.Getenv(EnvConfig)
-	if path == "" {
-		return Config{}, nil
-	}
-	return LoadConfig(path)
 }
 
 // LoadConfig reads and checks a tools configuration file (JSON). Every

@@ -128,23 +128,6 @@ func TestExampleConfig(t *testing.T) {
 	}
 }
 
-func TestConfigFromEnv(t *testing.T) {
-	t.Setenv(EnvConfig, "")
-	c, err := ConfigFromEnv()
-	if err != nil || !reflect.DeepEqual(c, Config{}) {
-		t.Fatalf("unset: %+v, %v; want the zero Config", c, err)
-	}
-	path := writeConfig(t, `{"demo": {"create_ticket": false}, "servers": null}`)
-	t.Setenv(EnvConfig, path)
-	c, err = ConfigFromEnv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := (Config{Path: path, Demo: map[string]bool{"create_ticket": false}}); !reflect.DeepEqual(c, want) {
-		t.Fatalf("set: %+v, want %+v", c, want)
-	}
-}
-
 func TestConfigBuiltInCodeIsValidated(t *testing.T) {
 	t.Parallel()
 	_, err := Open(t.Context(), Config{Tools: map[string]Override{"lookup": {Timeout: -time.Second}}}, DemoConfig{})

@@ -39,19 +39,6 @@ func (c DemoConfig) withDefaults() DemoConfig {
 	return c
 }
 
-// DemoConfigFromEnv reads AGENTRUN_TICKETS and AGENTRUN_DEMO_DELAY.
-func DemoConfigFromEnv() (DemoConfig, error) {
-	c := DemoConfig{Tickets: os.Getenv("AGENTRUN_TICKETS")}
-	if v := os.Getenv("AGENTRUN_DEMO_DELAY"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return c, fmt.Errorf("AGENTRUN_DEMO_DELAY=%q is not a duration: want a Go duration such as 500ms or 2s", v)
-		}
-		c.Delay = d
-	}
-	return c.withDefaults(), nil
-}
-
 // Demo returns the demo tools: lookup, create_ticket and find_ticket.
 func Demo(c DemoConfig) []Tool {
 	c = c.withDefaults()

@@ -33,8 +33,8 @@
 //
 // # Configuration file
 //
-// The environment variable AGENTRUN_TOOLS names a JSON file (ConfigFromEnv,
-// LoadConfig); without it a worker offers just the demo tools. Open
+// The environment variable AGENTRUN_TOOLS names a JSON file (LoadConfig;
+// the programs' configuration, internal/config, reads the variable); without it a worker offers just the demo tools. Open
 // connects the servers and builds the Set; Set.Close stops them. Every
 // field is optional; example-tools.json uses them all:
 //

@@ -5,12 +5,15 @@
 // PostgreSQL database (a postgres:// URL). With AGENTRUN_DEPLOYMENT set it
 // joins that Temporal worker deployment as build AGENTRUN_BUILD_ID (default
 // derived from the binary) and gets tasks once that build is current or
-// ramping; a malformed name or build id stops it at start-up (exit 2).
+// ramping. A setting it cannot use (a malformed name or build id, a bad
+// model or key) stops it at start-up with one line naming the variable
+// (exit 2); other errors exit 1.
 // SIGTERM or SIGINT stops it gracefully.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -18,19 +21,23 @@ import (
 	"syscall"
 
 	"github.com/agentrun/agentrun/internal/cli"
+	"github.com/agentrun/agentrun/internal/config"
 )
 
 func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	settings, err := cli.LoadSettings(os.Getenv)
+	cfg, err := config.Load(os.Getenv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
-		os.Exit(cli.ExitUsage)
+		os.Exit(cli.ExitSettings)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := cli.RunWorker(ctx, settings, logger); err != nil {
+	if err := cli.RunWorker(ctx, cli.Settings{Config: cfg}, logger); err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
+		if errors.As(err, new(*config.Error)) { // a missing key, found when it builds the model
+			os.Exit(cli.ExitSettings)
+		}
 		os.Exit(cli.ExitError)
 	}
 }

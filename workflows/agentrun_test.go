@@ -28,6 +28,7 @@ import (
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -159,7 +160,7 @@ func TestHandExampleThroughSignals(t *testing.T) {
 		if n := h.modelCalls(); n != 2 {
 			t.Errorf("model calls before approval: %d, want 2", n)
 		}
-		h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
+		h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep})
 	})
 	h.run()
 	r := h.result(t)
@@ -205,8 +206,8 @@ func TestHandExampleThroughUpdates(t *testing.T) {
 		}
 	}
 	h.at(time.Minute, func() {
-		h.env.UpdateWorkflow(workflows.SignalApprove, "u1", cb("wrong marker"), jsonPayload(`{"Marker":"tool/2/0/lookup"}`))
-		h.env.UpdateWorkflow(workflows.SignalApprove, "u2", cb("approve"), jsonPayload(`{"Marker":"`+ticketStep+`"}`))
+		h.env.UpdateWorkflow(operator.SignalApprove, "u1", cb("wrong marker"), jsonPayload(`{"Marker":"tool/2/0/lookup"}`))
+		h.env.UpdateWorkflow(operator.SignalApprove, "u2", cb("approve"), jsonPayload(`{"Marker":"`+ticketStep+`"}`))
 	})
 	h.run()
 	r := h.result(t)
@@ -238,16 +239,16 @@ func TestBadOperatorInput(t *testing.T) {
 		payload converter.RawValue
 		reason  string
 	}{
-		{workflows.SignalApprove, converter.NewRawValue(nil), "approve has no payload"},
-		{workflows.SignalApprove, jsonPayload(`not json`), "invalid character"},
-		{workflows.SignalApprove, converter.NewRawValue(&commonpb.Payload{Metadata: map[string][]byte{converter.MetadataEncoding: []byte("binary/plain")}, Data: []byte("x")}), `encoding "binary/plain"`},
-		{workflows.SignalApprove, jsonPayload(`{"Marker":7}`), "cannot unmarshal number"},
-		{workflows.SignalApprove, jsonPayload(`{}`), `marker "" is not a tool step`},
-		{workflows.SignalApprove, jsonPayload(`{"Makrer":"tool/2/0/create_ticket"}`), `unknown field "Makrer"`},
-		{workflows.SignalDeny, jsonPayload(`{"Marker":"tool/2/0/create_ticket"}`), "reason is empty"},
-		{workflows.SignalApprove, jsonPayload(`{"Marker":"tool/9/0/create_ticket"}`), "is not awaiting approval; pending: tool/2/0/create_ticket"},
-		{workflows.SignalReconcile, jsonPayload(`{"Step":"tool/1/0/lookup","Outcome":"done","Result":"x"}`), "is not indeterminate"},
-		{workflows.SignalReconcile, jsonPayload(`{"Step":"tool/2/0/create_ticket","Outcome":"maybe"}`), `want "done" or "retry"`},
+		{operator.SignalApprove, converter.NewRawValue(nil), "approve has no payload"},
+		{operator.SignalApprove, jsonPayload(`not json`), "invalid character"},
+		{operator.SignalApprove, converter.NewRawValue(&commonpb.Payload{Metadata: map[string][]byte{converter.MetadataEncoding: []byte("binary/plain")}, Data: []byte("x")}), `encoding "binary/plain"`},
+		{operator.SignalApprove, jsonPayload(`{"Marker":7}`), "cannot unmarshal number"},
+		{operator.SignalApprove, jsonPayload(`{}`), `marker "" is not a tool step`},
+		{operator.SignalApprove, jsonPayload(`{"Makrer":"tool/2/0/create_ticket"}`), `unknown field "Makrer"`},
+		{operator.SignalDeny, jsonPayload(`{"Marker":"tool/2/0/create_ticket"}`), "reason is empty"},
+		{operator.SignalApprove, jsonPayload(`{"Marker":"tool/9/0/create_ticket"}`), "is not awaiting approval; pending: tool/2/0/create_ticket"},
+		{operator.SignalReconcile, jsonPayload(`{"Step":"tool/1/0/lookup","Outcome":"done","Result":"x"}`), "is not indeterminate"},
+		{operator.SignalReconcile, jsonPayload(`{"Step":"tool/2/0/create_ticket","Outcome":"maybe"}`), `want "done" or "retry"`},
 	}
 	h := newHarness(t)
 	h.at(time.Minute, func() {
@@ -268,8 +269,8 @@ func TestBadOperatorInput(t *testing.T) {
 				t.Errorf("rejected[%d] = %+v, want %s with reason containing %q", i, r, b.signal, b.reason)
 			}
 		}
-		h.env.SignalWorkflow(workflows.SignalApprove, jsonPayload(`{"Marker":"`+ticketStep+`"}`))
-		h.env.SignalWorkflow(workflows.SignalApprove, jsonPayload(`{"Marker":"`+ticketStep+`"}`)) // decided already
+		h.env.SignalWorkflow(operator.SignalApprove, jsonPayload(`{"Marker":"`+ticketStep+`"}`))
+		h.env.SignalWorkflow(operator.SignalApprove, jsonPayload(`{"Marker":"`+ticketStep+`"}`)) // decided already
 	})
 	h.run()
 	r := h.result(t)
@@ -287,7 +288,7 @@ func TestBadOperatorInput(t *testing.T) {
 func (h *harness) indeterminate() {
 	h.mockIndeterminate()
 	h.at(time.Minute, func() {
-		h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
+		h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep})
 	})
 }
 
@@ -313,7 +314,7 @@ func TestIndeterminateFromTimeout(t *testing.T) {
 			if s.Status != agent.StatusIndeterminate || s.Indeterminate != ticketStep {
 				t.Errorf("after the timeout: %+v, want Indeterminate at %s", s, ticketStep)
 			}
-			h.env.SignalWorkflow(workflows.SignalReconcile, map[string]string{"Step": ticketStep, "Outcome": "done", "Result": "TICKET-7"})
+			h.env.SignalWorkflow(operator.SignalReconcile, map[string]string{"Step": ticketStep, "Outcome": "done", "Result": "TICKET-7"})
 		})
 		h.run()
 		r := h.result(t)
@@ -332,7 +333,7 @@ func TestIndeterminateFromTimeout(t *testing.T) {
 		h := newHarness(t)
 		h.indeterminate()
 		h.at(time.Hour, func() {
-			h.env.SignalWorkflow(workflows.SignalReconcile, map[string]string{"Step": ticketStep, "Outcome": "retry"})
+			h.env.SignalWorkflow(operator.SignalReconcile, map[string]string{"Step": ticketStep, "Outcome": "retry"})
 		})
 		h.run()
 		r := h.result(t)

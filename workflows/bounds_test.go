@@ -13,8 +13,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/streams"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -90,10 +90,10 @@ func TestManyGatedCallsInOneReply(t *testing.T) {
 			// others wait again only when it is done).
 			for i, p := range parked.Pending {
 				if i == len(parked.Pending)-1 {
-					h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": p.Marker})
+					h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": p.Marker})
 					break
 				}
-				h.env.SignalWorkflowSkippingWorkflowTask(workflows.SignalApprove, map[string]string{"Marker": p.Marker})
+				h.env.SignalWorkflowSkippingWorkflowTask(operator.SignalApprove, map[string]string{"Marker": p.Marker})
 			}
 		})
 		h.run()
@@ -175,13 +175,13 @@ func TestRejectFlood(t *testing.T) {
 	h.at(time.Minute, func() {
 		before, offBefore = u.count(), h.streamOffset(t)
 		for i := range flood {
-			h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": fmt.Sprintf("tool/9/%d/nothing", i)})
+			h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": fmt.Sprintf("tool/9/%d/nothing", i)})
 		}
 	})
 	h.at(2*time.Minute, func() {
 		after, offAfter = u.count(), h.streamOffset(t)
 		st = h.state(t)
-		h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
+		h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep})
 	})
 	h.run()
 	r := h.result(t)
@@ -213,7 +213,7 @@ func TestParkedRunContinuesAsNew(t *testing.T) {
 	inputs := h.chain(t, workflows.Input{Messages: agent.UserMessages(prompt)}, func(run int) {
 		if run == 0 {
 			h.at(time.Minute, func() {
-				h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": "tool/9/0/nothing"})
+				h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": "tool/9/0/nothing"})
 			})
 		}
 		h.at(2*time.Minute, func() {
@@ -222,7 +222,7 @@ func TestParkedRunContinuesAsNew(t *testing.T) {
 				h.env.SetContinueAsNewSuggested(true)
 				return // the callback's own workflow task sees the suggestion
 			}
-			h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
+			h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep})
 		})
 	})
 	r := h.result(t)
@@ -247,14 +247,14 @@ func TestParkedRunContinuesAsNew(t *testing.T) {
 // with one line naming the limit, and change nothing.
 func TestOperatorCaps(t *testing.T) {
 	t.Parallel()
-	big := strings.Repeat("x", journal.MaxMessageLen+1)
+	big := strings.Repeat("x", operator.MaxMessageLen+1)
 	for _, tc := range []struct {
 		name, op string
 		payload  any
 		want     string
 	}{
-		{"deny reason", workflows.SignalDeny, map[string]string{"Marker": ticketStep, "Reason": big}, fmt.Sprintf("the reason is %d bytes; want at most %d", len(big), journal.MaxMessageLen)},
-		{"done result", workflows.SignalReconcile, map[string]string{"Step": ticketStep, "Outcome": "done", "Result": big}, fmt.Sprintf("the done result is %d bytes; want at most %d", len(big), journal.MaxMessageLen)},
+		{"deny reason", operator.SignalDeny, map[string]string{"Marker": ticketStep, "Reason": big}, fmt.Sprintf("the reason is %d bytes; want at most %d", len(big), operator.MaxMessageLen)},
+		{"done result", operator.SignalReconcile, map[string]string{"Step": ticketStep, "Outcome": "done", "Result": big}, fmt.Sprintf("the done result is %d bytes; want at most %d", len(big), operator.MaxMessageLen)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -271,7 +271,7 @@ func TestOperatorCaps(t *testing.T) {
 			})
 			h.at(2*time.Minute, func() {
 				after = h.state(t)
-				h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
+				h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep})
 			})
 			h.run()
 			h.result(t)

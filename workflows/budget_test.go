@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -27,27 +28,27 @@ func TestBudgetReachedThenRaised(t *testing.T) {
 			s.Turns != 1 || s.Budget != (agent.Budget{MaxTurns: 1}) || s.Usage.Total() == 0 || h.modelCalls() != 1 {
 			t.Errorf("at the limit: %+v after %d model calls, want BudgetExceeded after 1", s, h.modelCalls())
 		}
-		h.env.UpdateWorkflow(workflows.SignalBudget, "b1", &testsuite.TestUpdateCallback{
+		h.env.UpdateWorkflow(operator.SignalBudget, "b1", &testsuite.TestUpdateCallback{
 			OnAccept:   func() { t.Error("a budget of 1 was accepted") },
 			OnReject:   func(err error) { refused = err.Error() },
 			OnComplete: func(any, error) {},
 		}, jsonPayload(`{"MaxTurns":1}`))
-		h.env.SignalWorkflow(workflows.SignalBudget, jsonPayload(`{"MaxTurns":-3}`))
-		h.env.SignalWorkflow(workflows.SignalBudget, jsonPayload(`{"MaxTurns":2}`))
+		h.env.SignalWorkflow(operator.SignalBudget, jsonPayload(`{"MaxTurns":-3}`))
+		h.env.SignalWorkflow(operator.SignalBudget, jsonPayload(`{"MaxTurns":2}`))
 	})
 	h.at(2*time.Minute, func() {
 		s := h.state(t)
 		if s.Status != agent.StatusAwaitingApproval || h.modelCalls() != 2 || len(s.Rejected) != 1 || !strings.Contains(s.Rejected[0].Reason, "MaxTurns -3 is negative") {
 			t.Errorf("after raising to 2: %+v after %d model calls, want AwaitingApproval after 2 and one rejected budget", s, h.modelCalls())
 		}
-		h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
+		h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep})
 	})
 	h.at(3*time.Minute, func() {
 		s := h.state(t)
 		if s.Status != agent.StatusBudgetExceeded || h.modelCalls() != 2 || h.ticketCount(t) != 1 {
 			t.Errorf("after the approval: %s after %d model calls, %d tickets; want BudgetExceeded after 2, 1 ticket", s.Status, h.modelCalls(), h.ticketCount(t))
 		}
-		h.env.SignalWorkflow(workflows.SignalBudget, map[string]any{"MaxTurns": 40, "MaxTokens": 200000})
+		h.env.SignalWorkflow(operator.SignalBudget, map[string]any{"MaxTurns": 40, "MaxTokens": 200000})
 	})
 	h.env.ExecuteWorkflow(workflows.AgentRun, workflows.Input{Messages: agent.UserMessages(prompt), MaxTurns: 1})
 	r := h.result(t)
@@ -86,9 +87,9 @@ func TestBudgetAcrossContinueAsNew(t *testing.T) {
 			h.at(time.Duration(i)*time.Minute, func() {
 				switch s := h.state(t); s.Status {
 				case agent.StatusBudgetExceeded:
-					h.env.SignalWorkflow(workflows.SignalBudget, map[string]int{"MaxTurns": 5})
+					h.env.SignalWorkflow(operator.SignalBudget, map[string]int{"MaxTurns": 5})
 				case agent.StatusAwaitingApproval:
-					h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
+					h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep})
 				}
 			})
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -93,7 +94,7 @@ func TestContinueAsNewSameRun(t *testing.T) {
 		in := workflows.Input{Messages: agent.UserMessages(prompt), MaxTurns: 40, ContinueAfter: every}
 		inputs := h.chain(t, in, func(int) {
 			// Approve whenever the ticket waits, in whichever execution.
-			h.at(time.Hour, func() { h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticket}) })
+			h.at(time.Hour, func() { h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticket}) })
 		})
 		for i, in := range inputs {
 			b, _ := json.Marshal(in)
@@ -137,7 +138,7 @@ func TestContinueAsNewKeepsOperatorInputs(t *testing.T) {
 				h.at(time.Minute, func() {
 					if s := h.state(t); s.Status == agent.StatusAwaitingApproval {
 						waited = append(waited, fmt.Sprintf("%d:%s", run, s.Status))
-						h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
+						h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep})
 					}
 				})
 				h.at(time.Hour, func() {
@@ -147,7 +148,7 @@ func TestContinueAsNewKeepsOperatorInputs(t *testing.T) {
 						if outcome == "done" {
 							p["Result"] = "TICKET-7"
 						}
-						h.env.SignalWorkflow(workflows.SignalReconcile, p)
+						h.env.SignalWorkflow(operator.SignalReconcile, p)
 					}
 				})
 			})
@@ -185,9 +186,9 @@ func TestContinueAsNewKeepsOperatorInputs(t *testing.T) {
 				if s := h.state(t); s.Status == agent.StatusAwaitingApproval && len(s.Pending) == 2 {
 					// Three inputs in one workflow task: the first makes the
 					// run continue as new before its next step.
-					h.env.SignalWorkflowSkippingWorkflowTask(workflows.SignalApprove, map[string]string{"Marker": a})
-					h.env.SignalWorkflowSkippingWorkflowTask(workflows.SignalApprove, map[string]string{"Marker": b})
-					h.env.SignalWorkflow(workflows.SignalApprove, jsonPayload(`{"Marker":7}`))
+					h.env.SignalWorkflowSkippingWorkflowTask(operator.SignalApprove, map[string]string{"Marker": a})
+					h.env.SignalWorkflowSkippingWorkflowTask(operator.SignalApprove, map[string]string{"Marker": b})
+					h.env.SignalWorkflow(operator.SignalApprove, jsonPayload(`{"Marker":7}`))
 				}
 			})
 			h.at(2*time.Minute, func() {
@@ -219,12 +220,12 @@ func TestContinueAsNewKeepsOperatorInputs(t *testing.T) {
 			h.env.OnActivity(h.acts.CallTool, mock.Anything, mock.Anything).After(10 * time.Minute).Return(h.acts.CallTool)
 			h.at(5*time.Minute, func() {
 				if s := h.state(t); s.Status == agent.StatusRunning && s.StepCount == 1 {
-					h.env.SignalWorkflowSkippingWorkflowTask(workflows.SignalApprove, map[string]string{"Marker": early})
+					h.env.SignalWorkflowSkippingWorkflowTask(operator.SignalApprove, map[string]string{"Marker": early})
 				}
 			})
 			h.at(time.Hour, func() {
 				if s := h.state(t); s.Status == agent.StatusAwaitingApproval {
-					h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
+					h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep})
 				}
 			})
 		})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -75,7 +76,7 @@ func TestModelStepOutlivesItsRequest(t *testing.T) {
 	} {
 		h := newHarness(t)
 		h.acts.Exec.ModelTimeout = tc.request
-		h.at(time.Minute, func() { h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep}) })
+		h.at(time.Minute, func() { h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep}) })
 		h.run()
 		h.result(t)
 		if got := h.timeout["llm/1"]; got != tc.want {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/shell"
-	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // SignalCommand is the Temporal CLI command that sends an operator signal,
@@ -35,53 +35,6 @@ func signalCommand(cli, namespace, runID, name string, payload any, sep string) 
 	return fmt.Sprintf("%s workflow signal%s -w %s --name %s%s--input %s", cli, ns, shell.Quote(runID), name, sep, shell.Quote(string(b)))
 }
 
-// ApprovePayload is the payload of approve.
-func ApprovePayload(marker string) any { return approvePayload{Marker: marker} }
-
-// DenyPayload is the payload of deny.
-func DenyPayload(marker, reason string) any { return denyPayload{Marker: marker, Reason: reason} }
-
-// ApprovePayloadOf is the payload of approve pinned to the arguments with
-// digest (agent.ArgsDigest) and to the run's first execution; "" leaves
-// either out.
-func ApprovePayloadOf(marker, digest, execution string) any {
-	return approvePayload{Marker: marker, Digest: digest, Execution: execution}
-}
-
-// DenyPayloadOf is the payload of deny pinned like ApprovePayloadOf.
-func DenyPayloadOf(marker, reason, digest, execution string) any {
-	return denyPayload{Marker: marker, Reason: reason, Digest: digest, Execution: execution}
-}
-
-// DonePayload is the payload of a reconcile with outcome done.
-func DonePayload(step, result string) any {
-	return reconcilePayload{Step: step, Outcome: "done", Result: result}
-}
-
-// BudgetPayload is the payload of budget: the new limits, 0 keeping one.
-func BudgetPayload(maxTurns int, maxTokens int64) any {
-	return budgetPayload{MaxTurns: maxTurns, MaxTokens: maxTokens}
-}
-
-// RaiseHint is a budget that lets a run stopped by b go on: twice the
-// limit that stopped it (tokens only when there is a token limit).
-func RaiseHint(b agent.Budget, turns int, used agent.Usage) any {
-	b = b.WithDefaults()
-	hint := budgetPayload{MaxTurns: max(2*b.MaxTurns, turns+1)}
-	if b.MaxTokens > 0 {
-		hint.MaxTokens = max(2*b.MaxTokens, used.Total()+1)
-	}
-	return hint
-}
-
-// MessagePayload is the payload of message.
-func MessagePayload(content string) any { return messagePayload{Content: content} }
-
-// RetryPayload is the payload of a reconcile with outcome retry.
-func RetryPayload(step string) any {
-	return struct{ Step, Outcome string }{step, "retry"}
-}
-
 // Summary is the run's static summary in the UI: its prompt on one line,
 // cut at a character boundary to at most 200 bytes.
 func Summary(prompt string) string { return clip(prompt, 200) }
@@ -91,7 +44,7 @@ func Summary(prompt string) string { return clip(prompt, 200) }
 func StaticDetails(runID string) string {
 	return "An agentrun run: every model call and tool call is an activity named after its step.\n\n" +
 		"- What it waits for, and the exact command that unblocks it: **Current Details** (needs a running worker).\n" +
-		"- Where it stands, also without a worker: the search attributes `AgentRunStatus` and `AgentRunStep`.\n" +
+		"- Where it stands, also without a worker: the search attributes `" + operator.StatusAttribute + "` and `" + operator.StepAttribute + "`.\n" +
 		"- Everything it knows: **Queries** → `state`, or\n\n```sh\ntemporal workflow query -w " + shell.Quote(runID) + " --name state\n```\n\n---\n"
 }
 
@@ -126,8 +79,8 @@ func details(namespace, runID string, s *State) string {
 				label += " (digest `" + p.Digest + "`; the commands below name it, so they decide on these arguments only)"
 			}
 			fmt.Fprintf(&b, "\n#### %d. `%s` (`%s`)\n\n%s:\n\n%s\nApprove:\n\n%s\nDeny (replace REASON; the model reads it):\n\n%s",
-				i+1, p.Tool, p.Marker, wrap(label, detailsWidth), args, cmd(SignalApprove, ApprovePayloadOf(p.Marker, p.Digest, "")), cmd(SignalDeny, DenyPayloadOf(p.Marker, "REASON", p.Digest, "")))
-			b1, _ := json.Marshal(ApprovePayloadOf(p.Marker, p.Digest, ""))
+				i+1, p.Tool, p.Marker, wrap(label, detailsWidth), args, cmd(operator.SignalApprove, operator.ApprovePayloadOf(p.Marker, p.Digest, "")), cmd(operator.SignalDeny, operator.DenyPayloadOf(p.Marker, "REASON", p.Digest, "")))
+			b1, _ := json.Marshal(operator.ApprovePayloadOf(p.Marker, p.Digest, ""))
 			fmt.Fprintf(&b, "\nIn the Web UI: More Actions → Send a Signal → `approve`, Data `%s`\n", b1)
 		}
 	case agent.StatusIndeterminate:
@@ -136,14 +89,14 @@ func details(namespace, runID string, s *State) string {
 			fmt.Fprintf(&b, "\nCause:\n\n%s", fenced("", wrap(cut(s.Why, 1000), detailsWidth)))
 		}
 		if f := s.Fence; f != nil && f.Step == s.Indeterminate {
-			fmt.Fprintf(&b, "\n**%s may still be running until %s**: check the world after that; a retry is refused until then.\n", f.Attempt, journal.FormatUntil(f.Until))
+			fmt.Fprintf(&b, "\n**%s may still be running until %s**: check the world after that; a retry is refused until then.\n", f.Attempt, operator.FormatUntil(f.Until))
 		}
 		fmt.Fprintf(&b, "\nCheck the world first, then record what happened, with the real result in place of RESULT:\n\n%s\nor, only if it did not take effect, run it once more:\n\n%s",
-			cmd(SignalReconcile, DonePayload(s.Indeterminate, "RESULT")), cmd(SignalReconcile, RetryPayload(s.Indeterminate)))
+			cmd(operator.SignalReconcile, operator.DonePayload(s.Indeterminate, "RESULT")), cmd(operator.SignalReconcile, operator.RetryPayload(s.Indeterminate)))
 	case agent.StatusBudgetExceeded:
 		fmt.Fprintf(&b, "**Budget exceeded**: %s. The run waits until its limits are raised.\n\n", s.Reason)
 		fmt.Fprintf(&b, "Used: %s, %d tokens. Limits: %d model calls, %s.\n", plural(s.Turns, "model call"), s.Usage.Total(), s.Budget.MaxTurns, tokenLimit(s.Budget.MaxTokens))
-		fmt.Fprintf(&b, "\nRaise them (each above what is used; 0 keeps a limit):\n\n%s", cmd(SignalBudget, RaiseHint(s.Budget, s.Turns, s.Usage)))
+		fmt.Fprintf(&b, "\nRaise them (each above what is used; 0 keeps a limit):\n\n%s", cmd(operator.SignalBudget, operator.RaiseHint(s.Budget, s.Turns, s.Usage)))
 	case agent.StatusCompleted:
 		fmt.Fprintf(&b, "**Completed** after %s.\n\n", plural(s.StepCount, "step"))
 		for _, line := range strings.Split(cut(s.Answer, 4000), "\n") {
@@ -162,7 +115,7 @@ func details(namespace, runID string, s *State) string {
 		for _, line := range strings.Split(cut(s.Answer, 4000), "\n") {
 			fmt.Fprintf(&b, "> %s\n", line)
 		}
-		fmt.Fprintf(&b, "\nSend a message (replace TEXT):\n\n%s\nor: `reconcile message %s TEXT --wait`\n", cmd(SignalMessage, MessagePayload("TEXT")), shell.Quote(runID))
+		fmt.Fprintf(&b, "\nSend a message (replace TEXT):\n\n%s\nor: `reconcile message %s TEXT --wait`\n", cmd(operator.SignalMessage, operator.MessagePayload("TEXT")), shell.Quote(runID))
 	case agent.StatusCancelled:
 		fmt.Fprintf(&b, "**Cancelled** after %s: %s.\n", plural(s.StepCount, "step"), s.Reason)
 	case agent.StatusFailed:
@@ -170,7 +123,7 @@ func details(namespace, runID string, s *State) string {
 	default:
 		fmt.Fprintf(&b, "**Running**: %s completed.\n", plural(s.StepCount, "step"))
 		if f := s.Fence; f != nil && f.Waiting {
-			fmt.Fprintf(&b, "\n**Waiting** before it settles the write `%s`: %s may still be running until %s. Nothing probes or runs it again before then; then it goes on by itself.\n", f.Step, f.Attempt, journal.FormatUntil(f.Until))
+			fmt.Fprintf(&b, "\n**Waiting** before it settles the write `%s`: %s may still be running until %s. Nothing probes or runs it again before then; then it goes on by itself.\n", f.Step, f.Attempt, operator.FormatUntil(f.Until))
 		}
 		if n := len(s.Steps); n > 0 && s.Steps[n-1].Preview != "" {
 			last := s.Steps[n-1]

@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/workflows"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // TestApproveByDigest: the state names each pending call's arguments
@@ -38,16 +38,16 @@ func TestApproveByDigest(t *testing.T) {
 		if want := agent.ArgsDigest(s.Pending[0].Args, s.Pending[0].ArgsRef); digest != want {
 			t.Fatalf("digest %s, want %s", digest, want)
 		}
-		h.env.UpdateWorkflow(workflows.SignalApprove, "u1", cb("stale"), jsonPayload(`{"Marker":"`+ticketStep+`","Digest":"`+stale+`"}`))
-		h.env.UpdateWorkflow(workflows.SignalApprove, "u2", cb("other run"), jsonPayload(`{"Marker":"`+ticketStep+`","Digest":"`+digest+`","Execution":"another-run"}`))
-		h.env.UpdateWorkflow(workflows.SignalDeny, "u3", cb("bad digest"), jsonPayload(`{"Marker":"`+ticketStep+`","Reason":"no","Digest":"sha256:xyz"}`))
+		h.env.UpdateWorkflow(operator.SignalApprove, "u1", cb("stale"), jsonPayload(`{"Marker":"`+ticketStep+`","Digest":"`+stale+`"}`))
+		h.env.UpdateWorkflow(operator.SignalApprove, "u2", cb("other run"), jsonPayload(`{"Marker":"`+ticketStep+`","Digest":"`+digest+`","Execution":"another-run"}`))
+		h.env.UpdateWorkflow(operator.SignalDeny, "u3", cb("bad digest"), jsonPayload(`{"Marker":"`+ticketStep+`","Reason":"no","Digest":"sha256:xyz"}`))
 	})
 	h.at(2*time.Minute, func() {
 		if s := h.state(t); s.Status != agent.StatusAwaitingApproval || len(s.Rejected) != 0 || h.ticketCount(t) != 0 {
 			t.Errorf("after refused updates: %s, rejected %+v, %d tickets; want AwaitingApproval, none, 0", s.Status, s.Rejected, h.ticketCount(t))
 		}
-		h.env.SignalWorkflow(workflows.SignalApprove, jsonPayload(`{"Marker":"`+ticketStep+`","Digest":"`+digest+`"}`))
-		h.env.SignalWorkflow(workflows.SignalApprove, jsonPayload(`{"Marker":"`+ticketStep+`"}`))
+		h.env.SignalWorkflow(operator.SignalApprove, jsonPayload(`{"Marker":"`+ticketStep+`","Digest":"`+digest+`"}`))
+		h.env.SignalWorkflow(operator.SignalApprove, jsonPayload(`{"Marker":"`+ticketStep+`"}`))
 	})
 	h.run()
 	r := h.result(t)

@@ -109,7 +109,7 @@
 // build. A run parked for days on an approval or an Indeterminate write
 // therefore finishes on the code that wrote its history, and a change to
 // this package never meets the histories of older builds on a versioned
-// fleet; an old build can be stopped once it has drained (README "Upgrade
+// fleet; an old build can be stopped once it has drained (docs/fleets.md "Upgrade
 // a fleet"). Pinned rather than auto-upgrade because an auto-upgraded run
 // would replay on the new build and needs every change guarded with
 // workflow.GetVersion forever; unversioned workers still need that.
@@ -124,4 +124,15 @@
 // running, versioned, until its runs have drained.
 // AGENTRUN_TEST_WORKFLOW_CHANGE=1 is such a change, for tests only
 // (testchange.go).
+//
+// The parts of AgentRun, one file each: agentrun.go the run's state and
+// AgentRun itself; start.go setting a run up (its input, the checkpoint it
+// continues, the tool list); loop.go the loop (a step, or continue as new);
+// step.go one step's activity and its result, and the fence's waits;
+// options.go the activity options, a pure function of the step and the
+// catalog; outcome.go where the loop stands when it asks for no step (an
+// answer, a failure, a wait for a person) and how a run ends; operator.go
+// the operator's signals and updates (package operator decides them);
+// publish.go the search attributes and current details; stream.go the
+// run's stream.
 package workflows

@@ -9,8 +9,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/tools"
-	"github.com/agentrun/agentrun/workflows"
 )
 
 // withApprovalTimeout gives the harness's create_ticket an approval
@@ -62,7 +62,7 @@ func TestApprovalBeforeExpiry(t *testing.T) {
 	h := newHarness(t)
 	h.withApprovalTimeout(t, 30*time.Minute)
 	h.at(10*time.Minute, func() {
-		h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
+		h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep})
 	})
 	h.run()
 	h.result(t)

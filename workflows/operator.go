@@ -1,116 +1,252 @@
 package workflows
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/progress"
 )
 
-// payloadFormats says, per operation, what a valid payload looks like.
-var payloadFormats = map[string]string{
-	SignalApprove:   `{"Marker":"tool/2/0/create_ticket"}, optionally with "Digest":"sha256:0123456789abcdef" and "Execution":"<first run id>"`,
-	SignalDeny:      `{"Marker":"tool/2/0/create_ticket","Reason":"..."}, optionally with "Digest" and "Execution"`,
-	SignalReconcile: `{"Step":"tool/2/0/create_ticket","Outcome":"done","Result":"TICKET-7"} or {"Step":"...","Outcome":"retry"}`,
-	SignalBudget:    `{"MaxTurns":40,"MaxTokens":200000} (0 or absent keeps a limit)`,
-	SignalMessage:   `{"Content":"also check the staging database"}`,
-}
-
-// Payloads of the operator contract, one type per operation so that a
-// field of another operation is refused as unknown.
-type (
-	approvePayload struct {
-		Marker string
-		// Digest and Execution, optional, pin the decision to the
-		// arguments the operator saw and the run's first execution.
-		Digest    string `json:",omitempty"`
-		Execution string `json:",omitempty"`
-	}
-	denyPayload struct {
-		Marker    string
-		Reason    string
-		Digest    string `json:",omitempty"`
-		Execution string `json:",omitempty"`
-	}
-	reconcilePayload struct {
-		Step    string
-		Outcome string
-		Result  string
-	}
-	budgetPayload struct {
-		MaxTurns  int
-		MaxTokens int64
-	}
-	messagePayload struct {
-		Content string
-	}
-)
-
-// decodeOperator decodes and checks the shape of an operator's payload.
-// It never panics and does not look at the run's state.
-func decodeOperator(name string, raw converter.RawValue) (journal.Signal, error) {
-	want := payloadFormats[name]
+// decodeOperator decodes and checks the shape of an operator's payload, as
+// a Temporal client sent it: JSON (operator.Decode). It never panics and
+// does not look at the run's state.
+func decodeOperator(name string, raw converter.RawValue) (operator.Signal, error) {
+	want := operator.Format(name)
 	p := raw.Payload()
 	if p == nil || len(p.GetData()) == 0 {
-		return journal.Signal{}, fmt.Errorf("%s has no payload; want %s", name, want)
+		return operator.Signal{}, fmt.Errorf("%s has no payload; want %s", name, want)
 	}
 	if enc := string(p.GetMetadata()[converter.MetadataEncoding]); enc != converter.MetadataEncodingJSON {
-		return journal.Signal{}, fmt.Errorf("%s payload has encoding %q; want JSON like %s", name, enc, want)
+		return operator.Signal{}, fmt.Errorf("%s payload has encoding %q; want JSON like %s", name, enc, want)
 	}
-	var sig journal.Signal
-	var err error
-	switch name {
-	case SignalApprove:
-		var v approvePayload
-		err = strictJSON(p.GetData(), &v)
-		sig = journal.Signal{Name: name, Marker: v.Marker, Digest: v.Digest, Execution: v.Execution}
-	case SignalDeny:
-		var v denyPayload
-		err = strictJSON(p.GetData(), &v)
-		sig = journal.Signal{Name: name, Marker: v.Marker, Reason: v.Reason, Digest: v.Digest, Execution: v.Execution}
-	case SignalReconcile:
-		var v reconcilePayload
-		err = strictJSON(p.GetData(), &v)
-		sig = journal.Signal{Name: name, Step: v.Step, Outcome: v.Outcome, Result: v.Result}
-	case SignalBudget:
-		var v budgetPayload
-		err = strictJSON(p.GetData(), &v)
-		sig = journal.Signal{Name: name, MaxTurns: v.MaxTurns, MaxTokens: v.MaxTokens}
-	case SignalMessage:
-		var v messagePayload
-		err = strictJSON(p.GetData(), &v)
-		sig = journal.Signal{Name: name, Content: v.Content}
-	default:
-		return journal.Signal{}, fmt.Errorf("unknown operation %q; want %s", name, strings.Join(operatorSignals, ", "))
-	}
-	if err != nil {
-		return journal.Signal{}, fmt.Errorf("%s payload %s: %v; want %s", name, clip(string(p.GetData()), 200), err, want)
-	}
-	switch name {
-	case SignalReconcile:
-		err = journal.CheckReconcile(sig)
-	case SignalBudget:
-		err = journal.CheckBudget(sig)
-	case SignalMessage:
-		err = journal.CheckMessage(sig)
-	default:
-		err = journal.CheckDecision(sig)
-	}
-	return sig, err
+	return operator.Decode(name, p.GetData())
 }
 
-func strictJSON(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+// setHandlers registers the state query, the operator signals and the
+// operator updates.
+func (r *run) setHandlers() error {
+	if err := workflow.SetQueryHandlerWithOptions(r.ctx, QueryState, func() (State, error) { return r.state, nil },
+		workflow.QueryHandlerOptions{Description: "where the run stands: status, pending markers, the indeterminate step, steps, usage, rejected inputs"}); err != nil {
 		return err
 	}
-	if dec.More() {
-		return fmt.Errorf("more than one JSON value")
+	names := operator.Signals()
+	chans := make([]workflow.ReceiveChannel, len(names))
+	for i, name := range names {
+		chans[i] = workflow.GetSignalChannelWithOptions(r.ctx, name, workflow.SignalChannelOptions{Description: "payload " + operator.Format(name)})
+		err := workflow.SetUpdateHandlerWithOptions(r.ctx, name,
+			func(ctx workflow.Context, raw converter.RawValue) (State, error) {
+				sig, err := r.validate(name, raw)
+				if err != nil {
+					return r.state, err // the validator already refused it; unreachable in practice
+				}
+				waiting := r.outcome != nil
+				r.apply(sig)
+				// Runs recorded before answers waited answered at once: the
+				// version keeps their command order on replay.
+				if waiting && workflow.GetVersion(ctx, versionUpdateAnswer, workflow.DefaultVersion, 1) >= 1 {
+					// The run waits on a person: answer with where it goes
+					// once the loop has acted on this input.
+					mine := r.inputs.changes
+					_ = workflow.Await(ctx, func() bool { return r.inputs.acted >= mine || r.inputs.closing })
+				}
+				return r.state, nil
+			},
+			workflow.UpdateHandlerOptions{
+				Validator: func(ctx workflow.Context, raw converter.RawValue) error {
+					_, err := r.validate(name, raw)
+					return err
+				},
+				Description: "the " + name + " operator signal, answered with the state once the run acted on it",
+			})
+		if err != nil {
+			return err
+		}
 	}
+	workflow.Go(r.ctx, func(ctx workflow.Context) { r.takeSignals(ctx, names, chans) })
 	return nil
+}
+
+// takeSignals handles the signals as they arrive, in one coroutine (the
+// sdk resumes every coroutine at each step of a workflow task, so each one
+// costs every task some time): first the stream's publish signals, then
+// those sent under a name the run does not handle, until the run is
+// cancelled, then the operator signals, by name in the order of
+// operator.Signals (chans), each name's in the order they arrived. The
+// stream's and the operator signals are taken after a cancel too (the run
+// serves its stream while it closes, and records operator signals as
+// rejected), as a Receive would.
+//
+// Not a blocking Receive: it takes a signal out of the channel when it
+// arrives and handles it only when this coroutine runs next, so a signal
+// that arrives in the task in which the run continues as new would be in
+// neither the channel nor the state it carries. Waiting for a channel to
+// hold one leaves it there, for continueAsNew to find.
+func (r *run) takeSignals(ctx workflow.Context, names []string, chans []workflow.ReceiveChannel) {
+	w := unknownWatch{ctx: ctx}
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	for {
+		_ = workflow.Await(dctx, func() bool {
+			unknown := w.found() // first: it is current after every wait
+			return unknown || r.stream.Pending() || slices.ContainsFunc(chans, func(ch workflow.ReceiveChannel) bool { return ch.Len() > 0 })
+		})
+		r.stream.Receive()
+		if len(w.unknown) > 0 {
+			r.rejectUnknown(ctx, w.unknown)
+		}
+		for i, ch := range chans {
+			drainSignals(ch, func(raw converter.RawValue) { r.operate(names[i], raw) })
+		}
+	}
+}
+
+// unknownWatch looks for signals sent under names the run does not handle
+// (a misspelled "aprove"). The sdk has no handler for any name: they are
+// the names GetUnhandledSignalNames lists that are not operator signals.
+// The watch ends, for good, the first time it finds none once the run was
+// cancelled: a cancelled run takes no more input.
+type unknownWatch struct {
+	ctx     workflow.Context
+	ended   bool
+	unknown []string // what found found last, sorted
+}
+
+// found reports whether there are signals under unknown names.
+func (w *unknownWatch) found() bool {
+	w.unknown = nil
+	if w.ended {
+		return false
+	}
+	w.unknown = unknownSignals(workflow.GetUnhandledSignalNames(w.ctx))
+	w.ended = len(w.unknown) == 0 && w.ctx.Err() != nil
+	return len(w.unknown) > 0
+}
+
+// rejectUnknown records every signal under the unknown names as rejected,
+// naming the valid ones. It only renders the current details: it adds no
+// command, so histories recorded before it replay unchanged.
+func (r *run) rejectUnknown(ctx workflow.Context, unknown []string) {
+	for _, name := range unknown {
+		drainSignals(workflow.GetSignalChannel(ctx, name), func(raw converter.RawValue) {
+			r.reject(name, raw, fmt.Errorf("unknown signal %q; the valid signals are %s", name, strings.Join(operator.Signals(), ", ")))
+		})
+	}
+	r.showDetails()
+}
+
+// drainSignals hands every signal already delivered on ch to handle, in
+// the order they arrived, without waiting (ReceiveAsync): the one way the
+// run takes signals, so that none is left behind when it continues as new.
+func drainSignals(ch workflow.ReceiveChannel, handle func(raw converter.RawValue)) {
+	for {
+		var raw converter.RawValue // a RawValue always decodes
+		if !ch.ReceiveAsync(&raw) {
+			return
+		}
+		handle(raw)
+	}
+}
+
+// operate handles a signal: apply it, or record why it was rejected.
+func (r *run) operate(name string, raw converter.RawValue) {
+	sig, err := r.validate(name, raw)
+	if err != nil {
+		if r.reject(name, raw, err) {
+			r.showDetails()
+			return
+		}
+		r.publish()
+		return
+	}
+	r.apply(sig)
+}
+
+// reject records an operator signal the run refused, for the state query
+// and the current details. It reports whether the refusal is quiet (see
+// rejected).
+func (r *run) reject(name string, raw converter.RawValue, err error) (quiet bool) {
+	payload := ""
+	if p := raw.Payload(); p != nil {
+		payload = clip(string(p.GetData()), 500)
+	}
+	return r.rejected(name, payload, err.Error())
+}
+
+// rejected records a signal the run refused: in the state, the current
+// details (when the caller publishes) and the stream. Past QuietRejects
+// refusals in a row it is quiet: no stream item, and the caller only
+// renders the details (no search-attribute upsert).
+func (r *run) rejected(name, payload, reason string) (quiet bool) {
+	r.state.Rejected = append(r.state.Rejected, Rejected{Signal: name, Payload: payload, Reason: reason})
+	if n := len(r.state.Rejected); n > MaxRejected {
+		r.state.Rejected = r.state.Rejected[n-MaxRejected:]
+	}
+	r.state.Rejects++
+	r.state.RejectStreak++
+	quiet = r.state.RejectStreak > QuietRejects &&
+		workflow.GetVersion(r.ctx, versionQuietRejects, workflow.DefaultVersion, 1) >= 1
+	if quiet {
+		return true // counted in State.Rejects, not logged one by one
+	}
+	workflow.GetLogger(r.ctx).Warn("rejected operator signal", "signal", name, "reason", reason)
+	r.event(progress.Event{Type: progress.EventRejected, Step: name, Preview: agent.Clip(payload, agent.PreviewLen), Reason: reason})
+	return false
+}
+
+// unknownSignals returns the names that are not operator signals, sorted.
+func unknownSignals(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !operator.IsSignal(n) {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// validate decodes a payload and checks it against where the run stands
+// (operator.Check). It changes nothing.
+func (r *run) validate(name string, raw converter.RawValue) (operator.Signal, error) {
+	sig, err := decodeOperator(name, raw)
+	if err != nil {
+		return sig, err
+	}
+	return sig, operator.Check(sig, r.stand())
+}
+
+// stand is where the run stands, for operator.Check.
+func (r *run) stand() operator.Stand {
+	s := operator.Stand{RunID: r.id, Status: r.state.Status, Outcome: r.outcome, Facts: r.turn.facts,
+		Budget: r.budget, Turns: r.turn.cp.Turn, Usage: r.state.Usage, FirstExecution: workflow.GetInfo(r.ctx).FirstRunID}
+	if f := r.state.Fence; f != nil {
+		s.Holder, s.Now = &operator.Holder{Step: f.Step, Attempt: f.Attempt, Until: f.Until}, workflow.Now(r.ctx)
+	}
+	return s
+}
+
+// apply records a valid operator input (operator.Run.Apply) and wakes the
+// main loop.
+func (r *run) apply(sig operator.Signal) {
+	r.state.RejectStreak = 0
+	ops := operator.Run{Facts: r.turn.facts, Budget: r.budget, Turn: r.turn.cp.Turn, Models: r.turn.models}
+	at := ops.Apply(sig)
+	switch sig.Name {
+	case operator.SignalMessage:
+		r.state.Messages++
+		r.state.MessageStep = at
+	case operator.SignalBudget:
+		r.budget = ops.Budget
+		r.state.Budget = r.budget.WithDefaults()
+	case operator.SignalReconcile:
+		if sig.Outcome == operator.OutcomeDone {
+			r.record(StepRecord{Name: sig.Step, Kind: agent.KindWrite, Generation: r.turn.gen[sig.Step], Reconciled: true, Preview: agent.Clip(sig.Result, agent.PreviewLen)})
+		}
+	}
+	r.inputs.changes++
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -36,7 +37,7 @@ func TestMessageToWaitingRun(t *testing.T) {
 		if s := h.state(t); s.Status != agent.StatusAwaitingApproval || h.modelCalls() != 2 {
 			t.Errorf("before the message: %s after %d model calls, want AwaitingApproval after 2", s.Status, h.modelCalls())
 		}
-		h.env.UpdateWorkflow(workflows.SignalMessage, "m1", &testsuite.TestUpdateCallback{
+		h.env.UpdateWorkflow(operator.SignalMessage, "m1", &testsuite.TestUpdateCallback{
 			OnAccept: func() {},
 			OnReject: func(err error) { t.Errorf("message refused: %v", err) },
 			OnComplete: func(v any, err error) {
@@ -53,7 +54,7 @@ func TestMessageToWaitingRun(t *testing.T) {
 		if s.Status != agent.StatusAwaitingApproval || s.Messages != 1 || s.MessageStep != "llm/3" || h.modelCalls() != 2 {
 			t.Errorf("after the message: %s, %d messages for %q after %d model calls; want AwaitingApproval, 1 for llm/3, 2 calls", s.Status, s.Messages, s.MessageStep, h.modelCalls())
 		}
-		h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
+		h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep})
 	})
 	h.env.ExecuteWorkflow(workflows.AgentRun, workflows.Input{Messages: agent.UserMessages(prompt)})
 	r := h.result(t)
@@ -79,7 +80,7 @@ func TestSessionAcrossContinueAsNew(t *testing.T) {
 			s := h.state(t)
 			idle = append(idle, s)
 			if run < len(msgs) {
-				h.env.SignalWorkflow(workflows.SignalMessage, map[string]string{"Content": msgs[run]})
+				h.env.SignalWorkflow(operator.SignalMessage, map[string]string{"Content": msgs[run]})
 			}
 		})
 	})
@@ -152,20 +153,20 @@ func TestBadMessage(t *testing.T) {
 	var refused []string
 	h.at(time.Minute, func() {
 		for i, p := range []string{`{"Content": "   "}`, `{"Content": ""}`, `{"Marker": "x"}`} {
-			h.env.UpdateWorkflow(workflows.SignalMessage, fmt.Sprint("bad", i), &testsuite.TestUpdateCallback{
+			h.env.UpdateWorkflow(operator.SignalMessage, fmt.Sprint("bad", i), &testsuite.TestUpdateCallback{
 				OnAccept:   func() { t.Errorf("message %s accepted", p) },
 				OnReject:   func(err error) { refused = append(refused, err.Error()) },
 				OnComplete: func(any, error) {},
 			}, jsonPayload(p))
 		}
-		h.env.SignalWorkflow(workflows.SignalMessage, jsonPayload(`{"Content": "\n\t"}`))
+		h.env.SignalWorkflow(operator.SignalMessage, jsonPayload(`{"Content": "\n\t"}`))
 	})
 	h.at(2*time.Minute, func() {
 		s := h.state(t)
 		if s.Status != agent.StatusIdle || s.Messages != 0 || len(s.Rejected) != 1 || !strings.Contains(s.Rejected[0].Reason, "the content is empty") {
 			t.Errorf("after bad messages: %s, %d messages, rejected %+v; want Idle, none taken, one rejected as empty", s.Status, s.Messages, s.Rejected)
 		}
-		h.env.SignalWorkflow(workflows.SignalMessage, map[string]string{"Content": "good"})
+		h.env.SignalWorkflow(operator.SignalMessage, map[string]string{"Content": "good"})
 	})
 	h.env.ExecuteWorkflow(workflows.AgentRun, workflows.Input{Messages: agent.UserMessages("hello"), Session: true, SessionIdle: "10m"})
 	r := h.result(t)
@@ -196,16 +197,16 @@ func TestMessageToBudgetStoppedRun(t *testing.T) {
 		if s := h.state(t); s.Status != agent.StatusBudgetExceeded || h.modelCalls() != 1 {
 			t.Errorf("at the limit: %s after %d model calls, want BudgetExceeded after 1", s.Status, h.modelCalls())
 		}
-		h.env.SignalWorkflow(workflows.SignalMessage, map[string]string{"Content": "use the staging database"})
+		h.env.SignalWorkflow(operator.SignalMessage, map[string]string{"Content": "use the staging database"})
 	})
 	h.at(2*time.Minute, func() {
 		if s := h.state(t); s.Status != agent.StatusBudgetExceeded || s.Messages != 1 || s.MessageStep != "llm/2" || h.modelCalls() != 1 {
 			t.Errorf("after the message: %s, %d messages for %q after %d model calls; want BudgetExceeded, 1 for llm/2, 1 call", s.Status, s.Messages, s.MessageStep, h.modelCalls())
 		}
-		h.env.SignalWorkflow(workflows.SignalBudget, map[string]int{"MaxTurns": 10})
+		h.env.SignalWorkflow(operator.SignalBudget, map[string]int{"MaxTurns": 10})
 	})
 	h.at(3*time.Minute, func() {
-		h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
+		h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep})
 	})
 	h.env.ExecuteWorkflow(workflows.AgentRun, workflows.Input{Messages: agent.UserMessages(prompt), MaxTurns: 1})
 	r := h.result(t)

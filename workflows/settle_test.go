@@ -16,6 +16,7 @@ import (
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -68,7 +69,7 @@ func TestSettledByProbe(t *testing.T) {
 			return nil, errors.New("the worker died before it reported")
 		})
 	h.at(time.Minute, func() {
-		h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
+		h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep})
 	})
 	h.run()
 	r := h.result(t)

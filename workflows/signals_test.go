@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -33,11 +34,21 @@ func TestMisspelledSignal(t *testing.T) {
 				t.Errorf("rejected[%d] = %+v, want %+v", i, s.Rejected[i], w)
 			}
 		}
-		h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
+		h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep})
 	})
 	h.run()
 	r := h.result(t)
 	if !strings.Contains(r.Answer, "TICKET-1") || h.modelCalls() != 3 || h.ticketCount(t) != 1 {
 		t.Fatalf("answer %q, %d model calls, %d tickets; want TICKET-1, 3, 1", r.Answer, h.modelCalls(), h.ticketCount(t))
+	}
+}
+
+// TestWaitingQuery: the operator's list asks the cluster for the running
+// runs whose status waits on a person.
+func TestWaitingQuery(t *testing.T) {
+	t.Parallel()
+	const want = `ExecutionStatus = "Running" AND AgentRunStatus IN ("AwaitingApproval", "Indeterminate", "BudgetExceeded")`
+	if got := workflows.WaitingQuery(); got != want {
+		t.Fatalf("WaitingQuery() = %s, want %s", got, want)
 	}
 }

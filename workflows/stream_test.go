@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/progress"
 	"github.com/agentrun/agentrun/streams"
 	"github.com/agentrun/agentrun/workflows"
@@ -123,7 +124,7 @@ func TestStreamMalformedPublishRejected(t *testing.T) {
 		if beyond.done {
 			t.Errorf("a poll from offset 1000 was answered at once: %+v, %v; want it to wait", beyond.res, beyond.err)
 		}
-		h.env.SignalWorkflow(workflows.SignalApprove, map[string]string{"Marker": ticketStep})
+		h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep})
 	})
 	h.run()
 	r := h.result(t)

@@ -1,31 +1,36 @@
 package workflows
 
 import (
-	"os"
-	"sync"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
 )
 
-// envTestWorkflowChange selects a test-only change to AgentRun; production
-// never sets it. When a worker's environment has
-// AGENTRUN_TEST_WORKFLOW_CHANGE=1, every AgentRun execution on that worker
-// starts with a 1 ms timer before anything else: a different command
-// sequence, so that worker fails with a non-determinism error on the
-// history of a run started without it. The Worker Versioning test runs
-// "build B" with it to prove that runs pinned to build A never reach B.
-const envTestWorkflowChange = "AGENTRUN_TEST_WORKFLOW_CHANGE"
+// Test is a test-only change to AgentRun; production leaves it zero. The
+// worker sets it from internal/config's Test section
+// (AGENTRUN_TEST_WORKFLOW_CHANGE=1 in the worker process's environment).
+type Test struct {
+	// WorkflowChange makes every AgentRun execution start with a 1 ms
+	// timer before anything else: a different command sequence, so the
+	// worker fails with a non-determinism error on the history of a run
+	// started without it. The Worker Versioning test runs "build B" with
+	// it to prove that runs pinned to build A never reach B. Default
+	// false.
+	WorkflowChange bool
+}
 
-// testWorkflowChange is envTestWorkflowChange, read once per process (so
-// it is the same on every replay in that worker).
-var testWorkflowChange = sync.OnceValue(func() bool { return os.Getenv(envTestWorkflowChange) == "1" })
-
-// applyTestChange is the change envTestWorkflowChange selects, or nothing
-// (the production case).
-func applyTestChange(ctx workflow.Context) error {
-	if !testWorkflowChange() {
-		return nil
+// Workflow is the workflow function a worker registers under
+// RegisterOptions: AgentRun itself for the zero Test (the production
+// case), or AgentRun behind the change t selects. It is the same on every
+// replay in that worker, as t is fixed when the worker starts.
+func Workflow(t Test) func(workflow.Context, Input) (Result, error) {
+	if !t.WorkflowChange {
+		return AgentRun
 	}
-	return workflow.Sleep(ctx, time.Millisecond)
+	return func(ctx workflow.Context, in Input) (Result, error) {
+		if err := workflow.Sleep(ctx, time.Millisecond); err != nil {
+			return Result{}, err
+		}
+		return AgentRun(ctx, in)
+	}
 }

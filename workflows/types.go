@@ -2,25 +2,23 @@ package workflows
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/streams"
 )
 
-// Names of the workflow and its handlers: part of the operator contract.
+// Names of the workflow and its query: part of the operator contract (the
+// signal and update names are package operator's).
 const (
-	WorkflowName    = "AgentRun"
-	QueryState      = "state"
-	SignalApprove   = "approve"
-	SignalDeny      = "deny"
-	SignalReconcile = "reconcile"
-	SignalBudget    = "budget"
-	SignalMessage   = "message"
+	WorkflowName = "AgentRun"
+	QueryState   = "state"
 	// ErrTypeFailed is the error type of a run that Failed.
 	ErrTypeFailed = "AgentRunFailed"
 	// MemoInputHash is the memo key holding the hash of the run's input,
@@ -28,14 +26,22 @@ const (
 	MemoInputHash = "AgentRunInputHash"
 )
 
-// The search attributes a run keeps current.
+// The search attributes a run keeps current (operator.StatusAttribute and
+// operator.StepAttribute).
 var (
-	StatusKey = temporal.NewSearchAttributeKeyKeyword("AgentRunStatus")
-	StepKey   = temporal.NewSearchAttributeKeyKeyword("AgentRunStep")
+	StatusKey = temporal.NewSearchAttributeKeyKeyword(operator.StatusAttribute)
+	StepKey   = temporal.NewSearchAttributeKeyKeyword(operator.StepAttribute)
 )
 
-// operatorSignals are the operator's signals (and updates).
-var operatorSignals = []string{SignalApprove, SignalDeny, SignalReconcile, SignalBudget, SignalMessage}
+// WaitingQuery is the visibility query of the runs that wait on a person
+// (operator.WaitingStatuses).
+func WaitingQuery() string {
+	var statuses []string
+	for _, s := range operator.WaitingStatuses() {
+		statuses = append(statuses, strconv.Quote(string(s)))
+	}
+	return `ExecutionStatus = "Running" AND ` + operator.StatusAttribute + ` IN (` + strings.Join(statuses, ", ") + `)`
+}
 
 // DefaultSessionIdle is how long a session waits Idle for a message when
 // its input names no session_idle.
@@ -149,7 +155,7 @@ type Fence struct {
 // String says it in one line: "tool/2/0/create_ticket: attempt 1 (worker
 // 1@h) may still be running until 14:03:10 UTC".
 func (f *Fence) String() string {
-	return fmt.Sprintf("%s: %s may still be running until %s", f.Step, f.Attempt, journal.FormatUntil(f.Until))
+	return fmt.Sprintf("%s: %s may still be running until %s", f.Step, f.Attempt, operator.FormatUntil(f.Until))
 }
 
 // MaxSettled bounds State.Settled.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 )
 
 const (
@@ -64,18 +64,18 @@ func (s Settings) Limits(maxTurns, maxTokens string) (Limits, error) {
 
 // errLimitsOfExisting refuses --max-turns or --max-tokens for a run that
 // exists: its limits are raised with the budget command.
-func errLimitsOfExisting(op operator, runID string) error {
+func errLimitsOfExisting(op engine, runID string) error {
 	return usagef("run %s exists and keeps its limits: --max-turns and --max-tokens are for a new run; raise its limits with %s MAX_TURNS [MAX_TOKENS]", runID, op.reconcile("budget", runID))
 }
 
 // parseBudget turns "budget RUN MAX_TURNS [MAX_TOKENS]" into a signal.
-func parseBudget(args []string) (string, journal.Signal, error) {
-	sig := journal.Signal{Name: journal.SignalBudget}
+func parseBudget(args []string) (string, operator.Signal, error) {
+	sig := operator.Signal{Name: operator.SignalBudget}
 	if len(args) < 3 || len(args) > 4 {
 		return "", sig, usagef("budget takes %s; got %d argument(s)", budgetArgs, len(args)-1)
 	}
 	runID := args[1]
-	if err := journal.ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return "", sig, usagef("%v", err)
 	}
 	n, err := strconv.ParseInt(args[2], 10, 32)
@@ -88,7 +88,7 @@ func parseBudget(args []string) (string, journal.Signal, error) {
 			return "", sig, usagef("budget MAX_TOKENS %q: want a number of tokens above those the run used, or 0 to keep the limit", args[3])
 		}
 	}
-	if err := journal.CheckBudget(sig); err != nil {
+	if err := operator.CheckBudget(sig); err != nil {
 		return "", sig, usagef("%v", err)
 	}
 	return runID, sig, nil

@@ -5,13 +5,14 @@
 // [Commands]. What unblocks a run is printed by one function for both
 // engines (the starter's outcome, --wait, reconcile show).
 //
-// Settings (settings.go) are the one settings struct of the three
-// programs, read from AGENTRUN_ variables; the worker's Worker Versioning
-// settings, AGENTRUN_DEPLOYMENT and AGENTRUN_BUILD_ID with the build id
-// derived from the binary, are validated in versioning.go.
+// Settings (settings.go) are what the programs run with: the configuration
+// their main loaded once (internal/config, the one reader of the
+// environment) and how to name the programs in printed commands; they open
+// the stores and build the executor it names.
 //
 // Exit codes: 0 Completed (or an operator command that succeeded), 1 an
-// error or a Failed run, 2 a usage error, 3 AwaitingApproval, 4
+// error or a Failed run, 2 a usage error or a setting that cannot be used
+// (a *config.Error, one line naming the variable), 3 AwaitingApproval, 4
 // Indeterminate, 5 busy: another process drives the run (the local engine
 // holds one driver lock per run; nothing was written), or the driver lost
 // its lock (its PostgreSQL connection ended) and stopped before its next

@@ -5,14 +5,18 @@ import (
 	"fmt"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/journal"
 )
 
 // Exit codes.
 const (
-	ExitOK               = 0
-	ExitError            = 1
-	ExitUsage            = 2
+	ExitOK    = 0
+	ExitError = 1
+	ExitUsage = 2
+	// ExitSettings: a setting cannot be used (a *config.Error, one line
+	// naming the variable). The same code as a usage error.
+	ExitSettings         = 2
 	ExitAwaitingApproval = 3
 	ExitIndeterminate    = 4
 	// ExitBusy: another process drives the run (--local); nothing was
@@ -58,6 +62,10 @@ func ExitCode(err error) int {
 	var ue *UsageError
 	if errors.As(err, &ue) {
 		return ExitUsage
+	}
+	var se *config.Error
+	if errors.As(err, &se) {
+		return ExitSettings
 	}
 	if errors.Is(err, journal.ErrBusy) || errors.Is(err, journal.ErrLockLost) {
 		return ExitBusy

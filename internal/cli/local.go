@@ -12,6 +12,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // Local is the local engine: a journal store (a folder or PostgreSQL), a
@@ -48,12 +49,12 @@ func (l *Local) Close() error { return l.Exec.Tools.Close() }
 // run gets limits; an existing one keeps its own. With limits.Stream set
 // to true it prints the model's text to w as the model writes it.
 func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt string, limits Limits) error {
-	if err := journal.ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return usagef("%v", err)
 	}
 	recorded, err := l.input(runID)
 	exists := err == nil
-	if err != nil && !errors.Is(err, journal.ErrUnknownRun) {
+	if err != nil && !errors.Is(err, operator.ErrUnknownRun) {
 		return err
 	}
 	input := recorded
@@ -71,7 +72,7 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 		exec = localText{Executor: l.Exec, w: w}
 	}
 	o, err := l.Journal.Run(ctx, runID, input, exec)
-	if errors.Is(err, journal.ErrInputMismatch) {
+	if errors.Is(err, operator.ErrInputMismatch) {
 		return fmt.Errorf("run %s exists with another prompt; resume it with no prompt (%s) or choose another --id", runID, l.op().resume(runID))
 	}
 	if errors.Is(err, journal.ErrLockLost) {
@@ -91,7 +92,7 @@ func (l *Local) input(runID string) ([]agent.Message, error) {
 		return nil, err
 	}
 	if len(recs) == 0 || recs[0].Type != journal.RunStarted {
-		return nil, fmt.Errorf("run %s: %w", runID, journal.ErrUnknownRun)
+		return nil, fmt.Errorf("run %s: %w", runID, operator.ErrUnknownRun)
 	}
 	return recs[0].Input, nil
 }
@@ -119,10 +120,10 @@ const ReconcileUsage = `commands:
 
 // operatorArgs names the arguments of each operator command.
 var operatorArgs = map[string]string{
-	journal.SignalApprove: "RUN MARKER [--digest D]",
-	journal.SignalDeny:    "RUN MARKER REASON [--digest D]",
-	"done":                "RUN STEP RESULT",
-	"retry":               "RUN STEP",
+	operator.SignalApprove: "RUN MARKER [--digest D]",
+	operator.SignalDeny:    "RUN MARKER REASON [--digest D]",
+	"done":                 "RUN STEP RESULT",
+	"retry":                "RUN STEP",
 }
 
 // commandNames are the reconcile tool's commands, for error messages.
@@ -130,14 +131,14 @@ const commandNames = "list, show, approve, deny, done, retry, budget or message"
 
 // ParseOperator turns reconcile arguments into a signal, or says in one
 // line what is wrong. It does not handle list and show.
-func ParseOperator(args []string) (runID string, sig journal.Signal, err error) {
+func ParseOperator(args []string) (runID string, sig operator.Signal, err error) {
 	if len(args) == 0 {
 		return "", sig, usagef("missing command: want %s", commandNames)
 	}
 	switch args[0] {
-	case journal.SignalBudget:
+	case operator.SignalBudget:
 		return parseBudget(args)
-	case journal.SignalMessage:
+	case operator.SignalMessage:
 		return parseMessage(args)
 	}
 	spec, ok := operatorArgs[args[0]]
@@ -145,34 +146,34 @@ func ParseOperator(args []string) (runID string, sig journal.Signal, err error) 
 		return "", sig, usagef("unknown command %q: want %s", args[0], commandNames)
 	}
 	var digest string
-	if args[0] == journal.SignalApprove || args[0] == journal.SignalDeny {
+	if args[0] == operator.SignalApprove || args[0] == operator.SignalDeny {
 		if args, digest, err = digestFlag(args); err != nil {
 			return "", sig, err
 		}
 	}
 	n := len(strings.Fields(strings.Split(spec, " [")[0])) // options not counted
-	if len(args)-1 < n || (len(args)-1 > n && args[0] != journal.SignalDeny) {
+	if len(args)-1 < n || (len(args)-1 > n && args[0] != operator.SignalDeny) {
 		return "", sig, usagef("%s takes %s; got %d argument(s)", args[0], spec, len(args)-1)
 	}
 	runID = args[1]
-	if err := journal.ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return "", sig, usagef("%v", err)
 	}
 	switch args[0] {
-	case journal.SignalApprove:
-		sig = journal.Signal{Name: journal.SignalApprove, Marker: args[2]}
-	case journal.SignalDeny:
-		sig = journal.Signal{Name: journal.SignalDeny, Marker: args[2], Reason: strings.Join(args[3:], " ")}
+	case operator.SignalApprove:
+		sig = operator.Signal{Name: operator.SignalApprove, Marker: args[2]}
+	case operator.SignalDeny:
+		sig = operator.Signal{Name: operator.SignalDeny, Marker: args[2], Reason: strings.Join(args[3:], " ")}
 	case "done":
-		sig = journal.Signal{Name: journal.SignalReconcile, Step: args[2], Outcome: journal.OutcomeDone, Result: args[3]}
+		sig = operator.Signal{Name: operator.SignalReconcile, Step: args[2], Outcome: operator.OutcomeDone, Result: args[3]}
 	case "retry":
-		sig = journal.Signal{Name: journal.SignalReconcile, Step: args[2], Outcome: journal.OutcomeRetry}
+		sig = operator.Signal{Name: operator.SignalReconcile, Step: args[2], Outcome: operator.OutcomeRetry}
 	}
 	sig.Digest = digest
-	if sig.Name == journal.SignalReconcile {
-		err = journal.CheckReconcile(sig)
+	if sig.Name == operator.SignalReconcile {
+		err = operator.CheckReconcile(sig)
 	} else {
-		err = journal.CheckDecision(sig)
+		err = operator.CheckDecision(sig)
 	}
 	if err != nil {
 		return "", sig, usagef("%v", err)
@@ -255,7 +256,7 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 			runID, name, _ := showArgs(args)
 			if name != "" {
 				step, res, err := l.Journal.Step(runID, name)
-				if errors.Is(err, journal.ErrInvalid) {
+				if errors.Is(err, operator.ErrInvalid) {
 					// Not a step the loop runs yet: a call waiting for a
 					// person is shown whole.
 					info, ierr := l.Journal.Show(runID)
@@ -293,10 +294,10 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 	if err != nil {
 		return err
 	}
-	if sig.Name == journal.SignalMessage && messageWait(args) {
+	if sig.Name == operator.SignalMessage && messageWait(args) {
 		return usagef("message --wait is for runs on Temporal; a local run takes the message when it is resumed: %s", l.op().resume(runID))
 	}
-	if (sig.Name == journal.SignalApprove || sig.Name == journal.SignalDeny) && sig.Digest == "" {
+	if (sig.Name == operator.SignalApprove || sig.Name == operator.SignalDeny) && sig.Digest == "" {
 		// Decide on the arguments pending now, and say which they were.
 		if info, err := l.Journal.Show(runID); err == nil {
 			if p, ok := pendingCall(agent.Outcome{Status: info.Status, Pending: info.Pending}, sig.Marker); ok {
@@ -316,9 +317,9 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 }
 
 // op is how printed commands reach the local engine's runs.
-func (l *Local) op() operator { return localOperator(l.Commands) }
+func (l *Local) op() engine { return localEngine(l.Commands) }
 
-func printInfo(w io.Writer, op operator, info journal.RunInfo) error {
+func printInfo(w io.Writer, op engine, info journal.RunInfo) error {
 	v := runView{
 		Header:  fmt.Sprintf("run %s: %s (%d records)", info.RunID, info.Status, info.Records),
 		Outcome: agent.Outcome{Status: info.Status, Pending: info.Pending, Step: info.Indeterminate, Reason: info.Reason, Answer: info.Answer, CutOff: info.CutOff},
@@ -364,15 +365,15 @@ func cancelArgs(args []string) (string, error) {
 	if len(args) != 2 {
 		return "", usagef("cancel takes RUN; got %d argument(s)", len(args)-1)
 	}
-	if err := journal.ValidRunID(args[1]); err != nil {
+	if err := operator.ValidRunID(args[1]); err != nil {
 		return "", usagef("%v", err)
 	}
 	return args[1], nil
 }
 
 // parseMessage turns "message RUN TEXT... [--wait]" into a signal.
-func parseMessage(args []string) (string, journal.Signal, error) {
-	sig := journal.Signal{Name: journal.SignalMessage}
+func parseMessage(args []string) (string, operator.Signal, error) {
+	sig := operator.Signal{Name: operator.SignalMessage}
 	var words []string
 	for _, a := range args[1:] {
 		if a != "--wait" && a != "-wait" {
@@ -383,11 +384,11 @@ func parseMessage(args []string) (string, journal.Signal, error) {
 		return "", sig, usagef("message takes RUN TEXT... [--wait]; got %d argument(s)", len(words))
 	}
 	runID := words[0]
-	if err := journal.ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return "", sig, usagef("%v", err)
 	}
 	sig.Content = strings.Join(words[1:], " ")
-	if err := journal.CheckMessage(sig); err != nil {
+	if err := operator.CheckMessage(sig); err != nil {
 		return "", sig, usagef("%v", err)
 	}
 	return runID, sig, nil
@@ -395,5 +396,5 @@ func parseMessage(args []string) (string, journal.Signal, error) {
 
 // messageWait reports whether a message command asks to wait for the answer.
 func messageWait(args []string) bool {
-	return len(args) > 0 && args[0] == journal.SignalMessage && (slices.Contains(args, "--wait") || slices.Contains(args, "-wait"))
+	return len(args) > 0 && args[0] == operator.SignalMessage && (slices.Contains(args, "--wait") || slices.Contains(args, "-wait"))
 }

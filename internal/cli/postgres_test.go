@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentrun/agentrun/internal/cli"
+	"github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/internal/pgtest"
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/journal"
@@ -111,7 +112,7 @@ func TestPostgresSettingErrors(t *testing.T) {
 func TestSettingsStoresOnPostgres(t *testing.T) {
 	t.Parallel()
 	dbURL := pgtest.URL(t)
-	s, err := cli.LoadSettings(func(k string) string {
+	cfg, err := config.Load(func(k string) string {
 		if k == "AGENTRUN_JOURNAL" {
 			return dbURL
 		}
@@ -120,6 +121,7 @@ func TestSettingsStoresOnPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := cli.Settings{Config: cfg}
 	guard, at, err := s.GuardStore(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)

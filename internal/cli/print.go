@@ -6,25 +6,26 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/shell"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
 )
 
-// operator is how the commands printed for one engine reach a run: the
+// engine is how the commands printed for one engine reach a run: the
 // programs as Commands names them, and on Temporal the namespace too.
-type operator struct {
+type engine struct {
 	cmds      Commands
 	local     bool
 	namespace string // on Temporal; "" or "default" is not named
 }
 
-func localOperator(c Commands) operator { return operator{cmds: c.or(), local: true} }
+func localEngine(c Commands) engine { return engine{cmds: c.or(), local: true} }
 
-func temporalOperator(c Commands, namespace string) operator {
-	return operator{cmds: c.or(), namespace: namespace}
+func temporalEngine(c Commands, namespace string) engine {
+	return engine{cmds: c.or(), namespace: namespace}
 }
 
 // reconcile is a reconcile command line for this engine.
-func (o operator) reconcile(words ...string) string {
+func (o engine) reconcile(words ...string) string {
 	line := o.cmds.Reconcile
 	if o.local {
 		line += " --local"
@@ -37,7 +38,7 @@ func (o operator) reconcile(words ...string) string {
 
 // signal is the Temporal CLI's equivalent of a reconcile command; "" for
 // the local engine.
-func (o operator) signal(runID, name string, payload any) string {
+func (o engine) signal(runID, name string, payload any) string {
 	if o.local {
 		return ""
 	}
@@ -45,13 +46,13 @@ func (o operator) signal(runID, name string, payload any) string {
 }
 
 // resume is the command that drives a local run on after a decision.
-func (o operator) resume(runID string) string {
+func (o engine) resume(runID string) string {
 	return fmt.Sprintf("%s --local --id %s", o.cmds.Starter, shell.Quote(runID))
 }
 
 // printOutcome tells a person where a run stands and, when it waits on
 // them, the exact commands that unblock it.
-func printOutcome(w io.Writer, op operator, runID string, o agent.Outcome) {
+func printOutcome(w io.Writer, op engine, runID string, o agent.Outcome) {
 	switch o.Status {
 	case agent.StatusCompleted:
 		fmt.Fprintf(w, "run %s: Completed\n%s\n", runID, o.Answer)
@@ -83,7 +84,7 @@ func printOutcome(w io.Writer, op operator, runID string, o agent.Outcome) {
 // unblock it, the same way for both engines: the starter's outcome, --wait
 // and reconcile show all print it. On Temporal each command is followed by
 // its Temporal CLI equivalent; a local run is resumed afterwards.
-func printUnblock(w io.Writer, op operator, runID string, o agent.Outcome) {
+func printUnblock(w io.Writer, op engine, runID string, o agent.Outcome) {
 	or := func(runID, name string, payload any) {
 		if cmd := op.signal(runID, name, payload); cmd != "" {
 			fmt.Fprintf(w, "         or: %s\n", cmd)
@@ -100,9 +101,9 @@ func printUnblock(w io.Writer, op operator, runID string, o agent.Outcome) {
 				fmt.Fprintf(w, "    whole args: %s\n", op.reconcile("show", runID, "--step", p.Marker))
 			}
 			fmt.Fprintf(w, "    approve: %s\n", op.reconcile("approve", runID, p.Marker))
-			or(runID, workflows.SignalApprove, workflows.ApprovePayload(p.Marker))
+			or(runID, operator.SignalApprove, operator.ApprovePayload(p.Marker))
 			fmt.Fprintf(w, "    deny:    %s\n", op.reconcile("deny", runID, p.Marker, "REASON"))
-			or(runID, workflows.SignalDeny, workflows.DenyPayload(p.Marker, "REASON"))
+			or(runID, operator.SignalDeny, operator.DenyPayload(p.Marker, "REASON"))
 		}
 	case agent.StatusIndeterminate:
 		fmt.Fprintf(w, "  the write %s started and never recorded its result; it may or may not have taken effect.\n", o.Step)
@@ -110,12 +111,12 @@ func printUnblock(w io.Writer, op operator, runID string, o agent.Outcome) {
 			fmt.Fprintf(w, "  %s\n", o.Reason) // the cause: its probe's answer, the guard's message
 		}
 		fmt.Fprintf(w, "  check the world, then either record what happened:\n    done:    %s\n", op.reconcile("done", runID, o.Step, "RESULT"))
-		or(runID, workflows.SignalReconcile, workflows.DonePayload(o.Step, "RESULT"))
+		or(runID, operator.SignalReconcile, operator.DonePayload(o.Step, "RESULT"))
 		fmt.Fprintf(w, "  or, only if it did not take effect, run it once more:\n    retry:   %s\n", op.reconcile("retry", runID, o.Step))
-		or(runID, workflows.SignalReconcile, workflows.RetryPayload(o.Step))
+		or(runID, operator.SignalReconcile, operator.RetryPayload(o.Step))
 	case agent.StatusIdle:
 		fmt.Fprintf(w, "  send a message: %s --wait\n", op.reconcile("message", runID, "TEXT..."))
-		or(runID, workflows.SignalMessage, workflows.MessagePayload("TEXT"))
+		or(runID, operator.SignalMessage, operator.MessagePayload("TEXT"))
 		return
 	case agent.StatusBudgetExceeded:
 		fmt.Fprintf(w, "  raise its limits (above what it used; 0 keeps one), then it goes on:\n    budget:  %s MAX_TURNS [MAX_TOKENS]\n", op.reconcile("budget", runID))
@@ -136,7 +137,7 @@ type runView struct {
 }
 
 // printRun prints a run for reconcile show, with what unblocks it.
-func printRun(w io.Writer, op operator, runID string, v runView) {
+func printRun(w io.Writer, op engine, runID string, v runView) {
 	fmt.Fprintln(w, v.Header)
 	printUnblock(w, op, runID, v.Outcome)
 	cut := ""

@@ -23,7 +23,7 @@ import (
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/internal/cluster"
 	"github.com/agentrun/agentrun/internal/shell"
-	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -52,15 +52,15 @@ func (r *Remote) Link(runID string) string {
 // id when it has the same prompt (an empty prompt attaches to any existing
 // run; it keeps its own limits), and with wait follows it until it ends.
 func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, limits Limits, wait bool) error {
-	if err := journal.ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return usagef("%v", err)
 	}
 	desc, err := r.describe(ctx, runID)
 	attached := err == nil
 	switch {
-	case errors.Is(err, journal.ErrUnknownRun) && strings.TrimSpace(prompt) == "":
+	case errors.Is(err, operator.ErrUnknownRun) && strings.TrimSpace(prompt) == "":
 		return usagef("run %s does not exist: give a prompt to start it", runID)
-	case err != nil && !errors.Is(err, journal.ErrUnknownRun):
+	case err != nil && !errors.Is(err, operator.ErrUnknownRun):
 		return err
 	case attached && limits.Explicit:
 		return errLimitsOfExisting(r.op(), runID)
@@ -123,7 +123,7 @@ func (r *Remote) describe(ctx context.Context, runID string) (description, error
 	resp, err := describeRaw(ctx, r.Conn, runID)
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
-		return description{}, fmt.Errorf("run %s not found in namespace %s: %w", runID, r.Conn.Namespace, journal.ErrUnknownRun)
+		return description{}, fmt.Errorf("run %s not found in namespace %s: %w", runID, r.Conn.Namespace, operator.ErrUnknownRun)
 	}
 	if err != nil {
 		return description{}, fmt.Errorf("describe run %s: %w", runID, err)
@@ -175,7 +175,7 @@ func (r *Remote) follow(ctx context.Context, out io.Writer, runID string) error 
 				w.wait(ctx, r, runID)
 				printOutcome(w, r.op(), runID, outcomeOf(st))
 				if st.Status == agent.StatusBudgetExceeded {
-					fmt.Fprintf(w, "         or: %s\n", r.op().signal(runID, workflows.SignalBudget, workflows.RaiseHint(st.Budget, st.Turns, st.Usage)))
+					fmt.Fprintf(w, "         or: %s\n", r.op().signal(runID, operator.SignalBudget, operator.RaiseHint(st.Budget, st.Turns, st.Usage)))
 				}
 				last = key
 			}
@@ -247,7 +247,7 @@ func outcomeOf(st workflows.State) agent.Outcome {
 }
 
 // op is how printed commands reach runs on this cluster.
-func (r *Remote) op() operator { return temporalOperator(r.Settings.Commands, r.Conn.Namespace) }
+func (r *Remote) op() engine { return temporalEngine(r.Settings.Commands, r.Conn.Namespace) }
 
 // Reconcile runs one operator command against the cluster. approve, deny,
 // done and retry are updates: the run answers at once, and a refused input
@@ -283,7 +283,7 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 	if status, ended := endedStatus(desc.status); ended {
 		return fmt.Errorf("%s refused: run %s is already %s; nothing changes a run after it ended", args[0], runID, status)
 	}
-	if (sig.Name == journal.SignalApprove || sig.Name == journal.SignalDeny) && sig.Digest == "" {
+	if (sig.Name == operator.SignalApprove || sig.Name == operator.SignalDeny) && sig.Digest == "" {
 		// Decide on the arguments pending now (a worker answers the
 		// update anyway), and say which they were.
 		if st, err := r.state(ctx, runID); err == nil {
@@ -292,25 +292,11 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 			}
 		}
 	}
-	var payload any
-	switch {
-	case sig.Name == journal.SignalApprove:
-		// Pinned to this run's first execution: an approval cannot land
-		// on another run started later under the same id.
-		payload = workflows.ApprovePayloadOf(sig.Marker, sig.Digest, desc.first)
-	case sig.Name == journal.SignalDeny:
-		payload = workflows.DenyPayloadOf(sig.Marker, sig.Reason, sig.Digest, desc.first)
-	case sig.Name == journal.SignalBudget:
-		payload = workflows.BudgetPayload(sig.MaxTurns, sig.MaxTokens)
-	case sig.Name == journal.SignalMessage:
-		payload = workflows.MessagePayload(sig.Content)
-	case sig.Outcome == journal.OutcomeDone:
-		payload = workflows.DonePayload(sig.Step, sig.Result)
-	default:
-		payload = workflows.RetryPayload(sig.Step)
-	}
+	// An approve or deny is pinned to this run's first execution: it
+	// cannot land on another run started later under the same id.
+	payload := operator.PayloadOf(sig, desc.first)
 	var text *liveText
-	if sig.Name == journal.SignalMessage && messageWait(args) {
+	if sig.Name == operator.SignalMessage && messageWait(args) {
 		// From before the message: its answer's text may come at once.
 		text = r.followText(ctx, w, runID)
 		defer text.Close()
@@ -340,7 +326,7 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 	if err != nil {
 		return fmt.Errorf("%s refused: %s", args[0], failureMessage(err))
 	}
-	if sig.Name == journal.SignalMessage {
+	if sig.Name == operator.SignalMessage {
 		fmt.Fprintf(w, "message accepted by run %s for %s; it is now %s\n", runID, st.MessageStep, st.Status)
 		if !messageWait(args) {
 			fmt.Fprintf(w, "  Web UI: %s\n", r.Link(runID))
@@ -504,7 +490,7 @@ func (r *Remote) cancel(ctx context.Context, w io.Writer, runID string) error {
 }
 
 func (r *Remote) list(ctx context.Context, w io.Writer) error {
-	query := `ExecutionStatus = "Running" AND AgentRunStatus IN ("AwaitingApproval", "Indeterminate", "BudgetExceeded")`
+	query := workflows.WaitingQuery()
 	var token []byte
 	n := 0
 	for {
@@ -515,10 +501,10 @@ func (r *Remote) list(ctx context.Context, w io.Writer) error {
 		for _, e := range resp.GetExecutions() {
 			sa := e.GetSearchAttributes().GetIndexedFields()
 			var status, step string
-			if p := sa["AgentRunStatus"]; p != nil {
+			if p := sa[operator.StatusAttribute]; p != nil {
 				_ = json.Unmarshal(p.GetData(), &status)
 			}
-			if p := sa["AgentRunStep"]; p != nil {
+			if p := sa[operator.StepAttribute]; p != nil {
 				_ = json.Unmarshal(p.GetData(), &step)
 			}
 			fmt.Fprintf(w, "%s\t%s\t%s\n", e.GetExecution().GetWorkflowId(), status, step)
@@ -536,7 +522,7 @@ func (r *Remote) list(ctx context.Context, w io.Writer) error {
 }
 
 func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
-	if err := journal.ValidRunID(runID); err != nil {
+	if err := operator.ValidRunID(runID); err != nil {
 		return usagef("%v", err)
 	}
 	desc, err := r.describe(ctx, runID)
@@ -617,7 +603,7 @@ func (r *Remote) showStep(ctx context.Context, w io.Writer, runID, name string) 
 }
 
 func (r *Remote) errOtherPrompt(runID string) error {
-	return fmt.Errorf("run %s exists with another prompt: %w; attach with no prompt (%s --id %s) or choose another --id", runID, journal.ErrInputMismatch, r.op().cmds.Starter, shell.Quote(runID))
+	return fmt.Errorf("run %s exists with another prompt: %w; attach with no prompt (%s --id %s) or choose another --id", runID, operator.ErrInputMismatch, r.op().cmds.Starter, shell.Quote(runID))
 }
 
 // endedStatus names the status of a closed run: Completed, Failed or

@@ -8,61 +8,47 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/internal/cli"
+	"github.com/agentrun/agentrun/internal/config"
+	"github.com/agentrun/agentrun/internal/testenv"
 )
 
-// TestModelSettingsDefaults: the model timeout defaults to 2m, the cut
-// answer flag to off, and no models file means no settings; each is read
-// when set.
-func TestModelSettingsDefaults(t *testing.T) {
+// TestSettingErrorsExitTwo: every setting a program cannot use exits with
+// cli.ExitSettings (2) and one line naming the variable, before anything
+// is dialled or written: a provider's settings (checked when the
+// configuration loads), a missing key (found when the worker builds the
+// model) and a test hook alike, for the worker and the starter.
+func TestSettingErrorsExitTwo(t *testing.T) {
 	t.Parallel()
-	s, err := cli.LoadSettings(func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
+	if cli.ExitSettings != 2 {
+		t.Fatalf("ExitSettings = %d, want 2", cli.ExitSettings)
 	}
-	if s.ModelTimeout != 2*time.Minute || s.FailOnCut || !s.ModelSettings.IsZero() {
-		t.Fatalf("defaults: timeout %v, fail on cut %v, settings %s; want 2m, false, none", s.ModelTimeout, s.FailOnCut, s.ModelSettings)
+	if _, err := config.Load(func(k string) string { return map[string]string{"AGENTRUN_MAX_TOKENS": "lots"}[k] }); cli.ExitCode(err) != cli.ExitSettings {
+		t.Fatalf("ExitCode(%v) = %d, want %d", err, cli.ExitCode(err), cli.ExitSettings)
 	}
-	path := filepath.Join(t.TempDir(), "models.json")
-	if err := os.WriteFile(path, []byte(`{"openai:gpt-4o-mini": {"temperature": 0.2, "seed": 7}, "scripted": {}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"AGENTRUN_MODEL": "openai:gpt-4o-mini", "AGENTRUN_MODEL_TIMEOUT": "90s", "AGENTRUN_FAIL_ON_CUT_ANSWER": "1", "AGENTRUN_MODELS": path}
-	s, err = cli.LoadSettings(func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.ModelTimeout != 90*time.Second || !s.FailOnCut || s.ModelSettings.String() != "temperature=0.2 seed=7" {
-		t.Fatalf("set: timeout %v, fail on cut %v, settings %s", s.ModelTimeout, s.FailOnCut, s.ModelSettings)
-	}
-}
-
-// TestSessionIdleSetting: AGENTRUN_SESSION_IDLE defaults to 24h, is read
-// as a Go duration, and a bad value is a one-line error naming what is
-// valid.
-func TestSessionIdleSetting(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		v    string
-		want time.Duration
-		err  string
+	worker, starter := testenv.Program(t, "worker"), testenv.Program(t, "starter")
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		prog string
+		env  []string
+		want string
 	}{
-		{"", 24 * time.Hour, ""},
-		{"90m", 90 * time.Minute, ""},
-		{"soon", 0, `AGENTRUN_SESSION_IDLE="soon" is not a positive duration: want a Go duration such as 30m or 24h (default 24h)`},
-		{"-1h", 0, "is not a positive duration"},
-		{"0s", 0, "is not a positive duration"},
+		{worker, []string{"AGENTRUN_MODEL=openai:gpt-4o-mini", "OPENAI_API_KEY=sk-test-0001", "OPENAI_BASE_URL=localhost:8000"}, "worker: AGENTRUN_MODEL: openai: OPENAI_BASE_URL"},
+		{worker, []string{"AGENTRUN_MODEL=anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY=sk-test-0001", "AGENTRUN_MAX_TOKENS=lots"}, `worker: AGENTRUN_MAX_TOKENS is "lots"`},
+		{worker, []string{"AGENTRUN_MODEL=anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY="}, "worker: AGENTRUN_MODEL: anthropic: no API key: set ANTHROPIC_API_KEY"},
+		{worker, []string{"AGENTRUN_TEST_HOLD_FOR=soon"}, `worker: AGENTRUN_TEST_HOLD_FOR="soon"`},
+		{starter, []string{"AGENTRUN_MODEL=gemini:pro"}, `starter: AGENTRUN_MODEL: unknown model "gemini:pro"`},
 	} {
-		s, err := cli.LoadSettings(func(k string) string {
-			if k == "AGENTRUN_SESSION_IDLE" {
-				return c.v
-			}
-			return ""
-		})
-		switch {
-		case c.err == "" && (err != nil || s.SessionIdle != c.want):
-			t.Errorf("%q: %v, %v; want %v", c.v, s.SessionIdle, err, c.want)
-		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "\n")):
-			t.Errorf("%q: error %v, want one line containing %q", c.v, err, c.err)
+		env := append(os.Environ(), "AGENTRUN_JOURNAL="+filepath.Join(dir, "journal"), "AGENTRUN_MODEL=scripted",
+			"TEMPORAL_ADDRESS=127.0.0.1:1") // never reached
+		env = append(env, tc.env...)
+		args := []string{}
+		if tc.prog == starter {
+			args = []string{"--local", "--id", "r1", "hello"}
+		}
+		code, out := testenv.Run(t, env, time.Minute, tc.prog, args...)
+		out = strings.TrimSpace(out)
+		if code != cli.ExitSettings || strings.Contains(out, "\n") || !strings.HasPrefix(out, tc.want) || strings.Contains(out, "sk-test") {
+			t.Errorf("%s with %v: exit %d, %q; want exit 2 and one line starting %q", filepath.Base(tc.prog), tc.env, code, out, tc.want)
 		}
 	}
 }

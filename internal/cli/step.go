@@ -15,8 +15,7 @@ import (
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
-	"github.com/agentrun/agentrun/journal"
-	"github.com/agentrun/agentrun/workflows"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // errNoStep: a run's history has no activity for the step.
@@ -41,7 +40,7 @@ func showArgs(args []string) (runID, step string, err error) {
 	default:
 		return "", "", usagef("show takes RUN [--step STEP]; got %q", strings.Join(rest, " "))
 	}
-	if err := journal.ValidRunID(rest[0]); err != nil {
+	if err := operator.ValidRunID(rest[0]); err != nil {
 		return "", "", usagef("%v", err)
 	}
 	return rest[0], step, nil
@@ -140,7 +139,7 @@ func printStep(ctx context.Context, w io.Writer, store *execute.Executor, runID 
 // arguments (read from the content store when kept by reference, and
 // checked against the digest), the digest, and the commands that decide
 // on exactly these arguments.
-func printPending(ctx context.Context, w io.Writer, op operator, store *execute.Executor, runID string, p agent.Pending) error {
+func printPending(ctx context.Context, w io.Writer, op engine, store *execute.Executor, runID string, p agent.Pending) error {
 	args := []byte(p.Args)
 	if p.ArgsRef != nil {
 		b, err := store.Value(ctx, p.Marker, p.ArgsRef)
@@ -157,7 +156,7 @@ func printPending(ctx context.Context, w io.Writer, op operator, store *execute.
 	fmt.Fprintf(w, "digest: %s (%d bytes of arguments)\n", p.Digest, len(args))
 	fmt.Fprintln(w, "output: none: the call waits for a person to approve or deny it")
 	fmt.Fprintf(w, "  approve: %s\n", op.reconcile("approve", runID, p.Marker, "--digest", p.Digest))
-	if cmd := op.signal(runID, workflows.SignalApprove, workflows.ApprovePayloadOf(p.Marker, p.Digest, "")); cmd != "" {
+	if cmd := op.signal(runID, operator.SignalApprove, operator.ApprovePayloadOf(p.Marker, p.Digest, "")); cmd != "" {
 		fmt.Fprintf(w, "       or: %s\n", cmd)
 	}
 	fmt.Fprintf(w, "  deny:    %s\n", op.reconcile("deny", runID, p.Marker, "REASON", "--digest", p.Digest))
@@ -181,7 +180,7 @@ func (r *Remote) findStep(ctx context.Context, runID, name string) (agent.Step, 
 			e, err := it.Next()
 			var nf *serviceerror.NotFound
 			if errors.As(err, &nf) {
-				return agent.Step{}, nil, fmt.Errorf("run %s not found in namespace %s: %w", runID, r.Conn.Namespace, journal.ErrUnknownRun)
+				return agent.Step{}, nil, fmt.Errorf("run %s not found in namespace %s: %w", runID, r.Conn.Namespace, operator.ErrUnknownRun)
 			}
 			if err != nil {
 				return agent.Step{}, nil, fmt.Errorf("history of run %s: %w", runID, err)

@@ -85,13 +85,14 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 			}
 		},
 	})
-	w.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
+	w.RegisterWorkflowWithOptions(workflows.Workflow(workflows.Test{WorkflowChange: s.Test.WorkflowChange}), workflows.RegisterOptions)
 	w.RegisterActivity(&activities.Activities{
 		Exec:     exec,
 		Guard:    &journal.Journal{Store: store, Probe: exec.Probe},
 		Logger:   logger,
 		Metrics:  recorder,
 		NoStream: s.NoStream,
+		Test:     activities.Test{HoldList: s.Test.HoldList},
 	})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("worker: %w", err)

@@ -14,12 +14,14 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 	tlog "go.temporal.io/sdk/log"
+
+	"github.com/agentrun/agentrun/operator"
 )
 
 // SearchAttributes are the attributes AgentRun upserts, with their types.
 var SearchAttributes = map[string]enumspb.IndexedValueType{
-	"AgentRunStatus": enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	"AgentRunStep":   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	operator.StatusAttribute: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	operator.StepAttribute:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 }
 
 // Options loads the client options from the environment and the profile
@@ -89,7 +91,7 @@ func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: namespace, SearchAttributes: missing})
 	var exists *serviceerror.AlreadyExists
 	if err != nil && !errors.As(err, &exists) {
-		return fmt.Errorf("register search attributes %v: %w (register them with: temporal operator search-attribute create --name AgentRunStatus --type Keyword; likewise AgentRunStep)", keys(missing), err)
+		return fmt.Errorf("register search attributes %v: %w (register them with: temporal operator search-attribute create --name %s --type Keyword; likewise %s)", keys(missing), err, operator.StatusAttribute, operator.StepAttribute)
 	}
 	return nil
 }

@@ -15,6 +15,8 @@ import (
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
+
+	"github.com/agentrun/agentrun/operator"
 )
 
 // Setting is one dynamic config value of the server.
@@ -47,7 +49,7 @@ var DynamicConfig = []Setting{
 }
 
 // SearchAttributes are agentrun's search attributes, NAME=TYPE.
-var SearchAttributes = []string{"AgentRunStatus=Keyword", "AgentRunStep=Keyword"}
+var SearchAttributes = []string{operator.StatusAttribute + "=Keyword", operator.StepAttribute + "=Keyword"}
 
 // Args returns the `temporal server start-dev` flags for SearchAttributes
 // and DynamicConfig.

@@ -69,7 +69,7 @@ func TestLocalGateSurvivesToolsFileChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := append(os.Environ(), "AGENTRUN_JOURNAL="+filepath.Join(dir, "journal"), "AGENTRUN_TICKETS="+tickets,
-		"AGENTRUN_MODEL=scripted", tools.EnvConfig+"="+toolsFile)
+		"AGENTRUN_MODEL=scripted", "AGENTRUN_TOOLS="+toolsFile)
 	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
 	const run = "local-gate"
 	count := func() int {

@@ -134,7 +134,7 @@ func TestWorkerVersioningUpgrade(t *testing.T) {
 }
 
 // defaultBuildID is the build id a worker derives from its binary at path
-// when AGENTRUN_BUILD_ID is unset (cli.DefaultBuildID), computed here
+// when AGENTRUN_BUILD_ID is unset (config.DefaultBuildID), computed here
 // independently: the git revision's first 12 hex digits (+ "-dirty"), else
 // the module version, else "exe-" and the binary's SHA-256.
 func defaultBuildID(t *testing.T, path string) string {

@@ -163,7 +163,7 @@ func TestRejectedSignalFlood(t *testing.T) {
 		// Each signal once the run recorded the one before: as fast as
 		// the worker takes them. (Faster than a continue-as-new can
 		// complete, signals reach the history before the run sees them;
-		// see the README's limits.)
+		// see the fixed limits in docs/configuration.md.)
 		testenv.WaitFor(t, time.Minute, "the run to record the refusals", func() bool {
 			s, err := state(t, srv, run)
 			st = s

@@ -24,6 +24,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // storeTestRecord returns the i-th record of a sample journal: a
@@ -34,7 +35,7 @@ func storeTestRecord(i int) journal.Record {
 	case i == 0:
 		return journal.Record{Type: journal.RunStarted, Input: agent.UserMessages("what is in the inbox?")}
 	case i%7 == 6:
-		return journal.Record{Type: journal.SignalRecord, Signal: &journal.Signal{Name: journal.SignalApprove, Marker: fmt.Sprintf("m-%d", i)}}
+		return journal.Record{Type: journal.SignalRecord, Signal: &operator.Signal{Name: operator.SignalApprove, Marker: fmt.Sprintf("m-%d", i)}}
 	case i%7 == 5:
 		return journal.Record{Type: journal.RunCompleted, Answer: fmt.Sprintf("answer %d <b>&</b>\n", i)}
 	case i%2 == 1:
@@ -156,12 +157,12 @@ func Run(t *testing.T, open func(t *testing.T) journal.Store) {
 		for _, rec := range bad {
 			// The good record before the bad one is not written either.
 			err := s.Append("run-1", 0, storeTestRecord(0), rec)
-			if !errors.Is(err, journal.ErrInvalid) {
-				t.Fatalf("Append of %+v = %v, want journal.ErrInvalid", rec, err)
+			if !errors.Is(err, operator.ErrInvalid) {
+				t.Fatalf("Append of %+v = %v, want operator.ErrInvalid", rec, err)
 			}
 		}
-		if err := s.Append("run-1", -1, storeTestRecord(0)); !errors.Is(err, journal.ErrInvalid) {
-			t.Fatalf("Append(seen=-1) = %v, want journal.ErrInvalid", err)
+		if err := s.Append("run-1", -1, storeTestRecord(0)); !errors.Is(err, operator.ErrInvalid) {
+			t.Fatalf("Append(seen=-1) = %v, want operator.ErrInvalid", err)
 		}
 		storeAssertRecords(t, s, "run-1", nil)
 		storeAssertList(t, s)
@@ -183,12 +184,12 @@ func Run(t *testing.T, open func(t *testing.T) journal.Store) {
 	t.Run("InvalidRunIDs", func(t *testing.T) {
 		t.Parallel()
 		s := open(t)
-		for _, id := range []string{"", "../x", "/abs", ".hidden", "a b", "ré", "a/b", strings.Repeat("a", journal.MaxRunIDLen+1)} {
-			if _, err := s.Load(id); !errors.Is(err, journal.ErrInvalid) {
-				t.Errorf("Load(%q) = %v, want journal.ErrInvalid", id, err)
+		for _, id := range []string{"", "../x", "/abs", ".hidden", "a b", "ré", "a/b", strings.Repeat("a", operator.MaxRunIDLen+1)} {
+			if _, err := s.Load(id); !errors.Is(err, operator.ErrInvalid) {
+				t.Errorf("Load(%q) = %v, want operator.ErrInvalid", id, err)
 			}
-			if err := s.Append(id, 0, storeTestRecord(0)); !errors.Is(err, journal.ErrInvalid) {
-				t.Errorf("Append(%q) = %v, want journal.ErrInvalid", id, err)
+			if err := s.Append(id, 0, storeTestRecord(0)); !errors.Is(err, operator.ErrInvalid) {
+				t.Errorf("Append(%q) = %v, want operator.ErrInvalid", id, err)
 			}
 		}
 		storeAssertList(t, s)

@@ -1,4 +1,4 @@
-package cli
+package config
 
 import (
 	"crypto/sha256"
@@ -15,10 +15,6 @@ import (
 // AGENTRUN_DEPLOYMENT as build AGENTRUN_BUILD_ID. Versioning is on exactly
 // when AGENTRUN_DEPLOYMENT is set; unset, a worker polls unversioned, as
 // before Worker Versioning (and AGENTRUN_BUILD_ID must be unset too).
-const (
-	envDeployment = "AGENTRUN_DEPLOYMENT"
-	envBuildID    = "AGENTRUN_BUILD_ID"
-)
 
 // maxVersionPart bounds a deployment name and a build id: the server
 // refuses build ids past 255 bytes (limit.workerBuildIdSize) and
@@ -40,32 +36,6 @@ const (
 	deploymentRule = "want letters, digits, _ and -, starting with a letter or digit, at most 255 characters (Temporal refuses . and :), e.g. agentrun"
 	buildIDRule    = "want letters, digits, _, -, . and +, starting with a letter or digit, at most 255 characters, e.g. 1f3c2ab9e0d4 or v1.4.0"
 )
-
-// loadVersioning fills s.Deployment and s.BuildID from AGENTRUN_DEPLOYMENT
-// and AGENTRUN_BUILD_ID, with the build id derived from the build when
-// unset (DefaultBuildID).
-func (s *Settings) loadVersioning(getenv func(string) string) error {
-	dep, bid := getenv(envDeployment), getenv(envBuildID)
-	if err := checkVersionPart(envDeployment, dep, "a deployment name", deploymentName, deploymentRule); err != nil {
-		return err
-	}
-	if err := checkVersionPart(envBuildID, bid, "a build id", buildID, buildIDRule); err != nil {
-		return err
-	}
-	switch {
-	case dep == "" && bid != "":
-		return fmt.Errorf("%s=%q is set but %s is not: set %s (e.g. agentrun) to join a worker deployment, or unset %s to run unversioned", envBuildID, bid, envDeployment, envDeployment, envBuildID)
-	case dep == "":
-		return nil
-	case bid == "":
-		var err error
-		if bid, err = DefaultBuildID(); err != nil {
-			return fmt.Errorf("%s is unset and %v: set %s", envBuildID, err, envBuildID)
-		}
-	}
-	s.Deployment, s.BuildID = dep, bid
-	return nil
-}
 
 // checkVersionPart returns a one-line error when v is set and not a valid
 // value of name ("" means unset and is valid).

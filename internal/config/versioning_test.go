@@ -1,4 +1,4 @@
-package cli
+package config
 
 import (
 	"errors"
@@ -45,8 +45,8 @@ func TestVersioningSettings(t *testing.T) {
 		{"agentrun", long, "", "", "AGENTRUN_BUILD_ID is 256 characters long"},
 		{"", "v1", "", "", `AGENTRUN_BUILD_ID="v1" is set but AGENTRUN_DEPLOYMENT is not`},
 	} {
-		env := map[string]string{envDeployment: tc.dep, envBuildID: tc.bid}
-		s, err := LoadSettings(func(k string) string { return env[k] })
+		env := map[string]string{"AGENTRUN_DEPLOYMENT": tc.dep, "AGENTRUN_BUILD_ID": tc.bid}
+		s, err := Load(func(k string) string { return env[k] })
 		switch {
 		case tc.err == "" && (err != nil || s.Deployment != tc.wantDep || s.BuildID != tc.wantBid):
 			t.Errorf("%q %q: %q %q, %v; want %q %q", tc.dep, tc.bid, s.Deployment, s.BuildID, err, tc.wantDep, tc.wantBid)

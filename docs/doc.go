@@ -1,0 +1,7 @@
+// Package docs holds agentrun's documentation: the Markdown files beside
+// this one, which the README links to. It has no code; its test keeps the
+// documentation honest: the README stays a short tour (at most 200
+// lines), its layout names every top-level folder and no other, and
+// every relative link in the README and in docs/ names a file that
+// exists and, with a #fragment, a heading in it.
+package docs

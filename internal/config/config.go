@@ -1,0 +1,468 @@
+package config
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/metrics"
+	"github.com/agentrun/agentrun/tools"
+	"github.com/agentrun/agentrun/workflows"
+)
+
+// Config is the configuration of agentrun's programs, read from the
+// environment by Load. Each field's comment names its variable, its
+// default and its valid form; docs/configuration.md is the reference for
+// operators.
+type Config struct {
+	// --- Temporal (the client's own settings: package cluster) ---
+
+	// TaskQueue is the Temporal task queue. Default "agentrun"
+	// (AGENTRUN_TASK_QUEUE).
+	TaskQueue string
+	// UI is the Temporal Web UI's address, for links. Default
+	// "http://localhost:8233" (AGENTRUN_UI_URL).
+	UI string
+	// Deployment is the Temporal worker deployment a worker joins
+	// (AGENTRUN_DEPLOYMENT), e.g. "agentrun": letters, digits, _ and -.
+	// Set, Worker Versioning is on: the worker polls as build BuildID of
+	// Deployment, AgentRun runs are pinned to the build they started on,
+	// and tasks reach a build only once an operator makes it current (or
+	// ramps it). Default "": versioning off, the worker polls unversioned.
+	Deployment string
+	// BuildID is the worker's build id within Deployment
+	// (AGENTRUN_BUILD_ID): letters, digits, _, -, . and +. Default, when
+	// Deployment is set: DefaultBuildID (the git revision the binary was
+	// built from). Setting it without Deployment is an error.
+	BuildID string
+
+	// --- Durable state ---
+
+	// Journal says where durable state lives (AGENTRUN_JOURNAL): a folder
+	// or a PostgreSQL URL. Default ".agentrun/journal".
+	//
+	// A folder holds the local engine's journal; Temporal workers keep the
+	// write guard's journal in its subfolder "temporal", and both engines
+	// keep the content store (large values, conversations) in "content";
+	// every worker of a task queue must share it (one host, or a file
+	// system with working flock).
+	//
+	// A postgres:// or postgresql:// URL (libpq form, e.g.
+	// postgres://agentrun:PASSWORD@db:5432/agentrun?sslmode=require) keeps
+	// all three in that database (package postgres), so workers on many
+	// hosts share nothing but PostgreSQL and Temporal. The tables are
+	// created or migrated on first use. Logs and errors name the host,
+	// port, database and user, never the password.
+	Journal string
+
+	// --- Model ---
+
+	// Model names the model provider (AGENTRUN_MODEL): llm.ModelFormat.
+	// Default "scripted".
+	Model string
+	// Account is the provider's key, address and reply cap: OPENAI_API_KEY,
+	// OPENAI_BASE_URL, OPENAI_ORG_ID, OPENAI_PROJECT_ID, ANTHROPIC_API_KEY,
+	// ANTHROPIC_BASE_URL and AGENTRUN_MAX_TOKENS (a positive whole number;
+	// default 4096 for Anthropic, none sent to OpenAI). Default: no key,
+	// the providers' own addresses.
+	Account llm.Account
+	// ModelTimeout bounds one model request, from sending it to reading
+	// the whole answer; expiry is a retryable Timeout. Default 2m
+	// (AGENTRUN_MODEL_TIMEOUT, a positive Go duration).
+	ModelTimeout time.Duration
+	// ModelSettings are the request settings of Model (temperature, top_p,
+	// seed, max_tokens, reasoning_effort, extra), its entry in the models
+	// file named by AGENTRUN_MODELS. Default: none.
+	ModelSettings agent.ModelSettings
+	// FailOnCut makes a run whose final answer the model's length limit
+	// cut off fail instead of completing flagged as cut off. Default false
+	// (AGENTRUN_FAIL_ON_CUT_ANSWER=1 sets it).
+	FailOnCut bool
+	// ContextBudget bounds the estimated tokens of a model request: past it
+	// the oldest tool results are left out. Default by provider: 128000
+	// (openai), 200000 (anthropic), none (scripted)
+	// (AGENTRUN_CONTEXT_BUDGET, a positive number).
+	ContextBudget int
+
+	// --- Tools ---
+
+	// Tools is the tools file named by AGENTRUN_TOOLS: MCP servers and
+	// per-tool overrides. Unset: the demo tools alone. Its ApprovalTimeout
+	// comes from AGENTRUN_APPROVAL_TIMEOUT (a positive Go duration; unset:
+	// never).
+	Tools tools.Config
+	// Demo configures the demo tools: the ticket store (AGENTRUN_TICKETS,
+	// default ".agentrun/tickets.jsonl") and their delay
+	// (AGENTRUN_DEMO_DELAY, a Go duration, default 0).
+	Demo tools.DemoConfig
+
+	// --- New runs (the starter) ---
+
+	// MaxTurns is the limit on model calls the starter gives a new run
+	// (AGENTRUN_MAX_TURNS; the starter's --max-turns overrides it). Default
+	// 25 (agent.DefaultMaxTurns).
+	MaxTurns int
+	// MaxTokens is the limit on tokens (input plus output) the starter gives
+	// a new run (AGENTRUN_MAX_TOKENS_PER_RUN; --max-tokens overrides it).
+	// Default 0: no limit.
+	MaxTokens int64
+	// SessionIdle is how long a session run (starter --session) waits Idle
+	// for a message after an answer before it completes with that answer
+	// (AGENTRUN_SESSION_IDLE, a positive Go duration). Default 24h. The
+	// starter puts it in the run's input, so the run's timer does not
+	// depend on the worker's settings.
+	SessionIdle time.Duration
+
+	// --- Worker ---
+
+	// StopTimeout is how long a stopping worker lets running steps finish.
+	// Default 10s (AGENTRUN_STOP_TIMEOUT, a Go duration).
+	StopTimeout time.Duration
+	// MaxActivities bounds the steps a worker runs at once; a worker with
+	// none free asks Temporal for no more. Default 0: the sdk's, 1,000
+	// (AGENTRUN_MAX_ACTIVITIES, a positive integer).
+	MaxActivities int
+	// Metrics is the address where a worker serves Prometheus metrics
+	// (/metrics) and its health (/healthz), HOST:PORT or :PORT, e.g. :9464.
+	// Default "": off (AGENTRUN_METRICS).
+	Metrics string
+	// NoStream keeps a worker's model steps from publishing their text to
+	// their run's stream, whatever the run asks (AGENTRUN_STREAM=off; the
+	// text lands in the run's history as signals). Default: runs that ask
+	// (sessions, starter --wait or --stream) stream.
+	NoStream bool
+
+	// Test holds test-only hooks; production leaves them zero.
+	Test Test
+
+	// modelsPath and models are the models file (AGENTRUN_MODELS) and its
+	// entries, which withDefaults picks Model's settings from.
+	modelsPath string
+	models     map[string]agent.ModelSettings
+	// stopTimeoutSet says that AGENTRUN_STOP_TIMEOUT was set, so that 0s
+	// (let no step finish) is not taken for unset.
+	stopTimeoutSet bool
+}
+
+// Test are test-only hooks, set by tests through the environment of the
+// worker and starter processes they start (and crash). Production leaves
+// them unset: each is inert at its zero value.
+type Test struct {
+	// HoldBefore holds a write of this tool (create_ticket) or step
+	// (tool/5/0/create_ticket) after its start is recorded and before the
+	// tool runs, until the process is killed (AGENTRUN_TEST_HOLD_BEFORE;
+	// execute.Test). Default "": no hold.
+	HoldBefore string
+	// HoldAfter holds such a write after its effect and before its result
+	// is recorded (AGENTRUN_TEST_HOLD_AFTER). Default "": no hold.
+	HoldAfter string
+	// HoldFor makes a hold end by itself after this long, as a frozen or
+	// cut off process goes on (AGENTRUN_TEST_HOLD_FOR, a positive Go
+	// duration). Default 0: a hold waits to be killed.
+	HoldFor time.Duration
+	// HoldList holds every ListTools activity until the worker is killed
+	// (AGENTRUN_TEST_HOLD_LIST=1; activities.Test). Default false.
+	HoldList bool
+	// WorkflowChange starts every AgentRun execution with a 1 ms timer, a
+	// deliberate non-deterministic change (AGENTRUN_TEST_WORKFLOW_CHANGE=1;
+	// workflows.Test). Default false.
+	WorkflowChange bool
+}
+
+// Defaults of Config.
+const (
+	DefaultTaskQueue   = "agentrun"
+	DefaultUI          = "http://localhost:8233"
+	DefaultJournal     = ".agentrun/journal"
+	DefaultModel       = "scripted"
+	DefaultStopTimeout = 10 * time.Second
+)
+
+// The names of the Test section's variables, which tests set on the
+// processes they start.
+const (
+	EnvTestHoldBefore     = "AGENTRUN_TEST_HOLD_BEFORE"
+	EnvTestHoldAfter      = "AGENTRUN_TEST_HOLD_AFTER"
+	EnvTestHoldFor        = "AGENTRUN_TEST_HOLD_FOR"
+	EnvTestHoldList       = "AGENTRUN_TEST_HOLD_LIST"
+	EnvTestWorkflowChange = "AGENTRUN_TEST_WORKFLOW_CHANGE"
+)
+
+// Names are the environment variables the programs read: every one that
+// Load asks getenv for, in the order of Config's sections.
+var Names = []string{
+	"AGENTRUN_TASK_QUEUE", "AGENTRUN_UI_URL", "AGENTRUN_DEPLOYMENT", "AGENTRUN_BUILD_ID",
+	"AGENTRUN_JOURNAL",
+	"AGENTRUN_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
+	"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "AGENTRUN_MAX_TOKENS",
+	"AGENTRUN_MODEL_TIMEOUT", "AGENTRUN_MODELS", "AGENTRUN_FAIL_ON_CUT_ANSWER", "AGENTRUN_CONTEXT_BUDGET",
+	"AGENTRUN_TOOLS", "AGENTRUN_APPROVAL_TIMEOUT", "AGENTRUN_TICKETS", "AGENTRUN_DEMO_DELAY",
+	"AGENTRUN_MAX_TURNS", "AGENTRUN_MAX_TOKENS_PER_RUN", "AGENTRUN_SESSION_IDLE",
+	"AGENTRUN_STOP_TIMEOUT", "AGENTRUN_MAX_ACTIVITIES", "AGENTRUN_METRICS", "AGENTRUN_STREAM",
+	EnvTestHoldBefore, EnvTestHoldAfter, EnvTestHoldFor, EnvTestHoldList, EnvTestWorkflowChange,
+}
+
+// Error is a setting that cannot be used: one line naming the variable,
+// what is wrong with its value and what is valid.
+type Error struct{ Err error }
+
+func (e *Error) Error() string { return e.Err.Error() }
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf returns an *Error with a message formatted as fmt.Errorf does.
+func Errorf(format string, args ...any) error { return &Error{fmt.Errorf(format, args...)} }
+
+// Load reads the configuration from the environment through getenv: each
+// of Names, once. A value that cannot be used is an *Error.
+func Load(getenv func(string) string) (Config, error) {
+	e := env{}
+	for _, name := range Names {
+		e[name] = getenv(name)
+	}
+	c, err := parse(e)
+	if err != nil {
+		return Config{}, &Error{err}
+	}
+	c = c.withDefaults()
+	if err := c.validate(); err != nil {
+		return Config{}, &Error{err}
+	}
+	return c, nil
+}
+
+// env holds the value of each of Names.
+type env map[string]string
+
+// get returns the value of name, which must be one of Names: a name
+// missing there is a bug in this file, which every test of Load finds.
+func (e env) get(name string) string {
+	v, ok := e[name]
+	if !ok {
+		panic("config: " + name + " is read but not listed in Names")
+	}
+	return v
+}
+
+// parse reads each variable's value in its form; unset ("") leaves the
+// field zero for withDefaults.
+func parse(e env) (Config, error) {
+	c := Config{
+		TaskQueue:  e.get("AGENTRUN_TASK_QUEUE"),
+		UI:         e.get("AGENTRUN_UI_URL"),
+		Journal:    e.get("AGENTRUN_JOURNAL"),
+		Model:      e.get("AGENTRUN_MODEL"),
+		Deployment: e.get("AGENTRUN_DEPLOYMENT"),
+		BuildID:    e.get("AGENTRUN_BUILD_ID"),
+		Account: llm.Account{
+			OpenAIAPIKey:       e.get("OPENAI_API_KEY"),
+			OpenAIBaseURL:      e.get("OPENAI_BASE_URL"),
+			OpenAIOrganization: e.get("OPENAI_ORG_ID"),
+			OpenAIProject:      e.get("OPENAI_PROJECT_ID"),
+			AnthropicAPIKey:    e.get("ANTHROPIC_API_KEY"),
+			AnthropicBaseURL:   e.get("ANTHROPIC_BASE_URL"),
+		},
+		Demo: tools.DemoConfig{Tickets: e.get("AGENTRUN_TICKETS")},
+		Test: Test{HoldBefore: e.get(EnvTestHoldBefore), HoldAfter: e.get(EnvTestHoldAfter)},
+	}
+	if err := checkVersionPart("AGENTRUN_DEPLOYMENT", c.Deployment, "a deployment name", deploymentName, deploymentRule); err != nil {
+		return c, err
+	}
+	if err := checkVersionPart("AGENTRUN_BUILD_ID", c.BuildID, "a build id", buildID, buildIDRule); err != nil {
+		return c, err
+	}
+	if s := strings.TrimSpace(e.get("AGENTRUN_MAX_TOKENS")); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || n <= 0 {
+			return c, fmt.Errorf("AGENTRUN_MAX_TOKENS is %q: want a positive whole number of tokens", s)
+		}
+		c.Account.MaxTokens = n
+	}
+	if v := e.get("AGENTRUN_SESSION_IDLE"); v != "" {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("AGENTRUN_SESSION_IDLE=%q is not a positive duration: want a Go duration such as 30m or 24h (default 24h)", v)
+		}
+		c.SessionIdle = d
+	}
+	if v := e.get("AGENTRUN_MODEL_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("AGENTRUN_MODEL_TIMEOUT=%q is not a positive duration: want a Go duration such as 90s or 5m (default 2m)", v)
+		}
+		c.ModelTimeout = d
+	}
+	if v := strings.TrimSpace(e.get("AGENTRUN_FAIL_ON_CUT_ANSWER")); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return c, fmt.Errorf("AGENTRUN_FAIL_ON_CUT_ANSWER=%q is not a boolean: want 1 (fail runs whose final answer was cut off) or 0", v)
+		}
+		c.FailOnCut = b
+	}
+	switch v := strings.ToLower(strings.TrimSpace(e.get("AGENTRUN_STREAM"))); v {
+	case "", "on", "1", "true":
+	case "off", "0", "false":
+		c.NoStream = true
+	default:
+		return c, fmt.Errorf("AGENTRUN_STREAM=%q is not on or off: want off (model text is never streamed) or on (the default: runs that ask stream)", v)
+	}
+	if path := e.get("AGENTRUN_MODELS"); path != "" {
+		models, err := llm.LoadModels(path)
+		if err != nil {
+			return c, fmt.Errorf("AGENTRUN_MODELS: %w", err)
+		}
+		c.modelsPath, c.models = path, models
+	}
+	if v := e.get("AGENTRUN_MAX_TURNS"); v != "" {
+		n, err := positive("AGENTRUN_MAX_TURNS", v, "a positive number of model calls, e.g. 40")
+		if err != nil {
+			return c, err
+		}
+		c.MaxTurns = int(n)
+	}
+	if v := e.get("AGENTRUN_MAX_TOKENS_PER_RUN"); v != "" {
+		n, err := positive("AGENTRUN_MAX_TOKENS_PER_RUN", v, "a positive number of tokens (input plus output), e.g. 200000")
+		if err != nil {
+			return c, err
+		}
+		c.MaxTokens = n
+	}
+	if v := e.get("AGENTRUN_MAX_ACTIVITIES"); v != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n <= 0 {
+			return c, fmt.Errorf("AGENTRUN_MAX_ACTIVITIES=%q is not a positive integer: want the most steps a worker runs at once, e.g. 100", v)
+		}
+		c.MaxActivities = n
+	}
+	if v := e.get("AGENTRUN_STOP_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return c, fmt.Errorf("AGENTRUN_STOP_TIMEOUT=%q is not a duration: want a Go duration such as 30s", v)
+		}
+		c.StopTimeout, c.stopTimeoutSet = d, true
+	}
+	if v := strings.TrimSpace(e.get("AGENTRUN_METRICS")); v != "" {
+		if err := metrics.ValidateAddr(v); err != nil {
+			return c, fmt.Errorf("AGENTRUN_METRICS=%q is not a listen address (%v): want HOST:PORT or :PORT, e.g. :9464 or 127.0.0.1:9464", v, err)
+		}
+		c.Metrics = v
+	}
+	if v := e.get("AGENTRUN_CONTEXT_BUDGET"); v != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n <= 0 {
+			return c, fmt.Errorf("AGENTRUN_CONTEXT_BUDGET=%q is not a positive number: want the most tokens a model request may hold, e.g. 100000", v)
+		}
+		c.ContextBudget = n
+	}
+	if v := e.get("AGENTRUN_DEMO_DELAY"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return c, fmt.Errorf("AGENTRUN_DEMO_DELAY=%q is not a duration: want a Go duration such as 500ms or 2s", v)
+		}
+		c.Demo.Delay = d
+	}
+	if path := e.get("AGENTRUN_TOOLS"); path != "" {
+		var err error
+		if c.Tools, err = tools.LoadConfig(path); err != nil {
+			return c, err
+		}
+	}
+	if v := strings.TrimSpace(e.get("AGENTRUN_APPROVAL_TIMEOUT")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("AGENTRUN_APPROVAL_TIMEOUT=%q is not a positive duration: want a Go duration such as 30m or 24h (unset: approvals never expire)", v)
+		}
+		c.Tools.ApprovalTimeout = d
+	}
+	if v := e.get(EnvTestHoldFor); v != "" {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("%s=%q is not a positive duration: want a Go duration such as 45s (unset: a hold waits to be killed)", EnvTestHoldFor, v)
+		}
+		c.Test.HoldFor = d
+	}
+	var err error
+	if c.Test.HoldList, err = testSwitch(e, EnvTestHoldList); err != nil {
+		return c, err
+	}
+	if c.Test.WorkflowChange, err = testSwitch(e, EnvTestWorkflowChange); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// positive parses a setting that must be a positive whole number, or says
+// in one line what is valid.
+func positive(name, v, want string) (int64, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%s %q: want %s", name, v, want)
+	}
+	return n, nil
+}
+
+// testSwitch reads a test hook that is on with "1" and off unset or "0".
+func testSwitch(e env, name string) (bool, error) {
+	switch v := e.get(name); v {
+	case "", "0":
+		return false, nil
+	case "1":
+		return true, nil
+	default:
+		return false, fmt.Errorf("%s=%q is not 1 or 0: want 1 (on, for tests only) or unset", name, v)
+	}
+}
+
+// withDefaults is c with each unset field at its default.
+func (c Config) withDefaults() Config {
+	c.TaskQueue = cmp.Or(c.TaskQueue, DefaultTaskQueue)
+	c.UI = cmp.Or(c.UI, DefaultUI)
+	c.Journal = cmp.Or(c.Journal, DefaultJournal)
+	c.Model = cmp.Or(c.Model, DefaultModel)
+	c.ModelTimeout = cmp.Or(c.ModelTimeout, llm.DefaultTimeout)
+	c.MaxTurns = cmp.Or(c.MaxTurns, agent.DefaultMaxTurns)
+	c.SessionIdle = cmp.Or(c.SessionIdle, workflows.DefaultSessionIdle)
+	c.ContextBudget = cmp.Or(c.ContextBudget, llm.DefaultContextBudget(c.Model))
+	c.Demo.Tickets = cmp.Or(c.Demo.Tickets, tools.DefaultTickets)
+	if c.StopTimeout == 0 && !c.stopTimeoutSet {
+		c.StopTimeout = DefaultStopTimeout
+	}
+	if ms, ok := c.models[c.Model]; ok && c.ModelSettings.IsZero() { // from AGENTRUN_MODELS
+		c.ModelSettings = ms
+	}
+	if c.Deployment != "" && c.BuildID == "" {
+		c.BuildID, _ = DefaultBuildID() // validate reports why, if it cannot
+	}
+	return c
+}
+
+// validate checks the rules between settings, once each has its value.
+func (c Config) validate() error {
+	switch {
+	case c.Deployment == "" && c.BuildID != "":
+		return fmt.Errorf("AGENTRUN_BUILD_ID=%q is set but AGENTRUN_DEPLOYMENT is not: set AGENTRUN_DEPLOYMENT (e.g. agentrun) to join a worker deployment, or unset AGENTRUN_BUILD_ID to run unversioned", c.BuildID)
+	case c.Deployment != "" && c.BuildID == "":
+		_, err := DefaultBuildID()
+		return fmt.Errorf("AGENTRUN_BUILD_ID is unset and %v: set AGENTRUN_BUILD_ID", err)
+	}
+	if c.models != nil {
+		if _, ok := c.models[c.Model]; !ok {
+			return fmt.Errorf("AGENTRUN_MODELS: %s has no settings for AGENTRUN_MODEL=%s; it has %s", c.modelsPath, c.Model, strings.Join(slices.Sorted(maps.Keys(c.models)), ", "))
+		}
+	}
+	if err := llm.Check(c.Model, c.ModelOptions()); err != nil {
+		return fmt.Errorf("AGENTRUN_MODEL: %w", err)
+	}
+	return nil
+}
+
+// ModelOptions are the options of the model provider Model names.
+func (c Config) ModelOptions() llm.Options {
+	return llm.Options{Account: c.Account, Timeout: c.ModelTimeout, Settings: c.ModelSettings}
+}

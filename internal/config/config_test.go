@@ -1,0 +1,100 @@
+package config_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentrun/agentrun/internal/config"
+)
+
+// TestModelSettingsDefaults: the model timeout defaults to 2m, the cut
+// answer flag to off, and no models file means no settings; each is read
+// when set.
+func TestModelSettingsDefaults(t *testing.T) {
+	t.Parallel()
+	s, err := config.Load(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ModelTimeout != 2*time.Minute || s.FailOnCut || !s.ModelSettings.IsZero() {
+		t.Fatalf("defaults: timeout %v, fail on cut %v, settings %s; want 2m, false, none", s.ModelTimeout, s.FailOnCut, s.ModelSettings)
+	}
+	path := filepath.Join(t.TempDir(), "models.json")
+	if err := os.WriteFile(path, []byte(`{"openai:gpt-4o-mini": {"temperature": 0.2, "seed": 7}, "scripted": {}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"AGENTRUN_MODEL": "openai:gpt-4o-mini", "AGENTRUN_MODEL_TIMEOUT": "90s", "AGENTRUN_FAIL_ON_CUT_ANSWER": "1", "AGENTRUN_MODELS": path}
+	s, err = config.Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ModelTimeout != 90*time.Second || !s.FailOnCut || s.ModelSettings.String() != "temperature=0.2 seed=7" {
+		t.Fatalf("set: timeout %v, fail on cut %v, settings %s", s.ModelTimeout, s.FailOnCut, s.ModelSettings)
+	}
+}
+
+// TestSessionIdleSetting: AGENTRUN_SESSION_IDLE defaults to 24h, is read
+// as a Go duration, and a bad value is a one-line error naming what is
+// valid.
+func TestSessionIdleSetting(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		v    string
+		want time.Duration
+		err  string
+	}{
+		{"", 24 * time.Hour, ""},
+		{"90m", 90 * time.Minute, ""},
+		{"soon", 0, `AGENTRUN_SESSION_IDLE="soon" is not a positive duration: want a Go duration such as 30m or 24h (default 24h)`},
+		{"-1h", 0, "is not a positive duration"},
+		{"0s", 0, "is not a positive duration"},
+	} {
+		s, err := config.Load(func(k string) string {
+			if k == "AGENTRUN_SESSION_IDLE" {
+				return c.v
+			}
+			return ""
+		})
+		switch {
+		case c.err == "" && (err != nil || s.SessionIdle != c.want):
+			t.Errorf("%q: %v, %v; want %v", c.v, s.SessionIdle, err, c.want)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "\n")):
+			t.Errorf("%q: error %v, want one line containing %q", c.v, err, c.err)
+		}
+	}
+}
+
+// TestMetricsSetting: AGENTRUN_METRICS is a listen address or unset (off);
+// anything else is a one-line error naming the setting and an example.
+func TestMetricsSetting(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		value, want string
+		ok          bool
+	}{
+		{"", "", true},
+		{":9464", ":9464", true},
+		{" 127.0.0.1:9464 ", "127.0.0.1:9464", true},
+		{"[::1]:9464", "[::1]:9464", true},
+		{"9464", "", false},
+		{"127.0.0.1", "", false},
+		{":0", "", false},
+		{":99999", "", false},
+		{"localhost:metrics", "", false},
+		{"http://localhost:9464", "", false},
+	} {
+		env := map[string]string{"AGENTRUN_METRICS": tc.value}
+		s, err := config.Load(func(k string) string { return env[k] })
+		switch {
+		case tc.ok && (err != nil || s.Metrics != tc.want):
+			t.Errorf("AGENTRUN_METRICS=%q: Metrics %q, %v; want %q", tc.value, s.Metrics, err, tc.want)
+		case !tc.ok && err == nil:
+			t.Errorf("AGENTRUN_METRICS=%q: no error", tc.value)
+		case !tc.ok && (strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "AGENTRUN_METRICS") || !strings.Contains(err.Error(), ":9464")):
+			t.Errorf("AGENTRUN_METRICS=%q: error %q, want one line naming the setting with an example", tc.value, err)
+		}
+	}
+}

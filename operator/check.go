@@ -1,0 +1,323 @@
+package operator
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentrun/agentrun/agent"
+)
+
+// Stand is where a run stands when an operator's input arrives: what
+// [Check] checks the input against. Each engine fills it from its own
+// records.
+type Stand struct {
+	// RunID names the run in errors.
+	RunID string
+	// Status is the run's status; a terminal one refuses every input.
+	Status agent.Status
+	// Outcome is where the loop stands (nil while a step runs); Facts is
+	// what is recorded.
+	Outcome *agent.Outcome
+	Facts   *agent.Facts
+	// Budget is the run's limits now; Turns and Usage what it used of them.
+	Budget agent.Budget
+	Turns  int
+	Usage  agent.Usage
+	// Local is set on the local engine, which refuses every Execution (a
+	// journal has no executions). On Temporal, FirstExecution is the run
+	// id of the run's first execution: an approve or deny that names
+	// another is refused.
+	Local          bool
+	FirstExecution string
+	// Holder is the attempt of a write that may still be running: a retry
+	// of its step is refused until Holder.Until. Nil when none may run.
+	Holder *Holder
+	// Now is the engine's clock.
+	Now time.Time
+}
+
+// Holder is an attempt of a write step that may still be running.
+type Holder struct {
+	Step string
+	// Attempt names it for people: "attempt 1 (worker 123@host)".
+	Attempt string
+	// Until is when it can no longer act: its deadline plus the fence's
+	// grace.
+	Until time.Time
+}
+
+// Check checks an operator's input against where the run stands, in this
+// order: a run that ended refuses it ([Ended]), an Execution must name the
+// run's first execution, a budget must raise each limit it sets above what
+// is used ([RaiseBudget]), any other input must be valid where the loop
+// stands ([Validate]), and a retry waits until the attempt that may still
+// run its write cannot ([CheckRetry]). It changes nothing. The error wraps
+// ErrInvalid and says what would be valid.
+func Check(sig Signal, s Stand) error {
+	if s.Status.Terminal() {
+		return Ended(sig.Name, s.Status)
+	}
+	if err := checkExecution(sig, s); err != nil {
+		return err
+	}
+	if sig.Name == SignalBudget {
+		_, err := RaiseBudget(sig, s.Budget, s.Turns, s.Usage)
+		return err
+	}
+	if err := Validate(sig, s.Outcome, s.Facts); err != nil {
+		return err
+	}
+	if h := s.Holder; sig.Name == SignalReconcile && sig.Outcome == OutcomeRetry && h != nil && h.Step == sig.Step {
+		return CheckRetry(h.Step, h.Attempt, h.Until, s.Now)
+	}
+	return nil
+}
+
+// checkExecution checks an input's Execution against the run's first
+// execution.
+func checkExecution(sig Signal, s Stand) error {
+	switch {
+	case sig.Execution == "":
+		return nil
+	case s.Local:
+		return fmt.Errorf("%w %s: execution %q names a Temporal run; a local run has none; leave it out", ErrInvalid, sig.Name, agent.Clip(sig.Execution, 80))
+	case sig.Execution != s.FirstExecution:
+		return fmt.Errorf("%w %s: execution %s is not this run's, whose first execution is %s: the run was started again under its id since; look again with reconcile show %s and decide on what it shows", ErrInvalid, sig.Name, sig.Execution, s.FirstExecution, s.RunID)
+	}
+	return nil
+}
+
+// CheckRetry refuses a person's retry of step while the attempt that
+// started it last (who, "attempt 1 (worker ...)") may still be running
+// at now, that is before until: a retry then could run the write beside
+// it. Both engines use it.
+func CheckRetry(step, who string, until, now time.Time) error {
+	if until.IsZero() || !now.Before(until) {
+		return nil
+	}
+	return fmt.Errorf("%w reconcile: %s of %s may still be running until %s; check again after that", ErrInvalid, who, step, FormatUntil(until))
+}
+
+// FormatUntil renders a fence's end for people: UTC, to the second.
+func FormatUntil(t time.Time) string {
+	return t.UTC().Format("15:04:05 UTC")
+}
+
+// Ended is the error every operator input gets once the run is in a
+// terminal status: nothing changes a run after Completed, Failed or
+// Cancelled.
+func Ended(name string, s agent.Status) error {
+	return fmt.Errorf("%w %s: the run is already %s; nothing changes a run after it ended", ErrInvalid, name, s)
+}
+
+// BudgetFormat says what a budget payload looks like, for error messages.
+const BudgetFormat = `{"MaxTurns": 40, "MaxTokens": 200000} (0 or absent keeps a limit)`
+
+// CheckBudget checks the shape of a budget: no negative limit, and at
+// least one limit to set.
+func CheckBudget(sig Signal) error {
+	switch {
+	case sig.MaxTurns < 0:
+		return fmt.Errorf("%w budget: MaxTurns %d is negative; want a number of model calls, or 0 to keep the limit", ErrInvalid, sig.MaxTurns)
+	case sig.MaxTokens < 0:
+		return fmt.Errorf("%w budget: MaxTokens %d is negative; want a number of tokens, or 0 to keep the limit", ErrInvalid, sig.MaxTokens)
+	case sig.MaxTurns == 0 && sig.MaxTokens == 0:
+		return fmt.Errorf("%w budget: it sets no limit; want %s", ErrInvalid, BudgetFormat)
+	}
+	return nil
+}
+
+// RaiseBudget checks a budget against a run that made turns model calls
+// and used u, and returns the run's new limits: each one set must be above
+// what is used. cur is the run's budget now.
+func RaiseBudget(sig Signal, cur agent.Budget, turns int, u agent.Usage) (agent.Budget, error) {
+	if err := CheckBudget(sig); err != nil {
+		return cur, err
+	}
+	if sig.MaxTurns != 0 && sig.MaxTurns <= turns {
+		return cur, fmt.Errorf("%w budget: MaxTurns %d is not above the %d model calls the run made; want at least %d, or 0 to keep the limit (%d)", ErrInvalid, sig.MaxTurns, turns, turns+1, cur.WithDefaults().MaxTurns)
+	}
+	if sig.MaxTokens != 0 && sig.MaxTokens <= u.Total() {
+		return cur, fmt.Errorf("%w budget: MaxTokens %d is not above the %d tokens the run used; want at least %d, or 0 to keep the limit", ErrInvalid, sig.MaxTokens, u.Total(), u.Total()+1)
+	}
+	return RaisedBudget(cur, sig), nil
+}
+
+// RaisedBudget is cur with the limits a budget signal sets.
+func RaisedBudget(cur agent.Budget, sig Signal) agent.Budget {
+	if sig.MaxTurns != 0 {
+		cur.MaxTurns = sig.MaxTurns
+	}
+	if sig.MaxTokens != 0 {
+		cur.MaxTokens = sig.MaxTokens
+	}
+	return cur
+}
+
+// Validate checks an operator's signal against where the run stands (o, nil
+// while a step runs) and what is recorded (f). Both engines use it. The
+// error wraps ErrInvalid and says what would be valid.
+func Validate(sig Signal, o *agent.Outcome, f *agent.Facts) error {
+	switch sig.Name {
+	case SignalApprove, SignalDeny:
+		if err := CheckDecision(sig); err != nil {
+			return err
+		}
+		if a, decided := f.Decisions[sig.Marker]; decided {
+			if !a.Approved && agent.IsExpired(a.Reason) {
+				return fmt.Errorf("%w %s: marker %s was denied: %s", ErrInvalid, sig.Name, sig.Marker, a.Reason)
+			}
+			return fmt.Errorf("%w %s: marker %s was already decided", ErrInvalid, sig.Name, sig.Marker)
+		}
+		var pending []string
+		if o != nil && o.Status == agent.StatusAwaitingApproval {
+			for _, p := range o.Pending {
+				if p.Marker == sig.Marker {
+					if sig.Digest != "" && sig.Digest != p.Digest {
+						return fmt.Errorf("%w %s", ErrInvalid, agent.DigestMismatch(sig.Name, sig.Marker, sig.Digest, p.Digest))
+					}
+					return nil
+				}
+				if _, decided := f.Decisions[p.Marker]; !decided {
+					pending = append(pending, p.Marker)
+				}
+			}
+		}
+		return fmt.Errorf("%w %s: marker %s is not awaiting approval; pending: %s", ErrInvalid, sig.Name, sig.Marker, listOrNone(pending))
+	case SignalReconcile:
+		if err := CheckReconcile(sig); err != nil {
+			return err
+		}
+		if !f.Indeterminate[sig.Step] {
+			return fmt.Errorf("%w reconcile: step %s is not indeterminate; indeterminate: %s", ErrInvalid, sig.Step, listOrNone(sortedKeys(f.Indeterminate)))
+		}
+		return nil
+	case SignalBudget:
+		return CheckBudget(sig)
+	case SignalMessage:
+		if err := CheckMessage(sig); err != nil {
+			return err
+		}
+		return CheckQueue(sig, f)
+	}
+	return fmt.Errorf("%w signal %q: want approve, deny, reconcile, budget or message", ErrInvalid, sig.Name)
+}
+
+// MaxMessageLen bounds a message's content, a deny's reason and a done
+// result, in bytes: each is carried inline (in the run's state, a fact, the
+// history) and read by the model.
+const MaxMessageLen = 16 << 10
+
+// Limits on the messages a run holds for model steps that have not run
+// yet: they are carried in its state (and, on Temporal, its checkpoint)
+// until a model step takes them.
+const (
+	MaxQueuedMessages     = 100
+	MaxQueuedMessageBytes = 1 << 20
+)
+
+// CheckQueue checks that a message fits in the run's queue: the messages
+// recorded (f) for model steps without a result, and this one, are at most
+// MaxQueuedMessages and MaxQueuedMessageBytes.
+func CheckQueue(sig Signal, f *agent.Facts) error {
+	n, size := 0, 0
+	for step, msgs := range f.Messages {
+		if _, done := f.Results[step]; done {
+			continue
+		}
+		for _, m := range msgs {
+			n++
+			size += len(m.Content)
+		}
+	}
+	switch {
+	case n+1 > MaxQueuedMessages:
+		return fmt.Errorf("%w message: the run already holds %d messages for its next model step; at most %d wait at once: send it once the run has taken them", ErrInvalid, n, MaxQueuedMessages)
+	case size+len(sig.Content) > MaxQueuedMessageBytes:
+		return fmt.Errorf("%w message: the run already holds %d bytes of messages for its next model step, and this one has %d; at most %d bytes wait at once: send it once the run has taken them", ErrInvalid, size, len(sig.Content), MaxQueuedMessageBytes)
+	}
+	return nil
+}
+
+// MessageFormat says what a message payload looks like.
+const MessageFormat = `{"Content": "also check the staging database"}`
+
+// CheckMessage checks the shape of a message: some text, not too much.
+func CheckMessage(sig Signal) error {
+	switch {
+	case strings.TrimSpace(sig.Content) == "":
+		return fmt.Errorf("%w message: the content is empty; want some text, e.g. %s", ErrInvalid, MessageFormat)
+	case len(sig.Content) > MaxMessageLen:
+		return fmt.Errorf("%w message: the content is %d bytes; want at most %d", ErrInvalid, len(sig.Content), MaxMessageLen)
+	}
+	return nil
+}
+
+// maxExecution bounds an Execution (a Temporal run id is a 36-byte UUID).
+const maxExecution = 128
+
+// CheckDecision checks the shape of an approve or deny: a well-formed
+// marker, a reason for a deny, and a well-formed Digest and Execution
+// when given.
+func CheckDecision(sig Signal) error {
+	if !agent.IsToolStep(sig.Marker) {
+		return fmt.Errorf("%w %s: marker %q is not a tool step; want %s", ErrInvalid, sig.Name, sig.Marker, agent.StepFormat)
+	}
+	if sig.Name == SignalDeny && strings.TrimSpace(sig.Reason) == "" {
+		return fmt.Errorf("%w deny: the reason is empty; say why, the model reads it", ErrInvalid)
+	}
+	if sig.Name == SignalDeny && len(sig.Reason) > MaxMessageLen {
+		return fmt.Errorf("%w deny: the reason is %d bytes; want at most %d (the model reads it, as a message)", ErrInvalid, len(sig.Reason), MaxMessageLen)
+	}
+	if sig.Digest != "" && !agent.ValidDigest(sig.Digest) {
+		return fmt.Errorf("%w %s: digest %q is not an arguments digest; want %s, or none", ErrInvalid, sig.Name, agent.Clip(sig.Digest, 80), agent.DigestFormat)
+	}
+	if len(sig.Execution) > maxExecution {
+		return fmt.Errorf("%w %s: execution is %d bytes; want the run id of the run's first execution (at most %d bytes), or none", ErrInvalid, sig.Name, len(sig.Execution), maxExecution)
+	}
+	return nil
+}
+
+// CheckReconcile checks the shape of a reconcile: a tool step, outcome
+// done with a result, or retry without one.
+func CheckReconcile(sig Signal) error {
+	if !agent.IsToolStep(sig.Step) {
+		return fmt.Errorf("%w reconcile: step %q is not a tool step; want %s", ErrInvalid, sig.Step, agent.StepFormat)
+	}
+	switch sig.Outcome {
+	case OutcomeDone:
+		if sig.Result == "" {
+			return fmt.Errorf("%w reconcile: outcome done needs the result the step had (e.g. the ticket id)", ErrInvalid)
+		}
+		if len(sig.Result) > MaxMessageLen {
+			return fmt.Errorf("%w reconcile: the done result is %d bytes; want at most %d (the model reads it, as a message)", ErrInvalid, len(sig.Result), MaxMessageLen)
+		}
+	case OutcomeRetry:
+		if sig.Result != "" {
+			return fmt.Errorf("%w reconcile: outcome retry takes no result; use done to give one", ErrInvalid)
+		}
+	default:
+		return fmt.Errorf("%w reconcile: outcome %q: want %q or %q", ErrInvalid, sig.Outcome, OutcomeDone, OutcomeRetry)
+	}
+	return nil
+}
+
+func listOrNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var ks []string
+	for k, v := range m {
+		if v {
+			ks = append(ks, k)
+		}
+	}
+	slices.Sort(ks)
+	return ks
+}

@@ -1,0 +1,63 @@
+package workflows
+
+import (
+	"strconv"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentrun/agentrun/agent"
+)
+
+// publish makes the state visible: search attributes and current details.
+func (r *run) publish() {
+	step := temporal.SearchAttributeUpdate(StepKey.ValueUnset())
+	switch r.state.Status {
+	case agent.StatusAwaitingApproval:
+		markers := make([]string, len(r.state.Pending))
+		for i, p := range r.state.Pending {
+			markers[i] = p.Marker
+		}
+		step = StepKey.ValueSet(StepAttr(markers))
+	case agent.StatusIndeterminate:
+		step = StepKey.ValueSet(r.state.Indeterminate)
+	}
+	if err := workflow.UpsertTypedSearchAttributes(r.ctx, StatusKey.ValueSet(string(r.state.Status)), step); err != nil {
+		workflow.GetLogger(r.ctx).Warn("upsert search attributes", "error", err)
+	}
+	r.showDetails()
+	r.statusEvent()
+}
+
+// StepAttr is the AgentRunStep value for pending markers: the markers
+// joined by commas, or, when that is longer than MaxStepAttr, the first
+// ones that fit and ",+N more" (the state query lists them all).
+func StepAttr(markers []string) string {
+	all := strings.Join(markers, ",")
+	if len(all) <= MaxStepAttr {
+		return all
+	}
+	var b strings.Builder
+	for i, m := range markers {
+		more := ",+" + strconv.Itoa(len(markers)-i) + " more"
+		sep := ""
+		if i > 0 {
+			sep = ","
+		}
+		if b.Len()+len(sep)+len(m)+len(",+"+strconv.Itoa(len(markers)-i-1)+" more") > MaxStepAttr {
+			if i == 0 {
+				more = more[1:]
+			}
+			return b.String() + more
+		}
+		b.WriteString(sep + m)
+	}
+	return b.String()
+}
+
+// showDetails renders the current details; unlike publish it adds no
+// command to the history.
+func (r *run) showDetails() {
+	workflow.SetCurrentDetails(r.ctx, details(workflow.GetInfo(r.ctx).Namespace, r.id, &r.state))
+}

@@ -1,0 +1,108 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/streams"
+)
+
+// start sets the run up from its input, or from the checkpoint of the
+// execution it continues: the state, the stream, the handlers, the input's
+// checks and, for a new run, the tool list. An ending means it ended there.
+func start(ctx workflow.Context, in Input) (*run, *ending) {
+	// continued is the run's own checkpoint, honoured only in an execution
+	// that really continues one: the server sets the continued run id, and
+	// a start input cannot. Its tool kinds and queued calls are never
+	// taken from a client.
+	forged := in.Continued != nil && workflow.GetInfo(ctx).ContinuedExecutionRunID == ""
+	if forged {
+		in.Continued = nil
+	}
+	r := &run{
+		ctx:    ctx,
+		id:     workflow.GetInfo(ctx).WorkflowExecution.ID,
+		in:     in,
+		turn:   turn{facts: agent.NewFacts(), gen: map[string]int{}, since: map[string]time.Time{}},
+		state:  State{Status: agent.StatusRunning, Steps: []StepRecord{}},
+		budget: agent.Budget{MaxTurns: in.MaxTurns, MaxTokens: in.MaxTokens},
+	}
+	if c := in.Continued; c != nil {
+		r.restore(c)
+	}
+	var prev *streams.State
+	if in.Continued != nil {
+		prev = in.Continued.Stream
+	}
+	if err := r.openStream(prev); err != nil {
+		return r, end(Result{}, err)
+	}
+	r.state.Budget = r.budget.WithDefaults()
+	if err := r.setHandlers(); err != nil {
+		return r, end(Result{}, err)
+	}
+	if forged {
+		return r, end(r.fail(ForgedContinued))
+	}
+	if reason := r.checkInput(); reason != "" {
+		return r, end(r.fail(reason))
+	}
+	r.publish()
+	if in.Continued == nil {
+		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, toolsOptions()), a.ListTools).Get(ctx, &r.cat); err != nil {
+			if ctx.Err() != nil {
+				return r, end(r.cancelled())
+			}
+			return r, end(r.fail("list tools: " + err.Error()))
+		}
+		r.state.Model = r.cat.Model
+		r.turn.cp = agent.Start(in.Messages)
+	}
+	r.loop = agent.Loop{Tools: r.cat.Tools, ToolsKey: r.cat.ToolsKey, FailOnCut: r.cat.FailOnCut}
+	return r, nil
+}
+
+// checkInput checks the run's input and takes its session settings; it
+// returns why the run fails, or "".
+func (r *run) checkInput() string {
+	in := r.in
+	if in.Continued == nil && len(in.Messages) == 0 {
+		return "the input has no messages"
+	}
+	if in.Session {
+		r.idle = DefaultSessionIdle
+		if in.SessionIdle != "" {
+			d, err := time.ParseDuration(in.SessionIdle)
+			if err != nil || d <= 0 {
+				return fmt.Sprintf("the input has session_idle %q: want a positive Go duration such as \"24h\", or absent for %s", in.SessionIdle, DefaultSessionIdle)
+			}
+			r.idle = d
+		}
+		r.state.Session, r.state.Idle = true, r.idle.String()
+	}
+	if in.MaxTurns < 0 || in.MaxTokens < 0 {
+		return fmt.Sprintf("the input has max_turns %d, max_tokens %d: want positive limits, or absent for %d model calls and no token limit", in.MaxTurns, in.MaxTokens, agent.DefaultMaxTurns)
+	}
+	return ""
+}
+
+// restore takes over a previous execution's checkpoint.
+func (r *run) restore(c *Continued) {
+	r.turn.cp, r.cat, r.state = c.Checkpoint, c.Catalog, c.State
+	r.state.Runs = c.Runs
+	r.lastStatus = c.LastStatus
+	if r.state.Steps == nil {
+		r.state.Steps = []StepRecord{}
+	}
+	r.turn.facts = c.Facts.Complete()
+	r.turn.models = r.turn.cp.Turn
+	if c.Generations != nil {
+		r.turn.gen = c.Generations
+	}
+	for m, t := range c.Since {
+		r.turn.since[m] = t
+	}
+}

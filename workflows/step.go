@@ -1,0 +1,229 @@
+package workflows
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentrun/agentrun/activities"
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/progress"
+)
+
+// execute runs one step as an activity and records its result as a fact.
+func (r *run) execute(s agent.Step) error {
+	in := activities.StepInput{Step: s, RunKey: workflow.GetInfo(r.ctx).FirstRunID}
+	if s.Kind == agent.KindWrite && !s.Idempotent {
+		r.turn.gen[s.Name]++
+		in.Generation = r.turn.gen[s.Name]
+	}
+	fn := any(a.CallTool)
+	if s.Kind == agent.KindModel {
+		fn = a.CallModel
+		in.Stream = r.streaming()
+	}
+	if s.Settle != nil {
+		// The idempotency key of this execution: the same on every attempt
+		// and worker, a new one for each retry a person asks for.
+		settle := *s.Settle
+		settle.Key = agent.IdempotencyKey(in.RunKey, s.Name, in.Generation)
+		in.Step.Settle = &settle
+	}
+	r.event(progress.Event{Type: progress.EventStepStarted, Step: s.Name, Kind: s.Kind})
+	res, err := r.call(stepOptions(s, r.cat, in.Generation), fn, in)
+	if err != nil {
+		return r.failed(s, err)
+	}
+	r.completed(s, in.Generation, res)
+	return nil
+}
+
+// call runs the step's activity. When an earlier attempt of the write may
+// still be running, it waits until that attempt cannot act and runs it
+// again, at most maxFenceWaits times.
+func (r *run) call(opts workflow.ActivityOptions, fn any, in activities.StepInput) (json.RawMessage, error) {
+	var res json.RawMessage
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(r.ctx, opts), fn, in).Get(r.ctx, &res)
+	for waits := 0; err != nil && r.ctx.Err() == nil && waits < maxFenceWaits; waits++ {
+		holder, ok := fencedBy(err)
+		if !ok {
+			break
+		}
+		r.waitFence(in.Step.Name, holder)
+		if r.ctx.Err() != nil {
+			break
+		}
+		err = workflow.ExecuteActivity(workflow.WithActivityOptions(r.ctx, opts), fn, in).Get(r.ctx, &res)
+	}
+	if r.state.Fence != nil && r.state.Fence.Waiting {
+		r.state.Fence = nil
+		r.showDetails()
+	}
+	return res, err
+}
+
+// failed records a step whose activity failed with err: a write that may
+// have run is Indeterminate (nil: the loop waits for a person); any other
+// failure, or a cancel, is returned.
+func (r *run) failed(s agent.Step, err error) error {
+	if r.ctx.Err() != nil {
+		if s.Kind == agent.KindWrite {
+			r.state.InFlight = s.Name
+		}
+		return err
+	}
+	if s.Kind == agent.KindWrite && !s.Idempotent && !refused(err) {
+		// Whatever stopped it, nobody knows whether the write took effect.
+		r.turn.facts.Indeterminate[s.Name] = true
+		r.state.Why = indeterminateWhy(err)
+		// Until when its last attempt may still act: a person's retry
+		// is refused before then (validate).
+		r.state.Fence = r.lastAttempt(s, err)
+		return nil
+	}
+	return fmt.Errorf("%s: %w", s.Name, errors.Unwrap(err))
+}
+
+// completed records the result res of step s (execution gen of a write):
+// a fact for the loop, a step in the state, its usage, a stream event.
+func (r *run) completed(s agent.Step, gen int, res json.RawMessage) {
+	r.turn.facts.Results[s.Name] = res
+	r.stepsHere++
+	preview, reply, isReply := summarize(s.Kind, res)
+	rec := StepRecord{Name: s.Name, Kind: s.Kind, Generation: gen, Preview: preview}
+	if s.Kind == agent.KindWrite {
+		if rec.Settled = agent.SettledOf(res); rec.Settled != nil {
+			r.settled(rec)
+		}
+	}
+	r.record(rec)
+	done := progress.Event{Type: progress.EventStepCompleted, Step: s.Name, Kind: s.Kind, Preview: rec.Preview, Settled: rec.Settled}
+	if isReply {
+		r.state.Usage = r.state.Usage.Add(reply.Usage)
+		done.Attempt = reply.Streamed
+	}
+	r.event(done)
+}
+
+// maxFenceWaits bounds how often one execution of a write waits for an
+// earlier attempt: each wait ends past that attempt's deadline, so a second
+// one means the clocks disagree by more than journal.Grace.
+const maxFenceWaits = 3
+
+// fencedBy returns the earlier attempt named by an activity failure of
+// type activities.ErrTypeFenced.
+func fencedBy(err error) (journal.Attempt, bool) {
+	var appErr *temporal.ApplicationError
+	var holder journal.Attempt
+	if !errors.As(err, &appErr) || appErr.Type() != activities.ErrTypeFenced || !appErr.HasDetails() {
+		return holder, false
+	}
+	if appErr.Details(&holder) != nil || holder.Until().IsZero() {
+		return holder, false
+	}
+	return holder, true
+}
+
+// waitFence shows that the run waits for an earlier attempt of a write
+// (state, current details, stream) and waits, on a Temporal timer, until
+// that attempt's deadline plus the grace has passed (and a second more:
+// the workflow's clock is the server's, the deadline the worker's).
+func (r *run) waitFence(step string, holder journal.Attempt) {
+	r.state.Fence = &Fence{Step: step, Attempt: holder.String(), Until: holder.Until(), Waiting: true}
+	workflow.GetLogger(r.ctx).Info("waiting for an earlier attempt of a write", "step", step, "holder", holder.String(), "until", operator.FormatUntil(holder.Until()))
+	r.showDetails()
+	r.event(progress.Event{Type: progress.EventFenceWait, Step: step, Reason: r.state.Fence.String()})
+	if left := holder.Until().Add(time.Second).Sub(workflow.Now(r.ctx)); left > 0 {
+		_ = workflow.Sleep(r.ctx, left)
+	}
+}
+
+// lastAttempt is the attempt of a write that failed and may still be
+// running: the one the guard named, or, when the last attempt timed out
+// (its worker froze or was cut off), that attempt, which started before
+// now and so ends before now plus its tool's timeout.
+func (r *run) lastAttempt(s agent.Step, err error) *Fence {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeIndeterminate {
+		var holder journal.Attempt
+		if appErr.HasDetails() && appErr.Details(&holder) == nil && !holder.Until().IsZero() {
+			return &Fence{Step: s.Name, Attempt: holder.String(), Until: holder.Until()}
+		}
+		return nil
+	}
+	var timeoutErr *temporal.TimeoutError
+	if !errors.As(err, &timeoutErr) || s.Call == nil {
+		return nil
+	}
+	t, ok := r.cat.Timeouts[s.Call.Name]
+	if !ok || t <= 0 {
+		return nil
+	}
+	return &Fence{Step: s.Name, Attempt: "the last attempt", Until: workflow.Now(r.ctx).Add(t + journal.Grace)}
+}
+
+// summarize returns the preview of a step's result and, for a model step
+// whose result decodes, the reply (isReply), decoding it once.
+func summarize(kind agent.Kind, res json.RawMessage) (preview string, reply agent.ModelReply, isReply bool) {
+	if kind != agent.KindModel {
+		return agent.Summarize(res), reply, false
+	}
+	reply, err := agent.DecodeModelReply(res)
+	if err != nil {
+		return agent.Summarize(res), reply, false
+	}
+	if preview, ok := agent.SummarizeReply(reply); ok {
+		return preview, reply, true
+	}
+	return agent.Summarize(res), reply, true
+}
+
+// streaming reports whether model steps stream their text: as the input
+// says, else for sessions.
+func (r *run) streaming() bool {
+	if r.in.Stream != nil {
+		return *r.in.Stream
+	}
+	return r.in.Session
+}
+
+// settled notes a write settled without a person: the state keeps the
+// newest MaxSettled, and the run's details show them.
+func (r *run) settled(rec StepRecord) {
+	r.state.Settled = append(r.state.Settled, SettledStep{Step: rec.Name, Settled: *rec.Settled})
+	if n := len(r.state.Settled); n > MaxSettled {
+		r.state.Settled = append([]SettledStep(nil), r.state.Settled[n-MaxSettled:]...)
+	}
+	workflow.GetLogger(r.ctx).Info("write settled without a person", "step", rec.Name, "how", rec.Settled.String())
+}
+
+// refused reports whether the worker refused a step before running it
+// (activities.ErrTypeRefused): nothing ran, and the run fails.
+func refused(err error) bool {
+	var appErr *temporal.ApplicationError
+	return errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeRefused
+}
+
+func indeterminateWhy(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeIndeterminate {
+		return appErr.Message()
+	}
+	return "the last attempt failed: " + err.Error()
+}
+
+// record adds a completed step to the state, which keeps the newest
+// MaxSteps of them.
+func (r *run) record(s StepRecord) {
+	r.state.StepCount++
+	r.state.Steps = append(r.state.Steps, s)
+	if n := len(r.state.Steps); n > MaxSteps {
+		r.state.Steps = append([]StepRecord(nil), r.state.Steps[n-MaxSteps:]...)
+	}
+}
