@@ -14,6 +14,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/tools"
@@ -75,8 +76,8 @@ func TestToolTimeouts(t *testing.T) {
 	if !errors.As(err, &appErr) || appErr.Type() != activities.ErrTypeIndeterminate || !appErr.NonRetryable() {
 		t.Fatalf("write that timed out: %v, want a non-retryable %s error", err, activities.ErrTypeIndeterminate)
 	}
-	if ts, _ := tools.ReadTickets(tickets); len(ts) != 1 {
-		t.Fatalf("tickets: %d, want 1 (the write took effect before its timeout)", len(ts))
+	if n := testenv.TicketCount(t, tickets); n != 1 {
+		t.Fatalf("tickets: %d, want 1 (the write took effect before its timeout)", n)
 	}
 }
 
@@ -105,8 +106,8 @@ func TestWriteGuard(t *testing.T) {
 	if err != nil || string(again) != string(first) {
 		t.Fatalf("second attempt: %s, %v; want the recorded %s", again, err, first)
 	}
-	if ts, _ := tools.ReadTickets(tickets); len(ts) != 1 {
-		t.Fatalf("tickets: %d, want 1", len(ts))
+	if n := testenv.TicketCount(t, tickets); n != 1 {
+		t.Fatalf("tickets: %d, want 1", n)
 	}
 
 	// A start without a result, as a killed worker leaves it.
@@ -121,8 +122,8 @@ func TestWriteGuard(t *testing.T) {
 	if !errors.As(err, &appErr) || appErr.Type() != activities.ErrTypeIndeterminate || !appErr.NonRetryable() {
 		t.Fatalf("attempt after a start without a result: %v, want Indeterminate", err)
 	}
-	if ts, _ := tools.ReadTickets(tickets); len(ts) != 1 {
-		t.Fatalf("tickets: %d, want still 1", len(ts))
+	if n := testenv.TicketCount(t, tickets); n != 1 {
+		t.Fatalf("tickets: %d, want still 1", n)
 	}
 	if got := activities.GuardStep(activities.StepInput{Step: in.Step, Generation: 2, RunKey: "k"}); got != "k/tool/2/0/create_ticket#2" {
 		t.Fatalf("GuardStep = %s", got)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/tools"
+	"github.com/agentrun/agentrun/internal/testenv"
 )
 
 // TestCallToolRefusesWhatTheWorkerDoesNotOffer: a tool step that does not
@@ -54,8 +54,8 @@ func TestCallToolRefusesWhatTheWorkerDoesNotOffer(t *testing.T) {
 			if !errors.As(err, &appErr) || appErr.Type() != activities.ErrTypeRefused || !appErr.NonRetryable() || appErr.Message() != tc.want {
 				t.Fatalf("CallTool = %v, want non-retryable %s: %s", err, activities.ErrTypeRefused, tc.want)
 			}
-			if ts, _ := tools.ReadTickets(tickets); len(ts) != 0 {
-				t.Fatalf("%d tickets filed, want 0", len(ts))
+			if n := testenv.TicketCount(t, tickets); n != 0 {
+				t.Fatalf("%d tickets filed, want 0", n)
 			}
 			if runs, err := acts.Guard.Store.List(); err != nil || len(runs) != 0 {
 				t.Fatalf("the guard has journals %v (%v), want none", runs, err)
@@ -72,8 +72,8 @@ func TestCallToolRefusesWhatTheWorkerDoesNotOffer(t *testing.T) {
 			t.Fatalf("%s as %s: %v", in.Step.Call.Name, in.Step.Kind, err)
 		}
 	}
-	if ts, _ := tools.ReadTickets(tickets); len(ts) != 1 {
-		t.Fatalf("%d tickets, want 1", len(ts))
+	if n := testenv.TicketCount(t, tickets); n != 1 {
+		t.Fatalf("%d tickets, want 1", n)
 	}
 	if runs, err := acts.Guard.Store.List(); err != nil || len(runs) != 1 {
 		t.Fatalf("the guard has journals %v (%v), want the write's", runs, err)
