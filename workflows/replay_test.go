@@ -1,11 +1,13 @@
 package workflows_test
 
 import (
+	"bytes"
 	"path/filepath"
 	"testing"
 
 	"go.temporal.io/sdk/worker"
 
+	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -41,6 +43,38 @@ func TestReplay(t *testing.T) {
 			r.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 				t.Fatalf("replay %s: %v", f, err)
+			}
+		})
+	}
+}
+
+// TestReplayWithCodec: the committed histories, recorded without
+// encryption, replay on a worker with the payload codec set (its decode
+// leaves unencrypted payloads as they are), so turning encryption on does
+// not break runs in flight.
+func TestReplayWithCodec(t *testing.T) {
+	t.Parallel()
+	cdc, err := codec.New([]codec.Key{{ID: "k1", Bytes: bytes.Repeat([]byte{1}, codec.KeySize)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob("testdata/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{
+				DataConverter:    codec.DataConverter(cdc),
+				FailureConverter: codec.FailureConverter(cdc),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
+			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
+				t.Fatalf("replay %s with the codec: %v", f, err)
 			}
 		})
 	}
