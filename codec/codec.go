@@ -54,6 +54,13 @@ func (e *UnknownKeyError) Error() string {
 	return fmt.Sprintf("payload encrypted under key id %q, which is not among the configured keys (%s): add that key (AGENTRUN_CODEC_KEYS or AGENTRUN_CODEC_KEY_FILE)", e.ID, strings.Join(e.Have, ", "))
 }
 
+// IsKeyError says whether err is a payload that the keys cannot decrypt:
+// an unknown key id or ErrAuth.
+func IsKeyError(err error) bool {
+	var unknown *UnknownKeyError
+	return errors.Is(err, ErrAuth) || errors.As(err, &unknown)
+}
+
 // Key is one encryption key.
 type Key struct {
 	// ID names the key in each payload it encrypts.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/operator"
 )
@@ -192,8 +193,14 @@ func (r *Remote) findStep(ctx context.Context, runID, name string) (agent.Step, 
 			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
 				if id := a.GetActivityId(); id == name || strings.HasPrefix(id, name+"#") {
 					var s activities.StepInput
-					if p := a.GetInput().GetPayloads(); len(p) == 1 && dc.FromPayload(p[0], &s) == nil {
-						in, scheduled, result = &s, e.GetEventId(), nil
+					if p := a.GetInput().GetPayloads(); len(p) == 1 {
+						err := dc.FromPayload(p[0], &s)
+						if codec.IsKeyError(err) {
+							return agent.Step{}, nil, fmt.Errorf("history of run %s: input of step %s: %w", runID, name, err)
+						}
+						if err == nil {
+							in, scheduled, result = &s, e.GetEventId(), nil
+						}
 					}
 				}
 			}

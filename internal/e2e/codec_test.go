@@ -1,0 +1,127 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"strings"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/agentrun/agentrun/codec"
+	"github.com/agentrun/agentrun/internal/cluster"
+	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/workflows"
+)
+
+// TestHandExampleEncrypted runs the hand example with a key set on the
+// worker, the starter and reconcile: it completes as without one, while
+// its raw history (read by a client without the codec) holds none of the
+// prompt's, the tool call's or the answer's text, and every payload in it
+// is encrypted under the key. reconcile with the key shows the answer and
+// the ticket step's input and result; reconcile with another key id fails
+// naming the id it lacks; a client without the codec cannot read the
+// run's state.
+func TestHandExampleEncrypted(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	key := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0x5a}, codec.KeySize))
+	env := f.env("AGENTRUN_CODEC_KEYS=k1:" + key)
+	testenv.Start(t, env, testenv.Program(t, "worker"))
+	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
+	const run = "e2e-hand-encrypted"
+
+	cdc, err := codec.New([]codec.Key{{ID: "k1", Bytes: bytes.Repeat([]byte{0x5a}, codec.KeySize)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := client.Options{}
+	cluster.WithCodec(&opts, cdc)
+	keyed, err := client.NewClientFromExisting(srv.Client, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keyed.Close()
+	stateOf := func(c client.Client) (workflows.State, error) {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		var st workflows.State
+		v, err := c.QueryWorkflow(ctx, run, "", workflows.QueryState)
+		if err != nil {
+			return st, err
+		}
+		return st, v.Get(&st)
+	}
+
+	if code, out := testenv.Run(t, env, time.Minute, starter, "--id", run, prompt); code != 0 || !strings.Contains(out, "started run "+run) {
+		t.Fatalf("starter: exit %d\n%s", code, out)
+	}
+	testenv.WaitFor(t, time.Minute, run+" to await approval", func() bool {
+		st, err := stateOf(keyed)
+		return err == nil && st.Status == "AwaitingApproval"
+	})
+	if _, err := stateOf(srv.Client); err == nil || !strings.Contains(err.Error(), codec.Encoding) {
+		t.Fatalf("a client without the key read the state: %v; want an error about the %s encoding", err, codec.Encoding)
+	}
+	if code, out := testenv.Run(t, env, time.Minute, reconcile, "approve", run, ticketStep); code != 0 {
+		t.Fatalf("approve: exit %d\n%s", code, out)
+	}
+	code, out := testenv.Run(t, env, time.Minute, starter, "--id", run, "--wait", prompt)
+	if code != 0 || !strings.Contains(out, "TICKET-1") {
+		t.Fatalf("starter --wait: exit %d\n%s", code, out)
+	}
+	if n := modelCalls(t, srv, run); n != 3 {
+		t.Fatalf("model calls: %d, want 3", n)
+	}
+	if n := f.ticketCount(t); n != 1 {
+		t.Fatalf("tickets: %d, want 1", n)
+	}
+
+	// The raw history, as the cluster keeps it.
+	var raw strings.Builder
+	encrypted := 0
+	it := srv.Client.GetWorkflowHistory(t.Context(), run, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := protojson.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw.Write(b)
+		raw.WriteByte('\n')
+		encrypted += bytes.Count(b, []byte(base64.StdEncoding.EncodeToString([]byte(codec.Encoding))))
+	}
+	if encrypted < 10 {
+		t.Fatalf("the history has %d encrypted payloads, want every input and result (at least 10)", encrypted)
+	}
+	for _, secret := range []string{"orders database", "orders", "data owner", "TICKET-1", "90 days"} {
+		for _, form := range []string{secret, base64.StdEncoding.EncodeToString([]byte(secret))} {
+			if strings.Contains(raw.String(), form) {
+				t.Errorf("the raw history holds %q in plain text (as %q)", secret, form)
+			}
+		}
+	}
+
+	code, out = testenv.Run(t, env, time.Minute, reconcile, "show", run)
+	if code != 0 || !strings.Contains(out, "Completed") || !strings.Contains(out, "filed as TICKET-1") {
+		t.Fatalf("reconcile show with the key: exit %d, want the answer:\n%s", code, out)
+	}
+	code, out = testenv.Run(t, env, time.Minute, reconcile, "show", run, "--step", ticketStep)
+	if code != 0 || !strings.Contains(out, "create_ticket(") || !strings.Contains(out, "TICKET-1") {
+		t.Fatalf("reconcile show --step with the key: exit %d, want the step's input and result:\n%s", code, out)
+	}
+	other := f.env("AGENTRUN_CODEC_KEYS=k2:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, codec.KeySize)))
+	code, out = testenv.Run(t, other, time.Minute, reconcile, "show", run, "--step", ticketStep)
+	if code == 0 || !strings.Contains(out, `key id "k1"`) || strings.Contains(out, "TICKET-1") {
+		t.Fatalf("reconcile show --step under another key: exit %d, want an error naming key id k1:\n%s", code, out)
+	}
+	t.Logf("reconcile show --step under another key: exit %d: %s", code, out)
+}
