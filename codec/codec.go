@@ -5,7 +5,9 @@ import (
 	"compress/zlib"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -75,6 +77,8 @@ type Codec struct {
 	first string
 	aeads map[string]cipher.AEAD
 	ids   []string
+	// nonceKeys derive the nonces of sealed blobs, one per key id.
+	nonceKeys map[string][]byte
 }
 
 var _ converter.PayloadCodec = (*Codec)(nil)
@@ -87,7 +91,7 @@ func New(keys []Key) (*Codec, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("no keys")
 	}
-	c := &Codec{first: keys[0].ID, aeads: map[string]cipher.AEAD{}}
+	c := &Codec{first: keys[0].ID, aeads: map[string]cipher.AEAD{}, nonceKeys: map[string][]byte{}}
 	for _, k := range keys {
 		if err := validID(k.ID); err != nil {
 			return nil, err
@@ -107,6 +111,9 @@ func New(keys []Key) (*Codec, error) {
 			return nil, fmt.Errorf("key %q: %w", k.ID, err)
 		}
 		c.aeads[k.ID] = aead
+		mac := hmac.New(sha256.New, k.Bytes)
+		mac.Write([]byte("agentrun content nonce"))
+		c.nonceKeys[k.ID] = mac.Sum(nil)
 		c.ids = append(c.ids, k.ID)
 	}
 	return c, nil

@@ -50,6 +50,22 @@
 // payload that does not open under its key (a wrong key under a known id,
 // or damaged bytes) is [ErrAuth].
 //
+// # Blobs
+//
+// The Codec is also a content.Sealer: with a key set, the content store
+// keeps blobs (values kept by reference, conversations) sealed. A sealed
+// blob of plaintext B with content address A (content.KeyOf(B)) is
+//
+//	"agentrun-sealed-blob-v1\n" || len(id) (1 byte) || id || nonce (12 bytes) ||
+//	    AES-256-GCM-Seal(key, nonce, zlib(B), aad = A)
+//
+// where nonce is the first 12 bytes of HMAC-SHA256(N, A) and N is
+// HMAC-SHA256(key, "agentrun content nonce"). The nonce is a function of
+// the key and the plaintext, so one blob seals to the same bytes each time
+// (stores compare bytes to skip a rewrite) and no nonce is used with two
+// plaintexts. The address as AAD binds the bytes to their key: a blob
+// copied under another address fails to open.
+//
 // # What stays visible
 //
 // The codec encrypts payloads only. Temporal still sees, in plain text:
