@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +26,8 @@ import (
 // its raw history (read by a client without the codec) holds none of the
 // prompt's, the tool call's or the answer's text, and every payload in it
 // is encrypted under the key. reconcile with the key shows the answer and
-// the ticket step's input and result; reconcile with another key id fails
+// the ticket step's input and result; the content store's blobs are
+// sealed; reconcile with another key id fails
 // naming the id it lacks; a client without the codec cannot read the
 // run's state.
 func TestHandExampleEncrypted(t *testing.T) {
@@ -108,6 +112,26 @@ func TestHandExampleEncrypted(t *testing.T) {
 				t.Errorf("the raw history holds %q in plain text (as %q)", secret, form)
 			}
 		}
+	}
+
+	// The content store (conversations, values kept by reference) at rest.
+	blobs := 0
+	err = filepath.WalkDir(filepath.Join(f.dir, "journal", "content"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		blobs++
+		if !codec.IsSealed(b) || bytes.Contains(b, []byte("orders")) || bytes.Contains(b, []byte("TICKET-1")) {
+			t.Errorf("blob %s is not sealed or holds the run's text: %.80q", path, b)
+		}
+		return nil
+	})
+	if err != nil || blobs == 0 {
+		t.Fatalf("content store: %d blobs, %v; want the run's conversation, sealed", blobs, err)
 	}
 
 	code, out = testenv.Run(t, env, time.Minute, reconcile, "show", run)
