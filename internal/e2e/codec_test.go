@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -20,6 +21,48 @@ import (
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/workflows"
 )
+
+// testKey is the key of the encrypted runs, keyEnv its setting.
+var (
+	testKey = bytes.Repeat([]byte{0x5a}, codec.KeySize)
+	keyEnv  = "AGENTRUN_CODEC_KEYS=k1:" + base64.StdEncoding.EncodeToString(testKey)
+)
+
+// keyedClient is a client of srv with the codec of testKey.
+func keyedClient(t *testing.T, srv *testenv.Server) client.Client {
+	t.Helper()
+	cdc, err := codec.New([]codec.Key{{ID: "k1", Bytes: testKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := client.Options{}
+	cluster.WithCodec(&opts, cdc)
+	c, err := client.NewClientFromExisting(srv.Client, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func stateWith(t *testing.T, c client.Client, run string) (workflows.State, error) {
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	var st workflows.State
+	v, err := c.QueryWorkflow(ctx, run, "", workflows.QueryState)
+	if err != nil {
+		return st, err
+	}
+	return st, v.Get(&st)
+}
+
+func waitStatusWith(t *testing.T, c client.Client, run, status string) {
+	t.Helper()
+	testenv.WaitFor(t, time.Minute, run+" to be "+status, func() bool {
+		st, err := stateWith(t, c, run)
+		return err == nil && string(st.Status) == status
+	})
+}
 
 // TestHandExampleEncrypted runs the hand example with a key set on the
 // worker, the starter and reconcile: it completes as without one, while
@@ -34,41 +77,17 @@ func TestHandExampleEncrypted(t *testing.T) {
 	t.Parallel()
 	srv := testenv.DevServer(t)
 	f := newFleet(t, srv)
-	key := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0x5a}, codec.KeySize))
-	env := f.env("AGENTRUN_CODEC_KEYS=k1:" + key)
+	env := f.env(keyEnv)
 	testenv.Start(t, env, testenv.Program(t, "worker"))
 	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
 	const run = "e2e-hand-encrypted"
-
-	cdc, err := codec.New([]codec.Key{{ID: "k1", Bytes: bytes.Repeat([]byte{0x5a}, codec.KeySize)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := client.Options{}
-	cluster.WithCodec(&opts, cdc)
-	keyed, err := client.NewClientFromExisting(srv.Client, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer keyed.Close()
-	stateOf := func(c client.Client) (workflows.State, error) {
-		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-		defer cancel()
-		var st workflows.State
-		v, err := c.QueryWorkflow(ctx, run, "", workflows.QueryState)
-		if err != nil {
-			return st, err
-		}
-		return st, v.Get(&st)
-	}
+	keyed := keyedClient(t, srv)
+	stateOf := func(c client.Client) (workflows.State, error) { return stateWith(t, c, run) }
 
 	if code, out := testenv.Run(t, env, time.Minute, starter, "--id", run, prompt); code != 0 || !strings.Contains(out, "started run "+run) {
 		t.Fatalf("starter: exit %d\n%s", code, out)
 	}
-	testenv.WaitFor(t, time.Minute, run+" to await approval", func() bool {
-		st, err := stateOf(keyed)
-		return err == nil && st.Status == "AwaitingApproval"
-	})
+	waitStatusWith(t, keyed, run, "AwaitingApproval")
 	if _, err := stateOf(srv.Client); err == nil || !strings.Contains(err.Error(), codec.Encoding) {
 		t.Fatalf("a client without the key read the state: %v; want an error about the %s encoding", err, codec.Encoding)
 	}
@@ -116,7 +135,7 @@ func TestHandExampleEncrypted(t *testing.T) {
 
 	// The content store (conversations, values kept by reference) at rest.
 	blobs := 0
-	err = filepath.WalkDir(filepath.Join(f.dir, "journal", "content"), func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join(f.dir, "journal", "content"), func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -148,4 +167,60 @@ func TestHandExampleEncrypted(t *testing.T) {
 		t.Fatalf("reconcile show --step under another key: exit %d, want an error naming key id k1:\n%s", code, out)
 	}
 	t.Logf("reconcile show --step under another key: exit %d: %s", code, out)
+}
+
+// TestFleetHandExampleEncryptedOnPostgres: a fleet of two workers on
+// PostgreSQL with a key runs the hand example; the content rows are all
+// sealed and hold none of the run's text, and no host keeps local state.
+func TestFleetHandExampleEncryptedOnPostgres(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newPGFleet(t, srv)
+	f.start(t, 2, nil, keyEnv)
+	const run = "e2e-fleet-hand-encrypted"
+	runOn := func(prog string, args ...string) (int, string) {
+		host := f.host(t, nil)
+		return testenv.RunIn(t, host, f.hostEnv(host, keyEnv), time.Minute, testenv.Program(t, prog), args...)
+	}
+	if code, out := runOn("starter", "--id", run, prompt); code != 0 {
+		t.Fatalf("starter: exit %d\n%s", code, out)
+	}
+	waitStatusWith(t, keyedClient(t, srv), run, "AwaitingApproval")
+	if code, out := runOn("reconcile", "approve", run, ticketStep); code != 0 {
+		t.Fatalf("reconcile approve: exit %d\n%s", code, out)
+	}
+	if code, out := runOn("starter", "--id", run, "--wait", prompt); code != 0 || !strings.Contains(out, "TICKET-1") {
+		t.Fatalf("starter --wait: exit %d\n%s", code, out)
+	}
+	if n := f.ticketCount(t); n != 1 {
+		t.Fatalf("tickets: %d, want 1", n)
+	}
+	f.checkNoLocalState(t, true)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, f.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(ctx, `SELECT key, data FROM agentrun_content`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		var key string
+		var data []byte
+		if err := rows.Scan(&key, &data); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if !codec.IsSealed(data) || bytes.Contains(data, []byte("orders")) || bytes.Contains(data, []byte("TICKET-1")) {
+			t.Errorf("row %s is not sealed or holds the run's text: %.80q", key, data)
+		}
+	}
+	if err := rows.Err(); err != nil || n == 0 {
+		t.Fatalf("content rows: %d, %v", n, err)
+	}
 }
