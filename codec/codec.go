@@ -177,13 +177,19 @@ func (c *Codec) encode(p *commonpb.Payload) (*commonpb.Payload, error) {
 }
 
 // Decode decrypts each encrypted payload with the key it names and leaves
-// the others as they are.
+// the others as they are. An encrypted payload it cannot decrypt (an
+// unknown key id, a wrong key, damage) is a converter.WorkflowTaskFailureError
+// wrapping the reason: in a worker it fails the workflow task, which
+// Temporal retries, and never the run, so a worker that lacks a key holds
+// its runs until it has the key instead of failing them. Elsewhere it is
+// an ordinary error with the reason's text; errors.As and errors.Is see
+// the reason (*UnknownKeyError, ErrAuth).
 func (c *Codec) Decode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error) {
 	out := make([]*commonpb.Payload, len(payloads))
 	for i, p := range payloads {
 		d, err := c.decode(p)
 		if err != nil {
-			return nil, err
+			return nil, converter.NewWorkflowTaskFailureError(err)
 		}
 		out[i] = d
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/agentrun/agentrun/codec"
@@ -151,6 +152,33 @@ func TestHandExampleEncrypted(t *testing.T) {
 	})
 	if err != nil || blobs == 0 {
 		t.Fatalf("content store: %d blobs, %v; want the run's conversation, sealed", blobs, err)
+	}
+
+	// The raw history replays with the codec, and not without it.
+	dir := os.Getenv("AGENTRUN_HISTORY_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	file := filepath.Join(dir, run+".json")
+	if err := os.WriteFile(file, []byte(f.temporal(t, "workflow", "show", "-w", run, "--output", "json")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cdc, err := codec.New([]codec.Key{{ID: "k1", Bytes: testKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: codec.DataConverter(cdc), FailureConverter: codec.FailureConverter(cdc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, file); err != nil {
+		t.Fatalf("replay of the encrypted history with the codec: %v", err)
+	}
+	plainReplayer := worker.NewWorkflowReplayer()
+	plainReplayer.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
+	if err := plainReplayer.ReplayWorkflowHistoryFromJSONFile(nil, file); err == nil {
+		t.Fatal("the encrypted history replayed without the codec")
 	}
 
 	code, out = testenv.Run(t, env, time.Minute, reconcile, "show", run)
