@@ -252,3 +252,45 @@ func TestFleetHandExampleEncryptedOnPostgres(t *testing.T) {
 		t.Fatalf("content rows: %d, %v", n, err)
 	}
 }
+
+// TestWorkerWithoutTheKeyHoldsTheRun: a worker that lacks the key a run
+// is encrypted under fails its workflow tasks (Temporal retries them) and
+// never the run; once a worker with the key polls, the run goes on.
+func TestWorkerWithoutTheKeyHoldsTheRun(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	k2 := codec.Key{ID: "k2", Bytes: bytes.Repeat([]byte{1}, codec.KeySize)}
+	wrong := testenv.Start(t, f.env("AGENTRUN_CODEC_KEYS=k2:"+base64.StdEncoding.EncodeToString(k2.Bytes)), testenv.Program(t, "worker"))
+	k2codec, err := codec.New([]codec.Key{k2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The wrong worker encrypts its failures too, under k2.
+	fc := codec.FailureConverter(k2codec)
+	const run = "e2e-key-missing"
+	if code, out := testenv.Run(t, f.env(keyEnv), time.Minute, testenv.Program(t, "starter"), "--id", run, prompt); code != 0 {
+		t.Fatalf("starter: exit %d\n%s", code, out)
+	}
+	failed := func() bool {
+		it := srv.Client.GetWorkflowHistory(t.Context(), run, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				return false
+			}
+			if a := e.GetWorkflowTaskFailedEventAttributes(); a != nil && strings.Contains(fc.FailureToError(a.GetFailure()).Error(), `key id "k1"`) {
+				return true
+			}
+		}
+		return false
+	}
+	testenv.WaitFor(t, time.Minute, "a workflow task failure naming key id k1", failed)
+	wrong.Kill(t)
+	desc, err := srv.Describe(t, run)
+	if err != nil || desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		t.Fatalf("the run under a worker without its key: %v, %v; want it running", desc.GetWorkflowExecutionInfo().GetStatus(), err)
+	}
+	testenv.Start(t, f.env(keyEnv), testenv.Program(t, "worker"))
+	waitStatusWith(t, keyedClient(t, srv), run, "AwaitingApproval")
+}
