@@ -24,6 +24,56 @@ type Store interface {
 	Get(ctx context.Context, key string) ([]byte, error)
 }
 
+// Sealer encrypts blobs at rest (package codec's Codec is one). Seal
+// returns the bytes a store keeps for the blob plain under its key addr;
+// equal blobs must seal to equal bytes (so a store can compare what it
+// holds), and every sealed form begins with SealedMagic. Open reverses
+// Seal; bytes that do not open under the key they name are an error
+// wrapping ErrDamaged.
+type Sealer interface {
+	Seal(addr string, plain []byte) ([]byte, error)
+	Open(addr string, sealed []byte) ([]byte, error)
+}
+
+// SealedMagic begins every sealed blob, and no blob a store keeps plain
+// can be taken for one: a store reads stored bytes that hash to their key
+// as a plain blob first.
+const SealedMagic = "agentrun-sealed-blob-v1\n"
+
+// seal returns the bytes to store for data under key: data itself without
+// a sealer.
+func seal(s Sealer, key string, data []byte) ([]byte, error) {
+	if s == nil {
+		return data, nil
+	}
+	return s.Seal(key, data)
+}
+
+// Unseal returns the blob under key from the bytes a store holds: the
+// bytes themselves when they hash to key (a blob kept plain, e.g. before
+// encryption was turned on), else what s opens them to, checked against
+// key. where names the place in errors; without s, a sealed blob is an
+// error wrapping ErrDamaged that says a key is needed.
+func Unseal(s Sealer, key, where string, stored []byte) ([]byte, error) {
+	got := KeyOf(stored)
+	switch {
+	case got == key:
+		return stored, nil
+	case !strings.HasPrefix(string(stored[:min(len(stored), len(SealedMagic))]), SealedMagic):
+		return nil, fmt.Errorf("get %s: %s holds %d bytes of %s: %w", key, where, len(stored), got, ErrDamaged)
+	case s == nil:
+		return nil, fmt.Errorf("get %s: %s holds an encrypted blob and no key is configured (AGENTRUN_CODEC_KEYS or AGENTRUN_CODEC_KEY_FILE): %w", key, where, ErrDamaged)
+	}
+	plain, err := s.Open(key, stored)
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %s: %w", key, where, err)
+	}
+	if got := KeyOf(plain); got != key {
+		return nil, fmt.Errorf("get %s: %s decrypts to %d bytes of %s: %w", key, where, len(plain), got, ErrDamaged)
+	}
+	return plain, nil
+}
+
 // Errors of the store.
 var (
 	// ErrNotFound: no blob is stored under the key.

@@ -21,6 +21,28 @@
 // can check what it got. [ValidKey] accepts nothing else, so a valid key is
 // a safe file name and cannot reach outside the store's directory.
 //
+// # Encryption at rest
+//
+// With a [Sealer] ([NewSealedFileStore], postgres.DB.SealedContent; the
+// programs use package codec's Codec when a key is configured), a store
+// keeps each blob sealed: encrypted and authenticated, beginning with
+// [SealedMagic] (the format is in package codec's doc). The key is still
+// computed over the plaintext, so references already in histories and
+// journals stay valid, equal values are still stored once, and a store
+// with a sealer reads blobs kept plain (stored bytes that hash to their
+// key) as well: turning encryption on needs no migration, and blobs
+// written before stay plain until they are put again. [Unseal] is the read
+// rule every backend shares.
+//
+// What the address reveals: it is the SHA-256 of the plaintext, and it is
+// in plain sight (file names, the key column, and, in plain runs,
+// histories). Whoever sees it learns the blob's identity, not its text:
+// that two runs stored the same value, and, for a guessed value (a known
+// document, a short answer), whether the guess is right, by hashing it.
+// Sealed bytes are equal for equal blobs under one key (the nonce is
+// derived from the key and the address), which reveals nothing the
+// address does not already.
+//
 // # On-disk format
 //
 // A FileStore keeps each blob in its own file, sharded by the first two hex
@@ -28,8 +50,9 @@
 //
 //	<dir>/<hex digits 1-2>/<hex digits 3-64>
 //
-// The file holds exactly the blob's bytes, nothing else (no header, no
-// checksum: the key is the checksum). Files are created 0600 and directories
+// The file holds exactly the blob's bytes, or with a Sealer its sealed
+// bytes, nothing else (no header, no checksum: the key is the checksum of
+// the plaintext). Files are created 0600 and directories
 // 0700, since blobs hold prompts and tool output. While a Put writes, the
 // bytes sit in a temporary file in the shard directory whose name begins
 // with ".tmp-"; no key maps to such a name, so it is never read as a blob.

@@ -28,6 +28,8 @@ type FileStore struct {
 	// synced[i] is set once the entry of shard i (the directory named by the
 	// first byte of the hash, in hex) in dir is known to be durable.
 	synced [256]atomic.Bool
+	// sealer, when not nil, encrypts blobs at rest.
+	sealer Sealer
 }
 
 var _ Store = (*FileStore)(nil)
@@ -46,6 +48,18 @@ const tempPattern = ".tmp-*"
 // created so that the directories survive a crash.
 func NewFileStore(dir string) (*FileStore, error) {
 	return newFileStore(dir, durable.OS{})
+}
+
+// NewSealedFileStore is NewFileStore whose files hold blobs sealed by
+// sealer (encrypted), when sealer is not nil. It reads blobs kept plain
+// as well.
+func NewSealedFileStore(dir string, sealer Sealer) (*FileStore, error) {
+	s, err := newFileStore(dir, durable.OS{})
+	if err != nil {
+		return nil, err
+	}
+	s.sealer = sealer
+	return s, nil
 }
 
 func newFileStore(dir string, fsys durable.FS) (*FileStore, error) {
@@ -78,8 +92,12 @@ func (s *FileStore) Put(ctx context.Context, data []byte) (string, error) {
 	if err := s.syncShard(sum[0], shard); err != nil {
 		return "", fmt.Errorf("put %s: %w", key, err)
 	}
-	if !holds(path, data) {
-		if err := s.write(shard, path, data); err != nil {
+	stored, err := seal(s.sealer, key, data)
+	if err != nil {
+		return "", fmt.Errorf("put %s: %w", key, err)
+	}
+	if !holds(path, stored) {
+		if err := s.write(shard, path, stored); err != nil {
 			return "", fmt.Errorf("put %s: %w", key, err)
 		}
 	}
@@ -181,8 +199,5 @@ func (s *FileStore) Get(ctx context.Context, key string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get %s: %w", key, err)
 	}
-	if got := KeyOf(data); got != key {
-		return nil, fmt.Errorf("get %s: %s holds %d bytes of %s: %w", key, path, len(data), got, ErrDamaged)
-	}
-	return data, nil
+	return Unseal(s.sealer, key, path, data)
 }

@@ -15,6 +15,8 @@ import (
 // content key.
 type Content struct {
 	db *DB
+	// sealer, when not nil, encrypts blobs at rest.
+	sealer content.Sealer
 }
 
 var _ content.Store = (*Content)(nil)
@@ -27,6 +29,13 @@ func (c *Content) Put(ctx context.Context, data []byte) (string, error) {
 		return "", err
 	}
 	key := content.KeyOf(data)
+	if c.sealer != nil {
+		sealed, err := c.sealer.Seal(key, data)
+		if err != nil {
+			return "", fmt.Errorf("put %s: %w", key, err)
+		}
+		data = sealed
+	}
 	if data == nil {
 		data = []byte{} // NOT NULL: the empty blob is an empty bytea
 	}
@@ -61,11 +70,13 @@ func (c *Content) Get(ctx context.Context, key string) ([]byte, error) {
 			return nil, fmt.Errorf("get %s: %w", key, ctxErr)
 		}
 		return nil, fmt.Errorf("get %s: %s: %w", key, c.db.target, err)
-	case content.KeyOf(data) != key:
-		return nil, fmt.Errorf("get %s: the stored %d bytes hash to %s: %w", key, len(data), content.KeyOf(data), content.ErrDamaged)
 	}
 	if data == nil {
 		data = []byte{}
 	}
-	return bytes.Clone(data), nil
+	plain, err := content.Unseal(c.sealer, key, "the row", data)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.Clone(plain), nil
 }

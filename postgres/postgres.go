@@ -75,6 +75,12 @@ func (db *DB) Guard() journal.Store { return &Journal{db: db, name: guardJournal
 // Content returns the content store.
 func (db *DB) Content() content.Store { return &Content{db: db} }
 
+// SealedContent is Content whose rows hold blobs sealed by sealer
+// (encrypted), when sealer is not nil. It reads rows kept plain as well.
+func (db *DB) SealedContent(sealer content.Sealer) content.Store {
+	return &Content{db: db, sealer: sealer}
+}
+
 // String names the database without the password, e.g. "postgres
 // 127.0.0.1:5432 database agentrun user agentrun".
 func (db *DB) String() string { return db.target }

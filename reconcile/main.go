@@ -61,7 +61,7 @@ func run(ctx context.Context, local bool, args []string) error {
 		defer l.Close()
 		return l.ReconcileLocal(ctx, os.Stdout, args)
 	}
-	conn, err := cluster.Dial(ctx, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), nil)
+	conn, err := cluster.Dial(ctx, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), nil, cfg.Codec)
 	if err != nil {
 		return err
 	}

@@ -98,7 +98,7 @@ func run(ctx context.Context, local, wait, session bool, stream *bool, id, maxTu
 		defer l.Close()
 		return l.StartLocal(ctx, os.Stdout, id, prompt, limits)
 	}
-	conn, err := cluster.Dial(ctx, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), nil)
+	conn, err := cluster.Dial(ctx, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), nil, cfg.Codec)
 	if err != nil {
 		return err
 	}

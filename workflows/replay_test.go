@@ -1,11 +1,14 @@
 package workflows_test
 
 import (
+	"bytes"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"go.temporal.io/sdk/worker"
 
+	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -41,6 +44,85 @@ func TestReplay(t *testing.T) {
 			r.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
 				t.Fatalf("replay %s: %v", f, err)
+			}
+		})
+	}
+}
+
+// TestReplayWithCodec: the committed histories, recorded without
+// encryption, replay on a worker with the payload codec set (its decode
+// leaves unencrypted payloads as they are), so turning encryption on does
+// not break runs in flight.
+func TestReplayWithCodec(t *testing.T) {
+	t.Parallel()
+	cdc, err := codec.New([]codec.Key{{ID: "k1", Bytes: bytes.Repeat([]byte{1}, codec.KeySize)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob("testdata/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			t.Parallel()
+			r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{
+				DataConverter:    codec.DataConverter(cdc),
+				FailureConverter: codec.FailureConverter(cdc),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
+			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
+				t.Fatalf("replay %s with the codec: %v", f, err)
+			}
+		})
+	}
+}
+
+// TestReplayEncrypted replays a history recorded with encryption on (the
+// hand example of internal/e2e's TestHandExampleEncrypted, captured with
+// AGENTRUN_HISTORY_DIR; every payload in it is sealed under the test key
+// "k1", 32 bytes of 0x5a, a key for tests only): with the key it replays;
+// with the key rotated behind a new one it replays; with no codec, or a
+// key under another id, it does not.
+func TestReplayEncrypted(t *testing.T) {
+	t.Parallel()
+	const file = "testdata/encrypted/hand-k1.json"
+	k1 := codec.Key{ID: "k1", Bytes: bytes.Repeat([]byte{0x5a}, codec.KeySize)}
+	k2 := codec.Key{ID: "k2", Bytes: bytes.Repeat([]byte{0x01}, codec.KeySize)}
+	for _, tc := range []struct {
+		name string
+		keys []codec.Key
+		ok   bool
+		want string // in the error, "" for any
+	}{
+		{"k1", []codec.Key{k1}, true, ""},
+		{"rotated", []codec.Key{k2, k1}, true, ""},
+		{"none", nil, false, ""},
+		{"k2", []codec.Key{k2}, false, ""}, // the replayer reports the task's empty commands
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var cdc *codec.Codec
+			if tc.keys != nil {
+				var err error
+				if cdc, err = codec.New(tc.keys); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{
+				DataConverter:    codec.DataConverter(cdc),
+				FailureConverter: codec.FailureConverter(cdc),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
+			err = r.ReplayWorkflowHistoryFromJSONFile(nil, file)
+			if (err == nil) != tc.ok || err != nil && !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("replay with keys %s: %v, want ok %v or an error naming %s", tc.name, err, tc.ok, tc.want)
 			}
 		})
 	}

@@ -131,7 +131,7 @@ func (r *Remote) describe(ctx context.Context, runID string) (description, error
 	info := resp.GetWorkflowExecutionInfo()
 	d := description{runID: info.GetExecution().GetRunId(), first: info.GetFirstRunId(), status: info.GetStatus(), started: info.GetStartTime().AsTime()}
 	if p := info.GetMemo().GetFields()[workflows.MemoInputHash]; p != nil {
-		_ = json.Unmarshal(p.GetData(), &d.hash)
+		_ = r.Conn.Converter().FromPayload(p, &d.hash) // encrypted when a codec is set
 	}
 	return d, nil
 }

@@ -105,7 +105,8 @@ func (s Settings) GuardStore(ctx context.Context, logger *slog.Logger) (journal.
 }
 
 // Content opens the content store: the folder's "content" subfolder, or
-// the database's content table.
+// the database's content table. With a codec key set (Config.Codec), it
+// keeps blobs encrypted at rest.
 func (s Settings) Content() (content.Store, error) {
 	return s.content(context.Background())
 }
@@ -116,9 +117,18 @@ func (s Settings) content(ctx context.Context) (content.Store, error) {
 	case err != nil:
 		return nil, err
 	case db != nil:
-		return db.Content(), nil
+		return db.SealedContent(s.sealer()), nil
 	}
-	return content.NewFileStore(s.ContentDir())
+	return content.NewSealedFileStore(s.ContentDir(), s.sealer())
+}
+
+// sealer is the content store's Sealer: the codec, or nil (not a nil
+// *codec.Codec in an interface) when none is set.
+func (s Settings) sealer() content.Sealer {
+	if s.Codec == nil {
+		return nil
+	}
+	return s.Codec
 }
 
 // Executor builds the model provider, the tools the settings name (the

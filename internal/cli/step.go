@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/operator"
 )
@@ -170,6 +171,7 @@ func printPending(ctx context.Context, w io.Writer, op engine, store *execute.Ex
 // first, following continue-as-new back: its input and, when it completed,
 // its result. For a write retried under a new generation, the newest.
 func (r *Remote) findStep(ctx context.Context, runID, name string) (agent.Step, json.RawMessage, error) {
+	dc := r.Conn.Converter() // the payloads are encrypted when a codec is set
 	for execution := ""; ; {
 		it := r.Conn.GetWorkflowHistory(ctx, runID, execution, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 		var first *historypb.HistoryEvent
@@ -191,14 +193,24 @@ func (r *Remote) findStep(ctx context.Context, runID, name string) (agent.Step, 
 			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
 				if id := a.GetActivityId(); id == name || strings.HasPrefix(id, name+"#") {
 					var s activities.StepInput
-					if p := a.GetInput().GetPayloads(); len(p) == 1 && json.Unmarshal(p[0].GetData(), &s) == nil {
-						in, scheduled, result = &s, e.GetEventId(), nil
+					if p := a.GetInput().GetPayloads(); len(p) == 1 {
+						err := dc.FromPayload(p[0], &s)
+						if codec.IsKeyError(err) {
+							return agent.Step{}, nil, fmt.Errorf("history of run %s: input of step %s: %w", runID, name, err)
+						}
+						if err == nil {
+							in, scheduled, result = &s, e.GetEventId(), nil
+						}
 					}
 				}
 			}
 			if a := e.GetActivityTaskCompletedEventAttributes(); a != nil && a.GetScheduledEventId() == scheduled {
 				if p := a.GetResult().GetPayloads(); len(p) == 1 {
-					result = p[0].GetData()
+					var raw json.RawMessage
+					if err := dc.FromPayload(p[0], &raw); err != nil {
+						return agent.Step{}, nil, fmt.Errorf("history of run %s: result of step %s: %w", runID, name, err)
+					}
+					result = raw
 				}
 			}
 		}

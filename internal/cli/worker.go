@@ -63,7 +63,7 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	c, err := cluster.Dial(ctx, logger, sdk)
+	c, err := cluster.Dial(ctx, logger, sdk, s.Codec)
 	if err != nil {
 		return err
 	}

@@ -13,8 +13,10 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
+	"go.temporal.io/sdk/converter"
 	tlog "go.temporal.io/sdk/log"
 
+	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/operator"
 )
 
@@ -48,11 +50,36 @@ type Conn struct {
 	client.Client
 	Namespace string
 	HostPort  string
+	// DataConverter is the client's data converter, for payloads read
+	// from a history or a description (memo, activity inputs and
+	// results). Default (nil): the sdk's default.
+	DataConverter converter.DataConverter
+}
+
+// Converter is c's data converter: DataConverter, or the sdk's default.
+func (c *Conn) Converter() converter.DataConverter {
+	if c.DataConverter == nil {
+		return converter.GetDefaultDataConverter()
+	}
+	return c.DataConverter
+}
+
+// WithCodec sets opts' data and failure converters to encrypt with cdc
+// (package codec): payloads, failure messages and stack traces. With cdc
+// nil it leaves opts as they are: the sdk's defaults, plain JSON.
+func WithCodec(opts *client.Options, cdc *codec.Codec) {
+	if cdc == nil {
+		return
+	}
+	opts.DataConverter = codec.DataConverter(cdc)
+	opts.FailureConverter = codec.FailureConverter(cdc)
 }
 
 // Dial connects to the cluster the environment names. metrics, when not
-// nil, receives the sdk's metrics (requests, polls, task latencies).
-func Dial(ctx context.Context, logger *slog.Logger, metrics client.MetricsHandler) (*Conn, error) {
+// nil, receives the sdk's metrics (requests, polls, task latencies). cdc,
+// when not nil, encrypts every payload and failure the client and its
+// workers send, and decrypts what they receive (config.Config's Codec).
+func Dial(ctx context.Context, logger *slog.Logger, metrics client.MetricsHandler, cdc *codec.Codec) (*Conn, error) {
 	opts, err := Options(logger)
 	if err != nil {
 		return nil, err
@@ -60,11 +87,12 @@ func Dial(ctx context.Context, logger *slog.Logger, metrics client.MetricsHandle
 	if metrics != nil {
 		opts.MetricsHandler = metrics
 	}
+	WithCodec(&opts, cdc)
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w; is the server running? (make dev-server, or set TEMPORAL_ADDRESS)", opts.HostPort, opts.Namespace, err)
 	}
-	return &Conn{Client: c, Namespace: opts.Namespace, HostPort: opts.HostPort}, nil
+	return &Conn{Client: c, Namespace: opts.Namespace, HostPort: opts.HostPort, DataConverter: codec.DataConverter(cdc)}, nil
 }
 
 // EnsureSearchAttributes registers the run's search attributes in

@@ -3,4 +3,11 @@
 // TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, the TLS variables and profiles of
 // the sdk's envconfig), and the search attributes every run keeps current,
 // registered when missing.
+//
+// With a codec (config.Config's Codec, from AGENTRUN_CODEC_KEYS or
+// AGENTRUN_CODEC_KEY_FILE), Dial's client encrypts every payload and every
+// failure's message and stack trace it and its workers send, and
+// decrypts what they receive (package codec). Without one the client is
+// the sdk's default, as before. Code that reads payloads from a history
+// or a description by hand decodes them with Conn.Converter.
 package cluster

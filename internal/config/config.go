@@ -2,14 +2,17 @@ package config
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/metrics"
 	"github.com/agentrun/agentrun/tools"
@@ -60,6 +63,16 @@ type Config struct {
 	// created or migrated on first use. Logs and errors name the host,
 	// port, database and user, never the password.
 	Journal string
+
+	// --- Privacy ---
+
+	// Codec encrypts every payload the programs' Temporal clients send
+	// (package codec; docs/privacy.md), with keys from AGENTRUN_CODEC_KEYS
+	// ("id1:BASE64,id2:BASE64", each key 32 bytes in standard base64) or
+	// the file AGENTRUN_CODEC_KEY_FILE names (one "id:BASE64" a line; not
+	// both): it encrypts with the first key and decrypts with any.
+	// Default nil: off, payloads travel as plain JSON.
+	Codec *codec.Codec
 
 	// --- Model ---
 
@@ -199,6 +212,7 @@ const (
 var Names = []string{
 	"AGENTRUN_TASK_QUEUE", "AGENTRUN_UI_URL", "AGENTRUN_DEPLOYMENT", "AGENTRUN_BUILD_ID",
 	"AGENTRUN_JOURNAL",
+	"AGENTRUN_CODEC_KEYS", "AGENTRUN_CODEC_KEY_FILE",
 	"AGENTRUN_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
 	"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "AGENTRUN_MAX_TOKENS",
 	"AGENTRUN_MODEL_TIMEOUT", "AGENTRUN_MODELS", "AGENTRUN_FAIL_ON_CUT_ANSWER", "AGENTRUN_CONTEXT_BUDGET",
@@ -275,6 +289,10 @@ func parse(e env) (Config, error) {
 		return c, err
 	}
 	if err := checkVersionPart("AGENTRUN_BUILD_ID", c.BuildID, "a build id", buildID, buildIDRule); err != nil {
+		return c, err
+	}
+	var err error
+	if c.Codec, err = parseCodec(e); err != nil {
 		return c, err
 	}
 	if s := strings.TrimSpace(e.get("AGENTRUN_MAX_TOKENS")); s != "" {
@@ -387,12 +405,46 @@ func parse(e env) (Config, error) {
 		}
 		c.Test.HoldFor = d
 	}
-	var err error
 	if c.Test.HoldList, err = testSwitch(e, EnvTestHoldList); err != nil {
 		return c, err
 	}
 	if c.Test.WorkflowChange, err = testSwitch(e, EnvTestWorkflowChange); err != nil {
 		return c, err
+	}
+	return c, nil
+}
+
+// parseCodec reads the encryption keys of AGENTRUN_CODEC_KEYS or the file
+// AGENTRUN_CODEC_KEY_FILE names; neither set, the codec is off (nil).
+func parseCodec(e env) (*codec.Codec, error) {
+	inline, file := strings.TrimSpace(e.get("AGENTRUN_CODEC_KEYS")), strings.TrimSpace(e.get("AGENTRUN_CODEC_KEY_FILE"))
+	var name string
+	var keys []codec.Key
+	var err error
+	switch {
+	case inline == "" && file == "":
+		return nil, nil
+	case inline != "" && file != "":
+		return nil, errors.New("AGENTRUN_CODEC_KEYS and AGENTRUN_CODEC_KEY_FILE are both set: set one (the keys, or the file that holds them)")
+	case inline != "":
+		name = "AGENTRUN_CODEC_KEYS"
+		keys, err = codec.ParseKeys(inline)
+	default:
+		name = "AGENTRUN_CODEC_KEY_FILE"
+		b, rerr := os.ReadFile(file)
+		if rerr != nil {
+			return nil, fmt.Errorf("AGENTRUN_CODEC_KEY_FILE: %w", rerr)
+		}
+		if keys, err = codec.ParseKeyFile(b); err != nil {
+			err = fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	c, err := codec.New(keys)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return c, nil
 }

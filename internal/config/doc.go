@@ -18,6 +18,12 @@
 // (reconcile, a starter of a Temporal run) run without them. The programs
 // that do build the model refuse a missing key the same way, as an *Error.
 //
+// The encryption keys (AGENTRUN_CODEC_KEYS, or the file
+// AGENTRUN_CODEC_KEY_FILE names) become Config.Codec, checked at Load: a
+// key that is not 32 bytes, a malformed file, two keys with one id, or
+// both variables set are each an *Error naming the variable and, where
+// there is one, the key id, never a key's bytes.
+//
 // Temporal's client settings (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
 // TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_CONFIG_FILE,
 // TEMPORAL_PROFILE) are not agentrun's: the sdk's envconfig reads them

@@ -1,0 +1,70 @@
+package config_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentrun/agentrun/internal/config"
+)
+
+// TestCodecSettings: the encryption keys come from AGENTRUN_CODEC_KEYS or
+// AGENTRUN_CODEC_KEY_FILE, in order; unset, the codec is off; each bad
+// setting is a one-line *config.Error naming the variable and never
+// showing a key.
+func TestCodecSettings(t *testing.T) {
+	t.Parallel()
+	good := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{3}, 32))
+	other := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{4}, 32))
+	short := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{3}, 31))
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+
+	c, err := load(nil)
+	if err != nil || c.Codec != nil {
+		t.Fatalf("no keys: codec %v, %v; want off", c.Codec, err)
+	}
+	c, err = load(map[string]string{"AGENTRUN_CODEC_KEYS": "k2:" + other + ",k1:" + good})
+	if err != nil || c.Codec == nil || !slices.Equal(c.Codec.KeyIDs(), []string{"k2", "k1"}) {
+		t.Fatalf("AGENTRUN_CODEC_KEYS: %v, %v", c.Codec, err)
+	}
+	c, err = load(map[string]string{"AGENTRUN_CODEC_KEY_FILE": file("keys", "# rotated 2026-12\nk2:"+other+"\nk1:"+good+"\n")})
+	if err != nil || c.Codec == nil || !slices.Equal(c.Codec.KeyIDs(), []string{"k2", "k1"}) {
+		t.Fatalf("AGENTRUN_CODEC_KEY_FILE: %v, %v", c.Codec, err)
+	}
+
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"AGENTRUN_CODEC_KEYS": "k1:" + short}, `AGENTRUN_CODEC_KEYS: key "k1" is 31 bytes after base64 decoding, want 32`},
+		{map[string]string{"AGENTRUN_CODEC_KEYS": "k1:" + good + ",k1:" + other}, `AGENTRUN_CODEC_KEYS: two keys have the id "k1"`},
+		{map[string]string{"AGENTRUN_CODEC_KEYS": good}, `AGENTRUN_CODEC_KEYS: an entry without ':'`},
+		{map[string]string{"AGENTRUN_CODEC_KEY_FILE": file("bad", "k1:"+good+"\njunk\n")}, `AGENTRUN_CODEC_KEY_FILE: ` + filepath.Join(dir, "bad") + `: line 2: an entry without ':'`},
+		{map[string]string{"AGENTRUN_CODEC_KEY_FILE": file("dup", "k1:"+good+"\nk1:"+other+"\n")}, `AGENTRUN_CODEC_KEY_FILE: two keys have the id "k1"`},
+		{map[string]string{"AGENTRUN_CODEC_KEY_FILE": file("empty", "\n")}, `AGENTRUN_CODEC_KEY_FILE: ` + filepath.Join(dir, "empty") + `: no keys`},
+		{map[string]string{"AGENTRUN_CODEC_KEY_FILE": filepath.Join(dir, "missing")}, `AGENTRUN_CODEC_KEY_FILE: open `},
+		{map[string]string{"AGENTRUN_CODEC_KEYS": "k1:" + good, "AGENTRUN_CODEC_KEY_FILE": file("k", "k1:"+good)}, `AGENTRUN_CODEC_KEYS and AGENTRUN_CODEC_KEY_FILE are both set`},
+	} {
+		_, err := load(tc.env)
+		switch {
+		case err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n"):
+			t.Errorf("%v: error %v, want one line starting %q", tc.env, err, tc.want)
+		case !errors.As(err, new(*config.Error)):
+			t.Errorf("%v: error %T, want a *config.Error", tc.env, err)
+		case strings.Contains(err.Error(), good) || strings.Contains(err.Error(), other) || strings.Contains(err.Error(), short):
+			t.Errorf("%v: error %q shows a key", tc.env, err)
+		}
+	}
+}

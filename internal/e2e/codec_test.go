@@ -1,0 +1,296 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/agentrun/agentrun/codec"
+	"github.com/agentrun/agentrun/internal/cluster"
+	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/workflows"
+)
+
+// testKey is the key of the encrypted runs, keyEnv its setting.
+var (
+	testKey = bytes.Repeat([]byte{0x5a}, codec.KeySize)
+	keyEnv  = "AGENTRUN_CODEC_KEYS=k1:" + base64.StdEncoding.EncodeToString(testKey)
+)
+
+// keyedClient is a client of srv with the codec of testKey.
+func keyedClient(t *testing.T, srv *testenv.Server) client.Client {
+	t.Helper()
+	cdc, err := codec.New([]codec.Key{{ID: "k1", Bytes: testKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := client.Options{}
+	cluster.WithCodec(&opts, cdc)
+	c, err := client.NewClientFromExisting(srv.Client, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func stateWith(t *testing.T, c client.Client, run string) (workflows.State, error) {
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	var st workflows.State
+	v, err := c.QueryWorkflow(ctx, run, "", workflows.QueryState)
+	if err != nil {
+		return st, err
+	}
+	return st, v.Get(&st)
+}
+
+func waitStatusWith(t *testing.T, c client.Client, run, status string) {
+	t.Helper()
+	testenv.WaitFor(t, time.Minute, run+" to be "+status, func() bool {
+		st, err := stateWith(t, c, run)
+		return err == nil && string(st.Status) == status
+	})
+}
+
+// TestHandExampleEncrypted runs the hand example with a key set on the
+// worker, the starter and reconcile: it completes as without one, while
+// its raw history (read by a client without the codec) holds none of the
+// prompt's, the tool call's or the answer's text, and every payload in it
+// is encrypted under the key. reconcile with the key shows the answer and
+// the ticket step's input and result; the content store's blobs are
+// sealed; reconcile with another key id fails
+// naming the id it lacks; a client without the codec cannot read the
+// run's state.
+func TestHandExampleEncrypted(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	env := f.env(keyEnv)
+	testenv.Start(t, env, testenv.Program(t, "worker"))
+	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
+	const run = "e2e-hand-encrypted"
+	keyed := keyedClient(t, srv)
+	stateOf := func(c client.Client) (workflows.State, error) { return stateWith(t, c, run) }
+
+	if code, out := testenv.Run(t, env, time.Minute, starter, "--id", run, prompt); code != 0 || !strings.Contains(out, "started run "+run) {
+		t.Fatalf("starter: exit %d\n%s", code, out)
+	}
+	waitStatusWith(t, keyed, run, "AwaitingApproval")
+	if _, err := stateOf(srv.Client); err == nil || !strings.Contains(err.Error(), codec.Encoding) {
+		t.Fatalf("a client without the key read the state: %v; want an error about the %s encoding", err, codec.Encoding)
+	}
+	if code, out := testenv.Run(t, env, time.Minute, reconcile, "approve", run, ticketStep); code != 0 {
+		t.Fatalf("approve: exit %d\n%s", code, out)
+	}
+	code, out := testenv.Run(t, env, time.Minute, starter, "--id", run, "--wait", prompt)
+	if code != 0 || !strings.Contains(out, "TICKET-1") {
+		t.Fatalf("starter --wait: exit %d\n%s", code, out)
+	}
+	if n := modelCalls(t, srv, run); n != 3 {
+		t.Fatalf("model calls: %d, want 3", n)
+	}
+	if n := f.ticketCount(t); n != 1 {
+		t.Fatalf("tickets: %d, want 1", n)
+	}
+
+	// The raw history, as the cluster keeps it.
+	var raw strings.Builder
+	encrypted := 0
+	it := srv.Client.GetWorkflowHistory(t.Context(), run, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := protojson.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw.Write(b)
+		raw.WriteByte('\n')
+		encrypted += bytes.Count(b, []byte(base64.StdEncoding.EncodeToString([]byte(codec.Encoding))))
+	}
+	if encrypted < 10 {
+		t.Fatalf("the history has %d encrypted payloads, want every input and result (at least 10)", encrypted)
+	}
+	for _, secret := range []string{"orders database", "orders", "data owner", "TICKET-1", "90 days"} {
+		for _, form := range []string{secret, base64.StdEncoding.EncodeToString([]byte(secret))} {
+			if strings.Contains(raw.String(), form) {
+				t.Errorf("the raw history holds %q in plain text (as %q)", secret, form)
+			}
+		}
+	}
+
+	// The content store (conversations, values kept by reference) at rest.
+	blobs := 0
+	err := filepath.WalkDir(filepath.Join(f.dir, "journal", "content"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		blobs++
+		if !codec.IsSealed(b) || bytes.Contains(b, []byte("orders")) || bytes.Contains(b, []byte("TICKET-1")) {
+			t.Errorf("blob %s is not sealed or holds the run's text: %.80q", path, b)
+		}
+		return nil
+	})
+	if err != nil || blobs == 0 {
+		t.Fatalf("content store: %d blobs, %v; want the run's conversation, sealed", blobs, err)
+	}
+
+	// The raw history replays with the codec, and not without it.
+	dir := os.Getenv("AGENTRUN_HISTORY_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	file := filepath.Join(dir, run+".json")
+	if err := os.WriteFile(file, []byte(f.temporal(t, "workflow", "show", "-w", run, "--output", "json")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cdc, err := codec.New([]codec.Key{{ID: "k1", Bytes: testKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: codec.DataConverter(cdc), FailureConverter: codec.FailureConverter(cdc)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
+	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, file); err != nil {
+		t.Fatalf("replay of the encrypted history with the codec: %v", err)
+	}
+	plainReplayer := worker.NewWorkflowReplayer()
+	plainReplayer.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
+	if err := plainReplayer.ReplayWorkflowHistoryFromJSONFile(nil, file); err == nil {
+		t.Fatal("the encrypted history replayed without the codec")
+	}
+
+	code, out = testenv.Run(t, env, time.Minute, reconcile, "show", run)
+	if code != 0 || !strings.Contains(out, "Completed") || !strings.Contains(out, "filed as TICKET-1") {
+		t.Fatalf("reconcile show with the key: exit %d, want the answer:\n%s", code, out)
+	}
+	code, out = testenv.Run(t, env, time.Minute, reconcile, "show", run, "--step", ticketStep)
+	if code != 0 || !strings.Contains(out, "create_ticket(") || !strings.Contains(out, "TICKET-1") {
+		t.Fatalf("reconcile show --step with the key: exit %d, want the step's input and result:\n%s", code, out)
+	}
+	other := f.env("AGENTRUN_CODEC_KEYS=k2:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, codec.KeySize)))
+	code, out = testenv.Run(t, other, time.Minute, reconcile, "show", run, "--step", ticketStep)
+	if code == 0 || !strings.Contains(out, `key id "k1"`) || strings.Contains(out, "TICKET-1") {
+		t.Fatalf("reconcile show --step under another key: exit %d, want an error naming key id k1:\n%s", code, out)
+	}
+	t.Logf("reconcile show --step under another key: exit %d: %s", code, out)
+}
+
+// TestFleetHandExampleEncryptedOnPostgres: a fleet of two workers on
+// PostgreSQL with a key runs the hand example; the content rows are all
+// sealed and hold none of the run's text, and no host keeps local state.
+func TestFleetHandExampleEncryptedOnPostgres(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newPGFleet(t, srv)
+	f.start(t, 2, nil, keyEnv)
+	const run = "e2e-fleet-hand-encrypted"
+	runOn := func(prog string, args ...string) (int, string) {
+		host := f.host(t, nil)
+		return testenv.RunIn(t, host, f.hostEnv(host, keyEnv), time.Minute, testenv.Program(t, prog), args...)
+	}
+	if code, out := runOn("starter", "--id", run, prompt); code != 0 {
+		t.Fatalf("starter: exit %d\n%s", code, out)
+	}
+	waitStatusWith(t, keyedClient(t, srv), run, "AwaitingApproval")
+	if code, out := runOn("reconcile", "approve", run, ticketStep); code != 0 {
+		t.Fatalf("reconcile approve: exit %d\n%s", code, out)
+	}
+	if code, out := runOn("starter", "--id", run, "--wait", prompt); code != 0 || !strings.Contains(out, "TICKET-1") {
+		t.Fatalf("starter --wait: exit %d\n%s", code, out)
+	}
+	if n := f.ticketCount(t); n != 1 {
+		t.Fatalf("tickets: %d, want 1", n)
+	}
+	f.checkNoLocalState(t, true)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, f.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(ctx, `SELECT key, data FROM agentrun_content`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		var key string
+		var data []byte
+		if err := rows.Scan(&key, &data); err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if !codec.IsSealed(data) || bytes.Contains(data, []byte("orders")) || bytes.Contains(data, []byte("TICKET-1")) {
+			t.Errorf("row %s is not sealed or holds the run's text: %.80q", key, data)
+		}
+	}
+	if err := rows.Err(); err != nil || n == 0 {
+		t.Fatalf("content rows: %d, %v", n, err)
+	}
+}
+
+// TestWorkerWithoutTheKeyHoldsTheRun: a worker that lacks the key a run
+// is encrypted under fails its workflow tasks (Temporal retries them) and
+// never the run; once a worker with the key polls, the run goes on.
+func TestWorkerWithoutTheKeyHoldsTheRun(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	k2 := codec.Key{ID: "k2", Bytes: bytes.Repeat([]byte{1}, codec.KeySize)}
+	wrong := testenv.Start(t, f.env("AGENTRUN_CODEC_KEYS=k2:"+base64.StdEncoding.EncodeToString(k2.Bytes)), testenv.Program(t, "worker"))
+	k2codec, err := codec.New([]codec.Key{k2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The wrong worker encrypts its failures too, under k2.
+	fc := codec.FailureConverter(k2codec)
+	const run = "e2e-key-missing"
+	if code, out := testenv.Run(t, f.env(keyEnv), time.Minute, testenv.Program(t, "starter"), "--id", run, prompt); code != 0 {
+		t.Fatalf("starter: exit %d\n%s", code, out)
+	}
+	failed := func() bool {
+		it := srv.Client.GetWorkflowHistory(t.Context(), run, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				return false
+			}
+			if a := e.GetWorkflowTaskFailedEventAttributes(); a != nil && strings.Contains(fc.FailureToError(a.GetFailure()).Error(), `key id "k1"`) {
+				return true
+			}
+		}
+		return false
+	}
+	testenv.WaitFor(t, time.Minute, "a workflow task failure naming key id k1", failed)
+	wrong.Kill(t)
+	desc, err := srv.Describe(t, run)
+	if err != nil || desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		t.Fatalf("the run under a worker without its key: %v, %v; want it running", desc.GetWorkflowExecutionInfo().GetStatus(), err)
+	}
+	testenv.Start(t, f.env(keyEnv), testenv.Program(t, "worker"))
+	waitStatusWith(t, keyedClient(t, srv), run, "AwaitingApproval")
+}
