@@ -17,7 +17,7 @@ GO ?= go
 all: build
 
 build:
-	$(GO) build -o bin/ ./worker ./starter ./reconcile
+	$(GO) build -o bin/ ./worker ./starter ./reconcile ./codecserver
 
 temporal-cli: $(TEMPORAL)
 

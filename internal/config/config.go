@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -73,6 +75,8 @@ type Config struct {
 	// both): it encrypts with the first key and decrypts with any.
 	// Default nil: off, payloads travel as plain JSON.
 	Codec *codec.Codec
+	// CodecServer are the codec server's settings (program codecserver).
+	CodecServer CodecServer
 
 	// --- Model ---
 
@@ -213,6 +217,7 @@ var Names = []string{
 	"AGENTRUN_TASK_QUEUE", "AGENTRUN_UI_URL", "AGENTRUN_DEPLOYMENT", "AGENTRUN_BUILD_ID",
 	"AGENTRUN_JOURNAL",
 	"AGENTRUN_CODEC_KEYS", "AGENTRUN_CODEC_KEY_FILE",
+	"AGENTRUN_CODEC_ADDR", "AGENTRUN_CODEC_ORIGINS", "AGENTRUN_CODEC_TOKEN",
 	"AGENTRUN_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
 	"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "AGENTRUN_MAX_TOKENS",
 	"AGENTRUN_MODEL_TIMEOUT", "AGENTRUN_MODELS", "AGENTRUN_FAIL_ON_CUT_ANSWER", "AGENTRUN_CONTEXT_BUDGET",
@@ -293,6 +298,9 @@ func parse(e env) (Config, error) {
 	}
 	var err error
 	if c.Codec, err = parseCodec(e); err != nil {
+		return c, err
+	}
+	if c.CodecServer, err = parseCodecServer(e); err != nil {
 		return c, err
 	}
 	if s := strings.TrimSpace(e.get("AGENTRUN_MAX_TOKENS")); s != "" {
@@ -517,4 +525,50 @@ func (c Config) validate() error {
 // ModelOptions are the options of the model provider Model names.
 func (c Config) ModelOptions() llm.Options {
 	return llm.Options{Account: c.Account, Timeout: c.ModelTimeout, Settings: c.ModelSettings}
+}
+
+// CodecServer are the settings of the codec server (program codecserver),
+// which the Temporal Web UI and CLI call to decode payloads.
+type CodecServer struct {
+	// Addr is where it listens, HOST:PORT (AGENTRUN_CODEC_ADDR). Default
+	// DefaultCodecAddr: loopback only.
+	Addr string
+	// Origins are the Web UI origins its CORS headers admit
+	// (AGENTRUN_CODEC_ORIGINS, comma-separated, each scheme://host[:port],
+	// or "*" for any). Default DefaultCodecOrigin, the dev server's UI.
+	Origins []string
+	// Token, when set, is the bearer token every request must carry
+	// (Authorization: Bearer TOKEN), as the Web UI forwards it
+	// (AGENTRUN_CODEC_TOKEN). Default "": no token asked.
+	Token string
+}
+
+// The codec server's defaults.
+const (
+	DefaultCodecAddr   = "127.0.0.1:8234"
+	DefaultCodecOrigin = "http://localhost:8233"
+)
+
+func parseCodecServer(e env) (CodecServer, error) {
+	s := CodecServer{
+		Addr:  cmp.Or(strings.TrimSpace(e.get("AGENTRUN_CODEC_ADDR")), DefaultCodecAddr),
+		Token: strings.TrimSpace(e.get("AGENTRUN_CODEC_TOKEN")),
+	}
+	if _, port, err := net.SplitHostPort(s.Addr); err != nil || port == "" {
+		return s, fmt.Errorf("AGENTRUN_CODEC_ADDR=%q is not a listen address: want HOST:PORT, e.g. 127.0.0.1:8234", s.Addr)
+	}
+	for o := range strings.SplitSeq(cmp.Or(strings.TrimSpace(e.get("AGENTRUN_CODEC_ORIGINS")), DefaultCodecOrigin), ",") {
+		o = strings.TrimRight(strings.TrimSpace(o), "/")
+		if o != "*" {
+			u, err := url.Parse(o)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" {
+				return s, fmt.Errorf("AGENTRUN_CODEC_ORIGINS: %q is not an origin: want scheme://host[:port], e.g. %s, comma-separated, or *", o, DefaultCodecOrigin)
+			}
+		}
+		s.Origins = append(s.Origins, o)
+	}
+	if strings.ContainsAny(s.Token, " \t\r\n") {
+		return s, errors.New("AGENTRUN_CODEC_TOKEN holds white space: want one token, sent as Authorization: Bearer TOKEN")
+	}
+	return s, nil
 }
