@@ -5,7 +5,13 @@
 source "$(dirname "$0")/lib.sh"
 bash scripts/dev-server.sh
 bash scripts/worker.sh
+bash scripts/codecserver.sh
 
+keys="AGENTRUN_CODEC_KEY_FILE=$AGENTRUN_CODEC_KEY_FILE"
+[ -n "${AGENTRUN_CODEC_KEYS:-}" ] && keys="AGENTRUN_CODEC_KEYS=..."
+echo
+echo "The run is encrypted in Temporal's history (docs/privacy.md); the programs read it with its key:"
+echo "\$ export $keys"
 run="demo-$(date +%Y%m%d-%H%M%S)"
 prompt="I need read access to the orders database."
 echo
@@ -14,7 +20,7 @@ bin/starter --id "$run" "$prompt"
 
 echo
 echo "waiting for the run to ask for approval..."
-awaiting() { bin/temporal workflow query -w "$run" --name state --output json 2>/dev/null | grep -q '"status": *"AwaitingApproval"'; }
+awaiting() { bin/temporal workflow query -w "$run" --name state --output json --codec-endpoint "$CODEC_ENDPOINT" 2>/dev/null | grep -q '"status": *"AwaitingApproval"'; }
 wait_for 60 "the run to await approval" awaiting
 echo "\$ bin/reconcile show $run"
 bin/reconcile show "$run"
@@ -30,7 +36,10 @@ echo "\$ bin/starter --id $run --wait '$prompt'"
 bin/starter --id "$run" --wait "$prompt"
 
 echo
-echo "The dev server keeps running: look at the run in the Web UI ($AGENTRUN_UI_URL/namespaces/default/workflows/$run)."
-echo "make stop stops the worker and the server."
-echo "The commands above work as printed from this folder; to type temporal, starter and reconcile"
+echo "The dev server keeps running: look at the run in the Web UI ($AGENTRUN_UI_URL/namespaces/default/workflows/$run);"
+echo "it decodes the run through the codec server at $CODEC_ENDPOINT, which also shows values kept by reference in full."
+echo "The temporal CLI reads it the same way:"
+echo "\$ bin/temporal workflow query -w $run --name state --codec-endpoint $CODEC_ENDPOINT"
+echo "make stop stops the worker, the codec server and the dev server."
+echo "The commands above work as printed from this folder (after the export); to type temporal, starter and reconcile"
 echo "without bin/ (as the Web UI and the docs write them): export PATH=\"\$PWD/bin:\$PATH\""

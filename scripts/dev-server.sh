@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Start the Temporal dev server with its Web UI and agentrun's search
 # attributes, state in .agentrun/temporal.db, unless one already answers.
+# Its Web UI decodes payloads through the codec server (scripts/codecserver.sh).
 # The dynamic config values lift the dev server's own rate limit of ~90 ms
 # per activity, and let an old worker deployment version report "drained"
 # within seconds (internal/devserver.DynamicConfig, checked against this file).
@@ -12,7 +13,7 @@ fi
 host=${TEMPORAL_ADDRESS%:*}; port=${TEMPORAL_ADDRESS##*:}
 echo "starting the Temporal dev server at $TEMPORAL_ADDRESS (Web UI $AGENTRUN_UI_URL, log $STATE/server.log)"
 nohup bin/temporal server start-dev --ip "$host" --port "$port" --ui-port "$UI_PORT" \
-  --db-filename "$STATE/temporal.db" \
+  --db-filename "$STATE/temporal.db" --ui-codec-endpoint "$CODEC_ENDPOINT" \
   --search-attribute AgentRunStatus=Keyword --search-attribute AgentRunStep=Keyword \
   --dynamic-config-value history.transferProcessorMaxPollRPS=1000 \
   --dynamic-config-value system.enableActivityEagerExecution=true \
