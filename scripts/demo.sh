@@ -3,7 +3,22 @@
 # operator approves it with `bin/temporal workflow signal`, the run completes.
 # Every command it prints works as printed from the repository's root.
 source "$(dirname "$0")/lib.sh"
-bash scripts/dev-server.sh
+
+# The demo encrypts its runs (docs/privacy.md): with no keys set, it makes
+# one key, once, in $STATE/codec.keys (mode 0600), and every program it
+# starts reads it. The codec server lets the Web UI and the temporal CLI
+# read the runs; the dev server's UI is pointed at it.
+if [ -z "${AGENTRUN_CODEC_KEYS:-}" ] && [ -z "${AGENTRUN_CODEC_KEY_FILE:-}" ]; then
+  export AGENTRUN_CODEC_KEY_FILE="$STATE/codec.keys"
+  if [ ! -s "$AGENTRUN_CODEC_KEY_FILE" ]; then
+    (umask 077; echo "demo-$(date +%Y%m%d):$(head -c 32 /dev/urandom | base64)" >"$AGENTRUN_CODEC_KEY_FILE")
+  fi
+fi
+if running "$STATE/worker.pid" && [ "$(cat "$STATE/worker.codec" 2>/dev/null)" != on ]; then
+  echo "a worker without the demo's key runs (pid $(cat "$STATE/worker.pid")): make stop, then make demo" >&2
+  exit 1
+fi
+DEMO_CODEC_ENDPOINT="$CODEC_ENDPOINT" bash scripts/dev-server.sh
 bash scripts/worker.sh
 bash scripts/codecserver.sh
 

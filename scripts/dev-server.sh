@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # Start the Temporal dev server with its Web UI and agentrun's search
 # attributes, state in .agentrun/temporal.db, unless one already answers.
-# Its Web UI decodes payloads through the codec server (scripts/codecserver.sh).
+# With DEMO_CODEC_ENDPOINT set (make demo), its Web UI decodes payloads
+# through the codec server there (scripts/codecserver.sh).
 # The dynamic config values lift the dev server's own rate limit of ~90 ms
 # per activity, and let an old worker deployment version report "drained"
 # within seconds (internal/devserver.DynamicConfig, checked against this file).
 source "$(dirname "$0")/lib.sh"
 if bin/temporal operator cluster health >/dev/null 2>&1; then
   echo "Temporal already answers at $TEMPORAL_ADDRESS"
+  if [ -n "${DEMO_CODEC_ENDPOINT:-}" ] && ! curl -fs "$AGENTRUN_UI_URL/api/v1/settings" 2>/dev/null | grep -q "\"Endpoint\":\"$DEMO_CODEC_ENDPOINT\""; then
+    echo "note: its Web UI may not decode through the codec server at $DEMO_CODEC_ENDPOINT; make stop, then make demo, to start one that does"
+  fi
   exit 0
 fi
+codec=()
+[ -n "${DEMO_CODEC_ENDPOINT:-}" ] && codec=(--ui-codec-endpoint "$DEMO_CODEC_ENDPOINT")
 host=${TEMPORAL_ADDRESS%:*}; port=${TEMPORAL_ADDRESS##*:}
 echo "starting the Temporal dev server at $TEMPORAL_ADDRESS (Web UI $AGENTRUN_UI_URL, log $STATE/server.log)"
 nohup bin/temporal server start-dev --ip "$host" --port "$port" --ui-port "$UI_PORT" \
-  --db-filename "$STATE/temporal.db" --ui-codec-endpoint "$CODEC_ENDPOINT" \
+  --db-filename "$STATE/temporal.db" "${codec[@]}" \
   --search-attribute AgentRunStatus=Keyword --search-attribute AgentRunStep=Keyword \
   --dynamic-config-value history.transferProcessorMaxPollRPS=1000 \
   --dynamic-config-value system.enableActivityEagerExecution=true \

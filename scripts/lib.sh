@@ -7,16 +7,8 @@ export TEMPORAL_ADDRESS="${TEMPORAL_ADDRESS:-127.0.0.1:7233}"
 UI_PORT="${AGENTRUN_UI_PORT:-8233}"
 export AGENTRUN_UI_URL="${AGENTRUN_UI_URL:-http://localhost:$UI_PORT}"
 
-# The demo encrypts its runs (docs/privacy.md): with no keys set, it makes
-# one key, once, in $STATE/codec.keys (mode 0600), and every program it
-# starts reads it. The codec server lets the Web UI and the temporal CLI
-# read the runs; the dev server's UI is pointed at it.
-if [ -z "${AGENTRUN_CODEC_KEYS:-}" ] && [ -z "${AGENTRUN_CODEC_KEY_FILE:-}" ]; then
-  export AGENTRUN_CODEC_KEY_FILE="$STATE/codec.keys"
-  if [ ! -s "$AGENTRUN_CODEC_KEY_FILE" ]; then
-    (umask 077; echo "demo-$(date +%Y%m%d):$(head -c 32 /dev/urandom | base64)" >"$AGENTRUN_CODEC_KEY_FILE")
-  fi
-fi
+# The codec server's address (scripts/codecserver.sh) and the Web UI
+# origins it admits.
 export AGENTRUN_CODEC_ADDR="${AGENTRUN_CODEC_ADDR:-127.0.0.1:8234}"
 export AGENTRUN_CODEC_ORIGINS="${AGENTRUN_CODEC_ORIGINS:-$AGENTRUN_UI_URL,http://127.0.0.1:$UI_PORT}"
 CODEC_ENDPOINT="http://$AGENTRUN_CODEC_ADDR"

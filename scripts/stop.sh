@@ -13,3 +13,4 @@ for name in worker codecserver server; do
   fi
   rm -f "$f"
 done
+rm -f "$STATE/worker.codec"
