@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -65,6 +66,35 @@ func TestCodecSettings(t *testing.T) {
 			t.Errorf("%v: error %T, want a *config.Error", tc.env, err)
 		case strings.Contains(err.Error(), good) || strings.Contains(err.Error(), other) || strings.Contains(err.Error(), short):
 			t.Errorf("%v: error %q shows a key", tc.env, err)
+		}
+	}
+}
+
+// TestCodecServerSettings: the codec server's address, origins and token,
+// with their defaults; a bad value is one line naming the variable.
+func TestCodecServerSettings(t *testing.T) {
+	t.Parallel()
+	c, err := load(map[string]string{"AGENTRUN_CODEC_ADDR": "0.0.0.0:9000", "AGENTRUN_CODEC_ORIGINS": "https://ui.example.com/, http://localhost:8080", "AGENTRUN_CODEC_TOKEN": "t0k"})
+	want := config.CodecServer{Addr: "0.0.0.0:9000", Origins: []string{"https://ui.example.com", "http://localhost:8080"}, Token: "t0k"}
+	if err != nil || !reflect.DeepEqual(c.CodecServer, want) {
+		t.Fatalf("got %+v, %v; want %+v", c.CodecServer, err, want)
+	}
+	if c, err := load(map[string]string{"AGENTRUN_CODEC_ORIGINS": "*"}); err != nil || !reflect.DeepEqual(c.CodecServer.Origins, []string{"*"}) {
+		t.Fatalf("origins *: %+v, %v", c.CodecServer, err)
+	}
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"AGENTRUN_CODEC_ADDR": "8234"}, `AGENTRUN_CODEC_ADDR="8234" is not a listen address`},
+		{map[string]string{"AGENTRUN_CODEC_ADDR": "127.0.0.1:"}, `AGENTRUN_CODEC_ADDR="127.0.0.1:" is not a listen address`},
+		{map[string]string{"AGENTRUN_CODEC_ORIGINS": "localhost:8233"}, `AGENTRUN_CODEC_ORIGINS: "localhost:8233" is not an origin`},
+		{map[string]string{"AGENTRUN_CODEC_ORIGINS": "http://ui/path"}, `AGENTRUN_CODEC_ORIGINS: "http://ui/path" is not an origin`},
+		{map[string]string{"AGENTRUN_CODEC_TOKEN": "two words"}, `AGENTRUN_CODEC_TOKEN holds white space`},
+	} {
+		_, err := load(tc.env)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") || !errors.As(err, new(*config.Error)) {
+			t.Errorf("%v: error %v, want a one-line *config.Error starting %q", tc.env, err, tc.want)
 		}
 	}
 }
