@@ -147,10 +147,10 @@ func TestCodecServerShowsEncryptedRuns(t *testing.T) {
 	if !strings.Contains(shown, `"content_ref"`) || !strings.Contains(shown, "quarterly revenue") {
 		t.Fatalf("workflow show --codec-endpoint: no reference or no text:\n%.3000s", shown)
 	}
-	if !strings.Contains(shown, output) {
+	if !strings.Contains(shown, `"content_ref":{"content":"`+output+`"`) {
 		t.Errorf("workflow show --codec-endpoint does not show the tool output whole (%d bytes):\n%.3000s", len(output), shown)
 	}
-	if !strings.Contains(shown, `"content":"{\"topic\":\"`+topic+`\"}"`) {
+	if !strings.Contains(shown, `"args_ref":{"content":"{\"topic\":\"`+topic+`\"}"`) {
 		t.Errorf("workflow show --codec-endpoint does not show the tool arguments whole")
 	}
 }
