@@ -3,6 +3,7 @@ package codecserver
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -253,5 +254,53 @@ func TestExpansion(t *testing.T) {
 	}
 	if !strings.Contains(string(unlist(t, out)[0].Data), `"content":null`) {
 		t.Errorf("missing blob: want \"content\":null in %s", out)
+	}
+}
+
+// BenchmarkDecodeHistory decodes, through the handler, the payloads of a
+// 100-event history: 100 encrypted tool results, a third of them holding
+// a 4 KB reference to expand.
+func BenchmarkDecodeHistory(b *testing.B) {
+	cdc, err := codec.New([]codec.Key{{ID: "k1", Bytes: bytes.Repeat([]byte{7}, codec.KeySize)}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	store, err := content.NewSealedFileStore(b.TempDir(), cdc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var plain []*commonpb.Payload
+	for i := range 100 {
+		r := agent.ToolResult{Content: fmt.Sprintf("Echo: %d short", i)}
+		if i%3 == 0 {
+			text := strings.Repeat(fmt.Sprintf("Echo: %d lorem ipsum ", i), 200)
+			key, err := store.Put(b.Context(), []byte(text))
+			if err != nil {
+				b.Fatal(err)
+			}
+			r = agent.ToolResult{ContentRef: &agent.Ref{Key: key, Size: len(text), Preview: text[:120]}}
+		}
+		p, err := converter.GetDefaultDataConverter().ToPayload(r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		plain = append(plain, p)
+	}
+	enc, err := cdc.Encode(plain)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, err := json.Marshal(&commonpb.Payloads{Payloads: enc})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := Handler(Options{Codec: cdc, Content: store})
+	b.ResetTimer()
+	for range b.N {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/decode", bytes.NewReader(body)))
+		if w.Code != http.StatusOK {
+			b.Fatalf("%d %s", w.Code, w.Body)
+		}
 	}
 }
