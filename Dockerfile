@@ -19,7 +19,7 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/ ./worker ./starter ./reconcile
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/ ./worker ./starter ./reconcile ./codecserver
 
 # ---- runtime ----
 FROM debian:bookworm-slim
@@ -41,7 +41,7 @@ RUN set -eux; \
     useradd --system --uid 10001 --gid agentrun --home-dir /home/agentrun --create-home --shell /usr/sbin/nologin agentrun; \
     mkdir -p /data/journal; \
     chown -R agentrun:agentrun /data
-COPY --from=build /out/worker /out/starter /out/reconcile /usr/local/bin/
+COPY --from=build /out/worker /out/starter /out/reconcile /out/codecserver /usr/local/bin/
 
 ENV AGENTRUN_JOURNAL=/data/journal \
     AGENTRUN_TICKETS=/data/tickets.jsonl

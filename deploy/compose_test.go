@@ -650,7 +650,7 @@ func TestDockerfile(t *testing.T) {
 	if !strings.Contains(build, "CGO_ENABLED=0") {
 		t.Errorf("go build %q: want CGO_ENABLED=0 (static binaries)", build)
 	}
-	for _, prog := range []string{"./worker", "./starter", "./reconcile"} {
+	for _, prog := range []string{"./worker", "./starter", "./reconcile", "./codecserver"} {
 		if !slices.Contains(strings.Fields(build), prog) {
 			t.Errorf("go build %q does not build %s", build, prog)
 		}
@@ -680,7 +680,7 @@ func TestDockerignoreKeepsSources(t *testing.T) {
 	}
 	// The build needs the module files and every package; bin/ holds a
 	// 250 MB CLI that must stay out of the build context.
-	for _, keep := range []string{"go.mod", "go.sum", "worker", "starter", "reconcile", "internal", "agent"} {
+	for _, keep := range []string{"go.mod", "go.sum", "worker", "starter", "reconcile", "codecserver", "internal", "agent"} {
 		for _, p := range patterns {
 			if ok, _ := filepath.Match(p, keep); ok {
 				t.Errorf(".dockerignore pattern %q excludes %s, which the build needs", p, keep)
