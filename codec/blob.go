@@ -2,12 +2,9 @@ package codec
 
 import (
 	"bytes"
-	"compress/zlib"
 	"crypto/hmac"
 	"crypto/sha256"
-	"errors"
 	"fmt"
-	"io"
 
 	"github.com/agentrun/agentrun/content"
 )
@@ -23,25 +20,21 @@ var _ content.Sealer = (*Codec)(nil)
 // so a store can tell that a blob is already there by comparing bytes,
 // and a nonce is never used with two different plaintexts.
 func (c *Codec) Seal(addr string, plain []byte) ([]byte, error) {
-	var z bytes.Buffer
-	zw := zlib.NewWriter(&z)
-	if _, err := zw.Write(plain); err != nil {
-		return nil, fmt.Errorf("seal %s: compress: %w", addr, err)
-	}
-	if err := zw.Close(); err != nil {
-		return nil, fmt.Errorf("seal %s: compress: %w", addr, err)
+	z, err := compress(plain)
+	if err != nil {
+		return nil, fmt.Errorf("seal %s: %w", addr, err)
 	}
 	id := c.first
 	aead := c.aeads[id]
 	mac := hmac.New(sha256.New, c.nonceKeys[id])
 	mac.Write([]byte(addr))
 	nonce := mac.Sum(nil)[:nonceSize]
-	out := make([]byte, 0, len(BlobMagic)+1+len(id)+nonceSize+z.Len()+aead.Overhead())
+	out := make([]byte, 0, len(BlobMagic)+1+len(id)+nonceSize+len(z)+aead.Overhead())
 	out = append(out, BlobMagic...)
 	out = append(out, byte(len(id)))
 	out = append(out, id...)
 	out = append(out, nonce...)
-	return aead.Seal(out, nonce, z.Bytes(), []byte(addr)), nil
+	return aead.Seal(out, nonce, z, []byte(addr)), nil
 }
 
 // IsSealed says whether b begins as a sealed blob does.
@@ -69,16 +62,9 @@ func (c *Codec) Open(addr string, sealed []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s under key id %q: %w: %w", addr, id, content.ErrDamaged, ErrAuth)
 	}
-	zr, err := zlib.NewReader(bytes.NewReader(z))
+	plain, err := inflate(z)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: inflate: %w: %w", addr, content.ErrDamaged, err)
-	}
-	plain, err := io.ReadAll(io.LimitReader(zr, maxPlain+1))
-	if err == nil && len(plain) > maxPlain {
-		err = errors.New("too large")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open %s: inflate: %w", addr, err)
+		return nil, fmt.Errorf("open %s: %w: %w", addr, content.ErrDamaged, err)
 	}
 	return plain, nil
 }

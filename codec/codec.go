@@ -1,8 +1,6 @@
 package codec
 
 import (
-	"bytes"
-	"compress/zlib"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hmac"
@@ -11,7 +9,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -152,20 +149,16 @@ func (c *Codec) encode(p *commonpb.Payload) (*commonpb.Payload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encrypt payload: %w", err)
 	}
-	var z bytes.Buffer
-	zw := zlib.NewWriter(&z)
-	if _, err := zw.Write(plain); err != nil {
-		return nil, fmt.Errorf("encrypt payload: compress: %w", err)
-	}
-	if err := zw.Close(); err != nil {
-		return nil, fmt.Errorf("encrypt payload: compress: %w", err)
+	z, err := compress(plain)
+	if err != nil {
+		return nil, fmt.Errorf("encrypt payload: %w", err)
 	}
 	aead := c.aeads[c.first]
-	data := make([]byte, nonceSize, nonceSize+z.Len()+aead.Overhead())
+	data := make([]byte, nonceSize, nonceSize+len(z)+aead.Overhead())
 	if _, err := rand.Read(data); err != nil {
 		return nil, fmt.Errorf("encrypt payload: nonce: %w", err)
 	}
-	data = aead.Seal(data, data, z.Bytes(), []byte(c.first))
+	data = aead.Seal(data, data, z, []byte(c.first))
 	return &commonpb.Payload{
 		Metadata: map[string][]byte{
 			converter.MetadataEncoding: []byte(Encoding),
@@ -222,16 +215,9 @@ func (c *Codec) decode(p *commonpb.Payload) (*commonpb.Payload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decrypt payload under key id %q: %w", id, ErrAuth)
 	}
-	zr, err := zlib.NewReader(bytes.NewReader(z))
+	plain, err := inflate(z)
 	if err != nil {
-		return nil, fmt.Errorf("decrypt payload under key id %q: inflate: %w", id, err)
-	}
-	plain, err := io.ReadAll(io.LimitReader(zr, maxPlain+1))
-	if err == nil && len(plain) > maxPlain {
-		err = fmt.Errorf("more than %d bytes", maxPlain)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("decrypt payload under key id %q: inflate: %w", id, err)
+		return nil, fmt.Errorf("decrypt payload under key id %q: %w", id, err)
 	}
 	var out commonpb.Payload
 	if err := proto.Unmarshal(plain, &out); err != nil {

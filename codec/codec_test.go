@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -210,4 +211,54 @@ func TestBadKeys(t *testing.T) {
 			t.Errorf("ParseKeyFile(%q): %v, want one line containing %q", tc.in, err, tc.want)
 		}
 	}
+}
+
+// benchPayloads are ten JSON payloads of about 1 KB of text each, like a
+// step's input and result.
+func benchPayloads(b *testing.B) []*commonpb.Payload {
+	b.Helper()
+	var ps []*commonpb.Payload
+	for i := range 10 {
+		p, err := converter.GetDefaultDataConverter().ToPayload(map[string]string{"content": strings.Repeat(fmt.Sprintf("word %d of the answer, ", i), 45)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// BenchmarkEncode encrypts ten 1 KB payloads.
+func BenchmarkEncode(b *testing.B) {
+	c := testCodec(b)
+	ps := benchPayloads(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Encode(ps); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecode decrypts ten 1 KB payloads.
+func BenchmarkDecode(b *testing.B) {
+	c := testCodec(b)
+	enc, err := c.Encode(benchPayloads(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Decode(enc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func testCodec(b *testing.B) *codec.Codec {
+	c, err := codec.New([]codec.Key{{ID: "k1", Bytes: bytes.Repeat([]byte{3}, codec.KeySize)}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
 }
