@@ -23,6 +23,8 @@ import (
 	tlog "go.temporal.io/sdk/log"
 	"google.golang.org/grpc"
 
+	"github.com/agentrun/agentrun/codec"
+	"github.com/agentrun/agentrun/internal/cluster"
 	"github.com/agentrun/agentrun/internal/devserver"
 )
 
@@ -71,6 +73,7 @@ type params struct {
 	kill    killParams
 	settle  settleParams
 	parked  parkedParams
+	encrypt encryptParams
 	// fsyncSamples is how many write+fsync probes the machine's fsync floor
 	// takes its median over.
 	fsyncSamples int
@@ -87,6 +90,7 @@ func paramsFor(quick bool) params {
 			kill:         killParams{Trials: 1, Delay: 2 * time.Second},
 			settle:       settleParams{Trials: 1, ToolTimeout: 10 * time.Second},
 			parked:       parkedParams{Runs: 50, Parallel: 8},
+			encrypt:      encryptParams{Turns: 3, Rounds: 2, ToolOutput: 4096, Decodes: 5},
 			fsyncSamples: 20,
 		}
 	}
@@ -99,6 +103,7 @@ func paramsFor(quick bool) params {
 		kill:         killParams{Trials: 3, Delay: 2 * time.Second},
 		settle:       settleParams{Trials: 3, ToolTimeout: 10 * time.Second},
 		parked:       parkedParams{Runs: 1000, Parallel: 8},
+		encrypt:      encryptParams{Turns: 25, Rounds: 20, ToolOutput: 4096, Decodes: 50},
 		fsyncSamples: 200,
 	}
 }
@@ -123,8 +128,12 @@ func (e *benchEnv) subdir(name string) string {
 
 // dial returns a client of the dev server whose RPCs rpcs counts (nil: not
 // counted). Each worker gets its own, so that its RPCs are its own.
-func (e *benchEnv) dial(rpcs *rpcCounter) (client.Client, error) {
+func (e *benchEnv) dial(rpcs *rpcCounter) (client.Client, error) { return e.dialWith(rpcs, nil) }
+
+// dialWith is dial with the payload codec cdc (nil: none).
+func (e *benchEnv) dialWith(rpcs *rpcCounter, cdc *codec.Codec) (client.Client, error) {
 	opts := client.Options{HostPort: e.hostPort, Namespace: "default", Logger: e.sdkLog}
+	cluster.WithCodec(&opts, cdc)
 	if rpcs != nil {
 		opts.ConnectionOptions.DialOptions = []grpc.DialOption{grpc.WithChainUnaryInterceptor(rpcs.intercept)}
 	}
@@ -185,6 +194,13 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 		return fmt.Errorf("step overhead: %w", err)
 	}
 	rows, findings = append(rows, steps.rows...), append(findings, steps.findings...)
+
+	fmt.Fprintf(progress, "bench: encryption (%d turns, %d rounds each)\n", p.encrypt.Turns, p.encrypt.Rounds)
+	erows, err := encryption(ctx, env, p.encrypt)
+	if err != nil {
+		return fmt.Errorf("encryption: %w", err)
+	}
+	rows = append(rows, erows...)
 
 	fmt.Fprintf(progress, "bench: local journal (%d appends each)\n", p.journal.Appends)
 	jrows, err := localJournal(ctx, env, p.journal)

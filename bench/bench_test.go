@@ -55,6 +55,9 @@ var (
 		"median gap last activity completed → run completed",
 		"history bytes per activity",
 		"worker RPCs per activity",
+		"ms per activity, encrypted vs plain",
+		"history bytes per turn, encrypted vs plain",
+		"codec server: ms to decode the payloads of a run's first",
 		"ms per append, run of 10 records vs raw write+fsync",
 		"ms per append, run of 4,000 records vs raw write+fsync",
 		"ms per append, run of 4,000 records vs run of 10",
@@ -214,4 +217,40 @@ func TestKillSettledAlone(t *testing.T) {
 		t.Errorf("kill → settled %.0f ms, less than the %.0f ms the heartbeat timeout leaves at least", rows[0].Measured, least)
 	}
 	t.Logf("kill → settled %.0f ms vs goal %.0f ms (ratio %.2f)", rows[0].Measured, rows[0].Baseline, rows[0].Ratio())
+}
+
+// TestEncryptionAlone runs the encryption section alone, as -quick sizes
+// it: both sides complete every run, the encrypted history is no more
+// readable than it should be (the section checks the codec server finds
+// the same tool outputs on both sides), and the rows are the three
+// figures with the step time's goal.
+func TestEncryptionAlone(t *testing.T) {
+	var progress syncBuffer
+	cli, err := devserver.CLI()
+	var dev *testsuite.DevServer
+	if err == nil {
+		dev, err = devserver.Start(t.Context(), cli, &progress)
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v\n%s", err, progress.String())
+		}
+		t.Skipf("Temporal dev server unavailable (fails under CI=true): %v", err)
+	}
+	t.Cleanup(func() { _ = dev.Stop() })
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	env := &benchEnv{hostPort: dev.FrontendHostPort(), dir: t.TempDir(), logger: logger, sdkLog: tlog.NewStructuredLogger(logger)}
+	rows, err := encryption(t.Context(), env, paramsFor(true).encrypt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[0].Goal != 1.05 {
+		t.Fatalf("rows %+v; want 3, the first with the 1.05 goal", rows)
+	}
+	for _, r := range rows {
+		if r.Measured <= 0 || r.Baseline <= 0 {
+			t.Errorf("%s: measured %v, baseline %v; want both measured", r.Figure, r.Measured, r.Baseline)
+		}
+	}
+	t.Logf("%+v", rows)
 }

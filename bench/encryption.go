@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	crand "crypto/rand"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"time"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/codec"
+	"github.com/agentrun/agentrun/content"
+	"github.com/agentrun/agentrun/internal/codecserver"
+	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/workflows"
+)
+
+// encryptParams sizes the encryption section.
+type encryptParams struct {
+	// Turns is how many tool-calling turns each run has; a final answer
+	// follows.
+	Turns int
+	// Rounds is how many measured runs of each kind alternate, after one
+	// warm-up run of each.
+	Rounds int
+	// ToolOutput is the size of each tool output in bytes: over the
+	// inline limit, so that it is kept by reference.
+	ToolOutput int
+	// Decodes is how many times the codec server decodes the 100 events.
+	Decodes int
+}
+
+// decodeEvents is how many events of a run's history the codec server
+// decodes in one measurement (the issue's "100-event history").
+const decodeEvents = 100
+
+// readNotes is the encryption section's read tool: ToolOutput bytes of
+// English-like words, different for every line, so that compression does
+// what it does to real text rather than to a repeated byte.
+type readNotes struct{ size int }
+
+var noteWords = strings.Fields("the ticket customer reported that our vpn client fails after the update " +
+	"on windows laptops while the office network works and support asked for logs from monday " +
+	"because the gateway certificate rotated at night and several users lost access to mail")
+
+func (readNotes) Spec() agent.ToolSpec {
+	return agent.ToolSpec{Name: "read_notes", Description: "Reads support notes from a line.", Kind: agent.KindRead,
+		Schema: json.RawMessage(`{"type":"object","properties":{"line":{"type":"integer"}}}`)}
+}
+
+func (r readNotes) Call(_ context.Context, args json.RawMessage) (agent.ToolResult, error) {
+	var a struct{ Line int }
+	if err := json.Unmarshal(args, &a); err != nil {
+		return agent.ToolResult{}, err
+	}
+	rng := rand.New(rand.NewPCG(uint64(a.Line), 1))
+	var b strings.Builder
+	fmt.Fprintf(&b, "notes from line %d:", a.Line)
+	for b.Len() < r.size {
+		b.WriteString(" " + noteWords[rng.IntN(len(noteWords))])
+	}
+	return agent.ToolResult{Content: b.String()[:r.size]}, nil
+}
+
+// encryption runs the same AgentRun runs with a payload key (client,
+// worker and content store) and without, alternating, and compares their
+// time per activity and history bytes per turn; then it has the codec
+// server decode the first 100 events of an encrypted run's history (with
+// its references expanded) against the same events of a plain run.
+func encryption(ctx context.Context, env *benchEnv, p encryptParams) ([]row, error) {
+	sec := fmt.Sprintf("Encryption: AgentRun runs of %d turns with %d-byte tool outputs (kept by reference), with a payload key (AES-256-GCM over zlib; client, worker and content store) vs without, %d alternating rounds each",
+		p.Turns, p.ToolOutput, p.Rounds)
+	key := make([]byte, codec.KeySize)
+	_, _ = crand.Read(key)
+	cdc, err := codec.New([]codec.Key{{ID: "bench", Bytes: key}})
+	if err != nil {
+		return nil, err
+	}
+	var script llm.Script
+	for i := 1; i <= p.Turns; i++ {
+		script.Turns = append(script.Turns, llm.Turn{ToolCalls: []llm.ScriptedCall{{Name: "read_notes", Args: json.RawMessage(fmt.Sprintf(`{"line":%d}`, i))}}})
+	}
+	script.Turns = append(script.Turns, llm.Turn{Text: "Summary: the notes are read."})
+	n := activityCount(p.Turns)
+	stamp := time.Now().Format("150405")
+
+	type side struct {
+		name   string
+		client client.Client
+		queue  string
+		store  content.Store
+		times  []time.Duration
+		ids    []string
+	}
+	var sides []*side
+	for _, s := range []struct {
+		name string
+		cdc  *codec.Codec
+	}{{"plain", nil}, {"encrypted", cdc}} {
+		c, err := env.dialWith(nil, s.cdc)
+		if err != nil {
+			return nil, err
+		}
+		defer c.Close()
+		dir := env.subdir("encryption-" + s.name)
+		var store content.Store
+		if s.cdc != nil {
+			store, err = content.NewSealedFileStore(dir+"/content", s.cdc)
+		} else {
+			store, err = content.NewFileStore(dir + "/content")
+		}
+		if err != nil {
+			return nil, err
+		}
+		sd := &side{name: s.name, client: c, queue: "bench-" + s.name + "-" + stamp, store: store}
+		w, closeTools, err := newAgentWorker(c, sd.queue, script, dir, store, env.logger, readNotes{size: p.ToolOutput})
+		if err != nil {
+			return nil, err
+		}
+		defer closeTools()
+		if err := w.Start(); err != nil {
+			return nil, err
+		}
+		defer w.Stop()
+		sides = append(sides, sd)
+	}
+
+	in := workflows.Input{Messages: agent.UserMessages("Read the support notes and sum them up."), MaxTurns: p.Turns + 1}
+	for round := 0; round <= p.Rounds; round++ {
+		for _, s := range sides {
+			id := fmt.Sprintf("enc-%s-%s-%d", s.name, stamp, round)
+			start := time.Now()
+			r, err := s.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: s.queue}, workflows.WorkflowName, in)
+			if err != nil {
+				return nil, err
+			}
+			var res workflows.Result
+			if err := r.Get(ctx, &res); err != nil {
+				return nil, fmt.Errorf("%s: %w", id, err)
+			}
+			if res.Steps != n-1 {
+				return nil, fmt.Errorf("%s: %d steps, want %d", id, res.Steps, n-1)
+			}
+			if round > 0 {
+				s.times = append(s.times, time.Since(start)/time.Duration(n))
+				s.ids = append(s.ids, id)
+			}
+		}
+	}
+	plain, enc := sides[0], sides[1]
+	rows := []row{{Section: sec, Figure: "ms per activity, encrypted vs plain (median of rounds)",
+		Measured: ms(median(enc.times)), Baseline: ms(median(plain.times)), Unit: "ms", Goal: 1.05}}
+
+	// History bytes per turn, and the first 100 events of one run of each.
+	var events [2][]*historypb.HistoryEvent
+	var size [2]int
+	for i, s := range sides {
+		for j, id := range s.ids {
+			it := s.client.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+			for it.HasNext() {
+				e, err := it.Next()
+				if err != nil {
+					return nil, fmt.Errorf("history of %s: %w", id, err)
+				}
+				size[i] += proto.Size(e)
+				if j == 0 && len(events[i]) < decodeEvents {
+					events[i] = append(events[i], e)
+				}
+			}
+		}
+	}
+	turns := float64(len(plain.ids) * (p.Turns + 1))
+	rows = append(rows, row{Section: sec, Figure: "history bytes per turn, encrypted vs plain",
+		Measured: float64(size[1]) / turns, Baseline: float64(size[0]) / turns, Unit: "B"})
+
+	// The codec server: one /decode of the events' payloads, as the Web UI
+	// asks for a page of events, with each side's own content store.
+	var took [2][]time.Duration
+	var count [2]int
+	var expanded [2]int
+	for i, s := range sides {
+		payloads := eventPayloads(events[i])
+		count[i] = len(payloads)
+		body, err := json.Marshal(&commonpb.Payloads{Payloads: payloads})
+		if err != nil {
+			return nil, err
+		}
+		h := codecserver.Handler(codecserver.Options{Codec: cdc, Content: s.store})
+		for k := 0; k <= p.Decodes; k++ {
+			w := httptest.NewRecorder()
+			start := time.Now()
+			h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/decode", bytes.NewReader(body)))
+			d := time.Since(start)
+			if w.Code != http.StatusOK {
+				return nil, fmt.Errorf("codec server decode of %s: %d %s", s.ids[0], w.Code, strings.TrimSpace(w.Body.String()))
+			}
+			if k == 0 { // warm-up; count the references it expanded
+				var got commonpb.Payloads
+				if err := protojson.Unmarshal(w.Body.Bytes(), &got); err != nil {
+					return nil, fmt.Errorf("codec server decode of %s: %w", s.ids[0], err)
+				}
+				for _, q := range got.GetPayloads() {
+					expanded[i] += bytes.Count(q.GetData(), []byte(`"notes from line`))
+				}
+				continue
+			}
+			took[i] = append(took[i], d)
+		}
+	}
+	rows = append(rows, row{Section: sec,
+		Figure:   fmt.Sprintf("codec server: ms to decode the payloads of a run's first %d events (%d payloads, %d references expanded), encrypted vs plain, median of %d", len(events[1]), count[1], expanded[1], p.Decodes),
+		Measured: ms(median(took[1])), Baseline: ms(median(took[0])), Unit: "ms"})
+	if count[0] != count[1] || expanded[0] == 0 || expanded[0] != expanded[1] {
+		return nil, fmt.Errorf("codec server: %d vs %d payloads, %d vs %d tool outputs readable; want the same events with their outputs", count[1], count[0], expanded[1], expanded[0])
+	}
+	return rows, nil
+}
+
+// eventPayloads collects every payload in events (inputs, results,
+// failures' details, memo values), in order.
+func eventPayloads(events []*historypb.HistoryEvent) []*commonpb.Payload {
+	var out []*commonpb.Payload
+	var walk func(m protoreflect.Message)
+	walk = func(m protoreflect.Message) {
+		if p, ok := m.Interface().(*commonpb.Payload); ok {
+			out = append(out, p)
+			return
+		}
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case fd.IsList() && fd.Message() != nil:
+				for i := range v.List().Len() {
+					walk(v.List().Get(i).Message())
+				}
+			case fd.IsMap() && fd.MapValue().Message() != nil:
+				v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {
+					walk(mv.Message())
+					return true
+				})
+			case fd.Message() != nil && !fd.IsList() && !fd.IsMap():
+				walk(v.Message())
+			}
+			return true
+		})
+	}
+	for _, e := range events {
+		walk(e.ProtoReflect())
+	}
+	return out
+}
