@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/internal/testenv"
@@ -40,6 +41,7 @@ const (
 
 type harness struct {
 	env     *testsuite.TestWorkflowEnvironment
+	dc      converter.DataConverter // env's: plain, or the codec's under make test-encrypted
 	acts    *activities.Activities
 	tickets string
 	mu      sync.Mutex
@@ -72,18 +74,26 @@ func newScriptHarness(t *testing.T, script llm.Script) *harness {
 		started: map[string]int{},
 		timeout: map[string]time.Duration{},
 	}
-	h.newEnv()
+	h.newEnv(t)
 	return h
 }
 
 // newEnv gives the harness a fresh test environment with the same
 // activities and counters: the next execution of a run that continued as
 // new.
-func (h *harness) newEnv() {
+func (h *harness) newEnv(t *testing.T) {
+	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(log.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	env := s.NewTestWorkflowEnvironment()
 	h.env = env
+	// make test-encrypted: the same runs through the payload codec.
+	cdc, err := testenv.SuiteCodec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.dc = codec.DataConverter(cdc)
+	env.SetDataConverter(h.dc)
 	env.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
 	env.RegisterActivity(h.acts)
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "hand-1"})

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/mock"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentrun/agentrun/agent"
@@ -27,7 +26,7 @@ func (h *harness) chain(t *testing.T, in workflows.Input, setup func(run int)) [
 	var inputs []workflows.Input
 	for run := 0; ; run++ {
 		if run > 0 {
-			h.newEnv()
+			h.newEnv(t)
 			// As the server does on a continue-as-new: continued is
 			// honoured only with it.
 			h.env.SetContinuedExecutionRunID(fmt.Sprintf("run-%d", run-1))
@@ -45,7 +44,7 @@ func (h *harness) chain(t *testing.T, in workflows.Input, setup func(run int)) [
 			t.Fatalf("continued as %s, want %s", can.WorkflowType.Name, workflows.WorkflowName)
 		}
 		in = workflows.Input{}
-		if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
+		if err := h.dc.FromPayloads(can.Input, &in); err != nil {
 			t.Fatal(err)
 		}
 		if in.Continued == nil {

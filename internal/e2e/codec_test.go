@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/internal/cluster"
+	"github.com/agentrun/agentrun/internal/mcptest"
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -46,25 +48,6 @@ func keyedClient(t *testing.T, srv *testenv.Server) client.Client {
 	return c
 }
 
-func stateWith(t *testing.T, c client.Client, run string) (workflows.State, error) {
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-	defer cancel()
-	var st workflows.State
-	v, err := c.QueryWorkflow(ctx, run, "", workflows.QueryState)
-	if err != nil {
-		return st, err
-	}
-	return st, v.Get(&st)
-}
-
-func waitStatusWith(t *testing.T, c client.Client, run, status string) {
-	t.Helper()
-	testenv.WaitFor(t, time.Minute, run+" to be "+status, func() bool {
-		st, err := stateWith(t, c, run)
-		return err == nil && string(st.Status) == status
-	})
-}
-
 // TestHandExampleEncrypted runs the hand example with a key set on the
 // worker, the starter and reconcile: it completes as without one, while
 // its raw history (read by a client without the codec) holds none of the
@@ -88,7 +71,7 @@ func TestHandExampleEncrypted(t *testing.T) {
 	if code, out := testenv.Run(t, env, time.Minute, starter, "--id", run, prompt); code != 0 || !strings.Contains(out, "started run "+run) {
 		t.Fatalf("starter: exit %d\n%s", code, out)
 	}
-	waitStatusWith(t, keyed, run, "AwaitingApproval")
+	waitStatusWith(t, keyed, run, "AwaitingApproval", time.Minute)
 	if _, err := stateOf(srv.Client); err == nil || !strings.Contains(err.Error(), codec.Encoding) {
 		t.Fatalf("a client without the key read the state: %v; want an error about the %s encoding", err, codec.Encoding)
 	}
@@ -106,53 +89,14 @@ func TestHandExampleEncrypted(t *testing.T) {
 		t.Fatalf("tickets: %d, want 1", n)
 	}
 
-	// The raw history, as the cluster keeps it.
-	var raw strings.Builder
-	encrypted := 0
-	it := srv.Client.GetWorkflowHistory(t.Context(), run, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		e, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := protojson.Marshal(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw.Write(b)
-		raw.WriteByte('\n')
-		encrypted += bytes.Count(b, []byte(base64.StdEncoding.EncodeToString([]byte(codec.Encoding))))
-	}
+	raw, encrypted := rawHistory(t, srv, run)
 	if encrypted < 10 {
 		t.Fatalf("the history has %d encrypted payloads, want every input and result (at least 10)", encrypted)
 	}
-	for _, secret := range []string{"orders database", "orders", "data owner", "TICKET-1", "90 days"} {
-		for _, form := range []string{secret, base64.StdEncoding.EncodeToString([]byte(secret))} {
-			if strings.Contains(raw.String(), form) {
-				t.Errorf("the raw history holds %q in plain text (as %q)", secret, form)
-			}
-		}
-	}
-
+	secrets := []string{"orders database", "orders", "data owner", "TICKET-1", "90 days"}
+	assertHidden(t, "the raw history", raw, secrets...)
 	// The content store (conversations, values kept by reference) at rest.
-	blobs := 0
-	err := filepath.WalkDir(filepath.Join(f.dir, "journal", "content"), func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		blobs++
-		if !codec.IsSealed(b) || bytes.Contains(b, []byte("orders")) || bytes.Contains(b, []byte("TICKET-1")) {
-			t.Errorf("blob %s is not sealed or holds the run's text: %.80q", path, b)
-		}
-		return nil
-	})
-	if err != nil || blobs == 0 {
-		t.Fatalf("content store: %d blobs, %v; want the run's conversation, sealed", blobs, err)
-	}
+	assertSealed(t, filepath.Join(f.dir, "journal", "content"), secrets...)
 
 	// The raw history replays with the codec, and not without it.
 	dir := os.Getenv("AGENTRUN_HISTORY_DIR")
@@ -197,6 +141,125 @@ func TestHandExampleEncrypted(t *testing.T) {
 	t.Logf("reconcile show --step under another key: exit %d: %s", code, out)
 }
 
+// rawHistory is run's history as the cluster keeps it (protojson, an
+// event a line, payloads undecoded) and the number of encrypted payloads
+// in it.
+func rawHistory(t *testing.T, srv *testenv.Server, run string) (string, int) {
+	t.Helper()
+	var raw strings.Builder
+	encrypted := 0
+	it := srv.Client.GetWorkflowHistory(t.Context(), run, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := protojson.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw.Write(b)
+		raw.WriteByte('\n')
+		encrypted += bytes.Count(b, []byte(base64.StdEncoding.EncodeToString([]byte(codec.Encoding))))
+	}
+	return raw.String(), encrypted
+}
+
+// assertHidden fails t if text holds a secret, plain or in base64.
+func assertHidden(t *testing.T, what, text string, secrets ...string) {
+	t.Helper()
+	for _, secret := range secrets {
+		for _, form := range []string{secret, base64.StdEncoding.EncodeToString([]byte(secret))} {
+			if strings.Contains(text, form) {
+				t.Errorf("%s holds %q in plain text (as %q)", what, secret, form)
+			}
+		}
+	}
+}
+
+// assertSealed fails t unless the content store folder dir holds blobs,
+// every one sealed and holding no secret.
+func assertSealed(t *testing.T, dir string, secrets ...string) {
+	t.Helper()
+	blobs := 0
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		blobs++
+		if !codec.IsSealed(b) {
+			t.Errorf("blob %s is not sealed: %.80q", path, b)
+		}
+		assertHidden(t, "blob "+path, string(b), secrets...)
+		return nil
+	})
+	if err != nil || blobs == 0 {
+		t.Fatalf("content store %s: %d blobs, %v; want the run's values, sealed", dir, blobs, err)
+	}
+}
+
+// TestThreeTurnRunEncrypted: with a key set, a 3-turn run whose model
+// calls the everything server's echo with 4 KB messages (kept by
+// reference) completes; neither its raw history nor the content store's
+// files hold the prompt or any message, and the codec server gives each
+// output back whole.
+func TestThreeTurnRunEncrypted(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	var script struct {
+		Turns []map[string]any `json:"turns"`
+	}
+	var messages []string
+	for i := 1; i <= 3; i++ {
+		msg := fmt.Sprintf("turn %d of the confidential merger memo: ", i) + strings.Repeat(fmt.Sprintf("clause %d binds the parties; ", i), 140)
+		messages = append(messages, msg)
+		script.Turns = append(script.Turns, map[string]any{"tool_calls": []any{map[string]any{"name": "echo", "args": map[string]string{"message": msg}}}})
+	}
+	script.Turns = append(script.Turns, map[string]any{"text": "The memo has three parts."})
+	cfg := map[string]any{
+		"demo":    map[string]bool{"lookup": false, "create_ticket": false},
+		"servers": []any{map[string]any{"name": "everything", "command": mcptest.Bin(t, mcptest.Everything)}},
+		"tools":   map[string]any{"echo": map[string]string{"kind": "read"}},
+	}
+	toolsFile, scriptFile := filepath.Join(f.dir, "tools.json"), filepath.Join(f.dir, "script.json")
+	for file, v := range map[string]any{toolsFile: cfg, scriptFile: script} {
+		if err := os.WriteFile(file, []byte(testenv.MustJSON(v)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := f.env(keyEnv, "AGENTRUN_TOOLS="+toolsFile, "AGENTRUN_MODEL=scripted:"+scriptFile)
+	testenv.Start(t, env, testenv.Program(t, "worker"))
+	const run = "e2e-three-turns-encrypted"
+	const ask = "Read the acquisition memo aloud."
+	code, out := testenv.Run(t, env, 2*time.Minute, testenv.Program(t, "starter"), "--id", run, "--wait", ask)
+	if code != 0 || !strings.Contains(out, "The memo has three parts.") {
+		t.Fatalf("starter --wait: exit %d\n%s", code, out)
+	}
+	raw, encrypted := rawHistory(t, srv, run)
+	if encrypted < 8 {
+		t.Fatalf("the history has %d encrypted payloads, want every input and result (at least 8)", encrypted)
+	}
+	secrets := []string{ask, "acquisition memo", "confidential merger", "binds the parties", "three parts"}
+	assertHidden(t, "the raw history", raw, secrets...)
+	assertSealed(t, filepath.Join(f.dir, "journal", "content"), secrets...)
+
+	// The codec server shows each 4 KB output whole.
+	shown := payloadText(t, f.temporal(t, "workflow", "show", "-w", run, "--output", "json", "--codec-endpoint", startCodecServer(t, env)))
+	for i, msg := range messages {
+		if !strings.Contains(shown, "Echo: "+msg) {
+			t.Errorf("workflow show --codec-endpoint does not show turn %d's output whole (%d bytes)", i+1, len(msg))
+		}
+	}
+	if !strings.Contains(shown, ask) {
+		t.Error("workflow show --codec-endpoint does not show the prompt")
+	}
+}
+
 // TestFleetHandExampleEncryptedOnPostgres: a fleet of two workers on
 // PostgreSQL with a key runs the hand example; the content rows are all
 // sealed and hold none of the run's text, and no host keeps local state.
@@ -213,7 +276,7 @@ func TestFleetHandExampleEncryptedOnPostgres(t *testing.T) {
 	if code, out := runOn("starter", "--id", run, prompt); code != 0 {
 		t.Fatalf("starter: exit %d\n%s", code, out)
 	}
-	waitStatusWith(t, keyedClient(t, srv), run, "AwaitingApproval")
+	waitStatusWith(t, keyedClient(t, srv), run, "AwaitingApproval", time.Minute)
 	if code, out := runOn("reconcile", "approve", run, ticketStep); code != 0 {
 		t.Fatalf("reconcile approve: exit %d\n%s", code, out)
 	}
@@ -292,5 +355,5 @@ func TestWorkerWithoutTheKeyHoldsTheRun(t *testing.T) {
 		t.Fatalf("the run under a worker without its key: %v, %v; want it running", desc.GetWorkflowExecutionInfo().GetStatus(), err)
 	}
 	testenv.Start(t, f.env(keyEnv), testenv.Program(t, "worker"))
-	waitStatusWith(t, keyedClient(t, srv), run, "AwaitingApproval")
+	waitStatusWith(t, keyedClient(t, srv), run, "AwaitingApproval", time.Minute)
 }

@@ -100,7 +100,7 @@ func TestCodecServerShowsEncryptedRuns(t *testing.T) {
 	if code, out := testenv.Run(t, env, time.Minute, starter, "--id", hand, prompt); code != 0 {
 		t.Fatalf("starter: exit %d\n%s", code, out)
 	}
-	waitStatusWith(t, keyedClient(t, srv), hand, "AwaitingApproval")
+	waitStatusWith(t, keyedClient(t, srv), hand, "AwaitingApproval", time.Minute)
 	if code, out := testenv.Run(t, env, time.Minute, reconcile, "approve", hand, ticketStep); code != 0 {
 		t.Fatalf("approve: exit %d\n%s", code, out)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/agentrun/agentrun/internal/pgtest"
 	"github.com/agentrun/agentrun/internal/testenv"
@@ -66,10 +67,16 @@ func (f *fleet) temporal(t *testing.T, args ...string) string {
 }
 
 func state(t *testing.T, srv *testenv.Server, runID string) (workflows.State, error) {
+	return stateWith(t, srv.Client, runID)
+}
+
+// stateWith queries a run's state through c (a client with or without a
+// codec).
+func stateWith(t *testing.T, c client.Client, runID string) (workflows.State, error) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	var st workflows.State
-	v, err := srv.Client.QueryWorkflow(ctx, runID, "", workflows.QueryState)
+	v, err := c.QueryWorkflow(ctx, runID, "", workflows.QueryState)
 	if err != nil {
 		return st, err
 	}
@@ -78,9 +85,14 @@ func state(t *testing.T, srv *testenv.Server, runID string) (workflows.State, er
 
 func waitStatus(t *testing.T, srv *testenv.Server, runID, status string, timeout time.Duration) workflows.State {
 	t.Helper()
+	return waitStatusWith(t, srv.Client, runID, status, timeout)
+}
+
+func waitStatusWith(t *testing.T, c client.Client, runID, status string, timeout time.Duration) workflows.State {
+	t.Helper()
 	var st workflows.State
 	testenv.WaitFor(t, timeout, runID+" to be "+status, func() bool {
-		s, err := state(t, srv, runID)
+		s, err := stateWith(t, c, runID)
 		st = s
 		return err == nil && string(s.Status) == status
 	})

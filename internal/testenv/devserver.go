@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -11,6 +12,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/agentrun/agentrun/codec"
+	"github.com/agentrun/agentrun/internal/cluster"
 	"github.com/agentrun/agentrun/internal/devserver"
 )
 
@@ -52,7 +55,13 @@ func DevServer(t testing.TB) *Server {
 			serverErr = err
 			return
 		}
-		server = &Server{HostPort: dev.FrontendHostPort(), Client: dev.Client(), CLI: cli, dev: dev}
+		c, err := suiteClient(dev.Client())
+		if err != nil {
+			serverErr = err
+			_ = dev.Stop()
+			return
+		}
+		server = &Server{HostPort: dev.FrontendHostPort(), Client: c, CLI: cli, dev: dev}
 	})
 	if serverErr != nil {
 		if os.Getenv("CI") == "true" {
@@ -61,6 +70,43 @@ func DevServer(t testing.TB) *Server {
 		t.Skipf("Temporal dev server unavailable (fails under CI=true): %v", serverErr)
 	}
 	return server
+}
+
+// SuiteKeys is set to run a whole test package with encryption on: with
+// AGENTRUN_CODEC_KEYS in the test process's environment, every child
+// process inherits it (Env builds on os.Environ) and the shared client
+// decodes with the same keys (make test-encrypted).
+const SuiteKeys = "AGENTRUN_CODEC_KEYS"
+
+// Encrypted reports whether this test process runs with encryption on.
+func Encrypted() bool { return os.Getenv(SuiteKeys) != "" }
+
+// SuiteCodec is the codec of SuiteKeys, nil when it is not set.
+func SuiteCodec() (*codec.Codec, error) {
+	if !Encrypted() {
+		return nil, nil
+	}
+	keys, err := codec.ParseKeys(os.Getenv(SuiteKeys))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", SuiteKeys, err)
+	}
+	cdc, err := codec.New(keys)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", SuiteKeys, err)
+	}
+	return cdc, nil
+}
+
+// suiteClient is the dev server's client, with the codec of SuiteKeys when
+// it is set.
+func suiteClient(c client.Client) (client.Client, error) {
+	cdc, err := SuiteCodec()
+	if err != nil || cdc == nil {
+		return c, err
+	}
+	opts := client.Options{}
+	cluster.WithCodec(&opts, cdc)
+	return client.NewClientFromExisting(c, opts)
 }
 
 // Stop stops the dev server if one was started.
