@@ -12,7 +12,7 @@ TEMPORAL_CLI_VERSION := $(shell awk '$$1 == "github.com/temporalio/cli" { print 
 TEMPORAL := bin/temporal
 GO ?= go
 
-.PHONY: all build demo dev-server worker stop test race check lint bench chaos temporal-cli mcp-servers streams-ts clean versions version-current version-ramp
+.PHONY: all build demo dev-server worker stop test test-encrypted race check lint bench chaos temporal-cli mcp-servers streams-ts clean versions version-current version-ramp
 
 all: build
 
@@ -127,6 +127,14 @@ check: $(TEMPORAL) $(MCP_SERVERS) $(STREAMS_TS) build lint
 RACE_SKIP := internal/e2e|chaos|bench
 race: $(TEMPORAL) $(MCP_SERVERS) $(STREAMS_TS)
 	$(GO) test -count=1 -race -timeout 20m $$($(GO) list ./... | grep -v -E '^github.com/agentrun/agentrun/($(RACE_SKIP))$$')
+
+# test-encrypted: the workflow and end-to-end suites again with a payload
+# key set in the tests' environment (internal/testenv.SuiteKeys): every
+# worker, starter and reconcile they start, and the tests' own client,
+# encrypt with it. The key is a fixed test key, never a real one.
+TEST_KEY := k1:WlpaWlpaWlpaWlpaWlpaWlpaWlpaWlpaWlpaWlpaWlo=
+test-encrypted: $(TEMPORAL) $(MCP_SERVERS) $(STREAMS_TS) build
+	AGENTRUN_CODEC_KEYS=$(TEST_KEY) $(GO) test -count=1 -timeout 30m ./workflows ./internal/e2e
 
 clean:
 	rm -rf bin/starter bin/worker bin/reconcile

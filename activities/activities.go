@@ -144,6 +144,10 @@ type Activities struct {
 	// that people see which worker may still be running it. Default:
 	// pid@host, as the sdk names a worker.
 	Identity string
+	// SignalRun sends a step's retry notice to its run (retry.go).
+	// Default nil: the activity's client signals the run. The sdk's test
+	// environment has no server to signal, so its tests set it.
+	SignalRun func(ctx context.Context, n RetryNotice) error
 	// Test are the test-only crash points (hold.go). Production leaves
 	// them zero.
 	Test Test
@@ -196,6 +200,7 @@ func (a *Activities) CallModel(ctx context.Context, in StepInput) (json.RawMessa
 			a.Metrics.Decision(ctx, metrics.Deny)
 		}
 	}
+	a.retryStarted(ctx, in.Step.Name)
 	start := time.Now()
 	res, err := a.heartbeating(ctx, in.Step.Name, func(ctx context.Context) (json.RawMessage, error) {
 		if in.Stream {
@@ -205,7 +210,9 @@ func (a *Activities) CallModel(ctx context.Context, in StepInput) (json.RawMessa
 	})
 	if err != nil {
 		a.Metrics.Step(ctx, agent.KindModel, metrics.Failed, time.Since(start))
-		return nil, modelError(ctx, err)
+		err = modelError(ctx, err)
+		a.retryFailed(ctx, in.Step.Name, err)
+		return nil, err
 	}
 	a.Metrics.Step(ctx, agent.KindModel, metrics.Completed, time.Since(start))
 	if a.Metrics != nil { // decoding the reply costs each step some time
@@ -276,9 +283,11 @@ func (a *Activities) CallTool(ctx context.Context, in StepInput) (json.RawMessag
 	if a.Metrics != nil && a.approved(ctx, in) {
 		a.Metrics.Decision(ctx, metrics.Approve)
 	}
+	a.retryStarted(ctx, in.Step.Name)
 	start := time.Now()
 	res, err := a.callTool(ctx, in)
 	a.Metrics.Step(ctx, in.Step.Kind, outcome(err), time.Since(start))
+	a.retryFailed(ctx, in.Step.Name, err)
 	if err == nil && in.Step.Settle != nil {
 		if s := agent.SettledOf(res); s != nil {
 			a.Metrics.Settled(ctx, *s) // the workflow logs it

@@ -23,6 +23,11 @@ const (
 	// may still be running (Reason says which and until when) before it
 	// settles the write.
 	EventFenceWait = "fence.wait"
+	// EventStepRetrying: an attempt of a step failed and the server will
+	// try again (Attempt is the next one, Reason says how the last failed
+	// and when the next is due), or a later attempt started (Reason says
+	// so).
+	EventStepRetrying = "step.retrying"
 )
 
 // Event is one item of TopicEvents: small JSON for people and programs
@@ -42,7 +47,7 @@ type Event struct {
 	Reason string `json:"reason,omitempty"`
 	// Attempt is the attempt of a model step whose reply was streamed
 	// (step.completed): its Tokens are the reply's, those of other
-	// attempts were not.
+	// attempts were not; on step.retrying, the attempt due or running.
 	Attempt int `json:"attempt,omitempty"`
 	// Settled says how an interrupted write was settled (step.completed).
 	Settled *agent.Settled `json:"settled,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentrun/agentrun/activities"
@@ -53,6 +54,12 @@ type run struct {
 	// status event it published last.
 	stream     *streams.Host
 	lastStatus string
+	// running is the step whose activity runs now ("" between steps),
+	// stepBegan when it was scheduled: for its retry notices (retry.go).
+	running       string
+	runningPolicy *temporal.RetryPolicy
+	stepBegan     time.Time
+	retries       workflow.ReceiveChannel
 }
 
 // turn is where the loop stands: the current turn, and what is known

@@ -75,6 +75,11 @@ func newScriptHarness(t *testing.T, script llm.Script) *harness {
 		timeout: map[string]time.Duration{},
 	}
 	h.newEnv(t)
+	// A step's retry notices reach the run as they would from a worker.
+	h.acts.SignalRun = func(_ context.Context, n activities.RetryNotice) error {
+		h.env.SignalWorkflow(activities.RetrySignal, n)
+		return nil
+	}
 	return h
 }
 

@@ -122,6 +122,9 @@ func details(namespace, runID string, s *State) string {
 		fmt.Fprintf(&b, "**Failed**:\n\n%s", fenced("", wrap(cut(s.Reason, 2000), detailsWidth)))
 	default:
 		fmt.Fprintf(&b, "**Running**: %s completed.\n", plural(s.StepCount, "step"))
+		if rt := s.Retry; rt != nil {
+			fmt.Fprintf(&b, "\n**Retrying**:\n\n%s", fenced("", wrap(rt.String(), detailsWidth)))
+		}
 		if f := s.Fence; f != nil && f.Waiting {
 			fmt.Fprintf(&b, "\n**Waiting** before it settles the write `%s`: %s may still be running until %s. Nothing probes or runs it again before then; then it goes on by itself.\n", f.Step, f.Attempt, operator.FormatUntil(f.Until))
 		}

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/progress"
@@ -68,6 +69,7 @@ func (r *run) setHandlers() error {
 			return err
 		}
 	}
+	r.retries = workflow.GetSignalChannelWithOptions(r.ctx, activities.RetrySignal, workflow.SignalChannelOptions{Description: "sent by a step's own activity while the server retries it; shown, never acted on"})
 	workflow.Go(r.ctx, func(ctx workflow.Context) { r.takeSignals(ctx, names, chans) })
 	return nil
 }
@@ -93,9 +95,10 @@ func (r *run) takeSignals(ctx workflow.Context, names []string, chans []workflow
 	for {
 		_ = workflow.Await(dctx, func() bool {
 			unknown := w.found() // first: it is current after every wait
-			return unknown || r.stream.Pending() || slices.ContainsFunc(chans, func(ch workflow.ReceiveChannel) bool { return ch.Len() > 0 })
+			return unknown || r.stream.Pending() || r.retries.Len() > 0 || slices.ContainsFunc(chans, func(ch workflow.ReceiveChannel) bool { return ch.Len() > 0 })
 		})
 		r.stream.Receive()
+		drainSignals(r.retries, r.retrying)
 		if len(w.unknown) > 0 {
 			r.rejectUnknown(ctx, w.unknown)
 		}

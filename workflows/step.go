@@ -3,7 +3,6 @@ package workflows
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -36,7 +35,11 @@ func (r *run) execute(s agent.Step) error {
 		in.Step.Settle = &settle
 	}
 	r.event(progress.Event{Type: progress.EventStepStarted, Step: s.Name, Kind: s.Kind})
-	res, err := r.call(stepOptions(s, r.cat, in.Generation), fn, in)
+	opts := stepOptions(s, r.cat, in.Generation)
+	r.running, r.runningPolicy, r.stepBegan = s.Name, opts.RetryPolicy, workflow.Now(r.ctx)
+	res, err := r.call(opts, fn, in)
+	r.running = ""
+	defer func() { r.state.Retry = nil }()
 	if err != nil {
 		return r.failed(s, err)
 	}
@@ -87,7 +90,7 @@ func (r *run) failed(s agent.Step, err error) error {
 		r.state.Fence = r.lastAttempt(s, err)
 		return nil
 	}
-	return fmt.Errorf("%s: %w", s.Name, errors.Unwrap(err))
+	return errors.New(r.failure(s, err))
 }
 
 // completed records the result res of step s (execution gen of a write):

@@ -158,6 +158,47 @@ func (f *Fence) String() string {
 	return fmt.Sprintf("%s: %s may still be running until %s", f.Step, f.Attempt, operator.FormatUntil(f.Until))
 }
 
+// Retry is a step the server is retrying: from the first failed attempt
+// the step's activity reported (activities.RetrySignal) until the step
+// completes or fails.
+type Retry struct {
+	Step string `json:"step"`
+	// Attempt is the attempt due next (NextAt set) or running.
+	Attempt int `json:"attempt"`
+	// MaxAttempts bounds the attempts; 0: no bound.
+	MaxAttempts int `json:"max_attempts,omitempty"`
+	// LastError is how the attempt before Attempt failed, in the words of
+	// its activity; "" when it did not say (its worker stopped answering,
+	// or it ran out of time).
+	LastError string `json:"last_error,omitempty"`
+	// NextAt is when Attempt is due; zero once it started.
+	NextAt time.Time `json:"next_at,omitzero"`
+	// Since is when the step's first attempt was scheduled.
+	Since time.Time `json:"since"`
+}
+
+// String says it in one line: "llm/1: attempt 2 of 10 failed: NetworkError:
+// connection refused; attempt 3 is due at 14:03:10 UTC", or "llm/1:
+// attempt 3 of 10 running; attempt 2 failed: ...".
+func (r *Retry) String() string {
+	last := "did not finish (its worker stopped answering, or it ran out of time)"
+	if r.LastError != "" {
+		last = "failed: " + r.LastError
+	}
+	if !r.NextAt.IsZero() {
+		return fmt.Sprintf("%s: attempt %s %s; attempt %d is due at %s", r.Step, r.of(r.Attempt-1), last, r.Attempt, operator.FormatUntil(r.NextAt))
+	}
+	return fmt.Sprintf("%s: attempt %s running; attempt %d %s", r.Step, r.of(r.Attempt), r.Attempt-1, last)
+}
+
+// of is "N of M", or "N" without a bound.
+func (r *Retry) of(n int) string {
+	if r.MaxAttempts > 0 {
+		return fmt.Sprintf("%d of %d", n, r.MaxAttempts)
+	}
+	return strconv.Itoa(n)
+}
+
 // MaxSettled bounds State.Settled.
 const MaxSettled = 20
 
@@ -173,7 +214,9 @@ type State struct {
 	// and until when: while the run waits for it before settling the
 	// write (Status Running), or while the write is Indeterminate (a retry
 	// is refused until then).
-	Fence  *Fence `json:"fence,omitempty"`
+	Fence *Fence `json:"fence,omitempty"`
+	// Retry is the step being retried, while it is (Status Running).
+	Retry  *Retry `json:"retry,omitempty"`
 	Answer string `json:"answer,omitempty"`
 	// AnswerTurn is the model call that gave Answer: an answer to a
 	// message sent to model step llm/N has AnswerTurn >= N.
