@@ -2,11 +2,16 @@ package streams_test
 
 import (
 	"bytes"
+	"compress/zlib"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -279,5 +284,69 @@ func TestTypeScriptCodecTypeChecks(t *testing.T) {
 	tsc.Dir = tsDir
 	if out, err := tsc.CombinedOutput(); err != nil {
 		t.Fatalf("codec.js does not type-check: %v\n%s", err, out)
+	}
+}
+
+// docVector reads a "name  HEX" line of docs/privacy.md's test vector.
+func docVector(t *testing.T, doc []byte, name string) []byte {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` +([0-9a-f]+)$`).FindSubmatch(doc)
+	if m == nil {
+		t.Fatalf("docs/privacy.md's test vector has no %q line", name)
+	}
+	b, err := hex.DecodeString(string(m[1]))
+	if err != nil {
+		t.Fatalf("docs/privacy.md's test vector: %s: %v", name, err)
+	}
+	return b
+}
+
+// TestPrivacyDocTestVector: the test vector of docs/privacy.md's wire
+// format is right: its nonce begins its data, its plaintext inflates to
+// its proto(P), which is the payload {encoding: json/plain} "hi"; Go's
+// codec and codec.js (given the vector's AGENTRUN_CODEC_KEYS line) both
+// decode its data to that payload.
+func TestPrivacyDocTestVector(t *testing.T) {
+	t.Parallel()
+	node := tsClient(t)
+	doc, err := os.ReadFile("../docs/privacy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, data, nonce := docVector(t, doc, "key"), docVector(t, doc, "data"), docVector(t, doc, "nonce")
+	plaintext, protoP := docVector(t, doc, "plaintext"), docVector(t, doc, "proto(P)")
+	if !bytes.HasPrefix(data, nonce) || len(data) != len(nonce)+len(plaintext)+16 {
+		t.Fatalf("the vector's data is %d bytes, want its nonce, a ciphertext as long as its plaintext (%d) and a 16-byte tag", len(data), len(plaintext))
+	}
+	zr, err := zlib.NewReader(bytes.NewReader(plaintext))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inflated, err := io.ReadAll(zr)
+	if err != nil || !bytes.Equal(inflated, protoP) {
+		t.Fatalf("the vector's plaintext inflates to %x (%v), want its proto(P) %x", inflated, err, protoP)
+	}
+	p := &commonpb.Payload{Metadata: map[string][]byte{
+		converter.MetadataEncoding: []byte(codec.Encoding), codec.MetadataKeyID: []byte("k1"), codec.MetadataCipher: []byte(codec.Cipher),
+	}, Data: data}
+	out, err := newCodec(t, codec.Key{ID: "k1", Bytes: key}).Decode([]*commonpb.Payload{p})
+	if err != nil {
+		t.Fatalf("Go cannot decode the vector: %v", err)
+	}
+	want := &commonpb.Payload{Metadata: map[string][]byte{converter.MetadataEncoding: []byte("json/plain")}, Data: []byte(`"hi"`)}
+	if !proto.Equal(out[0], want) {
+		t.Fatalf("Go decodes the vector to %v, want %v", out[0], want)
+	}
+	var P commonpb.Payload
+	if err := proto.Unmarshal(protoP, &P); err != nil || !proto.Equal(&P, want) {
+		t.Fatalf("the vector's proto(P) is %v (%v), want %v", &P, err, want)
+	}
+	setting := regexp.MustCompile(`(?m)^setting +(AGENTRUN_CODEC_KEYS=k1:\S+)$`).FindSubmatch(doc)
+	if setting == nil || string(setting[1]) != keysEnv(codec.Key{ID: "k1", Bytes: key})[0] {
+		t.Fatalf("the vector's setting line %q does not give its key", setting)
+	}
+	lines := startTSEnv(t, t.Context(), node, []string{string(setting[1]), "AGENTRUN_CODEC_KEY_FILE="}, "open", marshalB64(t, p)).wait(t)
+	if !slices.Equal(lines, []string{`{"encoding":"json/plain","value":"hi"}`}) {
+		t.Fatalf("codec.js decodes the vector to %q, want json/plain \"hi\"", lines)
 	}
 }
