@@ -40,7 +40,10 @@
 // The key id is the additional authenticated data, so a payload whose
 // key-id metadata was changed fails to decrypt instead of decrypting under
 // another key. A decoder reverses the steps: split off the nonce, open
-// with the named key, inflate, unmarshal the Payload.
+// with the named key, inflate, unmarshal the Payload. The same format in
+// JavaScript, a PayloadCodec for the TypeScript sdk, is
+// streams/testdata/ts/codec.js; docs/privacy.md gives a test vector, and
+// the streams tests check the two decode each other's payloads.
 //
 // Decode leaves a payload whose encoding is not binary/encrypted as it is:
 // histories recorded without a codec (the committed test histories,

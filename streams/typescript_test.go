@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -38,10 +39,21 @@ type tsRun struct {
 	lines []string
 }
 
+// noKeys keeps stream.js's codec off whatever keys the tests' environment
+// sets: the streams tests' Go hosts and clients do not encrypt.
+var noKeys = []string{"AGENTRUN_CODEC_KEYS=", "AGENTRUN_CODEC_KEY_FILE="}
+
 func startTS(t *testing.T, ctx context.Context, node string, args ...string) *tsRun {
+	t.Helper()
+	return startTSEnv(t, ctx, node, noKeys, args...)
+}
+
+// startTSEnv is startTS with env added to the test's environment.
+func startTSEnv(t *testing.T, ctx context.Context, node string, env []string, args ...string) *tsRun {
 	t.Helper()
 	r := &tsRun{cmd: exec.CommandContext(ctx, node, append([]string{"stream.js"}, args...)...), read: make(chan struct{})}
 	r.cmd.Dir = tsDir
+	r.cmd.Env = append(os.Environ(), env...)
 	r.cmd.Stderr = &r.stderr
 	out, err := r.cmd.StdoutPipe()
 	if err != nil {

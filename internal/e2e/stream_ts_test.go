@@ -53,10 +53,13 @@ type tsSubscriber struct {
 	items []tsItem
 }
 
-func subscribeTS(t *testing.T, ctx context.Context, node, addr, runID string) *tsSubscriber {
+// subscribeTS runs stream.js with env added to the test's environment
+// (the codec's keys, AGENTRUN_CODEC_KEYS).
+func subscribeTS(t *testing.T, ctx context.Context, node, addr, runID string, env ...string) *tsSubscriber {
 	t.Helper()
 	s := &tsSubscriber{cmd: exec.CommandContext(ctx, node, "stream.js", "subscribe", addr, runID, "0", "", "0"), read: make(chan struct{})}
 	s.cmd.Dir = tsDir
+	s.cmd.Env = append(os.Environ(), env...)
 	s.cmd.Stderr = &s.stderr
 	out, err := s.cmd.StdoutPipe()
 	if err != nil {

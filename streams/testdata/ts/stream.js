@@ -14,12 +14,28 @@
 //   node stream.js encode JSON...
 //       prints the wire form (base64 of the serialized Payload) of each
 //       JSON value, and of the bytes 0, 1, 2, as the package encodes items.
+//   node stream.js seal JSON...
+//       prints base64 of the serialized Payload that agentrun's codec
+//       (codec.js) makes of each JSON value with the environment's keys.
+//   node stream.js open BASE64...
+//       decodes each such serialized Payload with the codec, printing a JSON
+//       line {"encoding", "value"} each, or fails naming the key id.
+//
+// With AGENTRUN_CODEC_KEYS (or AGENTRUN_CODEC_KEY_FILE) set, as for
+// agentrun's Go programs, the client's data converter runs agentrun's codec
+// (codec.js), so it reads and writes the runs of workers that encrypt their
+// payloads. Without keys it reads plain runs, and fails on an encrypted one
+// with an error naming the key id it would need.
 'use strict';
 
 const { Connection, Client } = require('@temporalio/client');
 const { defaultPayloadConverter } = require('@temporalio/common');
 const { WorkflowStreamClient } = require('@temporalio/workflow-streams/client');
 const { encodePayloadWire } = require('@temporalio/workflow-streams/workflow');
+const { temporal } = require('@temporalio/proto');
+const { codecFromEnv } = require('./codec');
+
+const ProtoPayload = temporal.api.common.v1.Payload;
 
 async function main() {
   const [mode, address, workflowId, ...rest] = process.argv.slice(2);
@@ -29,9 +45,24 @@ async function main() {
     for (const v of values) process.stdout.write(encodePayloadWire(defaultPayloadConverter.toPayload(v)) + '\n');
     return;
   }
+  const codec = codecFromEnv(process.env);
+  if (mode === 'seal' || mode === 'open') {
+    const args = [address, workflowId, ...rest].filter((v) => v !== undefined);
+    for (const a of args) {
+      if (mode === 'seal') {
+        const [p] = await codec.encode([defaultPayloadConverter.toPayload(JSON.parse(a))]);
+        process.stdout.write(Buffer.from(ProtoPayload.encode(p).finish()).toString('base64') + '\n');
+      } else {
+        const [p] = await codec.decode([ProtoPayload.decode(Buffer.from(a, 'base64'))]);
+        const encoding = new TextDecoder().decode(p.metadata?.encoding);
+        process.stdout.write(JSON.stringify({ encoding, value: defaultPayloadConverter.fromPayload(p) }) + '\n');
+      }
+    }
+    return;
+  }
   const connection = await Connection.connect({ address });
   try {
-    const client = new Client({ connection, namespace: 'default' });
+    const client = new Client({ connection, namespace: 'default', dataConverter: { payloadCodecs: [codec] } });
     const stream = WorkflowStreamClient.create(client, workflowId, { batchInterval: '100 milliseconds' });
     switch (mode) {
       case 'subscribe': {
