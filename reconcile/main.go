@@ -27,8 +27,9 @@ import (
 func main() {
 	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
 	local := fs.Bool("local", false, "act on the local journal (AGENTRUN_JOURNAL), with no server")
+	verbose := fs.Bool("verbose", false, "with --wait, also print the raw errors behind what it says about the connection to Temporal and the workers")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: "+cli.CommandsFor(os.Args[0]).Reconcile+" [--local] COMMAND ARGS...")
+		fmt.Fprintln(fs.Output(), "usage: "+cli.CommandsFor(os.Args[0]).Reconcile+" [--local] [--verbose] COMMAND ARGS...")
 		fmt.Fprintln(fs.Output(), cli.ReconcileUsage)
 		fs.PrintDefaults()
 	}
@@ -37,14 +38,14 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, *local, fs.Args())
+	err := run(ctx, *local, *verbose, fs.Args())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "reconcile:", err)
 	}
 	os.Exit(cli.ExitCode(err))
 }
 
-func run(ctx context.Context, local bool, args []string) error {
+func run(ctx context.Context, local, verbose bool, args []string) error {
 	cfg, err := config.Load(os.Getenv)
 	if err != nil {
 		return err // a *config.Error: cli.ExitSettings
@@ -66,6 +67,6 @@ func run(ctx context.Context, local bool, args []string) error {
 		return err
 	}
 	defer conn.Close()
-	r := &cli.Remote{Conn: conn, Settings: settings}
+	r := &cli.Remote{Conn: conn, Settings: settings, Verbose: verbose}
 	return r.Reconcile(ctx, os.Stdout, args)
 }

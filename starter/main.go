@@ -40,9 +40,10 @@ func main() {
 	maxTurns := fs.String("max-turns", "", "a new run's limit on model calls (default AGENTRUN_MAX_TURNS, or 25)")
 	session := fs.Bool("session", false, "keep the run open after each answer: it waits Idle for a message (reconcile message), at most AGENTRUN_SESSION_IDLE (default 24h)")
 	maxTokens := fs.String("max-tokens", "", "a new run's limit on tokens, input plus output (default AGENTRUN_MAX_TOKENS_PER_RUN, or none)")
+	verbose := fs.Bool("verbose", false, "with --wait, also print the raw errors behind what it says about the connection to Temporal and the workers")
 	stream := fs.Bool("stream", false, "a new run streams the model's text to its stream as the model writes it, for --wait and subscribers to print (default: with --wait or --session); with --local, the starter prints it as it comes")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: "+cli.CommandsFor(os.Args[0]).Starter+" [--local] --id RUN [--wait] [--max-turns N] [--max-tokens N] [--session] [--stream=false] [PROMPT...]")
+		fmt.Fprintln(fs.Output(), "usage: "+cli.CommandsFor(os.Args[0]).Starter+" [--local] --id RUN [--wait] [--max-turns N] [--max-tokens N] [--session] [--stream=false] [--verbose] [PROMPT...]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -56,14 +57,14 @@ func main() {
 			streamSet = stream
 		}
 	})
-	err := run(ctx, *local, *wait, *session, streamSet, *id, *maxTurns, *maxTokens, strings.Join(fs.Args(), " "))
+	err := run(ctx, *local, *wait, *session, *verbose, streamSet, *id, *maxTurns, *maxTokens, strings.Join(fs.Args(), " "))
 	if code := cli.ExitCode(err); code == cli.ExitError || code == cli.ExitUsage || code == cli.ExitBusy {
 		fmt.Fprintln(os.Stderr, "starter:", err)
 	}
 	os.Exit(cli.ExitCode(err))
 }
 
-func run(ctx context.Context, local, wait, session bool, stream *bool, id, maxTurns, maxTokens, prompt string) error {
+func run(ctx context.Context, local, wait, session, verbose bool, stream *bool, id, maxTurns, maxTokens, prompt string) error {
 	if id == "" {
 		return &cli.UsageError{Msg: "--id is required: name the run (letters, digits, '_', '.', '-')"}
 	}
@@ -103,6 +104,6 @@ func run(ctx context.Context, local, wait, session bool, stream *bool, id, maxTu
 		return err
 	}
 	defer conn.Close()
-	r := &cli.Remote{Conn: conn, Settings: settings}
+	r := &cli.Remote{Conn: conn, Settings: settings, Verbose: verbose}
 	return r.Start(ctx, os.Stdout, id, prompt, limits, wait)
 }

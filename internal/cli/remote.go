@@ -33,6 +33,9 @@ type Remote struct {
 	Settings Settings
 	// Poll is how often --wait looks at the run. Default 500ms.
 	Poll time.Duration
+	// Verbose adds the raw errors to what --wait says about the
+	// connection and the workers (--verbose).
+	Verbose bool
 }
 
 // InputHash is the hash of a run's input kept in its memo, so that a
@@ -145,31 +148,23 @@ func (r *Remote) follow(ctx context.Context, out io.Writer, runID string) error 
 	}
 	w := r.followText(ctx, out, runID) // the model's text as it comes
 	defer w.Close()
-	last, warned := "", false
+	wt := r.watch(w, runID)
+	last := ""
 	for {
-		desc, err := r.describe(ctx, runID)
-		if err != nil {
+		desc, st, seen, err := wt.look(ctx)
+		switch {
+		case err != nil:
 			return err
-		}
-		switch desc.status {
-		case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
-		case enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
-			// The run goes on in a new execution: look again.
-		default:
+		case !seen:
+		case !running(desc):
 			w.wait(ctx, r, runID)
 			return r.closed(ctx, w, runID, desc)
-		}
-		st, err := r.state(ctx, runID)
-		switch {
-		case err != nil && !warned:
-			fmt.Fprintf(w, "run %s: no worker answers yet on task queue %s (%v); waiting\n", runID, r.Settings.TaskQueue, err)
-			warned = true
-		case err == nil && st.Status == agent.StatusIdle:
+		case st.Status == agent.StatusIdle:
 			// A session answered: it waits for a message, not for us.
 			w.wait(ctx, r, runID)
 			printOutcome(w, r.op(), runID, outcomeOf(st))
 			return nil
-		case err == nil:
+		default:
 			key := stateKey(st)
 			if key != last && st.Status != agent.StatusCompleted && st.Status != agent.StatusFailed {
 				w.wait(ctx, r, runID)
@@ -422,30 +417,26 @@ func (r *Remote) pollers(ctx context.Context) (int, error) {
 func (r *Remote) answer(ctx context.Context, w *liveText, runID, step string) error {
 	n, _ := agent.StepTurn(step)
 	poll := cmp.Or(r.Poll, 500*time.Millisecond)
+	wt := r.watch(w, runID)
 	last := ""
 	for {
-		desc, err := r.describe(ctx, runID)
-		if err != nil {
+		desc, st, seen, err := wt.look(ctx)
+		switch {
+		case err != nil:
 			return err
-		}
-		switch desc.status {
-		case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
-		default:
+		case !seen:
+		case !running(desc):
 			w.wait(ctx, r, runID)
 			return r.closed(ctx, w, runID, desc)
-		}
-		if st, err := r.state(ctx, runID); err == nil {
-			switch {
-			case st.Status == agent.StatusIdle && st.AnswerTurn >= n:
+		case st.Status == agent.StatusIdle && st.AnswerTurn >= n:
+			w.wait(ctx, r, runID)
+			printOutcome(w, r.op(), runID, outcomeOf(st))
+			return nil
+		case st.Status == agent.StatusAwaitingApproval || st.Status == agent.StatusIndeterminate || st.Status == agent.StatusBudgetExceeded:
+			if key := stateKey(st); key != last {
 				w.wait(ctx, r, runID)
 				printOutcome(w, r.op(), runID, outcomeOf(st))
-				return nil
-			case st.Status == agent.StatusAwaitingApproval || st.Status == agent.StatusIndeterminate || st.Status == agent.StatusBudgetExceeded:
-				if key := stateKey(st); key != last {
-					w.wait(ctx, r, runID)
-					printOutcome(w, r.op(), runID, outcomeOf(st))
-					last = key
-				}
+				last = key
 			}
 		}
 		select {
@@ -564,6 +555,9 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 	}
 	for _, e := range st.Expired {
 		v.Tail = append(v.Tail, fmt.Sprintf("approval expired: %s (%s) waited %s and was denied", e.Marker, e.Tool, e.After))
+	}
+	if rt := st.Retry; rt != nil {
+		v.Tail = append(v.Tail, "retrying "+rt.String())
 	}
 	v.Tail = append(v.Tail, budgetLine(st.Turns, st.Usage, st.Budget))
 	for _, rj := range st.Rejected {

@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+
+	"github.com/agentrun/agentrun/workflows"
+)
+
+// watch is what --wait says about a run it follows besides its outcomes:
+// a lost connection to Temporal and its return, a run no worker answers
+// for yet, and the attempts of a step being retried, each said once, in
+// plain words. The raw errors go to the output only with --verbose.
+type watch struct {
+	r     *Remote
+	w     io.Writer
+	runID string
+	// said is the last thing said about the connection or the workers
+	// ("" when all is well); retry the last retry line.
+	said  string
+	retry string
+}
+
+func (r *Remote) watch(w io.Writer, runID string) *watch {
+	return &watch{r: r, w: w, runID: runID}
+}
+
+// look describes the run and, while it runs, queries its state. seen is
+// false when the run could not be seen this time for a reason that passes
+// (the connection to Temporal, no worker answering yet), which look has
+// said; err is an error that ends the wait.
+func (wt *watch) look(ctx context.Context) (desc description, st workflows.State, seen bool, err error) {
+	desc, err = wt.r.describe(ctx, wt.runID)
+	if err != nil {
+		if ctx.Err() == nil && transient(err) {
+			wt.say(fmt.Sprintf("lost the connection to Temporal at %s; reconnecting", wt.r.Conn.HostPort), err)
+			return desc, st, false, nil
+		}
+		return desc, st, false, err
+	}
+	if !running(desc) {
+		wt.say("", nil)
+		return desc, st, true, nil
+	}
+	st, err = wt.r.state(ctx, wt.runID)
+	if err != nil {
+		if ctx.Err() != nil {
+			return desc, st, false, ctx.Err()
+		}
+		wt.noAnswer(ctx, err)
+		return desc, st, false, nil
+	}
+	wt.say("", nil)
+	if rt := st.Retry; rt != nil {
+		if line := rt.String(); line != wt.retry {
+			fmt.Fprintf(wt.w, "run %s: retrying %s\n", wt.runID, line)
+			wt.retry = line
+		}
+	}
+	return desc, st, true, nil
+}
+
+// noAnswer says why the run's state query failed: the connection, no
+// worker polling the run's task queue, or a worker that polls and has not
+// answered yet (busy, or restarting).
+func (wt *watch) noAnswer(ctx context.Context, qerr error) {
+	n, err := wt.r.pollers(ctx)
+	queue := wt.r.Settings.TaskQueue
+	switch {
+	case err != nil && transient(err):
+		wt.say(fmt.Sprintf("lost the connection to Temporal at %s; reconnecting", wt.r.Conn.HostPort), err)
+	case err == nil && n == 0:
+		wt.say(fmt.Sprintf("no worker polls task queue %s yet; waiting for one to start", queue), qerr)
+	default:
+		wt.say(fmt.Sprintf("a worker polls task queue %s but has not answered yet; waiting", queue), qerr)
+	}
+}
+
+// say prints what is wrong now, once, and that it passed when it did
+// (what "" says: all is well).
+func (wt *watch) say(what string, raw error) {
+	if what == wt.said {
+		return
+	}
+	switch {
+	case what != "":
+		fmt.Fprintf(wt.w, "run %s: %s\n", wt.runID, what)
+		if wt.r.Verbose && raw != nil {
+			fmt.Fprintf(wt.w, "  (%v)\n", raw)
+		}
+	case wt.said != "":
+		fmt.Fprintf(wt.w, "run %s: Temporal at %s answers again\n", wt.runID, wt.r.Conn.HostPort)
+	}
+	wt.said = what
+}
+
+// running reports whether the run goes on: running, or continued in a
+// new execution.
+func running(d description) bool {
+	return d.status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING || d.status == enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW
+}
+
+// transient reports whether err is a failure of the connection to
+// Temporal that passes: the frontend unavailable, a call that timed out or
+// was cut off (an HTTP/2 stream reset reaches the client as Canceled).
+func transient(err error) bool {
+	var (
+		unavailable *serviceerror.Unavailable
+		deadline    *serviceerror.DeadlineExceeded
+		canceled    *serviceerror.Canceled
+	)
+	return errors.As(err, &unavailable) || errors.As(err, &deadline) || errors.As(err, &canceled) ||
+		errors.Is(err, context.DeadlineExceeded)
+}
