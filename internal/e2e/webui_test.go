@@ -1,10 +1,14 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +16,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	enumspb "go.temporal.io/api/enums/v1"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/agentrun/agentrun/internal/devserver"
 	"github.com/agentrun/agentrun/internal/testenv"
@@ -56,49 +61,72 @@ func newBrowser(t *testing.T, path string) *browser {
 	return &browser{ctx: ctx}
 }
 
-// show opens url and waits up to timeout until the rendered page's text
-// (document.body.innerText: what a reader sees, after the Web UI's
+// pageTimeout bounds the wait for a page to show what a test expects: the
+// Web UI loads its code, then fetches the run from the dev server and has
+// the codec server decode it (a few seconds on a loaded 2-core host).
+const pageTimeout = 30 * time.Second
+
+// show opens url and waits up to pageTimeout until the rendered page's
+// text (document.body.innerText: what a reader sees, after the Web UI's
 // client-side code fetched and decoded the run) holds every string of
 // want. It keeps a full-page screenshot as the artifact name, found or
-// not, and fails the test with the page's text when a string is missing.
-func (b *browser) show(t *testing.T, name, url string, timeout time.Duration, want ...string) {
+// not, with the innermost boxes that scroll and hold end (unless "")
+// scrolled to their end, and fails the test with the page's text when a
+// string is missing.
+func (b *browser) show(t *testing.T, name, url, end string, want ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, timeout)
+	ctx, cancel := context.WithTimeout(b.ctx, pageTimeout)
 	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-		t.Fatalf("open %s: %v", url, err)
-	}
+	err := chromedp.Do(ctx, chromedp.Navigate(url))
 	var text string
-	var missing []string
-	for {
-		var err error
-		text, err = chromedp.Run(ctx, chromedp.Evaluate[string]("document.body.innerText"))
+	missing := slices.Clone(want)
+	for err == nil {
+		if text, err = chromedp.Run(ctx, chromedp.Evaluate[string]("document.body.innerText")); err != nil {
+			break
+		}
 		missing = missing[:0]
 		for _, w := range want {
 			if !strings.Contains(text, w) {
 				missing = append(missing, w)
 			}
 		}
-		if err == nil && len(missing) == 0 {
+		if len(missing) == 0 {
 			break
 		}
 		select {
 		case <-ctx.Done():
+			err = ctx.Err()
 		case <-time.After(250 * time.Millisecond):
-			continue
 		}
-		break
 	}
 	// The screenshot gets its own bound: the page's may be spent.
 	shotCtx, cancelShot := context.WithTimeout(b.ctx, 15*time.Second)
 	defer cancelShot()
-	if png, err := chromedp.Run(shotCtx, chromedp.FullScreenshot(100)); err != nil {
-		t.Errorf("screenshot of %s: %v", url, err)
+	if end != "" {
+		b.scrollTo(shotCtx, t, end)
+	}
+	if png, serr := chromedp.Run(shotCtx, chromedp.FullScreenshot(100)); serr != nil {
+		t.Errorf("screenshot of %s: %v", url, serr)
 	} else {
 		keepArtifact(t, name, png)
 	}
-	if len(missing) > 0 {
-		t.Fatalf("%s after %v does not show %d of %d expected texts, the first %.200q; the page's text:\n%s", url, timeout, len(missing), len(want), missing[0], text)
+	if err != nil {
+		t.Fatalf("%s after %v: %v; missing %d of %d expected texts %.200q; the page's text:\n%s", url, pageTimeout, err, len(missing), len(want), missing, text)
+	}
+}
+
+// scrollTo scrolls the innermost boxes of the page that scroll and hold
+// text to their end, so that a screenshot shows it.
+func (b *browser) scrollTo(ctx context.Context, t *testing.T, text string) {
+	t.Helper()
+	quoted, _ := json.Marshal(text)
+	scroll := `(w => {
+		const boxes = [...document.querySelectorAll("body *")].filter(el => el.scrollHeight > el.clientHeight && el.textContent.includes(w));
+		const inner = boxes.filter(el => !boxes.some(o => o !== el && el.contains(o)));
+		for (const el of inner) el.scrollTop = el.scrollHeight;
+		return inner.length })(` + string(quoted) + `)`
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](scroll)); err != nil || n == 0 {
+		t.Logf("scroll to %.40q: %d boxes, %v", text, n, err)
 	}
 }
 
@@ -124,10 +152,12 @@ func keepArtifact(t *testing.T, name string, data []byte) {
 }
 
 // toolResultEvent is the id of the ActivityTaskCompleted event of a run's
-// first CallTool activity.
-func toolResultEvent(t *testing.T, srv *testenv.Server, run string) int64 {
+// first CallTool activity. It fails the test if the raw history (as the
+// cluster keeps it, read without the codec) holds any of plain.
+func toolResultEvent(t *testing.T, srv *testenv.Server, run string, plain ...string) int64 {
 	t.Helper()
 	types := map[int64]string{}
+	var id int64
 	it := srv.Client.GetWorkflowHistory(t.Context(), run, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		e, err := it.Next()
@@ -137,12 +167,23 @@ func toolResultEvent(t *testing.T, srv *testenv.Server, run string) int64 {
 		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
 			types[e.GetEventId()] = a.GetActivityType().GetName()
 		}
-		if a := e.GetActivityTaskCompletedEventAttributes(); a != nil && types[a.GetScheduledEventId()] == "CallTool" {
-			return e.GetEventId()
+		if a := e.GetActivityTaskCompletedEventAttributes(); a != nil && id == 0 && types[a.GetScheduledEventId()] == "CallTool" {
+			id = e.GetEventId()
+		}
+		raw, err := protojson.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range plain {
+			if bytes.Contains(raw, []byte(p)) || bytes.Contains(raw, []byte(base64.StdEncoding.EncodeToString([]byte(p)))) {
+				t.Fatalf("event %d of the raw history holds %q: the page could show it without the codec server", e.GetEventId(), p)
+			}
 		}
 	}
-	t.Fatalf("run %s has no completed CallTool activity", run)
-	return 0
+	if id == 0 {
+		t.Fatalf("run %s has no completed CallTool activity", run)
+	}
+	return id
 }
 
 // TestWebUIShowsDecodedRun: a real browser (headless Chromium) opens the
@@ -179,15 +220,14 @@ func TestWebUIShowsDecodedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	runPage := ui + "/namespaces/default/workflows/" + run + "/" + desc.GetWorkflowExecutionInfo().GetExecution().GetRunId() + "/history"
-	event := toolResultEvent(t, srv, run)
+	tail := "; known topics: database access, vpn, laptop." // past the reference's 120-byte preview
+	event := toolResultEvent(t, srv, run, lookup.Prompt, "no policy on that topic", tail)
 	t.Logf("dev server with the UI, worker, codec server and the run: %v", time.Since(start).Round(time.Millisecond))
 
 	start = time.Now()
 	b := newBrowser(t, path)
-	b.show(t, "webui-run.png", runPage, 30*time.Second, lookup.Prompt, "There is no policy on that topic.")
-	// The output's tail is past the preview, so only the expanded
-	// reference holds it; the whole output must be there, uncut.
-	b.show(t, "webui-tool-output.png", runPage+"/events/"+strconv.FormatInt(event, 10), 30*time.Second,
-		"content_ref", "; known topics: database access, vpn, laptop.", lookup.Output)
+	b.show(t, "webui-run.png", runPage, "", lookup.Prompt, "There is no policy on that topic.")
+	// Only the expanded reference holds the output whole, and its tail.
+	b.show(t, "webui-tool-output.png", runPage+"/events/"+strconv.FormatInt(event, 10), tail, "content_ref", lookup.Output, tail)
 	t.Logf("browser: %v", time.Since(start).Round(time.Millisecond))
 }
