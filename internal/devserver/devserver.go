@@ -90,6 +90,13 @@ type Options struct {
 	// DBFile is the SQLite file the server keeps its state in; "" keeps
 	// it in memory (lost when the server stops).
 	DBFile string
+	// UIPort is the Web UI's port on 127.0.0.1; "" runs the server
+	// headless (no Web UI).
+	UIPort string
+	// UICodecEndpoint is the codec server the Web UI calls to decode
+	// payloads (`--ui-codec-endpoint`), e.g. http://127.0.0.1:8234; ""
+	// for none. Only with UIPort.
+	UICodecEndpoint string
 }
 
 // Start starts a dev server with the CLI at cli, its state in memory, on a
@@ -110,13 +117,22 @@ func StartWith(ctx context.Context, cli string, stderr io.Writer, opts Options) 
 			return nil, fmt.Errorf("start the dev server: %w", err)
 		}
 	}
+	if opts.UICodecEndpoint != "" && opts.UIPort == "" {
+		return nil, fmt.Errorf("start the dev server: a UI codec endpoint (%s) needs a UI port", opts.UICodecEndpoint)
+	}
+	args := Args()
+	if opts.UICodecEndpoint != "" {
+		args = append(args, "--ui-codec-endpoint", opts.UICodecEndpoint)
+	}
 	quiet := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	dev, err := testsuite.StartDevServer(ctx, testsuite.DevServerOptions{
 		ExistingPath:  cli,
 		ClientOptions: &client.Options{HostPort: "127.0.0.1:" + port, Logger: quiet},
 		DBFilename:    opts.DBFile,
+		EnableUI:      opts.UIPort != "",
+		UIPort:        opts.UIPort,
 		LogLevel:      "error",
-		ExtraArgs:     Args(),
+		ExtraArgs:     args,
 		Stdout:        io.Discard,
 		Stderr:        stderr,
 	})

@@ -1,6 +1,7 @@
 // Package devserver starts the pinned Temporal CLI's dev server the way
-// agentrun's tests and its bench need it: headless, in memory (or, with
-// StartWith, on a SQLite file that survives a restart on the same port),
+// agentrun's tests and its bench need it: headless (or, with StartWith, with
+// its Web UI on a given port and a codec endpoint for it), in memory (or,
+// with StartWith, on a SQLite file that survives a restart on the same port),
 // on a free loopback port, with the search attributes AgentRunStatus and AgentRunStep
 // (Keyword), and with the dynamic config that every dev server the project
 // starts carries (DynamicConfig: without it a dev server waits ~90 ms per

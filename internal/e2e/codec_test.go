@@ -249,7 +249,7 @@ func TestThreeTurnRunEncrypted(t *testing.T) {
 	assertSealed(t, filepath.Join(f.dir, "journal", "content"), secrets...)
 
 	// The codec server shows each 4 KB output whole.
-	shown := payloadText(t, f.temporal(t, "workflow", "show", "-w", run, "--output", "json", "--codec-endpoint", startCodecServer(t, env)))
+	shown := payloadText(t, f.temporal(t, "workflow", "show", "-w", run, "--output", "json", "--codec-endpoint", startCodecServer(t, env, "")))
 	for i, msg := range messages {
 		if !strings.Contains(shown, "Echo: "+msg) {
 			t.Errorf("workflow show --codec-endpoint does not show turn %d's output whole (%d bytes)", i+1, len(msg))

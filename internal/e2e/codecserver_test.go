@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/base64"
 	"encoding/json"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,20 +10,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun/internal/devserver"
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/llm"
 )
 
-// startCodecServer starts the codecserver program with env on a free
-// loopback port and returns its endpoint once it answers.
-func startCodecServer(t *testing.T, env []string) string {
+// startCodecServer starts the codecserver program with env on addr (a
+// free loopback port when "") and returns its endpoint once it answers.
+func startCodecServer(t *testing.T, env []string, addr string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	if addr == "" {
+		addr = "127.0.0.1:" + freePort(t)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
 	p := testenv.Start(t, append(env, "AGENTRUN_CODEC_ADDR="+addr), testenv.Program(t, "codecserver"))
 	endpoint := "http://" + addr
 	testenv.WaitFor(t, 30*time.Second, "the codec server to answer", func() bool {
@@ -41,6 +38,51 @@ func startCodecServer(t *testing.T, env []string) string {
 		}
 	})
 	return endpoint
+}
+
+// freePort is a loopback port that was free a moment ago.
+func freePort(t *testing.T) string {
+	t.Helper()
+	port, err := devserver.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// lookupRun is a scripted run whose tool call's arguments and output are
+// over 1 KiB, so that the run keeps both by reference: the model asks the
+// lookup tool about a long topic, which answers that it knows no policy on
+// it, naming the topic, and the model says so.
+type lookupRun struct {
+	// Model is the AGENTRUN_MODEL setting of the worker that runs it.
+	Model string
+	// Prompt is the run's prompt, Topic the tool call's argument and
+	// Output the tool's output (3,005 bytes).
+	Prompt, Topic, Output string
+}
+
+// newLookupRun writes the run's model script into dir.
+func newLookupRun(t *testing.T, dir string) lookupRun {
+	t.Helper()
+	topic := strings.Repeat("quarterly revenue figures of the northern region ", 60) // 2,940 bytes
+	script, err := json.Marshal(llm.Script{Turns: []llm.Turn{
+		{ToolCalls: []llm.ScriptedCall{{Name: "lookup", Args: json.RawMessage(`{"topic":"` + topic + `"}`)}}},
+		{Text: "There is no policy on that topic."},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "script.json")
+	if err := os.WriteFile(path, script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return lookupRun{
+		Model:  "AGENTRUN_MODEL=scripted:" + path,
+		Prompt: "What is the policy on revenue figures?",
+		Topic:  topic,
+		Output: "No policy found for " + topic + "; known topics: database access, vpn, laptop.",
+	}
 }
 
 // payloadText is the data of every payload of a history that `temporal
@@ -93,7 +135,7 @@ func TestCodecServerShowsEncryptedRuns(t *testing.T) {
 	env := f.env(keyEnv)
 	w := testenv.Start(t, env, testenv.Program(t, "worker"))
 	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
-	endpoint := startCodecServer(t, env)
+	endpoint := startCodecServer(t, env, "")
 
 	// The hand example, encrypted.
 	const hand = "e2e-codecserver-hand"
@@ -120,23 +162,12 @@ func TestCodecServerShowsEncryptedRuns(t *testing.T) {
 	// A run whose tool output (and arguments) are over 1 KiB, kept by
 	// reference: the lookup tool answers an unknown topic with the topic.
 	w.Stop(10 * time.Second)
-	topic := strings.Repeat("quarterly revenue figures of the northern region ", 60) // 2,940 bytes
-	output := "No policy found for " + topic + "; known topics: database access, vpn, laptop."
-	script, err := json.Marshal(llm.Script{Turns: []llm.Turn{
-		{ToolCalls: []llm.ScriptedCall{{Name: "lookup", Args: json.RawMessage(`{"topic":"` + topic + `"}`)}}},
-		{Text: "There is no policy on that topic."},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(f.dir, "script.json")
-	if err := os.WriteFile(path, script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env = f.env(keyEnv, "AGENTRUN_MODEL=scripted:"+path)
+	lookup := newLookupRun(t, f.dir)
+	topic, output := lookup.Topic, lookup.Output
+	env = f.env(keyEnv, lookup.Model)
 	testenv.Start(t, env, testenv.Program(t, "worker"))
 	const long = "e2e-codecserver-long"
-	if code, out := testenv.Run(t, env, time.Minute, starter, "--id", long, "--wait", "What is the policy on revenue figures?"); code != 0 || !strings.Contains(out, "no policy on that topic") {
+	if code, out := testenv.Run(t, env, time.Minute, starter, "--id", long, "--wait", lookup.Prompt); code != 0 || !strings.Contains(out, "no policy on that topic") {
 		t.Fatalf("starter --wait: exit %d\n%s", code, out)
 	}
 	plain := payloadText(t, f.temporal(t, "workflow", "show", "-w", long, "--output", "json"))

@@ -109,6 +109,29 @@ func suiteClient(c client.Client) (client.Client, error) {
 	return client.NewClientFromExisting(c, opts)
 }
 
+// DevServerWith starts a dev server of the test's own with opts (e.g. a
+// Web UI and its codec endpoint), stopped when the test ends. When it cannot
+// start, the test fails under CI=true and is skipped otherwise, as with
+// DevServer.
+func DevServerWith(t testing.TB, opts devserver.Options) *Server {
+	t.Helper()
+	cli, err := TemporalCLI()
+	if err == nil {
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+		defer cancel()
+		var dev *testsuite.DevServer
+		if dev, err = devserver.StartWith(ctx, cli, os.Stderr, opts); err == nil {
+			t.Cleanup(func() { dev.Client().Close(); _ = dev.Stop() })
+			return &Server{HostPort: dev.FrontendHostPort(), Client: dev.Client(), CLI: cli, dev: dev}
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("Temporal dev server: %v", err)
+	}
+	t.Skipf("Temporal dev server unavailable (fails under CI=true): %v", err)
+	return nil
+}
+
 // Stop stops the dev server if one was started.
 func Stop() {
 	if server != nil {

@@ -3,7 +3,8 @@
 //
 //   - the Temporal dev server of a test process (started through
 //     internal/devserver, so it runs with the project's dynamic config; its
-//     test proves it dispatches at full speed);
+//     test proves it dispatches at full speed), and one of a test's own with
+//     other options (DevServerWith: e.g. the Web UI and its codec endpoint);
 //   - building the programs (Program once per test binary, Build for the
 //     bench and the campaign);
 //   - the one child-process harness (Proc: Launch and StartWorker for

@@ -1,0 +1,233 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	enumspb "go.temporal.io/api/enums/v1"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/agentrun/agentrun/internal/devserver"
+	"github.com/agentrun/agentrun/internal/testenv"
+)
+
+// chromium is the path of a Chromium (or Chrome) on PATH. Without one the
+// test fails under CI=true and is skipped otherwise, saying what to install.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	const install = "apt-get install chromium (Debian's package; .ci/run installs it)"
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no chromium on PATH: " + install)
+	}
+	t.Skip("no chromium on PATH (fails under CI=true): " + install)
+	return ""
+}
+
+// browser is one headless Chromium tab, closed when the test ends.
+type browser struct{ ctx context.Context }
+
+// newBrowser starts the Chromium at path: headless, without the sandbox
+// (the tests may run as root), the GPU or a first-run page, and with a
+// window tall enough for a run's summary and an event's payloads.
+func newBrowser(t *testing.T, path string) *browser {
+	t.Helper()
+	alloc, cancelAlloc := chromedp.NewExecAllocator(t.Context(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.Flag("headless", "new"), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.WindowSize(1400, 1800))...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// The first run starts the browser and binds it to its context: this
+	// one, not a page's bounded one (chromedp waits for the browser's
+	// DevTools address for at most 20 s).
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start %s: %v", path, err)
+	}
+	return &browser{ctx: ctx}
+}
+
+// pageTimeout bounds the wait for a page to show what a test expects: the
+// Web UI loads its code, then fetches the run from the dev server and has
+// the codec server decode it (a few seconds on a loaded 2-core host).
+const pageTimeout = 30 * time.Second
+
+// show opens url and waits up to pageTimeout until the rendered page's
+// text (document.body.innerText: what a reader sees, after the Web UI's
+// client-side code fetched and decoded the run) holds every string of
+// want. It keeps a full-page screenshot as the artifact name, found or
+// not, with the innermost boxes that scroll and hold end (unless "")
+// scrolled to their end, and fails the test with the page's text when a
+// string is missing.
+func (b *browser) show(t *testing.T, name, url, end string, want ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, pageTimeout)
+	defer cancel()
+	err := chromedp.Do(ctx, chromedp.Navigate(url))
+	var text string
+	missing := slices.Clone(want)
+	for err == nil {
+		if text, err = chromedp.Run(ctx, chromedp.Evaluate[string]("document.body.innerText")); err != nil {
+			break
+		}
+		missing = missing[:0]
+		for _, w := range want {
+			if !strings.Contains(text, w) {
+				missing = append(missing, w)
+			}
+		}
+		if len(missing) == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	// The screenshot gets its own bound: the page's may be spent.
+	shotCtx, cancelShot := context.WithTimeout(b.ctx, 15*time.Second)
+	defer cancelShot()
+	if end != "" {
+		b.scrollTo(shotCtx, t, end)
+	}
+	if png, serr := chromedp.Run(shotCtx, chromedp.FullScreenshot(100)); serr != nil {
+		t.Errorf("screenshot of %s: %v", url, serr)
+	} else {
+		keepArtifact(t, name, png)
+	}
+	if err != nil {
+		t.Fatalf("%s after %v: %v; missing %d of %d expected texts %.200q; the page's text:\n%s", url, pageTimeout, err, len(missing), len(want), missing, text)
+	}
+}
+
+// scrollTo scrolls the innermost boxes of the page that scroll and hold
+// text to their end, so that a screenshot shows it.
+func (b *browser) scrollTo(ctx context.Context, t *testing.T, text string) {
+	t.Helper()
+	quoted, _ := json.Marshal(text)
+	scroll := `(w => {
+		const boxes = [...document.querySelectorAll("body *")].filter(el => el.scrollHeight > el.clientHeight && el.textContent.includes(w));
+		const inner = boxes.filter(el => !boxes.some(o => o !== el && el.contains(o)));
+		for (const el of inner) el.scrollTop = el.scrollHeight;
+		return inner.length })(` + string(quoted) + `)`
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](scroll)); err != nil || n == 0 {
+		t.Logf("scroll to %.40q: %d boxes, %v", text, n, err)
+	}
+}
+
+// keepArtifact writes data to the folder $AGENTRUN_ARTIFACTS, or
+// build/artifacts at the module root (git-ignored), and logs its path.
+func keepArtifact(t *testing.T, name string, data []byte) {
+	t.Helper()
+	dir := os.Getenv("AGENTRUN_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "build", "artifacts")
+	}
+	path, err := filepath.Abs(filepath.Join(dir, name))
+	if err == nil {
+		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+			err = os.WriteFile(path, data, 0o644)
+		}
+	}
+	if err != nil {
+		t.Errorf("keep the artifact %s: %v", name, err)
+		return
+	}
+	t.Logf("artifact: %s (%d bytes)", path, len(data))
+}
+
+// toolResultEvent is the id of the ActivityTaskCompleted event of a run's
+// first CallTool activity. It fails the test if the raw history (as the
+// cluster keeps it, read without the codec) holds any of plain.
+func toolResultEvent(t *testing.T, srv *testenv.Server, run string, plain ...string) int64 {
+	t.Helper()
+	types := map[int64]string{}
+	var id int64
+	it := srv.Client.GetWorkflowHistory(t.Context(), run, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
+			types[e.GetEventId()] = a.GetActivityType().GetName()
+		}
+		if a := e.GetActivityTaskCompletedEventAttributes(); a != nil && id == 0 && types[a.GetScheduledEventId()] == "CallTool" {
+			id = e.GetEventId()
+		}
+		raw, err := protojson.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range plain {
+			if bytes.Contains(raw, []byte(p)) || bytes.Contains(raw, []byte(base64.StdEncoding.EncodeToString([]byte(p)))) {
+				t.Fatalf("event %d of the raw history holds %q: the page could show it without the codec server", e.GetEventId(), p)
+			}
+		}
+	}
+	if id == 0 {
+		t.Fatalf("run %s has no completed CallTool activity", run)
+	}
+	return id
+}
+
+// TestWebUIShowsDecodedRun: a real browser (headless Chromium) opens the
+// Temporal Web UI of a dev server started with --ui-codec-endpoint pointing
+// at the codecserver program, for an encrypted run whose tool output of
+// over 1 KiB the run keeps by reference. The rendered run page shows the
+// prompt and the answer, which the history holds only encrypted; the
+// rendered page of the tool's result event shows the output whole, which
+// the history holds only as a key and a 120-byte preview: the UI called
+// the codec server, which decrypted the payloads and expanded the
+// reference. Screenshots of both pages are kept as artifacts.
+func TestWebUIShowsDecodedRun(t *testing.T) {
+	t.Parallel()
+	path := chromium(t)
+	start := time.Now()
+	worker, starter := testenv.Program(t, "worker"), testenv.Program(t, "starter")
+	testenv.Program(t, "codecserver") // for startCodecServer, built with the others
+	t.Logf("programs built: %v", time.Since(start).Round(time.Millisecond))
+	start = time.Now()
+	uiPort, codecAddr := freePort(t), "127.0.0.1:"+freePort(t)
+	srv := testenv.DevServerWith(t, devserver.Options{UIPort: uiPort, UICodecEndpoint: "http://" + codecAddr})
+	ui := "http://127.0.0.1:" + uiPort
+	f := newFleet(t, srv)
+	lookup := newLookupRun(t, f.dir)
+	env := f.env(keyEnv, lookup.Model)
+	testenv.Start(t, env, worker)
+	startCodecServer(t, f.env(keyEnv, "AGENTRUN_CODEC_ORIGINS="+ui), codecAddr)
+	const run = "e2e-webui-lookup"
+	if code, out := testenv.Run(t, env, time.Minute, starter, "--id", run, "--wait", lookup.Prompt); code != 0 || !strings.Contains(out, "no policy on that topic") {
+		t.Fatalf("starter --wait: exit %d\n%s", code, out)
+	}
+	desc, err := srv.Describe(t, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runPage := ui + "/namespaces/default/workflows/" + run + "/" + desc.GetWorkflowExecutionInfo().GetExecution().GetRunId() + "/history"
+	tail := "; known topics: database access, vpn, laptop." // past the reference's 120-byte preview
+	event := toolResultEvent(t, srv, run, lookup.Prompt, "no policy on that topic", tail)
+	t.Logf("dev server with the UI, worker, codec server and the run: %v", time.Since(start).Round(time.Millisecond))
+
+	start = time.Now()
+	b := newBrowser(t, path)
+	b.show(t, "webui-run.png", runPage, "", lookup.Prompt, "There is no policy on that topic.")
+	// Only the expanded reference holds the output whole, and its tail.
+	b.show(t, "webui-tool-output.png", runPage+"/events/"+strconv.FormatInt(event, 10), tail, "content_ref", lookup.Output, tail)
+	t.Logf("browser: %v", time.Since(start).Round(time.Millisecond))
+}
