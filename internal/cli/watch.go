@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -30,12 +31,18 @@ func (r *Remote) watch(w io.Writer, runID string) *watch {
 	return &watch{r: r, w: w, runID: runID}
 }
 
+// lookTimeout bounds one look at the run, so that a cut connection is
+// said within seconds rather than after the sdk's own retries.
+const lookTimeout = 5 * time.Second
+
 // look describes the run and, while it runs, queries its state. seen is
 // false when the run could not be seen this time for a reason that passes
 // (the connection to Temporal, no worker answering yet), which look has
 // said; err is an error that ends the wait.
 func (wt *watch) look(ctx context.Context) (desc description, st workflows.State, seen bool, err error) {
-	desc, err = wt.r.describe(ctx, wt.runID)
+	dctx, cancel := context.WithTimeout(ctx, lookTimeout)
+	defer cancel()
+	desc, err = wt.r.describe(dctx, wt.runID)
 	if err != nil {
 		if ctx.Err() == nil && transient(err) {
 			wt.say(fmt.Sprintf("lost the connection to Temporal at %s; reconnecting", wt.r.Conn.HostPort), err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/netfault"
 	"github.com/agentrun/agentrun/internal/testenv"
 )
 
@@ -106,4 +107,70 @@ func TestModelServerDownThenBack(t *testing.T) {
 		t.Errorf("reconcile show of the failed run: exit %d\n%s", code, show)
 	}
 	t.Logf("failed: %s", st.Reason)
+}
+
+// TestWaitThroughLostConnection: `starter --wait` follows a run through a
+// proxy to the frontend; when the proxy cuts every connection it says, in
+// one line and once, that it lost the connection to Temporal at that
+// address and reconnects, then that Temporal answers again once the proxy
+// heals, with no gRPC or HTTP/2 text; the run, approved meanwhile, is then
+// followed to its end. --verbose adds the raw error.
+func TestWaitThroughLostConnection(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	testenv.Start(t, f.env(), testenv.Program(t, "worker"))
+	proxy, err := netfault.Start("frontend-wait", srv.HostPort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proxy.Close)
+	const run = "e2e-wait-lost-connection"
+	viaProxy := f.env("TEMPORAL_ADDRESS=" + proxy.Addr())
+	starter := testenv.Program(t, "starter")
+	wait := testenv.Start(t, viaProxy, starter, "--id", run, "--wait", prompt)
+	verbose := testenv.Start(t, viaProxy, starter, "--id", run, "--wait", "--verbose")
+	for _, p := range []*testenv.Proc{wait, verbose} {
+		if err := p.WaitLogged(t.Context(), "AwaitingApproval", time.Minute); err != nil {
+			t.Fatalf("starter --wait: %v\n%s", err, p.Output())
+		}
+	}
+	proxy.Cut()
+	lost := "lost the connection to Temporal at " + proxy.Addr() + "; reconnecting"
+	for _, p := range []*testenv.Proc{wait, verbose} {
+		if err := p.WaitLogged(t.Context(), lost, 30*time.Second); err != nil {
+			t.Fatalf("starter --wait after the cut: %v\n%s", err, p.Output())
+		}
+	}
+	time.Sleep(3 * time.Second) // several more looks while cut: said once
+	if err := proxy.Heal(); err != nil {
+		t.Fatal(err)
+	}
+	back := "Temporal at " + proxy.Addr() + " answers again"
+	for _, p := range []*testenv.Proc{wait, verbose} {
+		if err := p.WaitLogged(t.Context(), back, 30*time.Second); err != nil {
+			t.Fatalf("starter --wait after the heal: %v\n%s", err, p.Output())
+		}
+	}
+	if code, out := testenv.Run(t, f.env(), time.Minute, testenv.Program(t, "reconcile"), "approve", run, ticketStep); code != 0 {
+		t.Fatalf("approve: exit %d\n%s", code, out)
+	}
+	for _, p := range []*testenv.Proc{wait, verbose} {
+		if code := p.Wait(t, time.Minute); code != 0 || !strings.Contains(p.Output(), "TICKET-1") {
+			t.Fatalf("starter --wait: exit %d\n%s", code, p.Output())
+		}
+	}
+	out := wait.Output()
+	if n := strings.Count(out, lost); n != 1 {
+		t.Errorf("the lost connection said %d times, want once:\n%s", n, out)
+	}
+	for _, noise := range []string{"rpc error", "RST_STREAM", "transport", "code = ", "no worker"} {
+		if strings.Contains(out, noise) {
+			t.Errorf("starter --wait prints %q:\n%s", noise, out)
+		}
+	}
+	if v := verbose.Output(); !strings.Contains(v, lost+"\n  (") {
+		t.Errorf("starter --wait --verbose does not add the raw error:\n%s", v)
+	}
+	t.Logf("starter --wait:\n%s", out)
 }
