@@ -90,9 +90,17 @@ type Config struct {
 	// the providers' own addresses.
 	Account llm.Account
 	// ModelTimeout bounds one model request, from sending it to reading
-	// the whole answer; expiry is a retryable Timeout. Default 2m
+	// the whole answer, streamed or not: for a streamed answer it is the
+	// cap on the whole answer. Expiry is a retryable Timeout. Default 2m
 	// (AGENTRUN_MODEL_TIMEOUT, a positive Go duration).
 	ModelTimeout time.Duration
+	// ModelIdleTimeout bounds each silence of a streamed answer: the wait
+	// for its first piece and between two pieces; a stream that keeps
+	// producing is cut only by ModelTimeout. Expiry is a retryable
+	// Timeout. Default 1m, or ModelTimeout when that is shorter
+	// (AGENTRUN_MODEL_IDLE_TIMEOUT, a positive Go duration, at most
+	// ModelTimeout).
+	ModelIdleTimeout time.Duration
 	// ModelSettings are the request settings of Model (temperature, top_p,
 	// seed, max_tokens, reasoning_effort, extra), its entry in the models
 	// file named by AGENTRUN_MODELS. Default: none.
@@ -220,7 +228,7 @@ var Names = []string{
 	"AGENTRUN_CODEC_ADDR", "AGENTRUN_CODEC_ORIGINS", "AGENTRUN_CODEC_TOKEN",
 	"AGENTRUN_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
 	"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "AGENTRUN_MAX_TOKENS",
-	"AGENTRUN_MODEL_TIMEOUT", "AGENTRUN_MODELS", "AGENTRUN_FAIL_ON_CUT_ANSWER", "AGENTRUN_CONTEXT_BUDGET",
+	"AGENTRUN_MODEL_TIMEOUT", "AGENTRUN_MODEL_IDLE_TIMEOUT", "AGENTRUN_MODELS", "AGENTRUN_FAIL_ON_CUT_ANSWER", "AGENTRUN_CONTEXT_BUDGET",
 	"AGENTRUN_TOOLS", "AGENTRUN_APPROVAL_TIMEOUT", "AGENTRUN_TICKETS", "AGENTRUN_DEMO_DELAY",
 	"AGENTRUN_MAX_TURNS", "AGENTRUN_MAX_TOKENS_PER_RUN", "AGENTRUN_SESSION_IDLE",
 	"AGENTRUN_STOP_TIMEOUT", "AGENTRUN_MAX_ACTIVITIES", "AGENTRUN_METRICS", "AGENTRUN_STREAM",
@@ -323,6 +331,13 @@ func parse(e env) (Config, error) {
 			return c, fmt.Errorf("AGENTRUN_MODEL_TIMEOUT=%q is not a positive duration: want a Go duration such as 90s or 5m (default 2m)", v)
 		}
 		c.ModelTimeout = d
+	}
+	if v := e.get("AGENTRUN_MODEL_IDLE_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("AGENTRUN_MODEL_IDLE_TIMEOUT=%q is not a positive duration: want a Go duration such as 30s or 2m (default 1m, at most AGENTRUN_MODEL_TIMEOUT)", v)
+		}
+		c.ModelIdleTimeout = d
 	}
 	if v := strings.TrimSpace(e.get("AGENTRUN_FAIL_ON_CUT_ANSWER")); v != "" {
 		b, err := strconv.ParseBool(v)
@@ -486,6 +501,7 @@ func (c Config) withDefaults() Config {
 	c.Journal = cmp.Or(c.Journal, DefaultJournal)
 	c.Model = cmp.Or(c.Model, DefaultModel)
 	c.ModelTimeout = cmp.Or(c.ModelTimeout, llm.DefaultTimeout)
+	c.ModelIdleTimeout = cmp.Or(c.ModelIdleTimeout, min(llm.DefaultIdleTimeout, c.ModelTimeout))
 	c.MaxTurns = cmp.Or(c.MaxTurns, agent.DefaultMaxTurns)
 	c.SessionIdle = cmp.Or(c.SessionIdle, workflows.DefaultSessionIdle)
 	c.ContextBudget = cmp.Or(c.ContextBudget, llm.DefaultContextBudget(c.Model))
@@ -511,6 +527,9 @@ func (c Config) validate() error {
 		_, err := DefaultBuildID()
 		return fmt.Errorf("AGENTRUN_BUILD_ID is unset and %v: set AGENTRUN_BUILD_ID", err)
 	}
+	if c.ModelIdleTimeout > c.ModelTimeout {
+		return fmt.Errorf("AGENTRUN_MODEL_IDLE_TIMEOUT=%v is longer than AGENTRUN_MODEL_TIMEOUT=%v: want an idle timeout (each silence of a streamed answer) of at most the model timeout (the whole answer), or raise AGENTRUN_MODEL_TIMEOUT", c.ModelIdleTimeout, c.ModelTimeout)
+	}
 	if c.models != nil {
 		if _, ok := c.models[c.Model]; !ok {
 			return fmt.Errorf("AGENTRUN_MODELS: %s has no settings for AGENTRUN_MODEL=%s; it has %s", c.modelsPath, c.Model, strings.Join(slices.Sorted(maps.Keys(c.models)), ", "))
@@ -524,7 +543,7 @@ func (c Config) validate() error {
 
 // ModelOptions are the options of the model provider Model names.
 func (c Config) ModelOptions() llm.Options {
-	return llm.Options{Account: c.Account, Timeout: c.ModelTimeout, Settings: c.ModelSettings}
+	return llm.Options{Account: c.Account, Timeout: c.ModelTimeout, IdleTimeout: c.ModelIdleTimeout, Settings: c.ModelSettings}
 }
 
 // CodecServer are the settings of the codec server (program codecserver),
