@@ -98,6 +98,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{"AGENTRUN_MODEL_IDLE_TIMEOUT=-5s", `AGENTRUN_MODEL_IDLE_TIMEOUT="-5s" is not a positive duration`},
 		{"AGENTRUN_MODEL_IDLE_TIMEOUT=3m", `AGENTRUN_MODEL_IDLE_TIMEOUT=3m0s is longer than AGENTRUN_MODEL_TIMEOUT=2m0s`},
 		{"AGENTRUN_FAIL_ON_CUT_ANSWER=maybe", `AGENTRUN_FAIL_ON_CUT_ANSWER="maybe" is not a boolean: want 1`},
+		{"AGENTRUN_FAIL_ON_EMPTY_ANSWER=maybe", `AGENTRUN_FAIL_ON_EMPTY_ANSWER="maybe" is not a boolean: want 1`},
 		{"AGENTRUN_MODELS=" + models(`{"scripted": {"temperature": "hot"}}`), `"scripted": temperature: "hot" is not valid here; want a number`},
 		{"AGENTRUN_MODELS=" + models(`{"scripted": {"temp": 1}}`), `"scripted": temp: unknown setting; valid: temperature, top_p, seed, max_tokens, reasoning_effort, extra`},
 		{"AGENTRUN_MODELS=" + models(`{"openai:gpt-4o": {"temperature": 1}}`), `has no settings for AGENTRUN_MODEL=scripted; it has openai:gpt-4o`},

@@ -59,6 +59,9 @@ func printOutcome(w io.Writer, op engine, runID string, o agent.Outcome) {
 		if o.CutOff {
 			fmt.Fprintf(w, "  cut off: %s\n", agent.CutOffNote)
 		}
+		if o.Empty {
+			fmt.Fprintf(w, "  empty: %s\n", agent.EmptyNote)
+		}
 	case agent.StatusAwaitingApproval:
 		fmt.Fprintf(w, "run %s: AwaitingApproval (%d call(s) wait for a person)\n", runID, len(o.Pending))
 		printUnblock(w, op, runID, o)
@@ -140,15 +143,18 @@ type runView struct {
 func printRun(w io.Writer, op engine, runID string, v runView) {
 	fmt.Fprintln(w, v.Header)
 	printUnblock(w, op, runID, v.Outcome)
-	cut := ""
+	cut, empty := "", ""
 	if v.Outcome.CutOff {
 		cut = agent.CutOffNote
+	}
+	if v.Outcome.Empty {
+		empty = agent.EmptyNote
 	}
 	reason := v.Outcome.Reason
 	if v.Outcome.Status == agent.StatusIndeterminate {
 		reason = "" // printUnblock said it
 	}
-	for _, kv := range [][2]string{{"reason", reason}, {"answer", v.Outcome.Answer}, {"cut off", cut}} {
+	for _, kv := range [][2]string{{"reason", reason}, {"answer", v.Outcome.Answer}, {"cut off", cut}, {"empty", empty}} {
 		if kv[1] != "" {
 			fmt.Fprintf(w, "  %s: %s\n", kv[0], kv[1])
 		}

@@ -206,7 +206,7 @@ func (r *Remote) closed(ctx context.Context, w io.Writer, runID string, desc des
 		printOutcome(w, r.op(), runID, o)
 		return &OutcomeError{Outcome: o}
 	}
-	o := agent.Outcome{Status: agent.StatusCompleted, Answer: res.Answer, CutOff: res.CutOff}
+	o := agent.Outcome{Status: agent.StatusCompleted, Answer: res.Answer, CutOff: res.CutOff, Empty: res.Empty}
 	printOutcome(w, r.op(), runID, o)
 	fmt.Fprintf(w, "  usage: %d input and %d output tokens over %d steps\n  Web UI: %s\n", res.Usage.InputTokens, res.Usage.OutputTokens, res.Steps, r.Link(runID))
 	return nil
@@ -239,7 +239,7 @@ func stateKey(st workflows.State) string {
 }
 
 func outcomeOf(st workflows.State) agent.Outcome {
-	o := agent.Outcome{Status: st.Status, Answer: st.Answer, CutOff: st.CutOff, Pending: st.Pending, Step: st.Indeterminate, Reason: st.Reason}
+	o := agent.Outcome{Status: st.Status, Answer: st.Answer, CutOff: st.CutOff, Empty: st.Empty, Pending: st.Pending, Step: st.Indeterminate, Reason: st.Reason}
 	if o.Status == agent.StatusIndeterminate {
 		o.Reason = st.Why // the cause: the guard's message, with the probe's answer if it has one
 	}

@@ -104,6 +104,9 @@ func printStep(ctx context.Context, w io.Writer, store *execute.Executor, runID 
 		if reply.CutOff() {
 			fmt.Fprintf(w, "cut off: %s\n", agent.CutOffNote)
 		}
+		if reply.Empty() {
+			fmt.Fprintf(w, "empty: %s\n", agent.EmptyNote)
+		}
 		message(len(past)+len(added)+1, msgs[0])
 	case step.Call != nil:
 		prepared, err := store.Prepare(ctx, step)

@@ -109,6 +109,10 @@ type Config struct {
 	// cut off fail instead of completing flagged as cut off. Default false
 	// (AGENTRUN_FAIL_ON_CUT_ANSWER=1 sets it).
 	FailOnCut bool
+	// FailOnEmpty makes a run whose final answer has no text (the model
+	// returned nothing) fail instead of completing flagged as empty.
+	// Default false (AGENTRUN_FAIL_ON_EMPTY_ANSWER=1 sets it).
+	FailOnEmpty bool
 	// ContextBudget bounds the estimated tokens of a model request: past it
 	// the oldest tool results are left out. Default by provider: 128000
 	// (openai), 200000 (anthropic), none (scripted)
@@ -228,7 +232,7 @@ var Names = []string{
 	"AGENTRUN_CODEC_ADDR", "AGENTRUN_CODEC_ORIGINS", "AGENTRUN_CODEC_TOKEN",
 	"AGENTRUN_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
 	"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "AGENTRUN_MAX_TOKENS",
-	"AGENTRUN_MODEL_TIMEOUT", "AGENTRUN_MODEL_IDLE_TIMEOUT", "AGENTRUN_MODELS", "AGENTRUN_FAIL_ON_CUT_ANSWER", "AGENTRUN_CONTEXT_BUDGET",
+	"AGENTRUN_MODEL_TIMEOUT", "AGENTRUN_MODEL_IDLE_TIMEOUT", "AGENTRUN_MODELS", "AGENTRUN_FAIL_ON_CUT_ANSWER", "AGENTRUN_FAIL_ON_EMPTY_ANSWER", "AGENTRUN_CONTEXT_BUDGET",
 	"AGENTRUN_TOOLS", "AGENTRUN_APPROVAL_TIMEOUT", "AGENTRUN_TICKETS", "AGENTRUN_DEMO_DELAY",
 	"AGENTRUN_MAX_TURNS", "AGENTRUN_MAX_TOKENS_PER_RUN", "AGENTRUN_SESSION_IDLE",
 	"AGENTRUN_STOP_TIMEOUT", "AGENTRUN_MAX_ACTIVITIES", "AGENTRUN_METRICS", "AGENTRUN_STREAM",
@@ -345,6 +349,13 @@ func parse(e env) (Config, error) {
 			return c, fmt.Errorf("AGENTRUN_FAIL_ON_CUT_ANSWER=%q is not a boolean: want 1 (fail runs whose final answer was cut off) or 0", v)
 		}
 		c.FailOnCut = b
+	}
+	if v := strings.TrimSpace(e.get("AGENTRUN_FAIL_ON_EMPTY_ANSWER")); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return c, fmt.Errorf("AGENTRUN_FAIL_ON_EMPTY_ANSWER=%q is not a boolean: want 1 (fail runs whose final answer has no text) or 0", v)
+		}
+		c.FailOnEmpty = b
 	}
 	switch v := strings.ToLower(strings.TrimSpace(e.get("AGENTRUN_STREAM"))); v {
 	case "", "on", "1", "true":

@@ -140,3 +140,37 @@ func TestModelIdleTimeoutSetting(t *testing.T) {
 		}
 	}
 }
+
+// TestFailOnEmptySetting: AGENTRUN_FAIL_ON_EMPTY_ANSWER is off by default,
+// on with 1, and a value that is not a boolean is a one-line *config.Error
+// naming the variable.
+func TestFailOnEmptySetting(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		v    string
+		want bool
+		err  string
+	}{
+		{"", false, ""},
+		{"1", true, ""},
+		{"0", false, ""},
+		{"maybe", false, `AGENTRUN_FAIL_ON_EMPTY_ANSWER="maybe" is not a boolean: want 1 (fail runs whose final answer has no text) or 0`},
+	} {
+		s, err := config.Load(func(k string) string {
+			if k == "AGENTRUN_FAIL_ON_EMPTY_ANSWER" {
+				return c.v
+			}
+			return ""
+		})
+		var ce *config.Error
+		if c.err != "" {
+			if !errors.As(err, &ce) || err.Error() != c.err {
+				t.Errorf("%q: error %v, want %s", c.v, err, c.err)
+			}
+			continue
+		}
+		if err != nil || s.FailOnEmpty != c.want {
+			t.Errorf("%q: fail on empty %v, %v; want %v", c.v, s.FailOnEmpty, err, c.want)
+		}
+	}
+}
