@@ -344,7 +344,7 @@ func (l Loop) next(cp Checkpoint, f *Facts, stop string) Decision {
 		}
 		calls := reply.Message.ToolCalls
 		if reply.FinishReason == FinishLength && len(calls) > 0 {
-			return Decision{Outcome: failedOutcome(fmt.Sprintf("%s was cut off by the model's length limit while asking for %d tool call(s); they were not executed", name, len(calls))), Checkpoint: cp}
+			return Decision{Outcome: failedOutcome(fmt.Sprintf("%s was cut off by the model's length limit while asking for %s; none was executed", name, plural(len(calls), "tool call"))), Checkpoint: cp}
 		}
 		if len(calls) > MaxCallsPerReply {
 			return Decision{Outcome: failedOutcome(fmt.Sprintf("%s asked for %d tool calls in one reply; at most %d are run (MaxCallsPerReply), none of them were", name, len(calls), MaxCallsPerReply)), Checkpoint: cp}
@@ -369,6 +369,14 @@ func (l Loop) next(cp Checkpoint, f *Facts, stop string) Decision {
 			return Decision{Outcome: &Outcome{Status: StatusCompleted, Answer: reply.Message.Content, CutOff: reply.CutOff(), Empty: reply.Empty()}, Checkpoint: cp}
 		}
 	}
+}
+
+// plural is n and word, with an s when n is not 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // MaxCallsPerReply bounds the tool calls of one model reply. A reply that

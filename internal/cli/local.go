@@ -321,7 +321,7 @@ func (l *Local) op() engine { return localEngine(l.Commands) }
 
 func printInfo(w io.Writer, op engine, info journal.RunInfo) error {
 	v := runView{
-		Header:  fmt.Sprintf("run %s: %s (%d records)", info.RunID, info.Status, info.Records),
+		Header:  fmt.Sprintf("run %s: %s (%s)", info.RunID, info.Status, plural(info.Records, "record")),
 		Outcome: agent.Outcome{Status: info.Status, Pending: info.Pending, Step: info.Indeterminate, Reason: info.Reason, Answer: info.Answer, CutOff: info.CutOff, Empty: info.Empty},
 	}
 	for _, s := range info.Steps {

@@ -50,6 +50,14 @@ func (o engine) resume(runID string) string {
 	return fmt.Sprintf("%s --local --id %s", o.cmds.Starter, shell.Quote(runID))
 }
 
+// plural is n and word, with an s when n is not 1: "1 step", "2 steps".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
 // printOutcome tells a person where a run stands and, when it waits on
 // them, the exact commands that unblock it.
 func printOutcome(w io.Writer, op engine, runID string, o agent.Outcome) {
@@ -63,7 +71,11 @@ func printOutcome(w io.Writer, op engine, runID string, o agent.Outcome) {
 			fmt.Fprintf(w, "  empty: %s\n", agent.EmptyNote)
 		}
 	case agent.StatusAwaitingApproval:
-		fmt.Fprintf(w, "run %s: AwaitingApproval (%d call(s) wait for a person)\n", runID, len(o.Pending))
+		verb := "wait"
+		if len(o.Pending) == 1 {
+			verb = "waits"
+		}
+		fmt.Fprintf(w, "run %s: AwaitingApproval (%s %s for a person)\n", runID, plural(len(o.Pending), "call"), verb)
 		printUnblock(w, op, runID, o)
 	case agent.StatusIndeterminate:
 		fmt.Fprintf(w, "run %s: Indeterminate at %s\n", runID, o.Step)

@@ -43,9 +43,15 @@ func InputHash(in workflows.Input) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Link is the Web UI address of a run.
+// Link is the Web UI address of a run (config.WebUI), or, when the
+// Temporal server is not a local dev server and AGENTRUN_UI_URL is unset,
+// a line that says how to get one.
 func (r *Remote) Link(runID string) string {
-	return fmt.Sprintf("%s/namespaces/%s/workflows/%s", strings.TrimRight(r.Settings.UI, "/"), url.PathEscape(r.Conn.Namespace), url.PathEscape(runID))
+	ui, ok := r.Settings.WebUI(r.Conn.HostPort)
+	if !ok {
+		return fmt.Sprintf("set AGENTRUN_UI_URL to the Web UI of the Temporal server at %s (e.g. https://temporal.example.com:8080) for a link to this run", r.Conn.HostPort)
+	}
+	return fmt.Sprintf("%s/namespaces/%s/workflows/%s", strings.TrimRight(ui, "/"), url.PathEscape(r.Conn.Namespace), url.PathEscape(runID))
 }
 
 // Start starts the run runID with limits, or attaches to the run of that
@@ -208,7 +214,7 @@ func (r *Remote) closed(ctx context.Context, w io.Writer, runID string, desc des
 	}
 	o := agent.Outcome{Status: agent.StatusCompleted, Answer: res.Answer, CutOff: res.CutOff, Empty: res.Empty}
 	printOutcome(w, r.op(), runID, o)
-	fmt.Fprintf(w, "  usage: %d input and %d output tokens over %d steps\n  Web UI: %s\n", res.Usage.InputTokens, res.Usage.OutputTokens, res.Steps, r.Link(runID))
+	fmt.Fprintf(w, "  usage: %d input and %d output tokens over %s\n  Web UI: %s\n", res.Usage.InputTokens, res.Usage.OutputTokens, plural(res.Steps, "step"), r.Link(runID))
 	return nil
 }
 
@@ -390,7 +396,11 @@ func (r *Remote) notAnswered(ctx context.Context, w io.Writer, op, runID, update
 	case pollers == 0:
 		return false, fmt.Errorf("%s admitted by run %s but no worker polls task queue %s (update id %s): it applies when a worker starts", op, runID, r.Settings.TaskQueue, updateID)
 	}
-	return false, fmt.Errorf("%s admitted by run %s but not answered within %s although %d worker(s) poll task queue %s (update id %s; it applies when the run's worker takes it): see %s", op, runID, updateWait, pollers, r.Settings.TaskQueue, updateID, r.op().reconcile("show", runID))
+	poll := "poll"
+	if pollers == 1 {
+		poll = "polls"
+	}
+	return false, fmt.Errorf("%s admitted by run %s but not answered within %s although %s %s task queue %s (update id %s; it applies when the run's worker takes it): see %s", op, runID, updateWait, plural(pollers, "worker"), poll, r.Settings.TaskQueue, updateID, r.op().reconcile("show", runID))
 }
 
 // updateOutcome reads the outcome of an update by its id, waiting a few
@@ -541,7 +551,7 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 		Outcome: outcomeOf(st),
 	}
 	if n := st.StepCount - len(st.Steps); n > 0 {
-		v.Steps = append(v.Steps, fmt.Sprintf("(%d earlier steps; see one with --step STEP)", n))
+		v.Steps = append(v.Steps, fmt.Sprintf("(%s earlier; see one with --step STEP)", plural(n, "step")))
 	}
 	for _, s := range st.Steps {
 		note := ""

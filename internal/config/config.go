@@ -32,7 +32,8 @@ type Config struct {
 	// (AGENTRUN_TASK_QUEUE).
 	TaskQueue string
 	// UI is the Temporal Web UI's address, for links. Default
-	// "http://localhost:8233" (AGENTRUN_UI_URL).
+	// "http://localhost:8233" (AGENTRUN_UI_URL); unset, the links follow
+	// the Temporal server (WebUI).
 	UI string
 	// Deployment is the Temporal worker deployment a worker joins
 	// (AGENTRUN_DEPLOYMENT), e.g. "agentrun": letters, digits, _ and -.
@@ -174,6 +175,9 @@ type Config struct {
 	// entries, which withDefaults picks Model's settings from.
 	modelsPath string
 	models     map[string]agent.ModelSettings
+	// uiSet says that AGENTRUN_UI_URL was set, so that a link to a server
+	// that is not a local dev server is not taken to be on localhost.
+	uiSet bool
 	// stopTimeoutSet says that AGENTRUN_STOP_TIMEOUT was set, so that 0s
 	// (let no step finish) is not taken for unset.
 	stopTimeoutSet bool
@@ -302,6 +306,7 @@ func parse(e env) (Config, error) {
 		Demo: tools.DemoConfig{Tickets: e.get("AGENTRUN_TICKETS")},
 		Test: Test{HoldBefore: e.get(EnvTestHoldBefore), HoldAfter: e.get(EnvTestHoldAfter)},
 	}
+	c.uiSet = strings.TrimSpace(c.UI) != ""
 	if err := checkVersionPart("AGENTRUN_DEPLOYMENT", c.Deployment, "a deployment name", deploymentName, deploymentRule); err != nil {
 		return c, err
 	}
@@ -550,6 +555,29 @@ func (c Config) validate() error {
 		return fmt.Errorf("AGENTRUN_MODEL: %w", err)
 	}
 	return nil
+}
+
+// WebUI is the Web UI's address for runs on the Temporal server at
+// hostPort (the frontend's HOST:PORT): UI when AGENTRUN_UI_URL is set;
+// unset, the UI of a local dev server when hostPort is a loopback address
+// (http://localhost:8233 for port 7233, the dev server's UI port, its own
+// port plus 1000, for another); and false for any other server, whose
+// Web UI agentrun cannot know.
+func (c Config) WebUI(hostPort string) (string, bool) {
+	if c.uiSet {
+		return c.UI, true
+	}
+	host, port, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		host, port = hostPort, ""
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return "", false
+	}
+	if p, err := strconv.Atoi(port); err == nil && p != 7233 && p > 0 && p+1000 <= 65535 {
+		return fmt.Sprintf("http://localhost:%d", p+1000), true
+	}
+	return cmp.Or(c.UI, DefaultUI), true
 }
 
 // ModelOptions are the options of the model provider Model names.

@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +30,8 @@ const emptyLine = "empty: the model returned nothing: the final answer has no te
 
 // TestEmptyAnswer: a worker whose model server answers with no text. The
 // run completes flagged: the starter, the state, the current details,
-// reconcile show and show --step say the model returned nothing.
+// reconcile show and show --step say the model returned nothing. The
+// printed counts and Web UI links are checked on the way.
 func TestEmptyAnswer(t *testing.T) {
 	t.Parallel()
 	srv := testenv.DevServer(t)
@@ -42,6 +46,14 @@ func TestEmptyAnswer(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "run "+run+": Completed\n\n  "+emptyLine) {
 		t.Fatalf("starter --wait: exit %d, want 0 and the empty line\n%s\nworker:\n%s", code, out, worker.Output())
 	}
+	// One step, in the singular; the link goes to the dev server's own UI
+	// (its port plus 1000), as AGENTRUN_UI_URL is unset.
+	_, port, _ := net.SplitHostPort(srv.HostPort)
+	p, _ := strconv.Atoi(port)
+	link := fmt.Sprintf("  Web UI: http://localhost:%d/namespaces/default/workflows/%s\n", p+1000, run)
+	if !strings.Contains(out, " output tokens over 1 step\n"+link) {
+		t.Fatalf("starter --wait: want the usage over 1 step and the link %q\n%s", link, out)
+	}
 	st, err := state(t, srv, run)
 	if err != nil || st.Status != agent.StatusCompleted || !st.Empty || st.CutOff || st.Answer != "" {
 		t.Fatalf("state %+v, %v; want Completed and empty", st, err)
@@ -53,6 +65,11 @@ func TestEmptyAnswer(t *testing.T) {
 	code, out = testenv.Run(t, env, time.Minute, reconcile, "show", run)
 	if code != 0 || !strings.Contains(out, "  "+emptyLine) {
 		t.Fatalf("reconcile show: exit %d, want the empty line\n%s", code, out)
+	}
+	// AGENTRUN_UI_URL set: the link follows it.
+	code, out = testenv.Run(t, append(env, "AGENTRUN_UI_URL=https://ui.example.com/"), time.Minute, reconcile, "show", run)
+	if want := "Web UI: https://ui.example.com/namespaces/default/workflows/" + run + "\n"; code != 0 || !strings.Contains(out, want) {
+		t.Fatalf("reconcile show with AGENTRUN_UI_URL: exit %d, want %q\n%s", code, want, out)
 	}
 	code, out = testenv.Run(t, env, time.Minute, reconcile, "show", run, "--step", "llm/1")
 	if code != 0 || !strings.Contains(out, "output: openai:test-model, finish stop") || !strings.Contains(out, "\n"+emptyLine) {
