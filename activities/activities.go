@@ -102,6 +102,10 @@ type Catalog struct {
 	// fail the run (AGENTRUN_FAIL_ON_CUT_ANSWER on the worker that listed
 	// the tools); recorded once, so every worker decides alike.
 	FailOnCut bool `json:"fail_on_cut,omitempty"`
+	// FailOnEmpty makes a final answer with no text fail the run
+	// (AGENTRUN_FAIL_ON_EMPTY_ANSWER on the worker that listed the tools);
+	// recorded once, like FailOnCut. False in runs recorded before it was.
+	FailOnEmpty bool `json:"fail_on_empty,omitempty"`
 }
 
 // StepInput is the input of CallModel and CallTool.
@@ -176,7 +180,7 @@ func (a *Activities) listTools(ctx context.Context) (Catalog, error) {
 		return Catalog{}, fmt.Errorf("keep the tool specs: %w", err)
 	}
 	c := Catalog{Model: a.Exec.Model.Name(), ToolsKey: key, Timeouts: map[string]time.Duration{},
-		ModelTimeout: cmp.Or(a.Exec.ModelTimeout, llm.DefaultTimeout), FailOnCut: a.Exec.FailOnCut}
+		ModelTimeout: cmp.Or(a.Exec.ModelTimeout, llm.DefaultTimeout), FailOnCut: a.Exec.FailOnCut, FailOnEmpty: a.Exec.FailOnEmpty}
 	for _, t := range a.Exec.Tools.Specs() {
 		t.Description, t.Schema = "", nil
 		c.Tools = append(c.Tools, t)

@@ -72,9 +72,11 @@
 // The catalog also records the model's request timeout, so that a model
 // step's activity outlives the request, and whether a final answer cut off
 // by the length limit fails the run (AGENTRUN_FAIL_ON_CUT_ANSWER of the
-// worker that listed the tools), so that every worker's loop decides alike.
-// A model request that timed out fails CallModel with the retryable error
-// type Timeout.
+// worker that listed the tools), and one with no text
+// (AGENTRUN_FAIL_ON_EMPTY_ANSWER), so that every worker's loop decides
+// alike. A model request that timed out (the request timeout, or a
+// stream's idle timeout) fails CallModel with the retryable error type
+// Timeout.
 //
 // Model and tool activities heartbeat every second while they run (not at
 // their start: a first heartbeat is a blocking call that every short step

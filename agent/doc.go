@@ -17,6 +17,8 @@
 // A recorded model reply also says how the answer ended and what the
 // model was asked with (ModelSettings). A final answer whose finish reason
 // is length is cut off (ModelReply.CutOff): the loop completes with
-// Outcome.CutOff set, or fails the run when Loop.FailOnCut is set. Both
-// engines read it from the record, so they agree.
+// Outcome.CutOff set, or fails the run when Loop.FailOnCut is set. A
+// final answer with no text (ModelReply.Empty) is flagged alike:
+// Outcome.Empty, or a failed run when Loop.FailOnEmpty is set. Both
+// engines read these from the record, so they agree.
 package agent

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -81,7 +82,10 @@ type Outcome struct {
 	Answer string `json:"answer,omitempty"` // Completed: the final message
 	// CutOff is set on Completed when the model's length limit cut the
 	// final answer off (finish reason length, no tool calls).
-	CutOff  bool      `json:"cut_off,omitempty"`
+	CutOff bool `json:"cut_off,omitempty"`
+	// Empty is set on Completed when the final answer has no text (the
+	// model returned nothing, or only white space).
+	Empty   bool      `json:"empty,omitempty"`
 	Pending []Pending `json:"pending,omitempty"` // AwaitingApproval
 	Step    string    `json:"step,omitempty"`    // Indeterminate: the step
 	Reason  string    `json:"reason,omitempty"`  // Failed, BudgetExceeded: why
@@ -129,6 +133,9 @@ func Start(input []Message) Checkpoint { return Checkpoint{Input: input} }
 
 // CutOffNote tells people that a final answer was cut off.
 const CutOffNote = "the final answer was cut off by the model's length limit (finish reason length); raise max_tokens in the models file (AGENTRUN_MODELS) or AGENTRUN_MAX_TOKENS"
+
+// EmptyNote tells people that a final answer has no text.
+const EmptyNote = "the model returned nothing: the final answer has no text"
 
 // DeniedByOperator begins the tool result the model receives for a call a
 // person denied; the reason follows.
@@ -270,6 +277,9 @@ type Loop struct {
 	// FailOnCut makes a final answer cut off by the model's length limit
 	// fail the run instead of completing it with CutOff set.
 	FailOnCut bool
+	// FailOnEmpty makes a final answer with no text fail the run instead
+	// of completing it with Empty set.
+	FailOnEmpty bool
 }
 
 // Next replays the run from the checkpoint over the recorded facts and
@@ -334,7 +344,7 @@ func (l Loop) next(cp Checkpoint, f *Facts, stop string) Decision {
 		}
 		calls := reply.Message.ToolCalls
 		if reply.FinishReason == FinishLength && len(calls) > 0 {
-			return Decision{Outcome: failedOutcome(fmt.Sprintf("%s was cut off by the model's length limit while asking for %d tool call(s); they were not executed", name, len(calls))), Checkpoint: cp}
+			return Decision{Outcome: failedOutcome(fmt.Sprintf("%s was cut off by the model's length limit while asking for %s; none was executed", name, plural(len(calls), "tool call"))), Checkpoint: cp}
 		}
 		if len(calls) > MaxCallsPerReply {
 			return Decision{Outcome: failedOutcome(fmt.Sprintf("%s asked for %d tool calls in one reply; at most %d are run (MaxCallsPerReply), none of them were", name, len(calls), MaxCallsPerReply)), Checkpoint: cp}
@@ -353,9 +363,20 @@ func (l Loop) next(cp Checkpoint, f *Facts, stop string) Decision {
 			if reply.CutOff() && l.FailOnCut {
 				return Decision{Outcome: failedOutcome(fmt.Sprintf("%s: %s; this run fails on cut answers (AGENTRUN_FAIL_ON_CUT_ANSWER)", name, CutOffNote)), Checkpoint: cp}
 			}
-			return Decision{Outcome: &Outcome{Status: StatusCompleted, Answer: reply.Message.Content, CutOff: reply.CutOff()}, Checkpoint: cp}
+			if reply.Empty() && l.FailOnEmpty {
+				return Decision{Outcome: failedOutcome(fmt.Sprintf("%s: %s (finish reason %s); this run fails on empty answers (AGENTRUN_FAIL_ON_EMPTY_ANSWER)", name, EmptyNote, cmp.Or(reply.FinishReason, "none"))), Checkpoint: cp}
+			}
+			return Decision{Outcome: &Outcome{Status: StatusCompleted, Answer: reply.Message.Content, CutOff: reply.CutOff(), Empty: reply.Empty()}, Checkpoint: cp}
 		}
 	}
+}
+
+// plural is n and word, with an s when n is not 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // MaxCallsPerReply bounds the tool calls of one model reply. A reply that

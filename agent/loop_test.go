@@ -290,6 +290,54 @@ func TestLoopCutAnswer(t *testing.T) {
 	}
 }
 
+// TestLoopEmptyAnswer: a final answer with no text (or only white space)
+// completes flagged as empty, or fails the run with FailOnEmpty, in one
+// line that says the model returned nothing; an answer with text, or a
+// reply with tool calls and no text, is not flagged. FailOnCut wins over
+// FailOnEmpty for an empty answer the length limit cut.
+func TestLoopEmptyAnswer(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name             string
+		text, finish     string
+		failOnEmpty, cut bool
+		status           agent.Status
+		empty            bool
+		reason           string
+	}{
+		{"empty answer is flagged", "", agent.FinishStop, false, false, agent.StatusCompleted, true, ""},
+		{"white space is empty", " \n\t", agent.FinishStop, false, false, agent.StatusCompleted, true, ""},
+		{"empty answer fails with FailOnEmpty", "", agent.FinishStop, true, false, agent.StatusFailed, false,
+			"llm/1: the model returned nothing: the final answer has no text (finish reason stop); this run fails on empty answers (AGENTRUN_FAIL_ON_EMPTY_ANSWER)"},
+		{"old record without finish reason", "", "", true, false, agent.StatusFailed, false, "(finish reason none)"},
+		{"answer with text is not flagged", "done", agent.FinishStop, true, false, agent.StatusCompleted, false, ""},
+		{"empty and cut: both flags", "", agent.FinishLength, false, false, agent.StatusCompleted, true, ""},
+		{"empty and cut with FailOnCut: the cut fails it", "", agent.FinishLength, true, true, agent.StatusFailed, false, "AGENTRUN_FAIL_ON_CUT_ANSWER"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			loop := agent.Loop{Tools: []agent.ToolSpec{readSpec}, FailOnEmpty: tc.failOnEmpty, FailOnCut: tc.cut}
+			f := agent.NewFacts()
+			f.Results["llm/1"] = reply(t, tc.text, tc.finish)
+			d := loop.Next(agent.Start(input), f)
+			if d.Outcome == nil || d.Outcome.Status != tc.status || d.Outcome.Empty != tc.empty {
+				t.Fatalf("got %+v, want %s with empty %v", d.Outcome, tc.status, tc.empty)
+			}
+			if tc.status == agent.StatusFailed && (!strings.Contains(d.Outcome.Reason, tc.reason) || strings.Contains(d.Outcome.Reason, "\n")) {
+				t.Fatalf("reason %q, want one line containing %q", d.Outcome.Reason, tc.reason)
+			}
+			if tc.status == agent.StatusCompleted && d.Outcome.CutOff != (tc.finish == agent.FinishLength) {
+				t.Fatalf("cut off %v with finish %q", d.Outcome.CutOff, tc.finish)
+			}
+		})
+	}
+	// Tool calls without text are not an empty answer: the run goes on.
+	f := agent.NewFacts()
+	f.Results["llm/1"] = reply(t, "", agent.FinishToolCalls, call("lookup"))
+	if d := (agent.Loop{Tools: []agent.ToolSpec{readSpec}, FailOnEmpty: true}).Next(agent.Start(input), f); d.Step == nil || d.Step.Name != "tool/1/0/lookup" {
+		t.Fatalf("a reply with a tool call and no text: %+v, want the tool step", d)
+	}
+}
+
 func TestModelSettingsString(t *testing.T) {
 	t.Parallel()
 	temp, seed := 0.2, int64(7)

@@ -160,6 +160,12 @@ func (r ModelReply) CutOff() bool {
 	return r.FinishReason == FinishLength && len(r.Message.ToolCalls) == 0
 }
 
+// Empty reports whether the reply is a final answer with no text: no tool
+// calls and nothing but white space (or nothing) in its content.
+func (r ModelReply) Empty() bool {
+	return len(r.Message.ToolCalls) == 0 && strings.TrimSpace(r.Message.Content) == ""
+}
+
 // ModelSettings are the settings of a model request besides the
 // conversation and the tools: a zero field is not sent, and the server's
 // default applies. Package llm reads them from the models file

@@ -35,6 +35,9 @@ type Executor struct {
 	// FailOnCut says that a final answer cut off by the model's length
 	// limit fails the run; an engine puts it in its loop (agent.Loop).
 	FailOnCut bool
+	// FailOnEmpty says that a final answer with no text fails the run; an
+	// engine puts it in its loop (agent.Loop).
+	FailOnEmpty bool
 	// Logger gets the test hold points' lines (hold.go); slog.Default()
 	// when nil.
 	Logger *slog.Logger

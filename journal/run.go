@@ -50,7 +50,8 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 		}
 		st := fold(recs)
 		if st.completed {
-			return agent.Outcome{Status: agent.StatusCompleted, Answer: st.answer, CutOff: j.cutOff(st)}, nil
+			o := j.final(st)
+			return agent.Outcome{Status: agent.StatusCompleted, Answer: st.answer, CutOff: o.CutOff, Empty: o.Empty}, nil
 		}
 		if st.cancelled {
 			return st.cancelledOutcome(), nil
@@ -370,6 +371,7 @@ type RunInfo struct {
 	Probe  *agent.ProbeAnswer `json:"probe,omitempty"`
 	Answer string             `json:"answer,omitempty"`
 	CutOff bool               `json:"cut_off,omitempty"` // the answer was cut off by the model's length limit
+	Empty  bool               `json:"empty,omitempty"`   // the answer has no text: the model returned nothing
 	Reason string             `json:"reason,omitempty"`
 	// Budget is the run's limits; Turns and Usage what it used of them.
 	Budget  agent.Budget `json:"budget"`
@@ -399,7 +401,8 @@ func (j *Journal) Show(runID string) (RunInfo, error) {
 	info.Turns, info.Usage = st.usage()
 	switch {
 	case st.completed:
-		info.CutOff = j.cutOff(st)
+		o := j.final(st)
+		info.CutOff, info.Empty = o.CutOff, o.Empty
 	case st.cancelled:
 		o := st.cancelledOutcome()
 		info.Status, info.Reason = o.Status, o.Reason
@@ -441,13 +444,16 @@ func (j *Journal) Show(runID string) (RunInfo, error) {
 	return info, nil
 }
 
-// cutOff reports whether the final answer the recorded replies lead to was
-// cut off by the model's length limit.
-func (j *Journal) cutOff(st *state) bool {
+// final returns the outcome the recorded replies of a completed run lead
+// to, for its flags: whether the final answer was cut off by the model's
+// length limit (CutOff), whether it has no text (Empty).
+func (j *Journal) final(st *state) agent.Outcome {
 	l := j.Loop
-	l.FailOnCut = false
-	o := l.Next(agent.Start(st.input), st.facts()).Outcome
-	return o != nil && o.CutOff
+	l.FailOnCut, l.FailOnEmpty = false, false
+	if o := l.Next(agent.Start(st.input), st.facts()).Outcome; o != nil {
+		return *o
+	}
+	return agent.Outcome{}
 }
 
 // Waiting returns the runs that wait on a person: AwaitingApproval,

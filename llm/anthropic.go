@@ -34,8 +34,13 @@ type AnthropicConfig struct {
 	// AGENTRUN_MAX_TOKENS; Settings.MaxTokens is the other way to set it,
 	// and setting both is an error. Default 4096 (DefaultMaxTokens).
 	MaxTokens int64
-	// Timeout bounds one request. Default 0: DefaultTimeout.
+	// Timeout bounds one request answered whole, and the whole of a
+	// streamed answer. Default 0: DefaultTimeout.
 	Timeout time.Duration
+	// IdleTimeout bounds each silence of a streamed answer: the wait for
+	// its first piece and between two pieces. Default 0:
+	// DefaultIdleTimeout; at most Timeout.
+	IdleTimeout time.Duration
 	// Settings are sent with every request (reasoning_effort as
 	// output_config.effort, extra fields at the top level of the body)
 	// and recorded in every reply, with the max tokens sent. Default: none.
@@ -75,6 +80,9 @@ func (c AnthropicConfig) validate() error {
 	if c.Timeout < 0 {
 		return fmt.Errorf("anthropic: Timeout is %v: want a positive duration, or 0 for %v", c.Timeout, DefaultTimeout)
 	}
+	if c.IdleTimeout < 0 {
+		return fmt.Errorf("anthropic: IdleTimeout is %v: want a positive duration, or 0 for %v", c.IdleTimeout, DefaultIdleTimeout)
+	}
 	if err := CheckSettings("anthropic", c.Settings); err != nil {
 		return fmt.Errorf("anthropic:%s: %w", c.Model, err)
 	}
@@ -106,6 +114,7 @@ type Anthropic struct {
 	model    string
 	settings agent.ModelSettings // with the max tokens sent
 	timeout  time.Duration
+	idle     time.Duration
 	scrub    func(string) string // removes the key from error messages; the key lives only there
 	client   anthropic.Client
 }
@@ -133,7 +142,7 @@ func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
 	}
 	settings := cfg.Settings
 	settings.MaxTokens = cfg.maxTokens()
-	return &Anthropic{model: cfg.Model, settings: settings, timeout: cfg.Timeout, scrub: scrubber(cfg.APIKey), client: anthropic.NewClient(opts...)}, nil
+	return &Anthropic{model: cfg.Model, settings: settings, timeout: cfg.Timeout, idle: cfg.IdleTimeout, scrub: scrubber(cfg.APIKey), client: anthropic.NewClient(opts...)}, nil
 }
 
 // Name implements Provider.
@@ -157,10 +166,10 @@ func (p *Anthropic) Complete(ctx context.Context, req agent.ModelRequest) (agent
 	// arrive whole (a network fault).
 	var res *http.Response
 	var body []byte
-	rctx, cancel, timeout := withTimeout(ctx, p.timeout)
-	defer cancel()
-	if _, err := p.client.Messages.New(rctx, params, option.WithResponseInto(&res), option.WithResponseBodyInto(&body)); err != nil {
-		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), err, res, p.scrub)
+	w := requestWatch(ctx, p.timeout)
+	defer w.stop()
+	if _, err := p.client.Messages.New(w.rctx, params, option.WithResponseInto(&res), option.WithResponseBodyInto(&body)); err != nil {
+		return agent.ModelReply{}, callError(w, p.Name(), err, res, p.scrub)
 	}
 	var m anthropic.Message
 	if err := json.Unmarshal(body, &m); err != nil {
@@ -171,10 +180,10 @@ func (p *Anthropic) Complete(ctx context.Context, req agent.ModelRequest) (agent
 
 // unstreamed reads the whole answer of a server that ignored the request to
 // stream, as Complete does, and passes its text to text in one piece.
-func (p *Anthropic) unstreamed(ctx, rctx context.Context, timeout time.Duration, res *http.Response, text func(string)) (agent.ModelReply, error) {
+func (p *Anthropic) unstreamed(w *watch, res *http.Response, text func(string)) (agent.ModelReply, error) {
 	body, err := io.ReadAll(res.Body)
 	if err != nil {
-		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), err, res, p.scrub)
+		return agent.ModelReply{}, callError(w, p.Name(), err, res, p.scrub)
 	}
 	var m anthropic.Message
 	if err := json.Unmarshal(body, &m); err != nil {
@@ -195,8 +204,9 @@ func (p *Anthropic) unstreamed(ctx, rctx context.Context, timeout time.Duration,
 // (Message.Accumulate) and converted as Complete converts its answer. Only
 // a stream that reached message_stop counts: one that ends before it is a
 // ClassNetwork error, an error event (overloaded_error, api_error, ...) is
-// classified as the HTTP error of its kind (eventError). The request
-// timeout bounds the whole stream.
+// classified as the HTTP error of its kind (eventError). The idle timeout
+// bounds each wait for an event other than ping, the request timeout the
+// whole stream.
 func (p *Anthropic) Stream(ctx context.Context, req agent.ModelRequest, text func(delta string)) (agent.ModelReply, error) {
 	if text == nil {
 		text = func(string) {}
@@ -206,22 +216,26 @@ func (p *Anthropic) Stream(ctx context.Context, req agent.ModelRequest, text fun
 		return agent.ModelReply{}, err
 	}
 	var res *http.Response
-	rctx, cancel, timeout := withTimeout(ctx, p.timeout)
-	defer cancel()
-	stream := p.client.Messages.NewStreaming(rctx, params, option.WithResponseInto(&res))
+	w := streamWatch(ctx, p.timeout, p.idle)
+	defer w.stop()
+	stream := p.client.Messages.NewStreaming(w.rctx, params, option.WithResponseInto(&res))
 	defer stream.Close()
 	if err := stream.Err(); err != nil {
-		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), err, res, p.scrub)
+		return agent.ModelReply{}, callError(w, p.Name(), err, res, p.scrub)
 	}
 	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		// A compatible server that does not stream answers whole: the
 		// answer is the same, its text comes in one piece.
-		return p.unstreamed(ctx, rctx, timeout, res, text)
+		w.answeredWhole()
+		return p.unstreamed(w, res, text)
 	}
 	var m anthropic.Message
 	stopped := false
 	for stream.Next() {
 		ev := stream.Current()
+		if ev.Type != "ping" {
+			w.piece()
+		}
 		if err := m.Accumulate(ev); err != nil {
 			return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: p.scrub("the stream's events do not add up to one message: " + err.Error())}
 		}
@@ -239,13 +253,13 @@ func (p *Anthropic) Stream(ctx context.Context, req agent.ModelRequest, text fun
 		// event's data; the caller's cancellation and the timeout come
 		// first, as in callError.
 		var ae *anthropic.Error
-		if errors.As(err, &ae) && ctx.Err() == nil && rctx.Err() == nil {
+		if errors.As(err, &ae) && w.ctx.Err() == nil && w.rctx.Err() == nil {
 			return agent.ModelReply{}, eventError([]byte(ae.RawJSON()), p.scrub)
 		}
-		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), err, res, p.scrub)
+		return agent.ModelReply{}, callError(w, p.Name(), err, res, p.scrub)
 	}
 	if !stopped {
-		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), fmt.Errorf("the stream ended before message_stop: %w", io.ErrUnexpectedEOF), res, p.scrub)
+		return agent.ModelReply{}, callError(w, p.Name(), fmt.Errorf("the stream ended before message_stop: %w", io.ErrUnexpectedEOF), res, p.scrub)
 	}
 	return p.reply(m, statusOf(res))
 }

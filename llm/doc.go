@@ -15,8 +15,15 @@
 // AGENTRUN_MODEL_TIMEOUT, DefaultTimeout 2m by default) that covers sending
 // the request and reading the whole answer: a server that accepts a
 // request and never answers is abandoned then with a ClassTimeout error,
-// which is retryable. The caller's own cancellation is told apart and
-// comes back as it is.
+// which is retryable. A streamed answer has a second bound, the idle
+// timeout (Options.IdleTimeout, AGENTRUN_MODEL_IDLE_TIMEOUT,
+// DefaultIdleTimeout 1m by default, never more than the request timeout):
+// the longest wait for its first piece and between two pieces. A stream
+// that keeps producing is cut only by the request timeout, its cap; one
+// that stalls is cut by the idle timeout. Either cut is a ClassTimeout
+// error whose message names the timeout that cut it (idle or whole
+// answer) and its setting. The caller's own cancellation is told apart
+// and comes back as it is.
 //
 // # Streaming
 //
@@ -47,8 +54,13 @@
 //     and whoever showed that text must treat it as abandoned (a retry
 //     streams its answer anew).
 //   - The request timeout bounds the whole stream, from sending the request
-//     to the last event: a stream that stalls is abandoned with a
-//     ClassTimeout error.
+//     to the last event; the idle timeout bounds each wait for an event
+//     (any event that carries part of the answer: text, tool-call
+//     arguments, the finish reason, the usage; not Anthropic's ping). A
+//     stream that stalls is abandoned after the idle timeout, one that
+//     goes on too long after the request timeout, each with a
+//     ClassTimeout error. A server that ignores the request to stream has
+//     the request timeout alone once its answer's headers arrived.
 //
 // The scripted provider's Stream passes its text in pieces of three words
 // and spreads the script's delay over them.

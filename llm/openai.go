@@ -43,8 +43,13 @@ type OpenAIConfig struct {
 	// limit applies (a fixed default would make a small local model reject
 	// every long prompt).
 	MaxTokens int64
-	// Timeout bounds one request. Default 0: DefaultTimeout.
+	// Timeout bounds one request answered whole, and the whole of a
+	// streamed answer. Default 0: DefaultTimeout.
 	Timeout time.Duration
+	// IdleTimeout bounds each silence of a streamed answer: the wait for
+	// its first piece and between two pieces. Default 0:
+	// DefaultIdleTimeout; at most Timeout.
+	IdleTimeout time.Duration
 	// Settings are sent with every request (temperature as temperature,
 	// max_tokens as max_completion_tokens, reasoning_effort, extra fields
 	// at the top level of the body) and recorded in every reply. Default:
@@ -75,6 +80,9 @@ func (c OpenAIConfig) validate() error {
 	if c.Timeout < 0 {
 		return fmt.Errorf("openai: Timeout is %v: want a positive duration, or 0 for %v", c.Timeout, DefaultTimeout)
 	}
+	if c.IdleTimeout < 0 {
+		return fmt.Errorf("openai: IdleTimeout is %v: want a positive duration, or 0 for %v", c.IdleTimeout, DefaultIdleTimeout)
+	}
 	if err := CheckSettings("openai", c.Settings); err != nil {
 		return fmt.Errorf("openai:%s: %w", c.Model, err)
 	}
@@ -100,6 +108,7 @@ type OpenAI struct {
 	model    string
 	settings agent.ModelSettings // with the effective max tokens
 	timeout  time.Duration
+	idle     time.Duration
 	scrub    func(string) string // removes the key from error messages; the key lives only there
 	chat     openai.ChatCompletionService
 }
@@ -134,6 +143,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 		model:    cfg.Model,
 		settings: settings,
 		timeout:  cfg.Timeout,
+		idle:     cfg.IdleTimeout,
 		scrub:    scrubber(cfg.APIKey),
 		chat:     openai.NewChatCompletionService(opts...),
 	}, nil
@@ -160,10 +170,10 @@ func (p *OpenAI) Complete(ctx context.Context, req agent.ModelRequest) (agent.Mo
 	// arrive whole (a network fault), whatever its content type.
 	var res *http.Response
 	var body []byte
-	rctx, cancel, timeout := withTimeout(ctx, p.timeout)
-	defer cancel()
-	if _, err := p.chat.New(rctx, params, option.WithResponseInto(&res), option.WithResponseBodyInto(&body)); err != nil {
-		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), err, res, p.scrub)
+	w := requestWatch(ctx, p.timeout)
+	defer w.stop()
+	if _, err := p.chat.New(w.rctx, params, option.WithResponseInto(&res), option.WithResponseBodyInto(&body)); err != nil {
+		return agent.ModelReply{}, callError(w, p.Name(), err, res, p.scrub)
 	}
 	var c openai.ChatCompletion
 	if err := json.Unmarshal(body, &c); err != nil {
@@ -180,7 +190,9 @@ func (p *OpenAI) Complete(ctx context.Context, req agent.ModelRequest) (agent.Mo
 // no content, is passed to text whole at the end. Only a stream that
 // reached [DONE] counts: one that ends before it is a ClassNetwork error,
 // an error chunk is classified as the HTTP error of its kind (eventError).
-// The request timeout bounds the whole stream.
+// The idle timeout bounds each wait for a piece of the answer (any chunk:
+// text, tool-call arguments, the finish reason or the usage), the request
+// timeout the whole stream.
 func (p *OpenAI) Stream(ctx context.Context, req agent.ModelRequest, text func(delta string)) (agent.ModelReply, error) {
 	if text == nil {
 		text = func(string) {}
@@ -191,18 +203,19 @@ func (p *OpenAI) Stream(ctx context.Context, req agent.ModelRequest, text func(d
 	}
 	params.StreamOptions.IncludeUsage = openai.Bool(true)
 	var res *http.Response
-	rctx, cancel, timeout := withTimeout(ctx, p.timeout)
-	defer cancel()
-	stream := p.chat.NewStreaming(rctx, params, option.WithResponseInto(&res))
+	w := streamWatch(ctx, p.timeout, p.idle)
+	defer w.stop()
+	stream := p.chat.NewStreaming(w.rctx, params, option.WithResponseInto(&res))
 	defer stream.Close()
 	if err := stream.Err(); err != nil {
-		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), err, res, p.scrub)
+		return agent.ModelReply{}, callError(w, p.Name(), err, res, p.scrub)
 	}
 	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		// A compatible server that does not stream answers whole (JSON,
 		// whatever content type it names): the answer is the same, its
 		// text comes in one piece.
-		return p.unstreamed(ctx, rctx, timeout, res, text)
+		w.answeredWhole()
+		return p.unstreamed(w, res, text)
 	}
 	// The events are read with the SDK's decoder rather than its Stream,
 	// which ends alike on [DONE] and on a body that stops early: only the
@@ -211,6 +224,7 @@ func (p *OpenAI) Stream(ctx context.Context, req agent.ModelRequest, text func(d
 	var acc openai.ChatCompletionAccumulator
 	done := false
 	for !done && dec.Next() {
+		w.piece()
 		ev := dec.Event()
 		data := bytes.TrimSpace(ev.Data)
 		var probe struct {
@@ -237,10 +251,10 @@ func (p *OpenAI) Stream(ctx context.Context, req agent.ModelRequest, text func(d
 		}
 	}
 	if err := dec.Err(); err != nil {
-		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), err, res, p.scrub)
+		return agent.ModelReply{}, callError(w, p.Name(), err, res, p.scrub)
 	}
 	if !done {
-		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), fmt.Errorf("the stream ended before [DONE]: %w", io.ErrUnexpectedEOF), res, p.scrub)
+		return agent.ModelReply{}, callError(w, p.Name(), fmt.Errorf("the stream ended before [DONE]: %w", io.ErrUnexpectedEOF), res, p.scrub)
 	}
 	r, err := p.reply(acc.ChatCompletion, statusOf(res))
 	if err != nil {
@@ -254,10 +268,10 @@ func (p *OpenAI) Stream(ctx context.Context, req agent.ModelRequest, text func(d
 
 // unstreamed reads the whole answer of a server that ignored the request to
 // stream, as Complete does, and passes its text to text in one piece.
-func (p *OpenAI) unstreamed(ctx, rctx context.Context, timeout time.Duration, res *http.Response, text func(string)) (agent.ModelReply, error) {
+func (p *OpenAI) unstreamed(w *watch, res *http.Response, text func(string)) (agent.ModelReply, error) {
 	body, err := io.ReadAll(res.Body)
 	if err != nil {
-		return agent.ModelReply{}, callError(ctx, rctx, timeout, p.Name(), err, res, p.scrub)
+		return agent.ModelReply{}, callError(w, p.Name(), err, res, p.scrub)
 	}
 	var c openai.ChatCompletion
 	if err := json.Unmarshal(body, &c); err != nil {

@@ -116,6 +116,7 @@ func New(spec string, o Options) (Provider, error) {
 				Project:      a.OpenAIProject,
 				MaxTokens:    a.MaxTokens,
 				Timeout:      o.Timeout,
+				IdleTimeout:  o.IdleTimeout,
 				Settings:     o.Settings,
 			})
 			if err != nil {
@@ -124,12 +125,13 @@ func New(spec string, o Options) (Provider, error) {
 			return p, nil
 		}
 		p, err := NewAnthropic(AnthropicConfig{
-			Model:     model,
-			APIKey:    a.AnthropicAPIKey,
-			BaseURL:   a.AnthropicBaseURL,
-			MaxTokens: a.MaxTokens,
-			Timeout:   o.Timeout,
-			Settings:  o.Settings,
+			Model:       model,
+			APIKey:      a.AnthropicAPIKey,
+			BaseURL:     a.AnthropicBaseURL,
+			MaxTokens:   a.MaxTokens,
+			Timeout:     o.Timeout,
+			IdleTimeout: o.IdleTimeout,
+			Settings:    o.Settings,
 		})
 		if err != nil {
 			return nil, err

@@ -19,9 +19,15 @@ type Options struct {
 	// zero Account.
 	Account Account
 	// Timeout bounds one model request: the whole exchange, from sending
-	// it to reading the whole answer. Expiry is a ClassTimeout error, which
-	// the engine retries. Default 0: DefaultTimeout (2m).
+	// it to reading the whole answer, streamed or not. Expiry is a
+	// ClassTimeout error, which the engine retries. Default 0:
+	// DefaultTimeout (2m).
 	Timeout time.Duration
+	// IdleTimeout bounds each silence of a streamed answer: from sending
+	// the request to its first piece, and between two pieces. Expiry is a
+	// ClassTimeout error too. A request answered whole has Timeout alone.
+	// Default 0: DefaultIdleTimeout (1m), at most Timeout.
+	IdleTimeout time.Duration
 	// Settings are the model's request settings, from the models file.
 	// Default: none (each server's defaults apply).
 	Settings agent.ModelSettings

@@ -105,6 +105,9 @@ func details(namespace, runID string, s *State) string {
 		if s.CutOff {
 			fmt.Fprintf(&b, "\n**Cut off**: %s.\n", agent.CutOffNote)
 		}
+		if s.Empty {
+			fmt.Fprintf(&b, "\n**Empty**: %s.\n", agent.EmptyNote)
+		}
 		for _, st := range s.Steps {
 			if st.Reconciled {
 				fmt.Fprintf(&b, "\n`%s` was reconciled by a person (done): the result is theirs.\n", st.Name)
@@ -114,6 +117,9 @@ func details(namespace, runID string, s *State) string {
 		fmt.Fprintf(&b, "**Idle**: this session answered after %s and waits for a message; with none for %s it completes with this answer.\n\n", plural(s.StepCount, "step"), s.Idle)
 		for _, line := range strings.Split(cut(s.Answer, 4000), "\n") {
 			fmt.Fprintf(&b, "> %s\n", line)
+		}
+		if s.Empty {
+			fmt.Fprintf(&b, "\n**Empty**: %s.\n", agent.EmptyNote)
 		}
 		fmt.Fprintf(&b, "\nSend a message (replace TEXT):\n\n%s\nor: `reconcile message %s TEXT --wait`\n", cmd(operator.SignalMessage, operator.MessagePayload("TEXT")), shell.Quote(runID))
 	case agent.StatusCancelled:

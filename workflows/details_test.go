@@ -40,6 +40,12 @@ func TestDetails(t *testing.T) {
 		{"a cut answer says so", "default", State{Status: agent.StatusCompleted, Answer: "The policy says", CutOff: true, StepCount: 1}, []string{
 			"**Completed** after 1 step.", "> The policy says", "**Cut off**: the final answer was cut off by the model's length limit (finish reason length)",
 		}},
+		{"an empty answer says so", "default", State{Status: agent.StatusCompleted, Empty: true, StepCount: 1}, []string{
+			"**Completed** after 1 step.", "**Empty**: the model returned nothing: the final answer has no text.",
+		}},
+		{"an empty session answer says so", "default", State{Status: agent.StatusIdle, Empty: true, StepCount: 3, Idle: "24h0m0s"}, []string{
+			"**Idle**: this session answered after 3 steps", "**Empty**: the model returned nothing: the final answer has no text.",
+		}},
 		{"running shows the last step", "default", State{Status: agent.StatusRunning, StepCount: 120,
 			Steps: []StepRecord{{Name: "tool/60/0/echo", Preview: "Echo: turn 60"}}}, []string{
 			"**Running**: 120 steps completed.", "Last, `tool/60/0/echo`:\n\n```\nEcho: turn 60\n```",

@@ -71,8 +71,11 @@
 // A final answer cut off by the model's length limit completes the run
 // with State.CutOff and Result.CutOff set and a "Cut off" line in the
 // current details, or fails it when the catalog says so (Catalog.FailOnCut).
-// A model step's start-to-close timeout is StepTimeout, or the model's
-// request timeout plus a minute when that is longer.
+// A final answer with no text is flagged alike (State.Empty, Result.Empty,
+// an "Empty" line), or fails the run with Catalog.FailOnEmpty. A model
+// step's start-to-close timeout is StepTimeout, or the model's request
+// timeout plus a minute when that is longer: the request timeout also caps
+// a streamed answer, whose idle timeout is never longer.
 //
 // Live progress (stream.go): every run hosts a Workflow Streams stream
 // (package streams) with the topics of package progress: the workflow

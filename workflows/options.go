@@ -94,6 +94,8 @@ func stepOptions(s agent.Step, cat activities.Catalog, gen int) workflow.Activit
 	if s.Kind == agent.KindModel {
 		opts.Summary = s.Name + " · " + cat.Model
 		opts.RetryPolicy = retryPolicy(stepAttempts, activities.NonRetryableModelErrors)
+		// The model timeout bounds a request answered whole and caps a
+		// streamed answer (whose idle timeout is never longer).
 		if t := cat.ModelTimeout + timeoutSlack; t > opts.StartToCloseTimeout {
 			opts.StartToCloseTimeout = t // the request times out first
 		}

@@ -41,7 +41,7 @@ func (r *run) reached(o *agent.Outcome, seen int) *ending {
 // answered completes the run with the loop's answer o. A session waits
 // Idle for a message first: one wakes the loop (nil), none completes it.
 func (r *run) answered(o *agent.Outcome, seen int) *ending {
-	r.state.Status, r.state.Answer, r.state.CutOff = agent.StatusCompleted, o.Answer, o.CutOff
+	r.state.Status, r.state.Answer, r.state.CutOff, r.state.Empty = agent.StatusCompleted, o.Answer, o.CutOff, o.Empty
 	r.state.AnswerTurn = r.turn.cp.Turn
 	r.state.Pending, r.state.Indeterminate = nil, ""
 	if r.in.Session {
@@ -61,7 +61,7 @@ func (r *run) answered(o *agent.Outcome, seen int) *ending {
 	}
 	r.publish()
 	r.finishHandlers(true)
-	return end(Result{Answer: o.Answer, Usage: r.state.Usage, Steps: r.state.StepCount, CutOff: o.CutOff}, nil)
+	return end(Result{Answer: o.Answer, Usage: r.state.Usage, Steps: r.state.StepCount, CutOff: o.CutOff, Empty: o.Empty}, nil)
 }
 
 // wait blocks until an operator input changed the run or, while calls with

@@ -61,7 +61,7 @@ func start(ctx workflow.Context, in Input) (*run, *ending) {
 		r.state.Model = r.cat.Model
 		r.turn.cp = agent.Start(in.Messages)
 	}
-	r.loop = agent.Loop{Tools: r.cat.Tools, ToolsKey: r.cat.ToolsKey, FailOnCut: r.cat.FailOnCut}
+	r.loop = agent.Loop{Tools: r.cat.Tools, ToolsKey: r.cat.ToolsKey, FailOnCut: r.cat.FailOnCut, FailOnEmpty: r.cat.FailOnEmpty}
 	return r, nil
 }
 

@@ -110,6 +110,8 @@ type Result struct {
 	Steps  int         `json:"steps"`
 	// CutOff is set when the model's length limit cut the answer off.
 	CutOff bool `json:"cut_off,omitempty"`
+	// Empty is set when the answer has no text: the model returned nothing.
+	Empty bool `json:"empty,omitempty"`
 }
 
 // Rejected is an operator input the run refused.
@@ -231,7 +233,10 @@ type State struct {
 	Idle    string `json:"idle,omitempty"`
 	// CutOff is set on Completed when the model's length limit cut the
 	// answer off (finish reason length): it may be incomplete.
-	CutOff bool   `json:"cut_off,omitempty"`
+	CutOff bool `json:"cut_off,omitempty"`
+	// Empty is set on Completed (and Idle) when the answer has no text:
+	// the model returned nothing.
+	Empty  bool   `json:"empty,omitempty"`
 	Reason string `json:"reason,omitempty"` // Failed, BudgetExceeded, Cancelled: why
 	// Budget is the run's limits now; Turns the model calls it made
 	// (Usage: the tokens they used).

@@ -43,7 +43,7 @@ func (r *Remote) showFromHistory(ctx context.Context, w io.Writer, runID string,
 		var canceled *temporal.CanceledError
 		switch {
 		case err == nil:
-			o.Answer, o.CutOff = res.Answer, res.CutOff
+			o.Answer, o.CutOff, o.Empty = res.Answer, res.CutOff, res.Empty
 		case errors.As(err, &canceled):
 			o.Reason = agent.CancelledReason("")
 		default:

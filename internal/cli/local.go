@@ -35,7 +35,7 @@ func OpenLocal(ctx context.Context, s Settings) (*Local, error) {
 		return nil, err
 	}
 	return &Local{
-		Journal:  &journal.Journal{Store: store, Loop: agent.Loop{Tools: exec.Tools.Specs(), FailOnCut: exec.FailOnCut}, Probe: exec.Probe},
+		Journal:  &journal.Journal{Store: store, Loop: agent.Loop{Tools: exec.Tools.Specs(), FailOnCut: exec.FailOnCut, FailOnEmpty: exec.FailOnEmpty}, Probe: exec.Probe},
 		Exec:     exec,
 		Commands: s.Commands,
 	}, nil
@@ -321,8 +321,8 @@ func (l *Local) op() engine { return localEngine(l.Commands) }
 
 func printInfo(w io.Writer, op engine, info journal.RunInfo) error {
 	v := runView{
-		Header:  fmt.Sprintf("run %s: %s (%d records)", info.RunID, info.Status, info.Records),
-		Outcome: agent.Outcome{Status: info.Status, Pending: info.Pending, Step: info.Indeterminate, Reason: info.Reason, Answer: info.Answer, CutOff: info.CutOff},
+		Header:  fmt.Sprintf("run %s: %s (%s)", info.RunID, info.Status, plural(info.Records, "record")),
+		Outcome: agent.Outcome{Status: info.Status, Pending: info.Pending, Step: info.Indeterminate, Reason: info.Reason, Answer: info.Answer, CutOff: info.CutOff, Empty: info.Empty},
 	}
 	for _, s := range info.Steps {
 		res, _ := json.Marshal(s.Result)

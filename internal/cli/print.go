@@ -50,6 +50,14 @@ func (o engine) resume(runID string) string {
 	return fmt.Sprintf("%s --local --id %s", o.cmds.Starter, shell.Quote(runID))
 }
 
+// plural is n and word, with an s when n is not 1: "1 step", "2 steps".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
 // printOutcome tells a person where a run stands and, when it waits on
 // them, the exact commands that unblock it.
 func printOutcome(w io.Writer, op engine, runID string, o agent.Outcome) {
@@ -59,8 +67,15 @@ func printOutcome(w io.Writer, op engine, runID string, o agent.Outcome) {
 		if o.CutOff {
 			fmt.Fprintf(w, "  cut off: %s\n", agent.CutOffNote)
 		}
+		if o.Empty {
+			fmt.Fprintf(w, "  empty: %s\n", agent.EmptyNote)
+		}
 	case agent.StatusAwaitingApproval:
-		fmt.Fprintf(w, "run %s: AwaitingApproval (%d call(s) wait for a person)\n", runID, len(o.Pending))
+		verb := "wait"
+		if len(o.Pending) == 1 {
+			verb = "waits"
+		}
+		fmt.Fprintf(w, "run %s: AwaitingApproval (%s %s for a person)\n", runID, plural(len(o.Pending), "call"), verb)
 		printUnblock(w, op, runID, o)
 	case agent.StatusIndeterminate:
 		fmt.Fprintf(w, "run %s: Indeterminate at %s\n", runID, o.Step)
@@ -140,15 +155,18 @@ type runView struct {
 func printRun(w io.Writer, op engine, runID string, v runView) {
 	fmt.Fprintln(w, v.Header)
 	printUnblock(w, op, runID, v.Outcome)
-	cut := ""
+	cut, empty := "", ""
 	if v.Outcome.CutOff {
 		cut = agent.CutOffNote
+	}
+	if v.Outcome.Empty {
+		empty = agent.EmptyNote
 	}
 	reason := v.Outcome.Reason
 	if v.Outcome.Status == agent.StatusIndeterminate {
 		reason = "" // printUnblock said it
 	}
-	for _, kv := range [][2]string{{"reason", reason}, {"answer", v.Outcome.Answer}, {"cut off", cut}} {
+	for _, kv := range [][2]string{{"reason", reason}, {"answer", v.Outcome.Answer}, {"cut off", cut}, {"empty", empty}} {
 		if kv[1] != "" {
 			fmt.Fprintf(w, "  %s: %s\n", kv[0], kv[1])
 		}

@@ -46,9 +46,15 @@ func InputHash(in workflows.Input) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Link is the Web UI address of a run.
+// Link is the Web UI address of a run (config.WebUI), or, when the
+// Temporal server is not a local dev server and AGENTRUN_UI_URL is unset,
+// a line that says how to get one.
 func (r *Remote) Link(runID string) string {
-	return fmt.Sprintf("%s/namespaces/%s/workflows/%s", strings.TrimRight(r.Settings.UI, "/"), url.PathEscape(r.Conn.Namespace), url.PathEscape(runID))
+	ui, ok := r.Settings.WebUI(r.Conn.HostPort)
+	if !ok {
+		return fmt.Sprintf("set AGENTRUN_UI_URL to the Web UI of the Temporal server at %s (e.g. https://temporal.example.com:8080) for a link to this run", r.Conn.HostPort)
+	}
+	return fmt.Sprintf("%s/namespaces/%s/workflows/%s", strings.TrimRight(ui, "/"), url.PathEscape(r.Conn.Namespace), url.PathEscape(runID))
 }
 
 // Start starts the run runID with limits, or attaches to the run of that
@@ -201,9 +207,9 @@ func (r *Remote) closed(ctx context.Context, w io.Writer, runID string, desc des
 		printOutcome(w, r.op(), runID, o)
 		return &OutcomeError{Outcome: o}
 	}
-	o := agent.Outcome{Status: agent.StatusCompleted, Answer: res.Answer, CutOff: res.CutOff}
+	o := agent.Outcome{Status: agent.StatusCompleted, Answer: res.Answer, CutOff: res.CutOff, Empty: res.Empty}
 	printOutcome(w, r.op(), runID, o)
-	fmt.Fprintf(w, "  usage: %d input and %d output tokens over %d steps\n  Web UI: %s\n", res.Usage.InputTokens, res.Usage.OutputTokens, res.Steps, r.Link(runID))
+	fmt.Fprintf(w, "  usage: %d input and %d output tokens over %s\n  Web UI: %s\n", res.Usage.InputTokens, res.Usage.OutputTokens, plural(res.Steps, "step"), r.Link(runID))
 	return nil
 }
 
@@ -234,7 +240,7 @@ func stateKey(st workflows.State) string {
 }
 
 func outcomeOf(st workflows.State) agent.Outcome {
-	o := agent.Outcome{Status: st.Status, Answer: st.Answer, CutOff: st.CutOff, Pending: st.Pending, Step: st.Indeterminate, Reason: st.Reason}
+	o := agent.Outcome{Status: st.Status, Answer: st.Answer, CutOff: st.CutOff, Empty: st.Empty, Pending: st.Pending, Step: st.Indeterminate, Reason: st.Reason}
 	if o.Status == agent.StatusIndeterminate {
 		o.Reason = st.Why // the cause: the guard's message, with the probe's answer if it has one
 	}
@@ -385,7 +391,11 @@ func (r *Remote) notAnswered(ctx context.Context, w io.Writer, op, runID, update
 	case pollers == 0:
 		return false, fmt.Errorf("%s admitted by run %s but no worker polls task queue %s (update id %s): it applies when a worker starts", op, runID, r.Settings.TaskQueue, updateID)
 	}
-	return false, fmt.Errorf("%s admitted by run %s but not answered within %s although %d worker(s) poll task queue %s (update id %s; it applies when the run's worker takes it): see %s", op, runID, updateWait, pollers, r.Settings.TaskQueue, updateID, r.op().reconcile("show", runID))
+	poll := "poll"
+	if pollers == 1 {
+		poll = "polls"
+	}
+	return false, fmt.Errorf("%s admitted by run %s but not answered within %s although %s %s task queue %s (update id %s; it applies when the run's worker takes it): see %s", op, runID, updateWait, plural(pollers, "worker"), poll, r.Settings.TaskQueue, updateID, r.op().reconcile("show", runID))
 }
 
 // updateOutcome reads the outcome of an update by its id, waiting a few
@@ -532,7 +542,7 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 		Outcome: outcomeOf(st),
 	}
 	if n := st.StepCount - len(st.Steps); n > 0 {
-		v.Steps = append(v.Steps, fmt.Sprintf("(%d earlier steps; see one with --step STEP)", n))
+		v.Steps = append(v.Steps, fmt.Sprintf("(%s earlier; see one with --step STEP)", plural(n, "step")))
 	}
 	for _, s := range st.Steps {
 		note := ""

@@ -147,6 +147,6 @@ func (s Settings) Executor(ctx context.Context) (*execute.Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &execute.Executor{Model: model, Tools: set, Content: store, ContextBudget: s.ContextBudget, ModelTimeout: s.ModelTimeout, FailOnCut: s.FailOnCut,
+	return &execute.Executor{Model: model, Tools: set, Content: store, ContextBudget: s.ContextBudget, ModelTimeout: s.ModelTimeout, FailOnCut: s.FailOnCut, FailOnEmpty: s.FailOnEmpty,
 		Test: execute.Test{HoldBefore: s.Test.HoldBefore, HoldAfter: s.Test.HoldAfter, HoldFor: s.Test.HoldFor}}, nil
 }

@@ -77,7 +77,7 @@ func printStep(ctx context.Context, w io.Writer, store *execute.Executor, runID 
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "input: %d messages (%d before the step, %d new)\n", len(past)+len(added), len(past), len(added))
+		fmt.Fprintf(w, "input: %s (%d before the step, %d new)\n", plural(len(past)+len(added), "message"), len(past), len(added))
 		for i, m := range append(past, added...) {
 			message(i+1, m)
 		}
@@ -103,6 +103,9 @@ func printStep(ctx context.Context, w io.Writer, store *execute.Executor, runID 
 		}
 		if reply.CutOff() {
 			fmt.Fprintf(w, "cut off: %s\n", agent.CutOffNote)
+		}
+		if reply.Empty() {
+			fmt.Fprintf(w, "empty: %s\n", agent.EmptyNote)
 		}
 		message(len(past)+len(added)+1, msgs[0])
 	case step.Call != nil:

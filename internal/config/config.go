@@ -32,7 +32,8 @@ type Config struct {
 	// (AGENTRUN_TASK_QUEUE).
 	TaskQueue string
 	// UI is the Temporal Web UI's address, for links. Default
-	// "http://localhost:8233" (AGENTRUN_UI_URL).
+	// "http://localhost:8233" (AGENTRUN_UI_URL); unset, the links follow
+	// the Temporal server (WebUI).
 	UI string
 	// Deployment is the Temporal worker deployment a worker joins
 	// (AGENTRUN_DEPLOYMENT), e.g. "agentrun": letters, digits, _ and -.
@@ -90,9 +91,17 @@ type Config struct {
 	// the providers' own addresses.
 	Account llm.Account
 	// ModelTimeout bounds one model request, from sending it to reading
-	// the whole answer; expiry is a retryable Timeout. Default 2m
+	// the whole answer, streamed or not: for a streamed answer it is the
+	// cap on the whole answer. Expiry is a retryable Timeout. Default 2m
 	// (AGENTRUN_MODEL_TIMEOUT, a positive Go duration).
 	ModelTimeout time.Duration
+	// ModelIdleTimeout bounds each silence of a streamed answer: the wait
+	// for its first piece and between two pieces; a stream that keeps
+	// producing is cut only by ModelTimeout. Expiry is a retryable
+	// Timeout. Default 1m, or ModelTimeout when that is shorter
+	// (AGENTRUN_MODEL_IDLE_TIMEOUT, a positive Go duration, at most
+	// ModelTimeout).
+	ModelIdleTimeout time.Duration
 	// ModelSettings are the request settings of Model (temperature, top_p,
 	// seed, max_tokens, reasoning_effort, extra), its entry in the models
 	// file named by AGENTRUN_MODELS. Default: none.
@@ -101,6 +110,10 @@ type Config struct {
 	// cut off fail instead of completing flagged as cut off. Default false
 	// (AGENTRUN_FAIL_ON_CUT_ANSWER=1 sets it).
 	FailOnCut bool
+	// FailOnEmpty makes a run whose final answer has no text (the model
+	// returned nothing) fail instead of completing flagged as empty.
+	// Default false (AGENTRUN_FAIL_ON_EMPTY_ANSWER=1 sets it).
+	FailOnEmpty bool
 	// ContextBudget bounds the estimated tokens of a model request: past it
 	// the oldest tool results are left out. Default by provider: 128000
 	// (openai), 200000 (anthropic), none (scripted)
@@ -162,6 +175,9 @@ type Config struct {
 	// entries, which withDefaults picks Model's settings from.
 	modelsPath string
 	models     map[string]agent.ModelSettings
+	// uiSet says that AGENTRUN_UI_URL was set, so that a link to a server
+	// that is not a local dev server is not taken to be on localhost.
+	uiSet bool
 	// stopTimeoutSet says that AGENTRUN_STOP_TIMEOUT was set, so that 0s
 	// (let no step finish) is not taken for unset.
 	stopTimeoutSet bool
@@ -220,7 +236,7 @@ var Names = []string{
 	"AGENTRUN_CODEC_ADDR", "AGENTRUN_CODEC_ORIGINS", "AGENTRUN_CODEC_TOKEN",
 	"AGENTRUN_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID",
 	"ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "AGENTRUN_MAX_TOKENS",
-	"AGENTRUN_MODEL_TIMEOUT", "AGENTRUN_MODELS", "AGENTRUN_FAIL_ON_CUT_ANSWER", "AGENTRUN_CONTEXT_BUDGET",
+	"AGENTRUN_MODEL_TIMEOUT", "AGENTRUN_MODEL_IDLE_TIMEOUT", "AGENTRUN_MODELS", "AGENTRUN_FAIL_ON_CUT_ANSWER", "AGENTRUN_FAIL_ON_EMPTY_ANSWER", "AGENTRUN_CONTEXT_BUDGET",
 	"AGENTRUN_TOOLS", "AGENTRUN_APPROVAL_TIMEOUT", "AGENTRUN_TICKETS", "AGENTRUN_DEMO_DELAY",
 	"AGENTRUN_MAX_TURNS", "AGENTRUN_MAX_TOKENS_PER_RUN", "AGENTRUN_SESSION_IDLE",
 	"AGENTRUN_STOP_TIMEOUT", "AGENTRUN_MAX_ACTIVITIES", "AGENTRUN_METRICS", "AGENTRUN_STREAM",
@@ -290,6 +306,7 @@ func parse(e env) (Config, error) {
 		Demo: tools.DemoConfig{Tickets: e.get("AGENTRUN_TICKETS")},
 		Test: Test{HoldBefore: e.get(EnvTestHoldBefore), HoldAfter: e.get(EnvTestHoldAfter)},
 	}
+	c.uiSet = strings.TrimSpace(c.UI) != ""
 	if err := checkVersionPart("AGENTRUN_DEPLOYMENT", c.Deployment, "a deployment name", deploymentName, deploymentRule); err != nil {
 		return c, err
 	}
@@ -324,12 +341,26 @@ func parse(e env) (Config, error) {
 		}
 		c.ModelTimeout = d
 	}
+	if v := e.get("AGENTRUN_MODEL_IDLE_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("AGENTRUN_MODEL_IDLE_TIMEOUT=%q is not a positive duration: want a Go duration such as 30s or 2m (default 1m, at most AGENTRUN_MODEL_TIMEOUT)", v)
+		}
+		c.ModelIdleTimeout = d
+	}
 	if v := strings.TrimSpace(e.get("AGENTRUN_FAIL_ON_CUT_ANSWER")); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
 			return c, fmt.Errorf("AGENTRUN_FAIL_ON_CUT_ANSWER=%q is not a boolean: want 1 (fail runs whose final answer was cut off) or 0", v)
 		}
 		c.FailOnCut = b
+	}
+	if v := strings.TrimSpace(e.get("AGENTRUN_FAIL_ON_EMPTY_ANSWER")); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return c, fmt.Errorf("AGENTRUN_FAIL_ON_EMPTY_ANSWER=%q is not a boolean: want 1 (fail runs whose final answer has no text) or 0", v)
+		}
+		c.FailOnEmpty = b
 	}
 	switch v := strings.ToLower(strings.TrimSpace(e.get("AGENTRUN_STREAM"))); v {
 	case "", "on", "1", "true":
@@ -486,6 +517,7 @@ func (c Config) withDefaults() Config {
 	c.Journal = cmp.Or(c.Journal, DefaultJournal)
 	c.Model = cmp.Or(c.Model, DefaultModel)
 	c.ModelTimeout = cmp.Or(c.ModelTimeout, llm.DefaultTimeout)
+	c.ModelIdleTimeout = cmp.Or(c.ModelIdleTimeout, min(llm.DefaultIdleTimeout, c.ModelTimeout))
 	c.MaxTurns = cmp.Or(c.MaxTurns, agent.DefaultMaxTurns)
 	c.SessionIdle = cmp.Or(c.SessionIdle, workflows.DefaultSessionIdle)
 	c.ContextBudget = cmp.Or(c.ContextBudget, llm.DefaultContextBudget(c.Model))
@@ -511,6 +543,9 @@ func (c Config) validate() error {
 		_, err := DefaultBuildID()
 		return fmt.Errorf("AGENTRUN_BUILD_ID is unset and %v: set AGENTRUN_BUILD_ID", err)
 	}
+	if c.ModelIdleTimeout > c.ModelTimeout {
+		return fmt.Errorf("AGENTRUN_MODEL_IDLE_TIMEOUT=%v is longer than AGENTRUN_MODEL_TIMEOUT=%v: want an idle timeout (each silence of a streamed answer) of at most the model timeout (the whole answer), or raise AGENTRUN_MODEL_TIMEOUT", c.ModelIdleTimeout, c.ModelTimeout)
+	}
 	if c.models != nil {
 		if _, ok := c.models[c.Model]; !ok {
 			return fmt.Errorf("AGENTRUN_MODELS: %s has no settings for AGENTRUN_MODEL=%s; it has %s", c.modelsPath, c.Model, strings.Join(slices.Sorted(maps.Keys(c.models)), ", "))
@@ -522,9 +557,32 @@ func (c Config) validate() error {
 	return nil
 }
 
+// WebUI is the Web UI's address for runs on the Temporal server at
+// hostPort (the frontend's HOST:PORT): UI when AGENTRUN_UI_URL is set;
+// unset, the UI of a local dev server when hostPort is a loopback address
+// (http://localhost:8233 for port 7233, the dev server's UI port, its own
+// port plus 1000, for another); and false for any other server, whose
+// Web UI agentrun cannot know.
+func (c Config) WebUI(hostPort string) (string, bool) {
+	if c.uiSet {
+		return c.UI, true
+	}
+	host, port, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		host, port = hostPort, ""
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return "", false
+	}
+	if p, err := strconv.Atoi(port); err == nil && p != 7233 && p > 0 && p+1000 <= 65535 {
+		return fmt.Sprintf("http://localhost:%d", p+1000), true
+	}
+	return cmp.Or(c.UI, DefaultUI), true
+}
+
 // ModelOptions are the options of the model provider Model names.
 func (c Config) ModelOptions() llm.Options {
-	return llm.Options{Account: c.Account, Timeout: c.ModelTimeout, Settings: c.ModelSettings}
+	return llm.Options{Account: c.Account, Timeout: c.ModelTimeout, IdleTimeout: c.ModelIdleTimeout, Settings: c.ModelSettings}
 }
 
 // CodecServer are the settings of the codec server (program codecserver),

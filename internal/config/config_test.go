@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,6 +96,81 @@ func TestMetricsSetting(t *testing.T) {
 			t.Errorf("AGENTRUN_METRICS=%q: no error", tc.value)
 		case !tc.ok && (strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "AGENTRUN_METRICS") || !strings.Contains(err.Error(), ":9464")):
 			t.Errorf("AGENTRUN_METRICS=%q: error %q, want one line naming the setting with an example", tc.value, err)
+		}
+	}
+}
+
+// TestModelIdleTimeoutSetting: AGENTRUN_MODEL_IDLE_TIMEOUT defaults to 1m,
+// or to AGENTRUN_MODEL_TIMEOUT when that is shorter; a value that is not
+// a positive duration, or one longer than AGENTRUN_MODEL_TIMEOUT (the cap
+// on the whole answer), is a one-line *config.Error naming the variable.
+func TestModelIdleTimeoutSetting(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		idle, whole     string
+		wantIdle, wantW time.Duration
+		err             string
+	}{
+		{"", "", time.Minute, 2 * time.Minute, ""},
+		{"", "30s", 30 * time.Second, 30 * time.Second, ""},
+		{"20s", "", 20 * time.Second, 2 * time.Minute, ""},
+		{"5m", "10m", 5 * time.Minute, 10 * time.Minute, ""},
+		{"2m", "", 2 * time.Minute, 2 * time.Minute, ""},
+		{"3m", "", 0, 0, "AGENTRUN_MODEL_IDLE_TIMEOUT=3m0s is longer than AGENTRUN_MODEL_TIMEOUT=2m0s: want an idle timeout (each silence of a streamed answer) of at most the model timeout (the whole answer), or raise AGENTRUN_MODEL_TIMEOUT"},
+		{"10s", "5s", 0, 0, "AGENTRUN_MODEL_IDLE_TIMEOUT=10s is longer than AGENTRUN_MODEL_TIMEOUT=5s"},
+		{"0", "", 0, 0, `AGENTRUN_MODEL_IDLE_TIMEOUT="0" is not a positive duration: want a Go duration such as 30s or 2m (default 1m, at most AGENTRUN_MODEL_TIMEOUT)`},
+		{"-1s", "", 0, 0, `AGENTRUN_MODEL_IDLE_TIMEOUT="-1s" is not a positive duration`},
+		{"soon", "", 0, 0, `AGENTRUN_MODEL_IDLE_TIMEOUT="soon" is not a positive duration`},
+	} {
+		env := map[string]string{"AGENTRUN_MODEL_IDLE_TIMEOUT": c.idle, "AGENTRUN_MODEL_TIMEOUT": c.whole}
+		s, err := config.Load(func(k string) string { return env[k] })
+		if c.err != "" {
+			var ce *config.Error
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("idle %q, whole %q: error %v; want a one-line *config.Error containing %q", c.idle, c.whole, err, c.err)
+			}
+			continue
+		}
+		if err != nil || s.ModelIdleTimeout != c.wantIdle || s.ModelTimeout != c.wantW {
+			t.Errorf("idle %q, whole %q: idle %v, whole %v, %v; want %v, %v", c.idle, c.whole, s.ModelIdleTimeout, s.ModelTimeout, err, c.wantIdle, c.wantW)
+			continue
+		}
+		if o := s.ModelOptions(); o.IdleTimeout != c.wantIdle || o.Timeout != c.wantW {
+			t.Errorf("idle %q, whole %q: model options carry idle %v, whole %v", c.idle, c.whole, o.IdleTimeout, o.Timeout)
+		}
+	}
+}
+
+// TestFailOnEmptySetting: AGENTRUN_FAIL_ON_EMPTY_ANSWER is off by default,
+// on with 1, and a value that is not a boolean is a one-line *config.Error
+// naming the variable.
+func TestFailOnEmptySetting(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		v    string
+		want bool
+		err  string
+	}{
+		{"", false, ""},
+		{"1", true, ""},
+		{"0", false, ""},
+		{"maybe", false, `AGENTRUN_FAIL_ON_EMPTY_ANSWER="maybe" is not a boolean: want 1 (fail runs whose final answer has no text) or 0`},
+	} {
+		s, err := config.Load(func(k string) string {
+			if k == "AGENTRUN_FAIL_ON_EMPTY_ANSWER" {
+				return c.v
+			}
+			return ""
+		})
+		var ce *config.Error
+		if c.err != "" {
+			if !errors.As(err, &ce) || err.Error() != c.err {
+				t.Errorf("%q: error %v, want %s", c.v, err, c.err)
+			}
+			continue
+		}
+		if err != nil || s.FailOnEmpty != c.want {
+			t.Errorf("%q: fail on empty %v, %v; want %v", c.v, s.FailOnEmpty, err, c.want)
 		}
 	}
 }
