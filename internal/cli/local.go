@@ -35,7 +35,7 @@ func OpenLocal(ctx context.Context, s Settings) (*Local, error) {
 		return nil, err
 	}
 	return &Local{
-		Journal:  &journal.Journal{Store: store, Loop: agent.Loop{Tools: exec.Tools.Specs(), FailOnCut: exec.FailOnCut}, Probe: exec.Probe},
+		Journal:  &journal.Journal{Store: store, Loop: agent.Loop{Tools: exec.Tools.Specs(), FailOnCut: exec.FailOnCut}, Probe: exec.Probe, Retry: s.LocalRetry()},
 		Exec:     exec,
 		Commands: s.Commands,
 	}, nil
@@ -47,7 +47,12 @@ func (l *Local) Close() error { return l.Exec.Tools.Close() }
 // StartLocal starts or resumes runID and drives it until it completes or
 // needs a person. With an empty prompt it resumes an existing run. A new
 // run gets limits; an existing one keeps its own. With limits.Stream set
-// to true it prints the model's text to w as the model writes it.
+// to true it prints the model's text to w as the model writes it. A model
+// call or read that fails with a transient error is tried again (the
+// journal's Retry), each retry printed to w as one line; when the step
+// fails for good the run stops, its journal says why, and StartLocal
+// prints that with the command that resumes it and returns the
+// *journal.StoppedError (ExitStopped).
 func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt string, limits Limits) error {
 	if err := operator.ValidRunID(runID); err != nil {
 		return usagef("%v", err)
@@ -71,7 +76,16 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	if limits.Stream != nil && *limits.Stream {
 		exec = localText{Executor: l.Exec, w: w}
 	}
+	l.Journal.OnRetry = func(r journal.Retrying) { fmt.Fprintln(termSafe{w}, r.String()) }
 	o, err := l.Journal.Run(ctx, runID, input, exec)
+	var stopped *journal.StoppedError
+	if errors.As(err, &stopped) {
+		fmt.Fprintf(termSafe{w}, "run %s: %s; resume with %s\n", runID, stopped.Stop, l.op().resume(runID))
+		return err
+	}
+	if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
+		return fmt.Errorf("run %s: interrupted (%v); nothing is lost: resume it with %s", runID, cerr, l.op().resume(runID))
+	}
 	if errors.Is(err, operator.ErrInputMismatch) {
 		return fmt.Errorf("run %s exists with another prompt; resume it with no prompt (%s) or choose another --id", runID, l.op().resume(runID))
 	}
@@ -323,6 +337,9 @@ func printInfo(w io.Writer, op engine, info journal.RunInfo) error {
 	v := runView{
 		Header:  fmt.Sprintf("run %s: %s (%d records)", info.RunID, info.Status, info.Records),
 		Outcome: agent.Outcome{Status: info.Status, Pending: info.Pending, Step: info.Indeterminate, Reason: info.Reason, Answer: info.Answer, CutOff: info.CutOff},
+	}
+	if info.Stopped != nil {
+		v.Stopped = fmt.Sprintf("%s; resume with %s", info.Stopped, op.resume(info.RunID))
 	}
 	for _, s := range info.Steps {
 		res, _ := json.Marshal(s.Result)
