@@ -137,6 +137,9 @@ func TestRunStopsAfterAttempts(t *testing.T) {
 	if err != nil || info.Status != agent.StatusRunning || info.Stopped == nil || *info.Stopped != stopped.Stop {
 		t.Fatalf("show: %s %+v, %v; want Running, stopped %+v", info.Status, info.Stopped, err, stopped.Stop)
 	}
+	if w, err := f.j.Waiting(); err != nil || len(w) != 1 || w[0].RunID != "stop" || w[0].Stopped == nil {
+		t.Fatalf("waiting: %+v, %v; want the stopped run", w, err)
+	}
 
 	// The server is back: the resumed run makes the call and goes on.
 	ex.mu.Lock()
@@ -151,6 +154,9 @@ func TestRunStopsAfterAttempts(t *testing.T) {
 	}
 	if info, err := f.j.Show("stop"); err != nil || info.Stopped != nil || info.Status != agent.StatusAwaitingApproval {
 		t.Fatalf("show after the resume: %s %+v, %v; want AwaitingApproval and no stop", info.Status, info.Stopped, err)
+	}
+	if w, err := f.j.Waiting(); err != nil || len(w) != 1 || w[0].Stopped != nil || w[0].Status != agent.StatusAwaitingApproval {
+		t.Fatalf("waiting after the resume: %+v, %v; want the run, awaiting approval", w, err)
 	}
 }
 

@@ -524,7 +524,8 @@ func (j *Journal) cutOff(st *state) bool {
 }
 
 // Waiting returns the runs that wait on a person: AwaitingApproval,
-// Indeterminate or BudgetExceeded.
+// Indeterminate or BudgetExceeded, and Running runs whose driver stopped
+// them (RunInfo.Stopped: someone must resume them).
 func (j *Journal) Waiting() ([]RunInfo, error) {
 	ids, err := j.Store.List()
 	if err != nil {
@@ -539,7 +540,7 @@ func (j *Journal) Waiting() ([]RunInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		if operator.WaitsOnPerson(info.Status) {
+		if operator.WaitsOnPerson(info.Status) || info.Stopped != nil {
 			out = append(out, info)
 		}
 	}

@@ -113,7 +113,7 @@ func (l *Local) input(runID string) ([]agent.Message, error) {
 
 // ReconcileUsage is the reconcile tool's command summary.
 const ReconcileUsage = `commands:
-  list                       runs waiting on a person
+  list                       runs waiting on a person (with --local, stopped runs too)
   show RUN                   status, pending markers and steps of a run
   show RUN --step STEP       one step's whole input and output (e.g. llm/7, tool/7/0/echo)
   approve RUN MARKER [--digest D]
@@ -261,6 +261,9 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 						markers[i] = p.Marker
 					}
 					what = strings.Join(markers, ", ")
+				}
+				if r.Stopped != nil {
+					what = fmt.Sprintf("stopped at %s; resume with %s", r.Stopped.Step, l.op().resume(r.RunID))
 				}
 				fmt.Fprintf(w, "%s\t%s\t%s\n", r.RunID, r.Status, what)
 			}

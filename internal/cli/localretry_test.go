@@ -183,6 +183,10 @@ func TestLocalGivesUpAndResumes(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(show, "run "+run+": Running (2 records)\n  stopped after 3 attempts over ") || !strings.Contains(show, why) {
 		t.Fatalf("reconcile --local show: exit %d, want Running and the stop with %q:\n%s", code, why, show)
 	}
+	code, list := testenv.Run(t, env, time.Minute, reconcile, "--local", "list")
+	if want := run + "\tRunning\tstopped at llm/1; " + resume + "\n"; code != 0 || list != want {
+		t.Fatalf("reconcile --local list: exit %d, want %q:\n%s", code, want, list)
+	}
 
 	answer, text := openAIAnswer(t)
 	m.up(t, func() (int, string) { return http.StatusOK, answer })
