@@ -34,11 +34,13 @@ func OpenLocal(ctx context.Context, s Settings) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Local{
-		Journal:  &journal.Journal{Store: store, Loop: agent.Loop{Tools: exec.Tools.Specs(), FailOnCut: exec.FailOnCut}, Probe: exec.Probe, Retry: s.LocalRetry()},
+	l := &Local{
+		Journal:  &journal.Journal{Store: store, Loop: agent.Loop{Tools: exec.Tools.Specs(), FailOnCut: exec.FailOnCut}, Probe: exec.Probe},
 		Exec:     exec,
 		Commands: s.Commands,
-	}, nil
+	}
+	l.Journal.Retry = s.LocalRetry() // model calls and reads that fail transiently
+	return l, nil
 }
 
 // Close stops the tools' servers.

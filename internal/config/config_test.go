@@ -67,38 +67,6 @@ func TestSessionIdleSetting(t *testing.T) {
 	}
 }
 
-// TestMetricsSetting: AGENTRUN_METRICS is a listen address or unset (off);
-// anything else is a one-line error naming the setting and an example.
-func TestMetricsSetting(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		value, want string
-		ok          bool
-	}{
-		{"", "", true},
-		{":9464", ":9464", true},
-		{" 127.0.0.1:9464 ", "127.0.0.1:9464", true},
-		{"[::1]:9464", "[::1]:9464", true},
-		{"9464", "", false},
-		{"127.0.0.1", "", false},
-		{":0", "", false},
-		{":99999", "", false},
-		{"localhost:metrics", "", false},
-		{"http://localhost:9464", "", false},
-	} {
-		env := map[string]string{"AGENTRUN_METRICS": tc.value}
-		s, err := config.Load(func(k string) string { return env[k] })
-		switch {
-		case tc.ok && (err != nil || s.Metrics != tc.want):
-			t.Errorf("AGENTRUN_METRICS=%q: Metrics %q, %v; want %q", tc.value, s.Metrics, err, tc.want)
-		case !tc.ok && err == nil:
-			t.Errorf("AGENTRUN_METRICS=%q: no error", tc.value)
-		case !tc.ok && (strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "AGENTRUN_METRICS") || !strings.Contains(err.Error(), ":9464")):
-			t.Errorf("AGENTRUN_METRICS=%q: error %q, want one line naming the setting with an example", tc.value, err)
-		}
-	}
-}
-
 // TestLocalRetrySettings: the local engine's attempts default to 10 and
 // its first wait to 1s, as on Temporal; each is read when set, and a value
 // that is not positive is a one-line error naming the variable and what
@@ -128,6 +96,38 @@ func TestLocalRetrySettings(t *testing.T) {
 			t.Errorf("%q %q: %d %v, %v; want %d %v", c.attempts, c.interval, s.LocalAttempts, s.LocalRetryInterval, err, c.want, c.wantWait)
 		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "\n")):
 			t.Errorf("%q %q: error %v, want one line containing %q", c.attempts, c.interval, err, c.err)
+		}
+	}
+}
+
+// TestMetricsSetting: AGENTRUN_METRICS is a listen address or unset (off);
+// anything else is a one-line error naming the setting and an example.
+func TestMetricsSetting(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		value, want string
+		ok          bool
+	}{
+		{"", "", true},
+		{":9464", ":9464", true},
+		{" 127.0.0.1:9464 ", "127.0.0.1:9464", true},
+		{"[::1]:9464", "[::1]:9464", true},
+		{"9464", "", false},
+		{"127.0.0.1", "", false},
+		{":0", "", false},
+		{":99999", "", false},
+		{"localhost:metrics", "", false},
+		{"http://localhost:9464", "", false},
+	} {
+		env := map[string]string{"AGENTRUN_METRICS": tc.value}
+		s, err := config.Load(func(k string) string { return env[k] })
+		switch {
+		case tc.ok && (err != nil || s.Metrics != tc.want):
+			t.Errorf("AGENTRUN_METRICS=%q: Metrics %q, %v; want %q", tc.value, s.Metrics, err, tc.want)
+		case !tc.ok && err == nil:
+			t.Errorf("AGENTRUN_METRICS=%q: no error", tc.value)
+		case !tc.ok && (strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "AGENTRUN_METRICS") || !strings.Contains(err.Error(), ":9464")):
+			t.Errorf("AGENTRUN_METRICS=%q: error %q, want one line naming the setting with an example", tc.value, err)
 		}
 	}
 }

@@ -54,10 +54,10 @@ func TestDefaults(t *testing.T) {
 	want := config.Config{
 		TaskQueue: "agentrun", UI: "http://localhost:8233", Journal: ".agentrun/journal", Model: "scripted",
 		ModelTimeout: 2 * time.Minute, MaxTurns: 25, SessionIdle: 24 * time.Hour, StopTimeout: 10 * time.Second,
-		LocalAttempts: 10, LocalRetryInterval: time.Second,
 		Demo:        tools.DemoConfig{Tickets: ".agentrun/tickets.jsonl"},
 		CodecServer: config.CodecServer{Addr: "127.0.0.1:8234", Origins: []string{"http://localhost:8233"}},
 	}
+	want.LocalAttempts, want.LocalRetryInterval = 10, time.Second // the local engine's retries, as on Temporal
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", c, want)
 	}
