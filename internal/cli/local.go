@@ -22,6 +22,9 @@ type Local struct {
 	Exec    *execute.Executor
 	// Commands name the programs in printed commands (Settings.Commands).
 	Commands Commands
+	// Retry is the policy of model calls and reads that fail
+	// (Settings.LocalRetry). Zero: one attempt each.
+	Retry execute.Retry
 }
 
 // OpenLocal builds the local engine from the settings. Close it when done.
@@ -34,13 +37,12 @@ func OpenLocal(ctx context.Context, s Settings) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Local{
+	return &Local{
 		Journal:  &journal.Journal{Store: store, Loop: agent.Loop{Tools: exec.Tools.Specs(), FailOnCut: exec.FailOnCut}, Probe: exec.Probe},
 		Exec:     exec,
 		Commands: s.Commands,
-	}
-	l.Journal.Retry = s.LocalRetry() // model calls and reads that fail transiently
-	return l, nil
+		Retry:    s.LocalRetry(),
+	}, nil
 }
 
 // Close stops the tools' servers.
@@ -78,6 +80,7 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	if limits.Stream != nil && *limits.Stream {
 		exec = localText{Executor: l.Exec, w: w}
 	}
+	l.Journal.Retry = l.Retry
 	l.Journal.OnRetry = func(r journal.Retrying) { fmt.Fprintln(termSafe{w}, r.String()) }
 	o, err := l.Journal.Run(ctx, runID, input, exec)
 	var stopped *journal.StoppedError
