@@ -29,7 +29,7 @@ const (
 
 // Retry is the retry policy of model and read steps: which failures are
 // tried again (Transient), how often and after what wait. StepRetry is the
-// engines' policy; the local engine's settings may shorten it.
+// engines' policy; the local engine's settings may change its attempts and first wait.
 type Retry struct {
 	// MaxAttempts bounds the attempts of one step (at least 1).
 	MaxAttempts int
