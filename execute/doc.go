@@ -38,6 +38,17 @@
 // A reference whose content is missing or damaged is a *ContentError: the
 // run cannot go on from a guess.
 //
+// # Retries
+//
+// Which failures of a step are worth another attempt, and how often and
+// after what wait, is decided here for both engines (retry.go): Transient
+// (a model step's retryable llm class, any read failure; never a write,
+// never missing content) and StepRetry (10 attempts, 1 s doubling to 1 m).
+// The Temporal workflow builds its activities' retry policy from these
+// numbers; the local driver (journal.Journal.Retry) follows StepRetry, with
+// the attempts and first wait its settings give. Describe says a failure
+// in plain words on one line, without secrets.
+//
 // # Test hold points
 //
 // Executor.Test (hold.go; AGENTRUN_TEST_HOLD_BEFORE and

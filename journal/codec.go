@@ -23,16 +23,16 @@ const (
 	lineOverhead = crcDigits + 2 // checksum, space and newline
 )
 
-// knownType reports whether t is one of the seven record types.
+// knownType reports whether t is one of the eight record types.
 func knownType(t RecordType) bool {
 	switch t {
-	case RunStarted, StepStarted, StepCompleted, SignalRecord, RunCompleted, RunCancelled, StepProbed:
+	case RunStarted, StepStarted, StepCompleted, SignalRecord, RunCompleted, RunCancelled, StepProbed, RunStopped:
 		return true
 	}
 	return false
 }
 
-const knownTypes = "run.started, step.started, step.completed, step.probed, signal, run.completed, run.cancelled"
+const knownTypes = "run.started, step.started, step.completed, step.probed, signal, run.completed, run.cancelled, run.stopped"
 
 // encodeRecord returns rec as one journal line, newline included. It refuses
 // (with an error wrapping operator.ErrInvalid) a record of unknown type or one that
@@ -72,7 +72,7 @@ func EncodeJSON(rec Record) ([]byte, error) {
 }
 
 // DecodeJSON parses a record encoded by EncodeJSON: a JSON object that
-// decodes into a Record of one of the five types. Its errors are short and
+// decodes into a Record of one of the known types. Its errors are short and
 // lowercase.
 func DecodeJSON(payload []byte) (Record, error) {
 	if len(payload) == 0 || payload[0] != '{' {

@@ -3,10 +3,18 @@
 //
 // A run's journal is an append-only list of [Record]s (run.started,
 // step.started, step.completed, step.probed, signal, run.completed,
-// run.cancelled); the
-// state of a run is a fold over them. run.cancelled (Journal.Cancel) ends a
-// run: a process driving it stops its running step within a quarter second
-// and nothing runs after it. A [Store] keeps the journals: [FileStore] on disk,
+// run.cancelled, run.stopped); the state of a run is a fold over them.
+// run.cancelled (Journal.Cancel) ends a run: a process driving it stops its
+// running step within a quarter second and nothing runs after it.
+// run.stopped does not end it: a driver whose Retry policy gave up on a
+// model or read step records why ([Stop]: the step, its attempts, how long
+// they took, the last error), Show reports it while no later record shows
+// the run went on, and the next Run resumes the run with the step's
+// attempts afresh. A driver retries only model and read steps, never a
+// write. (A program built before run.stopped existed takes one that ends
+// the journal for a torn tail and drops it, which loses only the reason;
+// one followed by other records it refuses as corruption, naming the
+// unknown type.) A [Store] keeps the journals: [FileStore] on disk,
 // [MemStore] in memory, and package [github.com/agentrun/agentrun/postgres]
 // in PostgreSQL; every Store passes the conformance suite in
 // [github.com/agentrun/agentrun/journal/storetest]. Journal.RunStep applies the decision table of

@@ -221,6 +221,10 @@ func cloneRecords(recs []Record) []Record {
 			a := *r.Attempt
 			r.Attempt = &a
 		}
+		if r.Stopped != nil {
+			s := *r.Stopped
+			r.Stopped = &s
+		}
 		r.Gates = maps.Clone(r.Gates)
 	}
 	return out

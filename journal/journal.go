@@ -31,7 +31,60 @@ type Journal struct {
 	// probes are not asked, and such writes wait for a person unless they
 	// have an idempotency key.
 	Probe ProbeFunc
+	// Retry is how Run retries a model or read step that failed, and says
+	// why it stopped when it gives up (the local engine's policy:
+	// execute.Retry). Default nil: a failed step ends Run with its error,
+	// and nothing is recorded.
+	Retry Retry
+	// OnRetry is told of each retry before Run waits for it (the local
+	// driver prints it). Default nil: nobody is told.
+	OnRetry func(Retrying)
 }
+
+// Retry is the policy Run follows when a model or read step fails
+// (execute.Retry is one).
+type Retry interface {
+	// Attempts is the most attempts of one step in one Run.
+	Attempts() int
+	// Next says whether step, whose attempt n (from 1) failed with err,
+	// is tried again, and after how long: never a write, never a failure
+	// that trying again cannot mend, never past Attempts.
+	Next(step agent.Step, n int, err error) (wait time.Duration, again bool)
+	// Text says what err was in plain words, without secrets: what the
+	// journal records and the driver prints.
+	Text(err error) string
+}
+
+// Retrying is a failed attempt of a step that Run tries again after Wait.
+type Retrying struct {
+	RunID, Step string
+	// Attempt is the attempt that failed (from 1), of at most Attempts.
+	Attempt, Attempts int
+	// Error is its error, in plain words (Retry.Text).
+	Error string
+	Wait  time.Duration
+}
+
+// String says it in one line: "llm/1: attempt 2 of 10 failed:
+// NetworkError: connection refused (...); next attempt in 2s".
+func (r Retrying) String() string {
+	return fmt.Sprintf("%s: attempt %d of %d failed: %s; next attempt in %s", r.Step, r.Attempt, r.Attempts, r.Error, roundDuration(r.Wait))
+}
+
+// StoppedError is a run that Run stopped because a model or read step
+// failed on every attempt Retry allowed, or with an error that trying
+// again cannot mend: its journal records why (a run.stopped record), and a
+// later Run resumes it. It unwraps to the step's last error.
+type StoppedError struct {
+	RunID string
+	Stop  Stop
+	Err   error
+}
+
+func (e *StoppedError) Error() string { return "run " + e.RunID + " " + e.Stop.String() }
+
+// Unwrap returns the step's last error.
+func (e *StoppedError) Unwrap() error { return e.Err }
 
 func (j *Journal) now() time.Time {
 	if j.Now != nil {
@@ -394,6 +447,9 @@ type state struct {
 	completed bool
 	answer    string
 	cancelled bool
+	// stopped is why the last driver stopped the run (run.stopped), until
+	// a later record shows the run went on.
+	stopped *Stop
 	// ops is what the signal records set, applied as operator.Run.Apply
 	// applies them: the decisions and the user messages by the model step
 	// they go to (in its Facts), and the budget (as started, raised by
@@ -419,6 +475,9 @@ func fold(recs []Record) *state {
 		return st
 	}
 	for i, r := range recs {
+		if r.Type != SignalRecord {
+			s.stopped = nil // the run went on (or ended) after a stop
+		}
 		switch r.Type {
 		case RunStarted:
 			s.started, s.input = true, r.Input
@@ -469,6 +528,8 @@ func fold(recs []Record) *state {
 			s.completed, s.answer = true, r.Answer
 		case RunCancelled:
 			s.cancelled = true
+		case RunStopped:
+			s.stopped = r.Stopped
 		}
 	}
 	return s

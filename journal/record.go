@@ -22,6 +22,7 @@ const (
 	RunCompleted  RecordType = "run.completed"  // when the loop answers: the final message
 	RunCancelled  RecordType = "run.cancelled"  // by an operator's cancel: nothing runs after it
 	StepProbed    RecordType = "step.probed"    // a probe's answer about an interrupted write
+	RunStopped    RecordType = "run.stopped"    // by a driver that gave up on a failing step: why; a later Run resumes the run
 )
 
 // Record is one entry of a run's journal.
@@ -52,11 +53,56 @@ type Record struct {
 	// in older journals: their calls are decided from the current tools.
 	Gates  map[string]agent.Gate `json:"gates,omitempty"`  // step.completed of llm/N
 	Signal *operator.Signal      `json:"signal,omitempty"` // signal
-	Answer string                `json:"answer,omitempty"` // run.completed
-	// At is when the record was written (step.completed; absent in older
-	// journals): a call's approval timeout runs from the step.completed of
-	// the model step that asked for it.
+	// Stopped is why a driver stopped the run: the step it gave up on,
+	// its attempts and the last error.
+	Stopped *Stop  `json:"stopped,omitempty"` // run.stopped
+	Answer  string `json:"answer,omitempty"`  // run.completed
+	// At is when the record was written (step.completed, run.stopped;
+	// absent in older journals): a call's approval timeout runs from the
+	// step.completed of the model step that asked for it.
 	At time.Time `json:"at,omitzero"`
+}
+
+// Stop is why a driver stopped a run it could not take further: a model or
+// read step failed on every attempt it made (Journal.Retry), or with an
+// error that trying again cannot mend. The run is not over: a later Run
+// resumes it, and the step's attempts start afresh.
+type Stop struct {
+	// Step is the step that failed.
+	Step string `json:"step"`
+	// Attempts is how many attempts of it the driver made.
+	Attempts int `json:"attempts"`
+	// Over is the time from the first attempt's start to the last
+	// one's failure.
+	Over time.Duration `json:"over"`
+	// Error is the last attempt's error, in plain words.
+	Error string `json:"error"`
+}
+
+// String says it in one line: "stopped after 3 attempts over 2.1s: llm/1:
+// NetworkError: connection refused (...)".
+func (s Stop) String() string {
+	return fmt.Sprintf("stopped after %s over %s: %s: %s", plural(s.Attempts, "attempt"), roundDuration(s.Over), s.Step, s.Error)
+}
+
+// plural is "1 attempt", "3 attempts".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// roundDuration rounds d for people: to the millisecond below a second,
+// to a tenth of a second below a minute, to the second above.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond)
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
 }
 
 // Store keeps the journals of runs.

@@ -18,6 +18,11 @@ import (
 // resumed run calls no model and no tool twice for one step. A Failed
 // outcome is returned as an outcome, not an error; an error means the run
 // could not go on (a store failure, a step that failed) and may be resumed.
+// With a Retry policy, a model or read step that fails is tried again
+// while the policy allows (OnRetry is told of each retry before the wait);
+// when it does not, Run records why the run stops (run.stopped: the step,
+// its attempts, how long they took, the last error) and returns a
+// *StoppedError. A resumed run starts the step's attempts afresh.
 // While it drives the run it holds the run's lock when the Store is a
 // Locker: a run another process drives is a *BusyError, and nothing is
 // written. Before every step it checks that it still holds the lock; a
@@ -40,6 +45,7 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 		return agent.Outcome{}, err
 	}
 	defer lock.Release()
+	var tries attempts // of the step that failed last, when Retry is set
 	for {
 		if err := ctx.Err(); err != nil {
 			return agent.Outcome{}, err
@@ -129,13 +135,23 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 				return j.Loop.Gates(n, reply.Message.ToolCalls)
 			}
 		}
+		tries.begin(step.Name, j.now())
+		failed := false // the step ran and returned an error (not the store)
 		_, err = j.runAttempt(ctx, runID, step, att, timeout, func(ctx context.Context) (json.RawMessage, error) {
 			ctx, stop := j.watchCancel(ctx, runID, len(recs))
 			defer stop()
-			return exec.Execute(ctx, step)
+			res, err := exec.Execute(ctx, step)
+			failed = err != nil
+			return res, err
 		}, gates)
 		if err != nil && j.cancelled(runID) {
 			continue // the step stopped because the run was cancelled: the next load says so
+		}
+		if failed && j.Retry != nil && ctx.Err() == nil && (step.Kind == agent.KindModel || step.Kind == agent.KindRead) {
+			if err := j.retry(ctx, runID, len(recs), step, &tries, err); err != nil {
+				return agent.Outcome{}, err
+			}
+			continue // the next load decides the step again: its next attempt
 		}
 		var fence *FenceError
 		if errors.As(err, &fence) {
@@ -160,6 +176,57 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 			return agent.Outcome{}, fmt.Errorf("run %s: step %s: %w", runID, step.Name, err)
 		}
 	}
+}
+
+// attempts counts the failed attempts of the step Run runs.
+type attempts struct {
+	step   string
+	failed int       // its attempts that failed
+	first  time.Time // when its first attempt started
+}
+
+// begin counts from the start when step is not the step whose attempts
+// failed last.
+func (a *attempts) begin(step string, now time.Time) {
+	if a.step != step {
+		*a = attempts{step: step, first: now}
+	}
+}
+
+// retry handles the failure err of a model or read step's attempt: it
+// tells OnRetry and waits (returning nil) when Retry allows another
+// attempt, and otherwise records why the run stops (run.stopped) and
+// returns a *StoppedError. A cancel recorded while it waits ends the wait
+// (the next load says Cancelled); ctx ending ends it with ctx's error.
+func (j *Journal) retry(ctx context.Context, runID string, seen int, step agent.Step, tries *attempts, err error) error {
+	tries.failed++
+	wait, again := j.Retry.Next(step, tries.failed, err)
+	if !again {
+		stop := Stop{Step: step.Name, Attempts: tries.failed, Over: j.now().Sub(tries.first), Error: j.Retry.Text(err)}
+		*tries = attempts{}
+		stopped := &StoppedError{RunID: runID, Stop: stop, Err: err}
+		if rerr := j.update(ctx, runID, "stop", func(*state) ([]Record, bool, error) {
+			return []Record{{Type: RunStopped, Stopped: &stop, At: j.now()}}, false, nil
+		}); rerr != nil {
+			return fmt.Errorf("%w (recording why failed: %v)", stopped, rerr)
+		}
+		return stopped
+	}
+	if j.OnRetry != nil {
+		j.OnRetry(Retrying{RunID: runID, Step: step.Name, Attempt: tries.failed, Attempts: j.Retry.Attempts(), Error: j.Retry.Text(err), Wait: wait})
+	}
+	wctx, stop := j.watchCancel(ctx, runID, seen)
+	defer stop()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-wctx.Done():
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // signalRecords returns the records of signals.
@@ -379,6 +446,9 @@ type RunInfo struct {
 	Usage   agent.Usage  `json:"usage"`
 	Steps   []StepInfo   `json:"steps"`
 	Records int          `json:"records"`
+	// Stopped is why the last driver of a Running run stopped it (Run's
+	// Retry gave up on a step): resume it with Run.
+	Stopped *Stop `json:"stopped,omitempty"`
 }
 
 // Show reports a run's status, what it waits for, and its steps in the
@@ -422,6 +492,9 @@ func (j *Journal) Show(runID string) (RunInfo, error) {
 				info.Status = agent.StatusRunning // answered, not yet recorded: the next run records it
 			}
 		}
+		if info.Status == agent.StatusRunning {
+			info.Stopped = st.stopped
+		}
 	}
 	seen := map[string]bool{}
 	for _, r := range recs {
@@ -457,7 +530,8 @@ func (j *Journal) final(st *state) agent.Outcome {
 }
 
 // Waiting returns the runs that wait on a person: AwaitingApproval,
-// Indeterminate or BudgetExceeded.
+// Indeterminate or BudgetExceeded, and Running runs whose driver stopped
+// them (RunInfo.Stopped: someone must resume them).
 func (j *Journal) Waiting() ([]RunInfo, error) {
 	ids, err := j.Store.List()
 	if err != nil {
@@ -472,7 +546,7 @@ func (j *Journal) Waiting() ([]RunInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		if operator.WaitsOnPerson(info.Status) {
+		if operator.WaitsOnPerson(info.Status) || info.Stopped != nil {
 			out = append(out, info)
 		}
 	}

@@ -9,11 +9,14 @@
 // 1 error or Failed, 2 usage, 3 AwaitingApproval, 4 Indeterminate, 5 busy
 // (--local: another process drives the run, nothing was written; or the
 // driver lost its PostgreSQL lock and stopped before its next step), 6
-// Cancelled, 7 BudgetExceeded. --max-turns and --max-tokens set a new
-// run's limits; --session keeps a new run open after each answer (Idle,
-// waiting for a message; --wait then returns at the first Idle). --stream
-// has a run stream its model text (--wait prints it); with --local the
-// starter prints it as the model writes it.
+// Cancelled, 7 BudgetExceeded, 8 stopped (--local: a model call or read
+// failed on every attempt, or with an error that trying again cannot
+// mend; the journal says why, and starter --local --id RUN resumes it).
+// --max-turns and --max-tokens set a new run's limits; --session keeps a
+// new run open after each answer (Idle, waiting for a message; --wait then
+// returns at the first Idle). --stream has a run stream its model text
+// (--wait prints it); with --local the starter prints it as the model
+// writes it.
 package main
 
 import (

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/execute"
 )
 
 // Activity timeouts and retries.
@@ -25,13 +26,14 @@ const (
 const (
 	// retryInterval is the wait before a step's second attempt; each
 	// later wait is retryBackoff times the last, at most retryMaxInterval.
-	retryInterval    = time.Second
-	retryBackoff     = 2
-	retryMaxInterval = time.Minute
+	// The numbers are the local driver's too (execute.StepRetry).
+	retryInterval    = execute.RetryInterval
+	retryBackoff     = execute.RetryBackoff
+	retryMaxInterval = execute.RetryMaxInterval
 	// stepAttempts bounds the attempts of a model call, a read, an
 	// idempotent write, a write with an idempotency key (its key makes
 	// every attempt safe) and the tool list.
-	stepAttempts = 10
+	stepAttempts = execute.RetryAttempts
 	// writeAttempts bounds the attempts of a write without a key: a second
 	// attempt settles it (its result, its probe's, or Indeterminate).
 	writeAttempts = 3

@@ -16,5 +16,13 @@
 // Indeterminate, 5 busy: another process drives the run (the local engine
 // holds one driver lock per run; nothing was written), or the driver lost
 // its lock (its PostgreSQL connection ended) and stopped before its next
-// step, 6 Cancelled, 7 BudgetExceeded.
+// step, 6 Cancelled, 7 BudgetExceeded, 8 stopped: the local driver gave up
+// on a model call or read that failed on every attempt (or with an error
+// that trying again cannot mend); the run's journal says why and
+// starter --local --id RUN resumes it (ExitStopped).
+//
+// The local driver prints each retry of a failing step as one line
+// (journal.Retrying), with the policy of Settings.LocalRetry: the
+// engines' execute.StepRetry with the attempts and first wait of
+// AGENTRUN_LOCAL_ATTEMPTS and AGENTRUN_LOCAL_RETRY_INTERVAL.
 package cli

@@ -27,6 +27,11 @@ const (
 	ExitCancelled = 6
 	// ExitBudgetExceeded: the run stopped at one of its limits.
 	ExitBudgetExceeded = 7
+	// ExitStopped: the local driver stopped the run because a model call
+	// or read failed on every attempt (or with an error that trying again
+	// cannot mend); its journal says why, and starter --local --id RUN
+	// resumes it (a *journal.StoppedError).
+	ExitStopped = 8
 )
 
 // UsageError is a command line that cannot be run.
@@ -69,6 +74,10 @@ func ExitCode(err error) int {
 	}
 	if errors.Is(err, journal.ErrBusy) || errors.Is(err, journal.ErrLockLost) {
 		return ExitBusy
+	}
+	var stopped *journal.StoppedError
+	if errors.As(err, &stopped) {
+		return ExitStopped
 	}
 	var oe *OutcomeError
 	if errors.As(err, &oe) {

@@ -22,6 +22,9 @@ type Local struct {
 	Exec    *execute.Executor
 	// Commands name the programs in printed commands (Settings.Commands).
 	Commands Commands
+	// Retry is the policy of model calls and reads that fail
+	// (Settings.LocalRetry). Zero: one attempt each.
+	Retry execute.Retry
 }
 
 // OpenLocal builds the local engine from the settings. Close it when done.
@@ -38,6 +41,7 @@ func OpenLocal(ctx context.Context, s Settings) (*Local, error) {
 		Journal:  &journal.Journal{Store: store, Loop: agent.Loop{Tools: exec.Tools.Specs(), FailOnCut: exec.FailOnCut, FailOnEmpty: exec.FailOnEmpty}, Probe: exec.Probe},
 		Exec:     exec,
 		Commands: s.Commands,
+		Retry:    s.LocalRetry(),
 	}, nil
 }
 
@@ -47,7 +51,12 @@ func (l *Local) Close() error { return l.Exec.Tools.Close() }
 // StartLocal starts or resumes runID and drives it until it completes or
 // needs a person. With an empty prompt it resumes an existing run. A new
 // run gets limits; an existing one keeps its own. With limits.Stream set
-// to true it prints the model's text to w as the model writes it.
+// to true it prints the model's text to w as the model writes it. A model
+// call or read that fails with a transient error is tried again (the
+// journal's Retry), each retry printed to w as one line; when the step
+// fails for good the run stops, its journal says why, and StartLocal
+// prints that with the command that resumes it and returns the
+// *journal.StoppedError (ExitStopped).
 func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt string, limits Limits) error {
 	if err := operator.ValidRunID(runID); err != nil {
 		return usagef("%v", err)
@@ -71,7 +80,17 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	if limits.Stream != nil && *limits.Stream {
 		exec = localText{Executor: l.Exec, w: w}
 	}
+	l.Journal.Retry = l.Retry
+	l.Journal.OnRetry = func(r journal.Retrying) { fmt.Fprintln(termSafe{w}, r.String()) }
 	o, err := l.Journal.Run(ctx, runID, input, exec)
+	var stopped *journal.StoppedError
+	if errors.As(err, &stopped) {
+		fmt.Fprintf(termSafe{w}, "run %s: %s; resume with %s\n", runID, stopped.Stop, l.op().resume(runID))
+		return err
+	}
+	if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
+		return fmt.Errorf("run %s: interrupted (%v); nothing is lost: resume it with %s", runID, cerr, l.op().resume(runID))
+	}
 	if errors.Is(err, operator.ErrInputMismatch) {
 		return fmt.Errorf("run %s exists with another prompt; resume it with no prompt (%s) or choose another --id", runID, l.op().resume(runID))
 	}
@@ -99,7 +118,7 @@ func (l *Local) input(runID string) ([]agent.Message, error) {
 
 // ReconcileUsage is the reconcile tool's command summary.
 const ReconcileUsage = `commands:
-  list                       runs waiting on a person
+  list                       runs waiting on a person (with --local, stopped runs too)
   show RUN                   status, pending markers and steps of a run
   show RUN --step STEP       one step's whole input and output (e.g. llm/7, tool/7/0/echo)
   approve RUN MARKER [--digest D]
@@ -248,6 +267,9 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 					}
 					what = strings.Join(markers, ", ")
 				}
+				if r.Stopped != nil {
+					what = fmt.Sprintf("stopped at %s; resume with %s", r.Stopped.Step, l.op().resume(r.RunID))
+				}
 				fmt.Fprintf(w, "%s\t%s\t%s\n", r.RunID, r.Status, what)
 			}
 			return nil
@@ -323,6 +345,9 @@ func printInfo(w io.Writer, op engine, info journal.RunInfo) error {
 	v := runView{
 		Header:  fmt.Sprintf("run %s: %s (%s)", info.RunID, info.Status, plural(info.Records, "record")),
 		Outcome: agent.Outcome{Status: info.Status, Pending: info.Pending, Step: info.Indeterminate, Reason: info.Reason, Answer: info.Answer, CutOff: info.CutOff, Empty: info.Empty},
+	}
+	if info.Stopped != nil {
+		v.Stopped = fmt.Sprintf("%s; resume with %s", info.Stopped, op.resume(info.RunID))
 	}
 	for _, s := range info.Steps {
 		res, _ := json.Marshal(s.Result)

@@ -145,7 +145,10 @@ func printUnblock(w io.Writer, op engine, runID string, o agent.Outcome) {
 
 // runView is a run as show prints it, from either engine.
 type runView struct {
-	Header  string
+	Header string
+	// Stopped says why the local driver stopped a Running run, and how
+	// to resume it ("" if it did not).
+	Stopped string
 	Outcome agent.Outcome // status, pending calls, indeterminate step, reason, answer
 	Steps   []string      // one line each
 	Tail    []string      // further lines, after the steps
@@ -154,6 +157,9 @@ type runView struct {
 // printRun prints a run for reconcile show, with what unblocks it.
 func printRun(w io.Writer, op engine, runID string, v runView) {
 	fmt.Fprintln(w, v.Header)
+	if v.Stopped != "" {
+		fmt.Fprintf(w, "  %s\n", v.Stopped)
+	}
 	printUnblock(w, op, runID, v.Outcome)
 	cut, empty := "", ""
 	if v.Outcome.CutOff {

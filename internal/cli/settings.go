@@ -150,3 +150,17 @@ func (s Settings) Executor(ctx context.Context) (*execute.Executor, error) {
 	return &execute.Executor{Model: model, Tools: set, Content: store, ContextBudget: s.ContextBudget, ModelTimeout: s.ModelTimeout, FailOnCut: s.FailOnCut, FailOnEmpty: s.FailOnEmpty,
 		Test: execute.Test{HoldBefore: s.Test.HoldBefore, HoldAfter: s.Test.HoldAfter, HoldFor: s.Test.HoldFor}}, nil
 }
+
+// LocalRetry is the local engine's retry policy of model and read steps:
+// the engines' own (execute.StepRetry) with the attempts and first wait of
+// AGENTRUN_LOCAL_ATTEMPTS and AGENTRUN_LOCAL_RETRY_INTERVAL.
+func (s Settings) LocalRetry() execute.Retry {
+	r := execute.StepRetry
+	if s.LocalAttempts > 0 {
+		r.MaxAttempts = s.LocalAttempts
+	}
+	if s.LocalRetryInterval > 0 {
+		r.Interval = s.LocalRetryInterval
+	}
+	return r
+}

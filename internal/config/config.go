@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/codec"
+	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/metrics"
 	"github.com/agentrun/agentrun/tools"
@@ -149,6 +150,21 @@ type Config struct {
 	// depend on the worker's settings.
 	SessionIdle time.Duration
 
+	// --- The local engine (starter --local) ---
+
+	// LocalAttempts bounds the attempts of a model or read step that
+	// fails with a transient error (a refused connection, a rate limit, a
+	// server error, a timeout) in one starter --local; after the last the
+	// run stops, resumable, and its journal says why. Default 10, as on
+	// Temporal (execute.RetryAttempts) (AGENTRUN_LOCAL_ATTEMPTS, a
+	// positive whole number).
+	LocalAttempts int
+	// LocalRetryInterval is the local engine's wait before a step's second
+	// attempt; each later wait doubles, at most 1m (or this, when
+	// longer). Default 1s, as on Temporal (execute.RetryInterval)
+	// (AGENTRUN_LOCAL_RETRY_INTERVAL, a positive Go duration).
+	LocalRetryInterval time.Duration
+
 	// --- Worker ---
 
 	// StopTimeout is how long a stopping worker lets running steps finish.
@@ -239,6 +255,7 @@ var Names = []string{
 	"AGENTRUN_MODEL_TIMEOUT", "AGENTRUN_MODEL_IDLE_TIMEOUT", "AGENTRUN_MODELS", "AGENTRUN_FAIL_ON_CUT_ANSWER", "AGENTRUN_FAIL_ON_EMPTY_ANSWER", "AGENTRUN_CONTEXT_BUDGET",
 	"AGENTRUN_TOOLS", "AGENTRUN_APPROVAL_TIMEOUT", "AGENTRUN_TICKETS", "AGENTRUN_DEMO_DELAY",
 	"AGENTRUN_MAX_TURNS", "AGENTRUN_MAX_TOKENS_PER_RUN", "AGENTRUN_SESSION_IDLE",
+	"AGENTRUN_LOCAL_ATTEMPTS", "AGENTRUN_LOCAL_RETRY_INTERVAL",
 	"AGENTRUN_STOP_TIMEOUT", "AGENTRUN_MAX_ACTIVITIES", "AGENTRUN_METRICS", "AGENTRUN_STREAM",
 	EnvTestHoldBefore, EnvTestHoldAfter, EnvTestHoldFor, EnvTestHoldList, EnvTestWorkflowChange,
 }
@@ -390,6 +407,20 @@ func parse(e env) (Config, error) {
 		}
 		c.MaxTokens = n
 	}
+	if v := e.get("AGENTRUN_LOCAL_ATTEMPTS"); v != "" {
+		n, err := positive("AGENTRUN_LOCAL_ATTEMPTS", v, "a positive number of attempts of a failing model or read step, e.g. 10 (1: no retry)")
+		if err != nil {
+			return c, err
+		}
+		c.LocalAttempts = int(n)
+	}
+	if v := e.get("AGENTRUN_LOCAL_RETRY_INTERVAL"); v != "" {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("AGENTRUN_LOCAL_RETRY_INTERVAL=%q is not a positive duration: want a Go duration such as 500ms or 2s (default 1s)", v)
+		}
+		c.LocalRetryInterval = d
+	}
 	if v := e.get("AGENTRUN_MAX_ACTIVITIES"); v != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n <= 0 {
@@ -520,6 +551,8 @@ func (c Config) withDefaults() Config {
 	c.ModelIdleTimeout = cmp.Or(c.ModelIdleTimeout, min(llm.DefaultIdleTimeout, c.ModelTimeout))
 	c.MaxTurns = cmp.Or(c.MaxTurns, agent.DefaultMaxTurns)
 	c.SessionIdle = cmp.Or(c.SessionIdle, workflows.DefaultSessionIdle)
+	c.LocalAttempts = cmp.Or(c.LocalAttempts, execute.RetryAttempts)
+	c.LocalRetryInterval = cmp.Or(c.LocalRetryInterval, execute.RetryInterval)
 	c.ContextBudget = cmp.Or(c.ContextBudget, llm.DefaultContextBudget(c.Model))
 	c.Demo.Tickets = cmp.Or(c.Demo.Tickets, tools.DefaultTickets)
 	if c.StopTimeout == 0 && !c.stopTimeoutSet {

@@ -68,6 +68,39 @@ func TestSessionIdleSetting(t *testing.T) {
 	}
 }
 
+// TestLocalRetrySettings: the local engine's attempts default to 10 and
+// its first wait to 1s, as on Temporal; each is read when set, and a value
+// that is not positive is a one-line error naming the variable and what
+// is valid.
+func TestLocalRetrySettings(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		attempts, interval string
+		want               int
+		wantWait           time.Duration
+		err                string
+	}{
+		{"", "", 10, time.Second, ""},
+		{"3", "20ms", 3, 20 * time.Millisecond, ""},
+		{"1", "", 1, time.Second, ""},
+		{"0", "", 0, 0, `AGENTRUN_LOCAL_ATTEMPTS "0": want a positive number of attempts of a failing model or read step, e.g. 10 (1: no retry)`},
+		{"-2", "", 0, 0, `AGENTRUN_LOCAL_ATTEMPTS "-2": want a positive number`},
+		{"many", "", 0, 0, `AGENTRUN_LOCAL_ATTEMPTS "many": want a positive number`},
+		{"", "0s", 0, 0, `AGENTRUN_LOCAL_RETRY_INTERVAL="0s" is not a positive duration: want a Go duration such as 500ms or 2s (default 1s)`},
+		{"", "-1s", 0, 0, `AGENTRUN_LOCAL_RETRY_INTERVAL="-1s" is not a positive duration`},
+		{"", "soon", 0, 0, `AGENTRUN_LOCAL_RETRY_INTERVAL="soon" is not a positive duration`},
+	} {
+		env := map[string]string{"AGENTRUN_LOCAL_ATTEMPTS": c.attempts, "AGENTRUN_LOCAL_RETRY_INTERVAL": c.interval}
+		s, err := config.Load(func(k string) string { return env[k] })
+		switch {
+		case c.err == "" && (err != nil || s.LocalAttempts != c.want || s.LocalRetryInterval != c.wantWait):
+			t.Errorf("%q %q: %d %v, %v; want %d %v", c.attempts, c.interval, s.LocalAttempts, s.LocalRetryInterval, err, c.want, c.wantWait)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "\n")):
+			t.Errorf("%q %q: error %v, want one line containing %q", c.attempts, c.interval, err, c.err)
+		}
+	}
+}
+
 // TestMetricsSetting: AGENTRUN_METRICS is a listen address or unset (off);
 // anything else is a one-line error naming the setting and an example.
 func TestMetricsSetting(t *testing.T) {

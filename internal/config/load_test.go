@@ -57,6 +57,7 @@ func TestDefaults(t *testing.T) {
 		Demo:        tools.DemoConfig{Tickets: ".agentrun/tickets.jsonl"},
 		CodecServer: config.CodecServer{Addr: "127.0.0.1:8234", Origins: []string{"http://localhost:8233"}},
 	}
+	want.LocalAttempts, want.LocalRetryInterval = 10, time.Second // the local engine's retries, as on Temporal
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", c, want)
 	}
