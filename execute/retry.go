@@ -62,13 +62,19 @@ func (r Retry) Next(step agent.Step, n int, err error) (time.Duration, bool) {
 	if errors.As(err, &e) && e.RetryAfter > 0 {
 		return e.RetryAfter, true
 	}
+	return r.Wait(n), true
+}
+
+// Wait is the backoff after attempt n (from 1): Interval × Backoff^(n-1),
+// at most MaxInterval, as Temporal computes it for an activity.
+func (r Retry) Wait(n int) time.Duration {
 	backoff := max(r.Backoff, 1)
 	wait := float64(r.Interval) * math.Pow(backoff, float64(n-1))
 	limit := max(r.MaxInterval, r.Interval)
 	if wait >= float64(limit) || math.IsInf(wait, 0) {
-		return limit, true
+		return limit
 	}
-	return time.Duration(wait), true
+	return time.Duration(wait)
 }
 
 // Text is Describe: the policy's words for a failure.

@@ -55,14 +55,9 @@ func retryPolicy(attempts int32, nonRetryable []string) *temporal.RetryPolicy {
 }
 
 // retryDelay is the wait after a step's attempt under p, as the server
-// computes it: InitialInterval × BackoffCoefficient^(attempt-1), at most
-// MaximumInterval.
+// computes it (execute.Retry.Wait).
 func retryDelay(p *temporal.RetryPolicy, attempt int) time.Duration {
-	d := p.InitialInterval
-	for i := 1; i < attempt && d < p.MaximumInterval; i++ {
-		d = time.Duration(float64(d) * p.BackoffCoefficient)
-	}
-	return min(d, p.MaximumInterval)
+	return execute.Retry{Interval: p.InitialInterval, Backoff: p.BackoffCoefficient, MaxInterval: p.MaximumInterval}.Wait(attempt)
 }
 
 // toolsOptions are the options of the tool list's activity (the server's
