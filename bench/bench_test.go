@@ -183,21 +183,7 @@ func TestQuickRunWritesTheTable(t *testing.T) {
 // figure is real: no faster than the heartbeat timeout lets the server
 // notice the kill.
 func TestKillSettledAlone(t *testing.T) {
-	var progress syncBuffer
-	cli, err := devserver.CLI()
-	var dev *testsuite.DevServer
-	if err == nil {
-		dev, err = devserver.Start(t.Context(), cli, &progress)
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v\n%s", err, progress.String())
-		}
-		t.Skipf("Temporal dev server unavailable (fails under CI=true): %v", err)
-	}
-	t.Cleanup(func() { _ = dev.Stop() })
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	env := &benchEnv{hostPort: dev.FrontendHostPort(), dir: t.TempDir(), logger: logger, sdkLog: tlog.NewStructuredLogger(logger)}
+	env := sectionEnv(t)
 	bin, err := buildWorker(t.Context(), env.subdir("bin"))
 	if err != nil {
 		t.Fatal(err)
@@ -225,6 +211,26 @@ func TestKillSettledAlone(t *testing.T) {
 // the same tool outputs on both sides), and the rows are the three
 // figures with the step time's goal.
 func TestEncryptionAlone(t *testing.T) {
+	rows, err := encryption(t.Context(), sectionEnv(t), paramsFor(true).encrypt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[0].Goal != 1.05 {
+		t.Fatalf("rows %+v; want 3, the first with the 1.05 goal", rows)
+	}
+	for _, r := range rows {
+		if r.Measured <= 0 || r.Baseline <= 0 {
+			t.Errorf("%s: measured %v, baseline %v; want both measured", r.Figure, r.Measured, r.Baseline)
+		}
+	}
+	t.Logf("%+v", rows)
+}
+
+// sectionEnv starts a dev server of the test's own, as the bench does,
+// for a test that runs one section alone. It fails under CI=true when the
+// server cannot start and is skipped otherwise.
+func sectionEnv(t *testing.T) *benchEnv {
+	t.Helper()
 	var progress syncBuffer
 	cli, err := devserver.CLI()
 	var dev *testsuite.DevServer
@@ -239,18 +245,5 @@ func TestEncryptionAlone(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = dev.Stop() })
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	env := &benchEnv{hostPort: dev.FrontendHostPort(), dir: t.TempDir(), logger: logger, sdkLog: tlog.NewStructuredLogger(logger)}
-	rows, err := encryption(t.Context(), env, paramsFor(true).encrypt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) != 3 || rows[0].Goal != 1.05 {
-		t.Fatalf("rows %+v; want 3, the first with the 1.05 goal", rows)
-	}
-	for _, r := range rows {
-		if r.Measured <= 0 || r.Baseline <= 0 {
-			t.Errorf("%s: measured %v, baseline %v; want both measured", r.Figure, r.Measured, r.Baseline)
-		}
-	}
-	t.Logf("%+v", rows)
+	return &benchEnv{hostPort: dev.FrontendHostPort(), dir: t.TempDir(), logger: logger, sdkLog: tlog.NewStructuredLogger(logger)}
 }
