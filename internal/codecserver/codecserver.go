@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/content"
+	"github.com/agentrun/agentrun/streams"
 )
 
 // DefaultLimit bounds each expanded value.
@@ -105,7 +106,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), readTimeout)
 		defer cancel()
 		// Decoding runs the codecs first to last: decrypt, then expand.
-		codecs = append(codecs, &expander{ctx: ctx, store: h.o.Content, limit: h.o.Limit})
+		codecs = append(codecs, &expander{ctx: ctx, store: h.o.Content, limit: h.o.Limit, codec: h.o.Codec})
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	converter.NewPayloadCodecHTTPHandler(codecs...).ServeHTTP(&oneLineErrors{ResponseWriter: w}, r)
@@ -152,6 +153,9 @@ type expander struct {
 	ctx   context.Context
 	store content.Store
 	limit int
+	// codec decrypts the payloads nested in a value (nil: they are
+	// shown decoded only when plain).
+	codec *codec.Codec
 }
 
 func (x *expander) Encode(p []*commonpb.Payload) ([]*commonpb.Payload, error) { return p, nil }
@@ -188,7 +192,8 @@ func (x *expander) expand(p *commonpb.Payload) *commonpb.Payload {
 	return &commonpb.Payload{Metadata: p.GetMetadata(), Data: bytes.TrimSuffix(b.Bytes(), []byte("\n"))}
 }
 
-// walk expands the references in v, saying whether it found any.
+// walk expands the references in v and the payloads nested in it (a
+// stream's items, payload lists), saying whether it found any.
 func (x *expander) walk(v any) bool {
 	found := false
 	switch v := v.(type) {
@@ -201,15 +206,91 @@ func (x *expander) walk(v any) bool {
 				}
 			}
 		}
-		for _, e := range v {
-			found = x.walk(e) || found
+		if item, ok := x.streamItem(v); ok {
+			v["data"] = item
+			found = true
+		}
+		for k, e := range v {
+			if d, ok := x.nested(e); ok {
+				v[k] = d
+				found = true
+			}
+			found = x.walk(v[k]) || found
 		}
 	case []any:
-		for _, e := range v {
-			found = x.walk(e) || found
+		for i, e := range v {
+			if d, ok := x.nested(e); ok {
+				v[i] = d
+				found = true
+			}
+			found = x.walk(v[i]) || found
 		}
 	}
 	return found
+}
+
+// nested decodes e when it is a payload as protojson writes one inside a
+// value ({"metadata": {"encoding": BASE64, ...}, "data": BASE64}): its
+// JSON value, decrypted first when it is encrypted. Anything else, or a
+// payload that does not decode, is left as it is.
+func (x *expander) nested(e any) (any, bool) {
+	m, ok := e.(map[string]any)
+	if !ok || len(m) > 3 {
+		return nil, false
+	}
+	md, ok := m["metadata"].(map[string]any)
+	data, ok2 := m["data"].(string)
+	if !ok || !ok2 {
+		return nil, false
+	}
+	b, err := json.Marshal(map[string]any{"metadata": md, "data": data})
+	if err != nil {
+		return nil, false
+	}
+	var p commonpb.Payload
+	if protojson.Unmarshal(b, &p) != nil {
+		return nil, false
+	}
+	return x.value(&p)
+}
+
+// streamItem decodes the data of a stream item ({"topic": ..., "data":
+// the base64 of a serialized payload}: a poll's answer, a stream's state
+// carried across continue-as-new).
+func (x *expander) streamItem(m map[string]any) (any, bool) {
+	if _, ok := m["topic"].(string); !ok {
+		return nil, false
+	}
+	data, ok := m["data"].(string)
+	if !ok {
+		return nil, false
+	}
+	p, err := streams.DecodePayload(data)
+	if err != nil {
+		return nil, false
+	}
+	return x.value(p)
+}
+
+// value is p's JSON value, decrypted first when it is encrypted.
+func (x *expander) value(p *commonpb.Payload) (any, bool) {
+	if x.codec != nil {
+		d, err := x.codec.Decode([]*commonpb.Payload{p})
+		if err != nil {
+			return nil, false
+		}
+		p = d[0]
+	}
+	if string(p.GetMetadata()[converter.MetadataEncoding]) != converter.MetadataEncodingJSON {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(p.GetData()))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil, false
+	}
+	return v, true
 }
 
 // fill sets ref's content (and content_cut), or content null and

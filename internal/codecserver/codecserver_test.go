@@ -13,10 +13,12 @@ import (
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/content"
+	"github.com/agentrun/agentrun/streams"
 )
 
 const origin = "http://localhost:8233"
@@ -302,5 +304,49 @@ func BenchmarkDecodeHistory(b *testing.B) {
 		if w.Code != http.StatusOK {
 			b.Fatalf("%d %s", w.Code, w.Body)
 		}
+	}
+}
+
+// TestNestedPayloads: /decode also shows the payloads nested inside a
+// value, as the Web UI cannot: a stream poll's items (base64 of a
+// serialized payload) and a list of payloads as protojson, encrypted or
+// not, come back as their JSON values; a "data" that is no payload is
+// left as it is.
+func TestNestedPayloads(t *testing.T) {
+	srv, cdc, _ := setup(t, "", 0)
+	item, err := streams.EncodePayload(jsonPayload(t, map[string]string{"type": "step.started", "step": "llm/1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner, err := cdc.Encode([]*commonpb.Payload{jsonPayload(t, map[string]string{"answer": "the secret plan"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, err := protojson.Marshal(inner[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var innerJSON any
+	if err := json.Unmarshal(listed, &innerJSON); err != nil {
+		t.Fatal(err)
+	}
+	poll := map[string]any{"items": []any{
+		map[string]any{"topic": "events", "data": item, "offset": 0},
+		map[string]any{"topic": "notes", "data": "not a payload"},
+	}, "next_offset": 1}
+	enc, err := cdc.Encode([]*commonpb.Payload{jsonPayload(t, poll), jsonPayload(t, []any{innerJSON})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := post(t, srv.URL+"/decode", "", list(t, enc...))
+	if code != http.StatusOK {
+		t.Fatalf("decode: %d %s", code, out)
+	}
+	got := unlist(t, out)
+	if s := string(got[0].Data); !strings.Contains(s, `"data":{"step":"llm/1","type":"step.started"}`) || !strings.Contains(s, `"data":"not a payload"`) {
+		t.Errorf("poll answer decoded as %s; want the item's event and the other data as it was", s)
+	}
+	if s := string(got[1].Data); s != `[{"answer":"the secret plan"}]` {
+		t.Errorf("payload list decoded as %s; want the inner value", s)
 	}
 }
