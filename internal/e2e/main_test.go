@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,8 +56,27 @@ func (f *fleet) ticketCount(t *testing.T) int {
 	return testenv.TicketCount(t, f.tickets)
 }
 
-// temporal runs the real temporal CLI against the dev server.
+// temporal runs the real temporal CLI against the dev server. With the
+// suite's key set (make test-encrypted) it reads and sends payloads through
+// the suite's codec endpoint, as an operator's CLI would, unless args name
+// one.
 func (f *fleet) temporal(t *testing.T, args ...string) string {
+	t.Helper()
+	return f.rawTemporal(t, withCodecEndpoint(t, args)...)
+}
+
+// withCodecEndpoint is a temporal CLI command's args with the suite's
+// codec endpoint when the suite's key is set and args name none.
+func withCodecEndpoint(t *testing.T, args []string) []string {
+	if e := testenv.CodecEndpoint(t); e != "" && !slices.Contains(args, "--codec-endpoint") {
+		return append(args, "--codec-endpoint", e)
+	}
+	return args
+}
+
+// rawTemporal runs the real temporal CLI against the dev server without
+// the suite's codec endpoint: it shows payloads as the cluster keeps them.
+func (f *fleet) rawTemporal(t *testing.T, args ...string) string {
 	t.Helper()
 	args = append(args, "--address", f.srv.HostPort, "--namespace", "default")
 	code, out := testenv.Run(t, os.Environ(), time.Minute, f.srv.CLI, args...)
