@@ -102,7 +102,11 @@ func TestApproveWhatYouSawOnDevServer(t *testing.T) {
 		}
 		if a := e.GetWorkflowExecutionUpdateAcceptedEventAttributes(); a != nil {
 			for _, p := range a.GetAcceptedRequest().GetInput().GetArgs().GetPayloads() {
-				accepted = append(accepted, string(p.GetData()))
+				var arg json.RawMessage
+				if err := testenv.SuiteConverter(t).FromPayload(p, &arg); err != nil {
+					t.Fatal(err)
+				}
+				accepted = append(accepted, string(arg))
 			}
 		}
 	}
