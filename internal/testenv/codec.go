@@ -24,20 +24,6 @@ func SuiteConverter(t testing.TB) converter.DataConverter {
 	return codec.DataConverter(cdc)
 }
 
-// SuiteFailureConverter is the failure converter of SuiteCodec: with
-// encryption on, a failure in a history says "Encoded failure" and keeps
-// its message and stack trace in an encrypted payload; its FailureToError
-// gives the error with the message back. Without SuiteKeys it is the sdk's
-// default.
-func SuiteFailureConverter(t testing.TB) converter.FailureConverter {
-	t.Helper()
-	cdc, err := SuiteCodec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return codec.FailureConverter(cdc)
-}
-
 var (
 	endpointOnce sync.Once
 	endpoint     string
