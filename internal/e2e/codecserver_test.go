@@ -149,7 +149,7 @@ func TestCodecServerShowsEncryptedRuns(t *testing.T) {
 	if code, out := testenv.Run(t, env, time.Minute, starter, "--id", hand, "--wait", prompt); code != 0 || !strings.Contains(out, "TICKET-1") {
 		t.Fatalf("starter --wait: exit %d\n%s", code, out)
 	}
-	if raw := payloadText(t, f.temporal(t, "workflow", "show", "-w", hand, "--output", "json")); strings.Contains(raw, "orders database") {
+	if raw := payloadText(t, f.rawTemporal(t, "workflow", "show", "-w", hand, "--output", "json")); strings.Contains(raw, "orders database") {
 		t.Fatal("the history shown without the codec server holds the prompt in plain text")
 	}
 	shown := payloadText(t, f.temporal(t, "workflow", "show", "-w", hand, "--output", "json", "--codec-endpoint", endpoint))
@@ -170,7 +170,7 @@ func TestCodecServerShowsEncryptedRuns(t *testing.T) {
 	if code, out := testenv.Run(t, env, time.Minute, starter, "--id", long, "--wait", lookup.Prompt); code != 0 || !strings.Contains(out, "no policy on that topic") {
 		t.Fatalf("starter --wait: exit %d\n%s", code, out)
 	}
-	plain := payloadText(t, f.temporal(t, "workflow", "show", "-w", long, "--output", "json"))
+	plain := payloadText(t, f.rawTemporal(t, "workflow", "show", "-w", long, "--output", "json"))
 	if strings.Contains(plain, "northern region") {
 		t.Fatal("the history shown without the codec server holds the tool output in plain text")
 	}

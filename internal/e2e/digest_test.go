@@ -66,8 +66,8 @@ func TestApproveWhatYouSawOnDevServer(t *testing.T) {
 		t.Fatalf("approve with a stale digest: exit %d, output %q; want exit 1 and one line containing %q", code, out, want)
 	}
 	other := testenv.MustJSON(map[string]string{"Marker": ticketStep, "Digest": digest, "Execution": "00000000-0000-0000-0000-000000000000"})
-	code, out = testenv.Run(t, os.Environ(), time.Minute, srv.CLI, "workflow", "update", "execute", "-w", run, "--name", "approve", "--input", other,
-		"--address", srv.HostPort, "--namespace", "default")
+	code, out = testenv.Run(t, os.Environ(), time.Minute, srv.CLI, withCodecEndpoint(t, []string{"workflow", "update", "execute", "-w", run, "--name", "approve", "--input", other,
+		"--address", srv.HostPort, "--namespace", "default"})...)
 	if code == 0 || !strings.Contains(out, "execution 00000000-0000-0000-0000-000000000000 is not this run's") {
 		t.Fatalf("approve for another execution: exit %d, want refused naming it:\n%s", code, out)
 	}
@@ -102,7 +102,11 @@ func TestApproveWhatYouSawOnDevServer(t *testing.T) {
 		}
 		if a := e.GetWorkflowExecutionUpdateAcceptedEventAttributes(); a != nil {
 			for _, p := range a.GetAcceptedRequest().GetInput().GetArgs().GetPayloads() {
-				accepted = append(accepted, string(p.GetData()))
+				var arg json.RawMessage
+				if err := testenv.SuiteConverter(t).FromPayload(p, &arg); err != nil {
+					t.Fatal(err)
+				}
+				accepted = append(accepted, string(arg))
 			}
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentrun/agentrun/agent"
@@ -97,7 +96,7 @@ func TestLongRunOnDevServer(t *testing.T) {
 			// The checkpoint, and apart from it the run's stream (its own
 			// bound: the newest events, for subscribers).
 			var in workflows.Input
-			if err := converter.GetDefaultDataConverter().FromPayloads(started.GetInput(), &in); err != nil || in.Continued == nil {
+			if err := testenv.SuiteConverter(t).FromPayloads(started.GetInput(), &in); err != nil || in.Continued == nil {
 				t.Fatalf("continued input: %v", err)
 			}
 			stream, _ := json.Marshal(in.Continued.Stream)

@@ -1,9 +1,13 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,8 +59,83 @@ func (f *fleet) ticketCount(t *testing.T) int {
 	return testenv.TicketCount(t, f.tickets)
 }
 
-// temporal runs the real temporal CLI against the dev server.
+// temporal runs the real temporal CLI against the dev server. With the
+// suite's key set (make test-encrypted) it reads and sends payloads through
+// the suite's codec endpoint, as an operator's CLI would, unless args name
+// one.
 func (f *fleet) temporal(t *testing.T, args ...string) string {
+	t.Helper()
+	return f.rawTemporal(t, withCodecEndpoint(t, args)...)
+}
+
+// withCodecEndpoint is a temporal CLI command's args with the suite's
+// codec endpoint when the suite's key is set and args name none.
+func withCodecEndpoint(t *testing.T, args []string) []string {
+	if e := testenv.CodecEndpoint(t); e != "" && !slices.Contains(args, "--codec-endpoint") {
+		return append(args, "--codec-endpoint", e)
+	}
+	return args
+}
+
+// shownHistory is `temporal workflow show --output json` of a run, as an
+// operator reads it. With the suite's key set the CLI decrypts payloads
+// through the codec endpoint, but a failure still says "Encoded failure"
+// and keeps its message and stack trace in its (now decoded) encoded
+// attributes, as the failure converter encoded them: shownHistory puts
+// them back in the failure, as the Web UI shows it. Without encoded
+// failures it is the CLI's text as printed.
+func (f *fleet) shownHistory(t *testing.T, runID string) string {
+	t.Helper()
+	out := f.temporal(t, "workflow", "show", "-w", runID, "--output", "json")
+	var v any
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("workflow show --output json: %v\n%.500s", err, out)
+	}
+	decoded := 0
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if enc, ok := v["encodedAttributes"].(map[string]any); ok {
+				data, _ := enc["data"].(string)
+				b, err := base64.StdEncoding.DecodeString(data)
+				var attrs struct {
+					Message    string `json:"message"`
+					StackTrace string `json:"stack_trace"`
+				}
+				if err != nil || json.Unmarshal(b, &attrs) != nil {
+					t.Fatalf("a failure's encoded attributes are not decoded JSON (is the codec endpoint set?): %.200v", enc)
+				}
+				v["message"], v["stackTrace"] = attrs.Message, attrs.StackTrace
+				delete(v, "encodedAttributes")
+				decoded++
+			}
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	if decoded == 0 {
+		return out
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// rawTemporal runs the real temporal CLI against the dev server without
+// the suite's codec endpoint: it shows payloads as the cluster keeps them.
+func (f *fleet) rawTemporal(t *testing.T, args ...string) string {
 	t.Helper()
 	args = append(args, "--address", f.srv.HostPort, "--namespace", "default")
 	code, out := testenv.Run(t, os.Environ(), time.Minute, f.srv.CLI, args...)

@@ -11,7 +11,6 @@ import (
 
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/converter"
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
@@ -298,7 +297,7 @@ type runHistory struct {
 
 func history(t *testing.T, srv *testenv.Server, runID string) runHistory {
 	t.Helper()
-	dc := converter.GetDefaultDataConverter()
+	dc := testenv.SuiteConverter(t)
 	h := runHistory{attempts: map[string]int32{}}
 	ids := map[int64]string{} // scheduled event id -> activity id
 	status := func(fields map[string]*commonpb.Payload) {

@@ -63,7 +63,7 @@ func TestModelRequestTimeout(t *testing.T) {
 	if err != nil || st.Status != agent.StatusCompleted || st.StepCount != 1 || len(st.Steps) != 1 || st.Steps[0].Name != "llm/1" || st.CutOff {
 		t.Fatalf("final state %+v, %v; want Completed after the one step llm/1", st, err)
 	}
-	history := f.temporal(t, "workflow", "show", "-w", run, "--output", "json")
+	history := f.shownHistory(t, run)
 	if !strings.Contains(history, "within the request timeout of 2s (AGENTRUN_MODEL_TIMEOUT)") {
 		t.Fatalf("the history does not carry the first attempt's Timeout failure")
 	}

@@ -162,7 +162,7 @@ func TestProviderRejectsKey(t *testing.T) {
 		t.Fatalf("final state %+v, %v", st, err)
 	}
 
-	history := f.temporal(t, "workflow", "show", "-w", run, "--output", "json")
+	history := f.shownHistory(t, run)
 	if !strings.Contains(history, wantMsg) {
 		t.Fatalf("the history does not carry the provider's message %q:\n%s", wantMsg, history)
 	}
@@ -205,7 +205,7 @@ func TestProviderScrubsEchoedKey(t *testing.T) {
 	if got := statusAttr(t, srv, run); got != "Failed" {
 		t.Fatalf("AgentRunStatus = %q, want Failed", got)
 	}
-	history := f.temporal(t, "workflow", "show", "-w", run, "--output", "json")
+	history := f.shownHistory(t, run)
 	if !strings.Contains(history, wantMsg) {
 		t.Fatalf("the history does not carry %q:\n%s", wantMsg, history)
 	}

@@ -46,7 +46,7 @@ func TestSessionOnDevServer(t *testing.T) {
 	}
 
 	// Refused: an empty message (the update), a blank one (the signal).
-	if code, out := testenv.Run(t, env, time.Minute, f.srv.CLI, "workflow", "update", "execute", "--address", srv.HostPort, "-w", run, "--name", "message", "--input", `{"Content": ""}`, "--update-id", "empty"); code == 0 || !strings.Contains(out, "the content is empty") {
+	if code, out := testenv.Run(t, env, time.Minute, f.srv.CLI, withCodecEndpoint(t, []string{"workflow", "update", "execute", "--address", srv.HostPort, "-w", run, "--name", "message", "--input", `{"Content": ""}`, "--update-id", "empty"})...); code == 0 || !strings.Contains(out, "the content is empty") {
 		t.Fatalf("update with an empty message: exit %d\n%s", code, out)
 	}
 	f.temporal(t, "workflow", "signal", "-w", run, "--name", "message", "--input", `{"Content": "  "}`)

@@ -14,7 +14,6 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/testenv"
@@ -279,7 +278,7 @@ func modelReplies(t *testing.T, srv *testenv.Server, runID string) map[string]ag
 		}
 		if a := e.GetActivityTaskCompletedEventAttributes(); a != nil && ids[a.GetScheduledEventId()] != "" {
 			var raw json.RawMessage
-			if err := converter.GetDefaultDataConverter().FromPayloads(a.GetResult(), &raw); err != nil {
+			if err := testenv.SuiteConverter(t).FromPayloads(a.GetResult(), &raw); err != nil {
 				t.Fatal(err)
 			}
 			r, err := agent.DecodeModelReply(raw)

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"strings"
 	"sync"
 	"testing"
@@ -137,7 +139,9 @@ func TestApproveFallsBackToSignal(t *testing.T) {
 // TestRejectedSignalFlood: 60 approve signals of 1 MiB each, every one
 // refused (an unknown field), to a parked run on a dev server, each sent as
 // soon as the run recorded the one before: 60 MiB of signals, past the
-// 50 MiB a run's history may hold. The run continues as
+// 50 MiB a run's history may hold. Each pad is 1 MiB of random bytes (in
+// base64), so that it stays 1 MiB in the history when a payload codec
+// compresses before it encrypts (make test-encrypted). The run continues as
 // new from its wait when the server suggests it, carrying its pending call
 // and its count of refusals, survives, and completes with one ticket on
 // the approval that follows.
@@ -153,7 +157,11 @@ func TestRejectedSignalFlood(t *testing.T) {
 	}
 	waitStatus(t, srv, run, "AwaitingApproval", time.Minute)
 	const flood = 60
-	pad := strings.Repeat("x", 1<<20)
+	noise := make([]byte, 1<<20)
+	if _, err := rand.Read(noise); err != nil {
+		t.Fatal(err)
+	}
+	pad := base64.StdEncoding.EncodeToString(noise)
 	var st workflows.State
 	for i := range flood {
 		err := srv.Client.SignalWorkflow(t.Context(), run, "", "approve", map[string]string{"Marker": ticketStep, "Pad": pad})

@@ -14,7 +14,11 @@
 //     counting the tickets it filed, the tools files and probes of the
 //     settle tests, and crashing a process at a test hook's hold point
 //     (CrashInTicket);
-//   - the npm packages of the tests that run node.
+//   - the npm packages of the tests that run node;
+//   - running a suite with encryption on (SuiteKeys, make test-encrypted):
+//     the shared client's codec, the converter that reads a history's
+//     payloads in either mode (SuiteConverter), and a codec endpoint for
+//     the temporal CLI (CodecEndpoint).
 //
 // It is imported only by tests and by the bench and chaos programs.
 package testenv
