@@ -97,7 +97,7 @@ func TestStreamIdleTimeoutOnWorker(t *testing.T) {
 	if err != nil || st.Status != agent.StatusCompleted || st.StepCount != 1 || st.Answer != want {
 		t.Fatalf("final state %+v, %v; want Completed after the one step llm/1", st, err)
 	}
-	history := f.temporal(t, "workflow", "show", "-w", run, "--output", "json")
+	history := f.shownHistory(t, run)
 	const cut = "the idle timeout cut the streamed answer: no piece for 1s (AGENTRUN_MODEL_IDLE_TIMEOUT) after 2 pieces"
 	if !strings.Contains(history, cut) {
 		t.Fatalf("the history does not carry the first attempt's failure %q", cut)
