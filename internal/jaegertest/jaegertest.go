@@ -141,8 +141,12 @@ func Run(ctx context.Context, bin, dir string) (*Jaeger, error) {
 // errPortTaken marks a start that failed because a port was in use.
 var errPortTaken = errors.New("a port was taken")
 
+// pickPorts picks the ports of one start (a seam for the test of a port
+// taken between picking and binding).
+var pickPorts = freePorts
+
 func start(ctx context.Context, bin, cfg, logPath string) (*Jaeger, error) {
-	ports, err := freePorts(4)
+	ports, err := pickPorts(4)
 	if err != nil {
 		return nil, fmt.Errorf("start Jaeger: %w", err)
 	}

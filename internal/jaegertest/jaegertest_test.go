@@ -3,12 +3,15 @@ package jaegertest
 import (
 	"context"
 	"errors"
+	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -47,6 +50,7 @@ func TestReadBack(t *testing.T) {
 	chat.End()
 	_, wait := tracer.Start(rootCtx, "await approval", trace.WithLinks(trace.Link{SpanContext: chat.SpanContext()}))
 	wait.AddEvent("approved", trace.WithAttributes(attribute.String("agentrun.answered_by", "signal")))
+	wait.SetStatus(codes.Error, "rejected")
 	wait.End()
 	root.End()
 	_, other := tracer.Start(ctx, "another trace")
@@ -109,6 +113,12 @@ func TestReadBack(t *testing.T) {
 	if len(w.Events) != 1 || w.Events[0].Name != "approved" || w.Events[0].Attrs["agentrun.answered_by"] != "signal" {
 		t.Errorf("wait span: events %+v, want one approved with agentrun.answered_by=signal", w.Events)
 	}
+	if w.Attrs["otel.status_code"] != "ERROR" || w.Attrs["otel.status_description"] != "rejected" || w.Attrs["error"] != true {
+		t.Errorf("wait span: status tags %v, want otel.status_code ERROR, otel.status_description rejected, error true", w.Attrs)
+	}
+	if _, ok := c.Attrs["otel.status_code"]; ok {
+		t.Errorf("chat span: otel.status_code %v without a status", c.Attrs["otel.status_code"])
+	}
 	if len(w.Links) != 1 || w.Links[0].SpanID != chatID || w.Links[0].TraceID != id || w.Links[0].Type != "FOLLOWS_FROM" {
 		t.Errorf("wait span: links %+v, want one FOLLOWS_FROM to %s", w.Links, chatID)
 	}
@@ -156,6 +166,45 @@ func TestStop(t *testing.T) {
 	}
 	if err := j.Stop(); err != nil {
 		t.Fatalf("a second Stop: %v", err)
+	}
+}
+
+// TestPortTaken: a start that finds a port taken is tried again on new
+// ports.
+func TestPortTaken(t *testing.T) {
+	bin, err := Binary()
+	if err != nil {
+		Start(t) // fails under CI, skips elsewhere
+	}
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	picks := 0
+	pickPorts = func(n int) ([]string, error) {
+		picks++
+		ports, err := freePorts(n)
+		if picks == 1 && err == nil {
+			ports[2] = strconv.Itoa(taken.Addr().(*net.TCPAddr).Port) // the query API's
+		}
+		return ports, err
+	}
+	t.Cleanup(func() { pickPorts = freePorts })
+	dir := t.TempDir()
+	j, err := Run(t.Context(), bin, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Stop()
+	if picks != 2 || filepath.Base(j.Log) != "jaeger-2.log" {
+		t.Fatalf("%d picks of ports, log %s; want 2, jaeger-2.log", picks, j.Log)
+	}
+	if first := tail(filepath.Join(dir, "jaeger-1.log"), 2000); !strings.Contains(first, "address already in use") {
+		t.Fatalf("the first start's log does not say the port was in use: %s", first)
+	}
+	if _, err := j.Services(t.Context()); err != nil {
+		t.Fatal(err)
 	}
 }
 
