@@ -10,9 +10,11 @@
 
 TEMPORAL_CLI_VERSION := $(shell awk '$$1 == "github.com/temporalio/cli" { print $$2 }' build/temporal-cli/go.mod)
 TEMPORAL := bin/temporal
+JAEGER_VERSION := $(shell awk '$$1 == "github.com/jaegertracing/jaeger" { print $$2 }' build/jaeger/go.mod)
+JAEGER := bin/jaeger
 GO ?= go
 
-.PHONY: all build demo dev-server worker stop test test-encrypted race check lint bench chaos temporal-cli mcp-servers streams-ts clean versions version-current version-ramp
+.PHONY: all build demo dev-server worker stop test test-encrypted race check lint bench chaos temporal-cli jaeger mcp-servers streams-ts clean versions version-current version-ramp
 
 all: build
 
@@ -28,6 +30,18 @@ $(TEMPORAL): build/temporal-cli/go.mod build/temporal-cli/go.sum
 	cd build/temporal-cli && $(GO) build -o $(CURDIR)/$(TEMPORAL) \
 		-ldflags "-X github.com/temporalio/cli/temporalcli.Version=$(TEMPORAL_CLI_VERSION:v%=%)" \
 		github.com/temporalio/cli/cmd/temporal
+
+jaeger: $(JAEGER)
+
+# Jaeger's all-in-one program (v2: an OpenTelemetry Collector with Jaeger's
+# in-memory trace store and query API), which the tracing tests start on
+# loopback (internal/jaegertest); built from build/jaeger/go.mod, and again
+# when it changes.
+$(JAEGER): build/jaeger/go.mod build/jaeger/go.sum
+	@echo "building Jaeger $(JAEGER_VERSION) into ./bin (several minutes the first time)"
+	cd build/jaeger && $(GO) build -o $(CURDIR)/$(JAEGER) \
+		-ldflags "-X github.com/jaegertracing/jaeger/internal/version.latestVersion=$(JAEGER_VERSION)" \
+		github.com/jaegertracing/jaeger/cmd/jaeger
 
 MCP_SERVERS := tools/mcp/testdata/node_modules/.package-lock.json
 
@@ -60,7 +74,7 @@ worker: $(TEMPORAL) build
 stop:
 	bash scripts/stop.sh
 
-test: $(TEMPORAL) $(MCP_SERVERS) $(STREAMS_TS) build
+test: $(TEMPORAL) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) build
 	$(GO) test -count=1 -timeout 30m ./...
 
 # bench: AgentRun's step overhead, the journal's appends (file and
@@ -116,7 +130,7 @@ lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
-check: $(TEMPORAL) $(MCP_SERVERS) $(STREAMS_TS) build lint
+check: $(TEMPORAL) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) build lint
 	$(GO) test -count=1 -race -timeout 40m ./...
 
 # race: the tests with the race detector, as make check runs them, on every
@@ -125,7 +139,7 @@ check: $(TEMPORAL) $(MCP_SERVERS) $(STREAMS_TS) build lint
 # programs as child processes, which the detector does not see). CI runs
 # it after make test.
 RACE_SKIP := internal/e2e|chaos|bench
-race: $(TEMPORAL) $(MCP_SERVERS) $(STREAMS_TS)
+race: $(TEMPORAL) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS)
 	$(GO) test -count=1 -race -timeout 20m $$($(GO) list ./... | grep -v -E '^github.com/agentrun/agentrun/($(RACE_SKIP))$$')
 
 # test-encrypted: the workflow and end-to-end suites again with a payload
@@ -133,7 +147,7 @@ race: $(TEMPORAL) $(MCP_SERVERS) $(STREAMS_TS)
 # worker, starter and reconcile they start, and the tests' own client,
 # encrypt with it. The key is a fixed test key, never a real one.
 TEST_KEY := k1:WlpaWlpaWlpaWlpaWlpaWlpaWlpaWlpaWlpaWlpaWlo=
-test-encrypted: $(TEMPORAL) $(MCP_SERVERS) $(STREAMS_TS) build
+test-encrypted: $(TEMPORAL) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) build
 	AGENTRUN_CODEC_KEYS=$(TEST_KEY) $(GO) test -count=1 -timeout 30m ./workflows ./internal/e2e
 
 clean:
