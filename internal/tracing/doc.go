@@ -48,13 +48,17 @@
 // the same root. A run without a starter's context keeps the root derived
 // from its first execution's run id the same way.
 //
-// Signals and updates. The operator's signals and updates (approve, deny,
-// reconcile, budget, message) get the interceptor's HandleSignal /
-// HandleUpdate spans, in the sender's trace when the sender (reconcile)
-// carries the interceptor. The run's own traffic (stream publishes and
-// polls, retry notices, queries) would be a span each: this package drops
-// those spans (and the validators' ValidateUpdate spans), so a trace shows
-// steps and people, not plumbing.
+// Signals and updates. The interceptor's workflow-side HandleSignal and
+// HandleUpdate spans are not recorded: their parent is the sender's span
+// (or none), so they would not be in the run's trace, and sdk v1.51 records
+// HandleUpdate on replay too (its ExecuteUpdate does not check
+// workflow.IsReplaying, unlike HandleSignal). The wait spans say who
+// answered instead. The sender's SignalWorkflow / UpdateWorkflow spans of
+// the operator's operations (approve, deny, reconcile, budget, message)
+// are kept, in the sender's (reconcile's) own trace. The run's own traffic
+// (stream publishes and polls, retry notices, queries, validators) would
+// be a span each: those are dropped, so a trace shows steps and people,
+// not plumbing.
 //
 // Content: prompt and completion text are recorded (gen_ai.input.messages,
 // gen_ai.output.messages) only with Settings.CaptureContent

@@ -276,7 +276,12 @@ func keep(name string) bool {
 	switch op {
 	case opRunWorkflow, "ValidateUpdate", "HandleQuery", "QueryWorkflow":
 		return false
-	case "HandleSignal", "SignalWorkflow", "HandleUpdate", "UpdateWorkflow":
+	case "HandleSignal", "HandleUpdate":
+		// Not in the run's trace (their parent is the sender's span, or
+		// none), and sdk v1.51's HandleUpdate is recorded on replay too:
+		// the workflow's wait spans say who answered instead.
+		return false
+	case "SignalWorkflow", "UpdateWorkflow":
 		return operator.IsSignal(what)
 	}
 	return true
