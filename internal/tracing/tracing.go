@@ -108,6 +108,7 @@ func (s Settings) sampler() sdktrace.Sampler {
 // agentrun's own spans and the sdk's tracing interceptor. A nil *Provider
 // is tracing off: no interceptor, no tracer, nothing exported.
 type Provider struct {
+	wf      *workflowTracer
 	tp      trace.TracerProvider
 	sdk     *sdktrace.TracerProvider // nil when the caller owns tp
 	sampler sdktrace.Sampler
@@ -167,6 +168,7 @@ func newProvider(tp trace.TracerProvider, sampler sdktrace.Sampler, capture bool
 		return nil, fmt.Errorf("tracing interceptor: %w", err)
 	}
 	p.ic = interceptor.NewTracingInterceptor(&runTracer{Tracer: inner, sampler: sampler})
+	p.wf = &workflowTracer{tracer: p.tracer}
 	return p, nil
 }
 
@@ -184,21 +186,14 @@ func (p *Provider) Tracer() trace.Tracer {
 // Capture reports whether spans may carry prompt and completion text.
 func (p *Provider) Capture() bool { return p != nil && p.capture }
 
-// Interceptor is the sdk's tracing interceptor for the programs' clients
-// (and so their workers); nil when p is off.
-func (p *Provider) Interceptor() interceptor.Interceptor {
-	if p == nil {
-		return nil
-	}
-	return p.ic
-}
-
-// ClientInterceptors are the client interceptors of p: none when off.
+// ClientInterceptors are the client interceptors of p (the sdk's tracing
+// interceptor, and the one that gives workflow code the tracer), which the
+// workers built from the client use too: none when off.
 func (p *Provider) ClientInterceptors() []interceptor.ClientInterceptor {
 	if p == nil {
 		return nil
 	}
-	return []interceptor.ClientInterceptor{p.ic}
+	return []interceptor.ClientInterceptor{p.ic, p.wf}
 }
 
 // WorkerInterceptors are the worker interceptors of p (a replayer's, a
@@ -207,7 +202,7 @@ func (p *Provider) WorkerInterceptors() []interceptor.WorkerInterceptor {
 	if p == nil {
 		return nil
 	}
-	return []interceptor.WorkerInterceptor{p.ic}
+	return []interceptor.WorkerInterceptor{p.ic, p.wf}
 }
 
 // Shutdown flushes the spans still queued and stops the exporter, within

@@ -99,7 +99,8 @@ func attrs(s sdktrace.ReadOnlySpan) map[attribute.Key]attribute.Value {
 // TestHandExampleTrace: the hand example is one trace with exactly one
 // span per step attempt (three chat spans, two execute_tool spans) with
 // the GenAI attributes, whose tokens add up to the usage the run's state
-// reports; the write's span says the guard ran it; no RunWorkflow span is
+// reports; the write's span says the guard ran it; the approval is one
+// "wait approval" span of the minute the run waited, answered by signal; no RunWorkflow span is
 // recorded (a replay would re-send it) and no span carries text.
 func TestHandExampleTrace(t *testing.T) {
 	t.Parallel()
@@ -112,6 +113,7 @@ func TestHandExampleTrace(t *testing.T) {
 	traceID := spans[0].SpanContext().TraceID()
 	var chats, toolSpans []string
 	var in, out int64
+	waits := 0
 	for _, s := range spans {
 		if s.SpanContext().TraceID() != traceID {
 			t.Errorf("span %q in trace %s, want all in %s", s.Name(), s.SpanContext().TraceID(), traceID)
@@ -140,8 +142,14 @@ func TestHandExampleTrace(t *testing.T) {
 			if s.Name() == "execute_tool create_ticket" && (a[tracing.KeyToolKind].AsString() != "write" || a[tracing.KeyGuardDecision].AsString() != tracing.GuardRan) {
 				t.Errorf("write span: kind %v, guard decision %v; want write, ran", a[tracing.KeyToolKind], a[tracing.KeyGuardDecision])
 			}
-			if s.Name() == "execute_tool lookup" && (a[tracing.KeyToolKind].AsString() != "read" || a[tracing.KeyGuardDecision].Type() != attribute.INVALID) {
+			if s.Name() == "execute_tool lookup" && (a[tracing.KeyToolKind].AsString() != "read" || a[tracing.KeyGuardDecision].AsString() != "") {
 				t.Errorf("read span: kind %v, guard decision %v; want read, none", a[tracing.KeyToolKind], a[tracing.KeyGuardDecision])
+			}
+		case s.Name() == "wait approval":
+			waits++
+			if a[tracing.KeyWaitOutcome].AsString() != "approve" || a[tracing.KeyAnsweredBy].AsString() != tracing.BySignal ||
+				a[tracing.KeyMarker].AsString() != testenv.TicketStep || s.EndTime().Sub(s.StartTime()) != time.Minute {
+				t.Errorf("wait span: attributes %v, %v long; want approve by signal on %s, 1m", s.Attributes(), s.EndTime().Sub(s.StartTime()), testenv.TicketStep)
 			}
 		case len(s.Name()) > 12 && s.Name()[:12] == "RunWorkflow:":
 			t.Errorf("a RunWorkflow span was recorded: %q", s.Name())
@@ -154,6 +162,9 @@ func TestHandExampleTrace(t *testing.T) {
 	}
 	if want := []string{"tool/1/0/lookup", testenv.TicketStep}; !slices.Equal(toolSpans, []string{want[0], want[1]}) && !slices.Equal(toolSpans, []string{want[1], want[0]}) {
 		t.Errorf("tool spans for steps %v, want exactly %v", toolSpans, want)
+	}
+	if waits != 1 {
+		t.Errorf("%d approval wait spans, want 1", waits)
 	}
 	if st.Usage.InputTokens == 0 || in != st.Usage.InputTokens || out != st.Usage.OutputTokens {
 		t.Errorf("span tokens in %d out %d; the state reports %+v", in, out, st.Usage)
