@@ -68,7 +68,11 @@ func run(ctx context.Context, local, verbose bool, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer tr.Shutdown(ctx)
+	defer func() {
+		if err := tr.Shutdown(ctx); err != nil {
+			logger.Warn("tracing: spans not exported", "error", err)
+		}
+	}()
 	conn, err := cluster.Dial(ctx, logger, nil, cfg.Codec, tr.ClientInterceptors()...)
 	if err != nil {
 		return err

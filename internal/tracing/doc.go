@@ -66,6 +66,6 @@
 // conventions' opt-in), and config refuses it when the payload codec is
 // on: text the codec keeps from Temporal never goes to a trace backend.
 //
-// Logs: LogHandler adds trace_id and span_id to every record logged with a
-// context that holds a span (the activities log with their context).
+// Logs: the activities' log lines carry trace_id and span_id of the step
+// attempt's span (activities.Activities.log).
 package tracing
