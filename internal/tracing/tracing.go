@@ -117,6 +117,11 @@ type Provider struct {
 	capture bool
 }
 
+// batchEvery is how often the batch of ended spans is sent (OpenTelemetry's
+// default is 5s): a worker that is killed loses the spans of at most the
+// last second, not the last five.
+const batchEvery = time.Second
+
 // exportShutdownTimeout bounds the flush at Shutdown: a backend that does
 // not answer costs a stopping program at most this.
 const exportShutdownTimeout = 5 * time.Second
@@ -137,7 +142,7 @@ func Start(ctx context.Context, s Settings, service string, logger *slog.Logger)
 		return nil, fmt.Errorf("tracing resource: %w", err)
 	}
 	sampler := s.sampler()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res), sdktrace.WithSampler(sampler))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(batchEvery)), sdktrace.WithResource(res), sdktrace.WithSampler(sampler))
 	otel.SetErrorHandler(warnHandler(logger, s.Endpoint))
 	p, err := newProvider(tp, sampler, s.CaptureContent)
 	if err != nil {
