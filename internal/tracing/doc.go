@@ -65,6 +65,9 @@
 // (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true, the
 // conventions' opt-in), and config refuses it when the payload codec is
 // on: text the codec keeps from Temporal never goes to a trace backend.
+// Without capture a failed step's spans carry its error type (error.type,
+// the exception event's exception.type), never its text, which may quote a
+// tool's output.
 //
 // Logs: the activities' log lines carry trace_id and span_id of the step
 // attempt's span (activities.Activities.log).

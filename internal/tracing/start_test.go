@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.temporal.io/sdk/temporal"
 )
 
 // TestOff: without an endpoint Start builds nothing, and the nil Provider
@@ -78,5 +84,31 @@ func TestExportWarningsRateLimited(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != 1 || !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], "runs go on") || !strings.Contains(lines[0], "endpoint=http://collector:4317") {
 		t.Fatalf("log %q: want one warning naming the endpoint", lines)
+	}
+}
+
+// TestErrorTextOnlyWithCapture: the sdk interceptor's spans record a
+// failed step's error type, and its text only with content capture.
+func TestErrorTextOnlyWithCapture(t *testing.T) {
+	t.Parallel()
+	for _, capture := range []bool{false, true} {
+		exp := tracetest.NewInMemoryExporter()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+		span := startSpan(context.Background(), tp.Tracer("test"), "RunActivity:CallTool", capture)
+		err := temporal.NewApplicationError("ticket store said: SECRET-ROW", "ToolFailed")
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+		span.End()
+		s := exp.GetSpans().Snapshots()
+		if len(s) != 1 || len(s[0].Events()) != 1 {
+			t.Fatalf("capture %v: %d spans", capture, len(s))
+		}
+		text := fmt.Sprint(s[0].Events()[0].Attributes, s[0].Status().Description)
+		if strings.Contains(text, "SECRET-ROW") != capture {
+			t.Errorf("capture %v: the span's error says %q", capture, text)
+		}
+		if !capture && !strings.Contains(text, "ToolFailed") {
+			t.Errorf("the span's error %q does not name its type ToolFailed", text)
+		}
 	}
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -21,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	temporalotel "go.temporal.io/sdk/contrib/opentelemetry"
 	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentrun/agentrun/operator"
 )
@@ -167,7 +170,9 @@ func newProvider(tp trace.TracerProvider, sampler sdktrace.Sampler, capture bool
 	inner, err := temporalotel.NewTracer(temporalotel.TracerOptions{
 		Tracer:              tp.Tracer("temporal-sdk-go"),
 		DisableQueryTracing: true,
-		SpanStarter:         startSpan,
+		SpanStarter: func(ctx context.Context, t trace.Tracer, name string, opts ...trace.SpanStartOption) trace.Span {
+			return startSpan(ctx, t, name, capture, opts...)
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("tracing interceptor: %w", err)
@@ -260,13 +265,41 @@ const (
 
 // startSpan starts the sdk interceptor's spans (its SpanStarter): the
 // RunWorkflow span and the plumbing's spans are not recorded (doc.go);
-// they stand for their parent.
-func startSpan(ctx context.Context, t trace.Tracer, name string, opts ...trace.SpanStartOption) trace.Span {
+// they stand for their parent. Without content capture, the errors its
+// spans record keep their type, not their text (quietSpan).
+func startSpan(ctx context.Context, t trace.Tracer, name string, capture bool, opts ...trace.SpanStartOption) trace.Span {
 	if !keep(name) {
 		return trace.SpanFromContext(ctx) // the parent, non-recording; End does nothing
 	}
 	_, span := t.Start(ctx, name, opts...)
-	return span
+	if capture {
+		return span
+	}
+	return quietSpan{span}
+}
+
+// quietSpan is a span that records an error's type, never its text: a
+// step's failure may quote a tool's output or the model's words, which
+// only content capture (never with the codec on) lets into a trace.
+type quietSpan struct{ trace.Span }
+
+func (s quietSpan) RecordError(err error, _ ...trace.EventOption) {
+	if err == nil {
+		return
+	}
+	s.Span.AddEvent("exception", trace.WithAttributes(attribute.String("exception.type", errorClass(err))))
+}
+
+func (s quietSpan) SetStatus(code codes.Code, _ string) { s.Span.SetStatus(code, "") }
+
+// errorClass is the class of err: a Temporal application error's type, or
+// the Go type of err.
+func errorClass(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Type() != "" {
+		return appErr.Type()
+	}
+	return fmt.Sprintf("%T", err)
 }
 
 // keep reports whether the sdk interceptor's span named "Operation:Name"
