@@ -48,6 +48,12 @@ func recorder(t *testing.T, capture bool) (*tracing.Provider, *tracetest.InMemor
 // activities, and returns the run's final state.
 func handExample(t *testing.T, p *tracing.Provider) workflows.State {
 	t.Helper()
+	return handExampleBy(t, p, false)
+}
+
+// handExampleBy is handExample, approved by update when byUpdate.
+func handExampleBy(t *testing.T, p *tracing.Provider, byUpdate bool) workflows.State {
+	t.Helper()
 	tickets := filepath.Join(t.TempDir(), "tickets.jsonl")
 	set, err := tools.NewSet(tools.Demo(tools.DemoConfig{Tickets: tickets})...)
 	if err != nil {
@@ -71,7 +77,14 @@ func handExample(t *testing.T, p *tracing.Provider) workflows.State {
 	})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "hand-1"})
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": testenv.TicketStep})
+		approve := map[string]string{"Marker": testenv.TicketStep}
+		if byUpdate {
+			env.UpdateWorkflow(operator.SignalApprove, "approve-1", &testsuite.TestUpdateCallback{
+				OnReject: func(err error) { t.Errorf("approve update rejected: %v", err) },
+			}, approve)
+			return
+		}
+		env.SignalWorkflow(operator.SignalApprove, approve)
 	}, time.Minute)
 	env.ExecuteWorkflow(workflows.AgentRun, workflows.Input{Messages: agent.UserMessages(testenv.Prompt)})
 	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
@@ -168,6 +181,28 @@ func TestHandExampleTrace(t *testing.T) {
 	}
 	if st.Usage.InputTokens == 0 || in != st.Usage.InputTokens || out != st.Usage.OutputTokens {
 		t.Errorf("span tokens in %d out %d; the state reports %+v", in, out, st.Usage)
+	}
+}
+
+// TestApprovalByUpdateTrace: an approval that comes by update is one
+// "wait approval" span answered by update, in the run's trace.
+func TestApprovalByUpdateTrace(t *testing.T) {
+	t.Parallel()
+	p, exp, _ := recorder(t, false)
+	handExampleBy(t, p, true)
+	spans := exp.GetSpans().Snapshots()
+	var waits []string
+	for _, s := range spans {
+		if s.SpanContext().TraceID() != spans[0].SpanContext().TraceID() {
+			t.Errorf("span %q outside the run's trace", s.Name())
+		}
+		if s.Name() == "wait approval" {
+			a := attrs(s)
+			waits = append(waits, a[tracing.KeyWaitOutcome].AsString()+" by "+a[tracing.KeyAnsweredBy].AsString())
+		}
+	}
+	if want := []string{"approve by update"}; !slices.Equal(waits, want) {
+		t.Fatalf("wait spans %v, want %v", waits, want)
 	}
 }
 
