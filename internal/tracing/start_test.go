@@ -112,3 +112,22 @@ func TestErrorTextOnlyWithCapture(t *testing.T) {
 		}
 	}
 }
+
+// TestRootWithoutContext: a run started without a trace context gets a
+// root derived from its workflow and run ids, the same on every replay and
+// different for another run, sampled as the program's sampler decides.
+func TestRootWithoutContext(t *testing.T) {
+	t.Parallel()
+	on := &runTracer{sampler: sdktrace.AlwaysSample()}
+	a, b := on.rootParent("hand-1", "run-a"), on.rootParent("hand-1", "run-a")
+	if a != b || len(a) != 55 || !strings.HasSuffix(a, "-01") {
+		t.Fatalf("roots %q, %q: want one sampled W3C traceparent", a, b)
+	}
+	if c := on.rootParent("hand-1", "run-b"); c[:35] == a[:35] {
+		t.Fatalf("another run's root %q has the same trace id as %q", c, a)
+	}
+	off := &runTracer{sampler: sdktrace.NeverSample()}
+	if r := off.rootParent("hand-1", "run-a"); r[:52] != a[:52] || !strings.HasSuffix(r, "-00") {
+		t.Fatalf("root under never-sample %q: want %q not sampled", r, a[:52])
+	}
+}
