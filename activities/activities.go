@@ -9,14 +9,17 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/internal/secret"
+	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/metrics"
@@ -152,6 +155,14 @@ type Activities struct {
 	// Default nil: the activity's client signals the run. The sdk's test
 	// environment has no server to signal, so its tests set it.
 	SignalRun func(ctx context.Context, n RetryNotice) error
+	// Tracer, when not nil, records a span per step attempt with the
+	// GenAI conventions' attributes (trace.go, package internal/tracing).
+	// Default nil: tracing off, no span.
+	Tracer trace.Tracer
+	// Capture puts prompt, completion and tool text on those spans
+	// (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT; never with the
+	// payload codec). Default false.
+	Capture bool
 	// Test are the test-only crash points (hold.go). Production leaves
 	// them zero.
 	Test Test
@@ -205,6 +216,7 @@ func (a *Activities) CallModel(ctx context.Context, in StepInput) (json.RawMessa
 		}
 	}
 	a.retryStarted(ctx, in.Step.Name)
+	ctx, span := a.startChat(ctx, in)
 	start := time.Now()
 	res, err := a.heartbeating(ctx, in.Step.Name, func(ctx context.Context) (json.RawMessage, error) {
 		if in.Stream {
@@ -213,12 +225,14 @@ func (a *Activities) CallModel(ctx context.Context, in StepInput) (json.RawMessa
 		return a.Exec.Execute(ctx, in.Step)
 	})
 	if err != nil {
+		defer func() { a.endChat(span, nil, err) }()
 		a.Metrics.Step(ctx, agent.KindModel, metrics.Failed, time.Since(start))
 		err = modelError(ctx, err)
 		a.retryFailed(ctx, in.Step.Name, err)
 		return nil, err
 	}
 	a.Metrics.Step(ctx, agent.KindModel, metrics.Completed, time.Since(start))
+	a.endChat(span, res, nil)
 	if a.Metrics != nil { // decoding the reply costs each step some time
 		if reply, err := agent.DecodeModelReply(res); err == nil {
 			a.Metrics.Tokens(ctx, cmp.Or(reply.Model, a.Exec.Model.Name()), reply.Usage)
@@ -288,8 +302,11 @@ func (a *Activities) CallTool(ctx context.Context, in StepInput) (json.RawMessag
 		a.Metrics.Decision(ctx, metrics.Approve)
 	}
 	a.retryStarted(ctx, in.Step.Name)
+	ctx, span := a.startTool(ctx, in)
 	start := time.Now()
-	res, err := a.callTool(ctx, in)
+	var decision string // the guard's, for a guarded write
+	res, err := a.callTool(ctx, in, &decision)
+	a.endTool(span, res, err, decision)
 	a.Metrics.Step(ctx, in.Step.Kind, outcome(err), time.Since(start))
 	a.retryFailed(ctx, in.Step.Name, err)
 	if err == nil && in.Step.Settle != nil {
@@ -324,7 +341,9 @@ func (a *Activities) approved(ctx context.Context, in StepInput) bool {
 	return ok && (agent.GateWrites{}).Decide(t.Spec(), *in.Step.Call).Verdict == agent.RequireApproval
 }
 
-func (a *Activities) callTool(ctx context.Context, in StepInput) (json.RawMessage, error) {
+// callTool runs a tool step; for a guarded write it sets *decision to
+// what the guard did (guardDecision).
+func (a *Activities) callTool(ctx context.Context, in StepInput, decision *string) (json.RawMessage, error) {
 	// Arguments kept by reference are read before the guard records a
 	// start: a missing value must not look like a write that may have run.
 	step, err := a.Exec.Prepare(ctx, in.Step)
@@ -334,8 +353,13 @@ func (a *Activities) callTool(ctx context.Context, in StepInput) (json.RawMessag
 		}
 		return nil, err
 	}
+	var ran atomic.Bool // the tool was called: the guard's decision
 	exec := func(ctx context.Context) (json.RawMessage, error) {
+		ran.Store(true)
 		return a.Exec.Execute(ctx, step)
+	}
+	if a.Capture && step.Call != nil {
+		trace.SpanFromContext(ctx).SetAttributes(tracing.KeyToolArguments.String(string(step.Call.Args)))
 	}
 	run := func(ctx context.Context) (json.RawMessage, error) {
 		return a.heartbeating(ctx, in.Step.Name, exec)
@@ -358,9 +382,19 @@ func (a *Activities) callTool(ctx context.Context, in StepInput) (json.RawMessag
 	res, err := a.heartbeating(ctx, in.Step.Name, func(ctx context.Context) (json.RawMessage, error) {
 		return a.Guard.RunAttempt(ctx, runID, guarded, att, timeout, exec)
 	})
+	res, err = a.guardResult(ctx, in, step, res, err)
+	*decision = guardDecision(res, err, ran.Load())
+	return res, err
+}
+
+// guardResult maps the guard's answer for a write attempt to the step's
+// result or failure.
+func (a *Activities) guardResult(ctx context.Context, in StepInput, step agent.Step, res json.RawMessage, err error) (json.RawMessage, error) {
+	info := activity.GetInfo(ctx)
+	runID := info.WorkflowExecution.ID
 	var ind *journal.IndeterminateError
 	var fence *journal.FenceError
-	log := a.logger().With("run_id", runID, "step", in.Step.Name, "attempt", info.Attempt)
+	log := a.log(ctx).With("run_id", runID, "step", in.Step.Name, "attempt", info.Attempt)
 	switch {
 	case errors.As(err, &fence):
 		log.Warn("an earlier attempt of the write may still be running; waiting for it", "holder", fence.Holder.String(), "until", operator.FormatUntil(fence.Until()))

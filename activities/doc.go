@@ -89,4 +89,15 @@
 // attempt as approved, and a denial by a person (a tool message beginning
 // agent.DeniedByOperator) with the first attempt of the model step that
 // carries it (package metrics). Nothing is recorded in workflow code.
+//
+// Traces: with Activities.Tracer set (tracing on, package
+// internal/tracing), each attempt of a step is one span under the sdk
+// interceptor's RunActivity span, named by the GenAI semantic conventions:
+// "chat {model}" for CallModel (provider, request and response model,
+// tokens, finish reason) and "execute_tool {name}" for CallTool (the
+// tool's kind, how a write settles, and for a guarded write the guard's
+// decision: ran, replayed, settled_by_probe, settled_by_key, indeterminate,
+// fenced). Text (messages, arguments, results) only with
+// Activities.Capture. Log lines logged inside a step carry its trace_id
+// and span_id.
 package activities

@@ -29,7 +29,7 @@ func (a *Activities) holdInList(ctx context.Context) error {
 		return nil
 	}
 	info := activity.GetInfo(ctx)
-	a.logger().Warn("hold in tools: waiting to be killed", "run_id", info.WorkflowExecution.ID, "attempt", info.Attempt)
+	a.log(ctx).Warn("hold in tools: waiting to be killed", "run_id", info.WorkflowExecution.ID, "attempt", info.Attempt)
 	<-ctx.Done()
 	return context.Cause(ctx)
 }

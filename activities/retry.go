@@ -93,7 +93,7 @@ func (a *Activities) notify(ctx context.Context, n RetryNotice) {
 		}
 	}
 	if err := send(sctx, n); err != nil {
-		a.logger().Warn("tell the run a step is retried", "run_id", info.WorkflowExecution.ID, "step", n.Step, "attempt", n.Attempt, "error", err)
+		a.log(ctx).Warn("tell the run a step is retried", "run_id", info.WorkflowExecution.ID, "step", n.Step, "attempt", n.Attempt, "error", err)
 	}
 }
 

@@ -40,7 +40,7 @@ func (a *Activities) streamModel(ctx context.Context, step agent.Step) (json.Raw
 	// within sendEvery.
 	pub, err := streams.NewActivityPublisher(ctx, streams.PublisherConfig{BatchInterval: sendEvery})
 	if err != nil {
-		a.logger().Warn("stream the model's text: no publisher; the reply is recorded all the same", "run_id", info.WorkflowExecution.ID, "step", step.Name, "error", err)
+		a.log(ctx).Warn("stream the model's text: no publisher; the reply is recorded all the same", "run_id", info.WorkflowExecution.ID, "step", step.Name, "error", err)
 		return a.Exec.Execute(ctx, step)
 	}
 	var (
@@ -58,7 +58,7 @@ func (a *Activities) streamModel(ctx context.Context, step agent.Step) (json.Raw
 		text.Reset()
 		if perr != nil && !failed {
 			failed = true
-			a.logger().Warn("stream the model's text", "run_id", info.WorkflowExecution.ID, "step", step.Name, "error", perr)
+			a.log(ctx).Warn("stream the model's text", "run_id", info.WorkflowExecution.ID, "step", step.Name, "error", perr)
 		}
 	}
 	stop := make(chan struct{})
@@ -87,7 +87,7 @@ func (a *Activities) streamModel(ctx context.Context, step agent.Step) (json.Raw
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushWait)
 	defer cancel()
 	if cerr := pub.Close(cctx); cerr != nil {
-		a.logger().Warn("stream the model's text: the last pieces may be missing", "run_id", info.WorkflowExecution.ID, "step", step.Name, "error", cerr)
+		a.log(ctx).Warn("stream the model's text: the last pieces may be missing", "run_id", info.WorkflowExecution.ID, "step", step.Name, "error", cerr)
 	}
 	if err != nil {
 		return nil, err

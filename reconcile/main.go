@@ -22,6 +22,7 @@ import (
 	"github.com/agentrun/agentrun/internal/cli"
 	"github.com/agentrun/agentrun/internal/cluster"
 	"github.com/agentrun/agentrun/internal/config"
+	"github.com/agentrun/agentrun/internal/tracing"
 )
 
 func main() {
@@ -62,7 +63,17 @@ func run(ctx context.Context, local, verbose bool, args []string) error {
 		defer l.Close()
 		return l.ReconcileLocal(ctx, os.Stdout, args)
 	}
-	conn, err := cluster.Dial(ctx, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), nil, cfg.Codec)
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	tr, err := tracing.Start(ctx, cfg.Tracing, tracing.ServiceReconcile, logger) // nil: off
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := tr.Shutdown(ctx); err != nil {
+			logger.Warn("tracing: spans not exported", "error", err)
+		}
+	}()
+	conn, err := cluster.Dial(ctx, logger, nil, cfg.Codec, tr.ClientInterceptors()...)
 	if err != nil {
 		return err
 	}

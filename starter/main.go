@@ -32,6 +32,7 @@ import (
 	"github.com/agentrun/agentrun/internal/cli"
 	"github.com/agentrun/agentrun/internal/cluster"
 	"github.com/agentrun/agentrun/internal/config"
+	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/operator"
 )
 
@@ -102,7 +103,17 @@ func run(ctx context.Context, local, wait, session, verbose bool, stream *bool, 
 		defer l.Close()
 		return l.StartLocal(ctx, os.Stdout, id, prompt, limits)
 	}
-	conn, err := cluster.Dial(ctx, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), nil, cfg.Codec)
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	tr, err := tracing.Start(ctx, cfg.Tracing, tracing.ServiceStarter, logger) // nil: off
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := tr.Shutdown(ctx); err != nil {
+			logger.Warn("tracing: spans not exported", "error", err)
+		}
+	}()
+	conn, err := cluster.Dial(ctx, logger, nil, cfg.Codec, tr.ClientInterceptors()...)
 	if err != nil {
 		return err
 	}

@@ -60,6 +60,9 @@ type run struct {
 	runningPolicy *temporal.RetryPolicy
 	stepBegan     time.Time
 	retries       workflow.ReceiveChannel
+	// waitBegan is when the run began to wait for a person (zero while
+	// steps run), for the trace (trace.go).
+	waitBegan time.Time
 }
 
 // turn is where the loop stands: the current turn, and what is known

@@ -128,6 +128,14 @@
 // AGENTRUN_TEST_WORKFLOW_CHANGE=1 is such a change, for tests only
 // (testchange.go).
 //
+// Traces (package internal/tracing, when the worker traces): a wait for a
+// person that an input answers (an approve, deny, reconcile, budget or
+// message by signal or update, an approval timeout, a session's idle
+// timer) is one span "wait {kind}" in the run's trace, from when the run
+// began to wait to the answer (trace.go). It is made only when the
+// workflow is not replaying, and adds no command, so histories replay
+// unchanged and a replay sends nothing.
+//
 // The parts of AgentRun, one file each: agentrun.go the run's state and
 // AgentRun itself; start.go setting a run up (its input, the checkpoint it
 // continues, the tool list); loop.go the loop (a step, or continue as new);
@@ -137,5 +145,5 @@
 // answer, a failure, a wait for a person) and how a run ends; operator.go
 // the operator's signals and updates (package operator decides them);
 // publish.go the search attributes and current details; stream.go the
-// run's stream.
+// run's stream; trace.go the waits in the run's trace.
 package workflows

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/progress"
 )
@@ -47,6 +48,7 @@ func (r *run) setHandlers() error {
 					return r.state, err // the validator already refused it; unreachable in practice
 				}
 				waiting := r.outcome != nil
+				r.traceAnswer(sig, tracing.ByUpdate)
 				r.apply(sig)
 				// Runs recorded before answers waited answered at once: the
 				// version keeps their command order on replay.
@@ -166,6 +168,7 @@ func (r *run) operate(name string, raw converter.RawValue) {
 		r.publish()
 		return
 	}
+	r.traceAnswer(sig, tracing.BySignal)
 	r.apply(sig)
 }
 

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/operator"
 )
 
@@ -24,6 +25,7 @@ func (r *run) reached(o *agent.Outcome, seen int) *ending {
 	}
 	r.outcome = o
 	r.state.Status, r.state.Pending, r.state.Indeterminate, r.state.Reason = o.Status, o.Pending, o.Step, o.Reason
+	r.waiting()
 	r.publish()
 	r.inputs.acted = seen
 	if err := r.wait(seen); err != nil {
@@ -48,6 +50,7 @@ func (r *run) answered(o *agent.Outcome, seen int) *ending {
 		// A session waits for a message; with none it completes.
 		r.outcome = o
 		r.state.Status = agent.StatusIdle
+		r.waiting()
 		r.publish()
 		r.inputs.acted = seen
 		woke, err := workflow.AwaitWithTimeout(r.ctx, r.idle, func() bool { return r.inputs.changes != seen })
@@ -57,6 +60,7 @@ func (r *run) answered(o *agent.Outcome, seen int) *ending {
 		if woke {
 			return nil
 		}
+		tracing.Wait(r.ctx, waitKinds[agent.StatusIdle], string(agent.StatusCompleted), tracing.ByTimeout, "", r.waitBegan)
 		r.state.Status = agent.StatusCompleted
 	}
 	r.publish()
@@ -131,6 +135,7 @@ func (r *run) expire() {
 		}
 		workflow.GetLogger(r.ctx).Info("approval expired", "step", p.Marker, "after", p.Expires.String())
 		r.state.Expired = append(r.state.Expired, Expired{Marker: p.Marker, Tool: p.Tool, After: p.Expires.String()})
+		r.traceAnswer(sig, tracing.ByTimeout)
 		r.apply(sig)
 	}
 }

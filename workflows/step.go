@@ -17,6 +17,7 @@ import (
 
 // execute runs one step as an activity and records its result as a fact.
 func (r *run) execute(s agent.Step) error {
+	r.waitBegan = time.Time{} // a step runs: no wait for a person
 	in := activities.StepInput{Step: s, RunKey: workflow.GetInfo(r.ctx).FirstRunID}
 	if s.Kind == agent.KindWrite && !s.Idempotent {
 		r.turn.gen[s.Name]++

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/internal/cluster"
+	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/metrics"
 	"github.com/agentrun/agentrun/workflows"
@@ -63,7 +64,19 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	c, err := cluster.Dial(ctx, logger, sdk, s.Codec)
+	tr, err := tracing.Start(ctx, s.Tracing, tracing.ServiceWorker, logger) // nil: off
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := tr.Shutdown(ctx); err != nil {
+			logger.Warn("tracing: flush at stop", "error", err)
+		}
+	}()
+	if tr != nil {
+		logger.Info("tracing on", "endpoint", s.Tracing.Endpoint, "sampler", s.Tracing.Sampler, "capture_content", s.Tracing.CaptureContent)
+	}
+	c, err := cluster.Dial(ctx, logger, sdk, s.Codec, tr.ClientInterceptors()...)
 	if err != nil {
 		return err
 	}
@@ -92,6 +105,8 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 		Logger:   logger,
 		Metrics:  recorder,
 		NoStream: s.NoStream,
+		Tracer:   tr.Tracer(),
+		Capture:  tr.Capture(),
 		Test:     activities.Test{HoldList: s.Test.HoldList},
 	})
 	if err := w.Start(); err != nil {

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/interceptor"
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/agentrun/agentrun/codec"
@@ -79,7 +80,11 @@ func WithCodec(opts *client.Options, cdc *codec.Codec) {
 // nil, receives the sdk's metrics (requests, polls, task latencies). cdc,
 // when not nil, encrypts every payload and failure the client and its
 // workers send, and decrypts what they receive (config.Config's Codec).
-func Dial(ctx context.Context, logger *slog.Logger, metrics client.MetricsHandler, cdc *codec.Codec) (*Conn, error) {
+//
+// interceptors go on the client and on every worker built from it: the
+// tracing interceptor (internal/tracing's Provider.ClientInterceptors),
+// none when tracing is off.
+func Dial(ctx context.Context, logger *slog.Logger, metrics client.MetricsHandler, cdc *codec.Codec, interceptors ...interceptor.ClientInterceptor) (*Conn, error) {
 	opts, err := Options(logger)
 	if err != nil {
 		return nil, err
@@ -88,6 +93,7 @@ func Dial(ctx context.Context, logger *slog.Logger, metrics client.MetricsHandle
 		opts.MetricsHandler = metrics
 	}
 	WithCodec(&opts, cdc)
+	opts.Interceptors = append(opts.Interceptors, interceptors...)
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w; is the server running? (make dev-server, or set TEMPORAL_ADDRESS)", opts.HostPort, opts.Namespace, err)

@@ -10,4 +10,10 @@
 // decrypts what they receive (package codec). Without one the client is
 // the sdk's default, as before. Code that reads payloads from a history
 // or a description by hand decodes them with Conn.Converter.
+//
+// With tracing on (config.Config's Tracing), the programs pass the sdk's
+// tracing interceptor to Dial: the client carries a run's trace context in
+// the headers of what it starts and signals, and the workers built from it
+// continue that trace in the workflow and its activities (package
+// internal/tracing). Off, Dial adds no interceptor.
 package cluster

@@ -16,6 +16,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/metrics"
 	"github.com/agentrun/agentrun/tools"
@@ -184,6 +185,19 @@ type Config struct {
 	// (sessions, starter --wait or --stream) stream.
 	NoStream bool
 
+	// --- Tracing (OpenTelemetry: package internal/tracing) ---
+
+	// Tracing exports every run as one trace over OTLP/gRPC: on when
+	// OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+	// which wins) is set, e.g. http://localhost:4317; OTEL_SERVICE_NAME
+	// (default per program: agentrun-worker, agentrun-starter,
+	// agentrun-reconcile), OTEL_TRACES_SAMPLER (default
+	// parentbased_always_on) and OTEL_TRACES_SAMPLER_ARG (a ratio, 0 to 1,
+	// default 1), OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
+	// (true: spans carry prompt and completion text; not with Codec).
+	// Default: off.
+	Tracing tracing.Settings
+
 	// Test holds test-only hooks; production leaves them zero.
 	Test Test
 
@@ -257,6 +271,8 @@ var Names = []string{
 	"AGENTRUN_MAX_TURNS", "AGENTRUN_MAX_TOKENS_PER_RUN", "AGENTRUN_SESSION_IDLE",
 	"AGENTRUN_LOCAL_ATTEMPTS", "AGENTRUN_LOCAL_RETRY_INTERVAL",
 	"AGENTRUN_STOP_TIMEOUT", "AGENTRUN_MAX_ACTIVITIES", "AGENTRUN_METRICS", "AGENTRUN_STREAM",
+	"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_SERVICE_NAME",
+	"OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
 	EnvTestHoldBefore, EnvTestHoldAfter, EnvTestHoldFor, EnvTestHoldList, EnvTestWorkflowChange,
 }
 
@@ -335,6 +351,9 @@ func parse(e env) (Config, error) {
 		return c, err
 	}
 	if c.CodecServer, err = parseCodecServer(e); err != nil {
+		return c, err
+	}
+	if c.Tracing, err = parseTracing(e); err != nil {
 		return c, err
 	}
 	if s := strings.TrimSpace(e.get("AGENTRUN_MAX_TOKENS")); s != "" {
@@ -575,6 +594,9 @@ func (c Config) validate() error {
 	case c.Deployment != "" && c.BuildID == "":
 		_, err := DefaultBuildID()
 		return fmt.Errorf("AGENTRUN_BUILD_ID is unset and %v: set AGENTRUN_BUILD_ID", err)
+	}
+	if c.Tracing.CaptureContent && c.Codec != nil {
+		return errCaptureWithCodec
 	}
 	if c.ModelIdleTimeout > c.ModelTimeout {
 		return fmt.Errorf("AGENTRUN_MODEL_IDLE_TIMEOUT=%v is longer than AGENTRUN_MODEL_TIMEOUT=%v: want an idle timeout (each silence of a streamed answer) of at most the model timeout (the whole answer), or raise AGENTRUN_MODEL_TIMEOUT", c.ModelIdleTimeout, c.ModelTimeout)

@@ -1,0 +1,60 @@
+package config_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentrun/agentrun/internal/config"
+	"github.com/agentrun/agentrun/internal/tracing"
+)
+
+// TestTracingSettings: tracing is off without an endpoint; the endpoint,
+// service name, sampler and content capture are read when set (the traces
+// endpoint wins over the general one); a malformed endpoint, an unknown
+// sampler, a ratio out of range, a capture that is not a boolean, and a
+// capture with the codec on are each a one-line *config.Error naming the
+// variable and what is valid.
+func TestTracingSettings(t *testing.T) {
+	t.Parallel()
+	const key = "k1:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=" // 32 bytes
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		want tracing.Settings
+		err  string
+	}{
+		{"unset", nil, tracing.Settings{Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
+		{"endpoint", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4317", "OTEL_SERVICE_NAME": "fleet-a"},
+			tracing.Settings{Endpoint: "http://localhost:4317", ServiceName: "fleet-a", Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
+		{"traces endpoint wins", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:4317", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://b:4317/"},
+			tracing.Settings{Endpoint: "https://b:4317/", Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
+		{"ratio", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:4317", "OTEL_TRACES_SAMPLER": "TraceIdRatio", "OTEL_TRACES_SAMPLER_ARG": "0.25", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"},
+			tracing.Settings{Endpoint: "http://a:4317", Sampler: "traceidratio", SamplerArg: 0.25, CaptureContent: true}, ""},
+		{"no scheme", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "localhost:4317"}, tracing.Settings{},
+			`OTEL_EXPORTER_OTLP_ENDPOINT="localhost:4317" is not an OTLP/gRPC endpoint (scheme "localhost"): want http://HOST:PORT (plain) or https://HOST:PORT (TLS), e.g. http://localhost:4317`},
+		{"no port", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://collector"}, tracing.Settings{}, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="http://collector" is not an OTLP/gRPC endpoint (no host and port)`},
+		{"a path", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318/v1/traces"}, tracing.Settings{}, "(a path or query (OTLP/gRPC takes none))"},
+		{"bad port", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:99999"}, tracing.Settings{}, `(port "99999")`},
+		{"sampler", map[string]string{"OTEL_TRACES_SAMPLER": "jaeger_remote"}, tracing.Settings{},
+			`OTEL_TRACES_SAMPLER="jaeger_remote" is not a sampler agentrun knows: want one of always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio (default parentbased_always_on)`},
+		{"ratio range", map[string]string{"OTEL_TRACES_SAMPLER_ARG": "1.5"}, tracing.Settings{}, `OTEL_TRACES_SAMPLER_ARG="1.5" is not a ratio: want a number from 0 to 1`},
+		{"capture", map[string]string{"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "yes"}, tracing.Settings{}, `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="yes" is not true or false`},
+		{"capture with codec", map[string]string{"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true", "AGENTRUN_CODEC_KEYS": key}, tracing.Settings{},
+			"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true with the payload codec on (AGENTRUN_CODEC_KEYS or AGENTRUN_CODEC_KEY_FILE)"},
+	} {
+		s, err := config.Load(func(k string) string { return c.env[k] })
+		if c.err == "" {
+			if err != nil || s.Tracing != c.want {
+				t.Errorf("%s: %+v, %v; want %+v", c.name, s.Tracing, err, c.want)
+			}
+			if s.Tracing.On() != (c.want.Endpoint != "") {
+				t.Errorf("%s: On() = %v", c.name, s.Tracing.On())
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "\n") || !errors.As(err, new(*config.Error)) {
+			t.Errorf("%s: error %v, want a one-line *config.Error containing %q", c.name, err, c.err)
+		}
+	}
+}

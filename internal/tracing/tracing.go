@@ -1,0 +1,364 @@
+package tracing
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+	temporalotel "go.temporal.io/sdk/contrib/opentelemetry"
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentrun/agentrun/operator"
+)
+
+// Settings are the tracing settings of a program (config.Config's
+// Tracing). The zero value is off.
+type Settings struct {
+	// Endpoint is the OTLP/gRPC collector, http://HOST:PORT (plain) or
+	// https://HOST:PORT (TLS) (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else
+	// OTEL_EXPORTER_OTLP_ENDPOINT). Default "": tracing off.
+	Endpoint string
+	// ServiceName is the service.name of the spans (OTEL_SERVICE_NAME).
+	// Default "": the program's own, agentrun-worker, agentrun-starter or
+	// agentrun-reconcile.
+	ServiceName string
+	// Sampler is one of Samplers (OTEL_TRACES_SAMPLER). Default
+	// parentbased_always_on.
+	Sampler string
+	// SamplerArg is the ratio of traceidratio and parentbased_traceidratio,
+	// 0 to 1 (OTEL_TRACES_SAMPLER_ARG). Default 1.
+	SamplerArg float64
+	// CaptureContent records prompt, completion, tool argument and tool
+	// result text on the spans
+	// (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true). Default
+	// false; never with the payload codec on.
+	CaptureContent bool
+}
+
+// On reports whether tracing is on: an endpoint is set.
+func (s Settings) On() bool { return s.Endpoint != "" }
+
+// Samplers are the valid OTEL_TRACES_SAMPLER values.
+var Samplers = []string{"always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"}
+
+// DefaultSampler is the sampler when OTEL_TRACES_SAMPLER is unset.
+const DefaultSampler = "parentbased_always_on"
+
+// The programs' default service names.
+const (
+	ServiceWorker    = "agentrun-worker"
+	ServiceStarter   = "agentrun-starter"
+	ServiceReconcile = "agentrun-reconcile"
+)
+
+// CheckEndpoint says what is wrong with an OTLP/gRPC endpoint, or nil.
+func CheckEndpoint(v string) error {
+	u, err := url.Parse(v)
+	if err != nil {
+		return errors.New("not a URL")
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("scheme %q", u.Scheme)
+	}
+	if u.Hostname() == "" || u.Port() == "" {
+		return errors.New("no host and port")
+	}
+	if p, err := strconv.Atoi(u.Port()); err != nil || p <= 0 || p > 65535 {
+		return fmt.Errorf("port %q", u.Port())
+	}
+	if strings.Trim(u.Path, "/") != "" || u.RawQuery != "" {
+		return errors.New("a path or query (OTLP/gRPC takes none)")
+	}
+	return nil
+}
+
+// Sampler is the sampler s names.
+func (s Settings) sampler() sdktrace.Sampler {
+	ratio := s.SamplerArg
+	switch s.Sampler {
+	case "always_on":
+		return sdktrace.AlwaysSample()
+	case "always_off":
+		return sdktrace.NeverSample()
+	case "traceidratio":
+		return sdktrace.TraceIDRatioBased(ratio)
+	case "parentbased_always_off":
+		return sdktrace.ParentBased(sdktrace.NeverSample())
+	case "parentbased_traceidratio":
+		return sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio))
+	}
+	return sdktrace.ParentBased(sdktrace.AlwaysSample())
+}
+
+// Provider is a program's tracing: its tracer provider, the tracer of
+// agentrun's own spans and the sdk's tracing interceptor. A nil *Provider
+// is tracing off: no interceptor, no tracer, nothing exported.
+type Provider struct {
+	wf      *workflowTracer
+	tp      trace.TracerProvider
+	sdk     *sdktrace.TracerProvider // nil when the caller owns tp
+	sampler sdktrace.Sampler
+	tracer  trace.Tracer
+	ic      interceptor.Interceptor
+	capture bool
+}
+
+// batchEvery is how often the batch of ended spans is sent (OpenTelemetry's
+// default is 5s): a worker that is killed loses the spans of at most the
+// last second, not the last five.
+const batchEvery = time.Second
+
+// exportShutdownTimeout bounds the flush at Shutdown: a backend that does
+// not answer costs a stopping program at most this.
+const exportShutdownTimeout = 5 * time.Second
+
+// Start builds the tracing of a program named service (its default
+// service name) from s: nil when s is off. The exporter connects lazily:
+// an unreachable backend is logged as a warning when an export fails.
+func Start(ctx context.Context, s Settings, service string, logger *slog.Logger) (*Provider, error) {
+	if !s.On() {
+		return nil, nil
+	}
+	exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(s.Endpoint), otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false}))
+	if err != nil {
+		return nil, fmt.Errorf("tracing exporter %s: %w", s.Endpoint, err)
+	}
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(semconv.ServiceName(firstOf(s.ServiceName, service))))
+	if err != nil {
+		return nil, fmt.Errorf("tracing resource: %w", err)
+	}
+	sampler := s.sampler()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(batchEvery)), sdktrace.WithResource(res), sdktrace.WithSampler(sampler))
+	otel.SetErrorHandler(warnHandler(logger, s.Endpoint))
+	p, err := newProvider(tp, sampler, s.CaptureContent)
+	if err != nil {
+		return nil, err
+	}
+	p.sdk = tp
+	return p, nil
+}
+
+// New is tracing through tp (tests: an sdk provider with tracetest's
+// in-memory exporter). sampler decides the root of a run started without
+// a trace context; nil: always sampled.
+func New(tp trace.TracerProvider, sampler sdktrace.Sampler, capture bool) (*Provider, error) {
+	return newProvider(tp, sampler, capture)
+}
+
+func newProvider(tp trace.TracerProvider, sampler sdktrace.Sampler, capture bool) (*Provider, error) {
+	if sampler == nil {
+		sampler = sdktrace.AlwaysSample()
+	}
+	p := &Provider{tp: tp, sampler: sampler, tracer: tp.Tracer(TracerName), capture: capture}
+	inner, err := temporalotel.NewTracer(temporalotel.TracerOptions{
+		Tracer:              tp.Tracer("temporal-sdk-go"),
+		DisableQueryTracing: true,
+		SpanStarter: func(ctx context.Context, t trace.Tracer, name string, opts ...trace.SpanStartOption) trace.Span {
+			return startSpan(ctx, t, name, capture, opts...)
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tracing interceptor: %w", err)
+	}
+	p.ic = interceptor.NewTracingInterceptor(&runTracer{Tracer: inner, sampler: sampler})
+	p.wf = &workflowTracer{tracer: p.tracer}
+	return p, nil
+}
+
+// TracerName is the instrumentation scope of agentrun's own spans.
+const TracerName = "github.com/agentrun/agentrun"
+
+// Tracer is the tracer of agentrun's spans; nil when p is off.
+func (p *Provider) Tracer() trace.Tracer {
+	if p == nil {
+		return nil
+	}
+	return p.tracer
+}
+
+// Capture reports whether spans may carry prompt and completion text.
+func (p *Provider) Capture() bool { return p != nil && p.capture }
+
+// ClientInterceptors are the client interceptors of p (the sdk's tracing
+// interceptor, and the one that gives workflow code the tracer), which the
+// workers built from the client use too: none when off.
+func (p *Provider) ClientInterceptors() []interceptor.ClientInterceptor {
+	if p == nil {
+		return nil
+	}
+	return []interceptor.ClientInterceptor{p.ic, p.wf}
+}
+
+// WorkerInterceptors are the worker interceptors of p (a replayer's, a
+// test environment's): none when off.
+func (p *Provider) WorkerInterceptors() []interceptor.WorkerInterceptor {
+	if p == nil {
+		return nil
+	}
+	return []interceptor.WorkerInterceptor{p.ic, p.wf}
+}
+
+// Shutdown flushes the spans still queued and stops the exporter, within
+// a few seconds. Nil when p is off or the caller owns the provider.
+func (p *Provider) Shutdown(ctx context.Context) error {
+	if p == nil || p.sdk == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), exportShutdownTimeout)
+	defer cancel()
+	return p.sdk.Shutdown(ctx)
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// warnEvery bounds the export warnings: a backend that stays down costs
+// one log line a minute.
+const warnEvery = time.Minute
+
+// warnHandler logs OpenTelemetry's errors (a failed export) as warnings,
+// at most one per warnEvery.
+func warnHandler(logger *slog.Logger, endpoint string) otel.ErrorHandler {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	var mu sync.Mutex
+	var last time.Time
+	var dropped int
+	return otel.ErrorHandlerFunc(func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !last.IsZero() && time.Since(last) < warnEvery {
+			dropped++
+			return
+		}
+		logger.Warn("tracing: spans not exported; runs go on", "endpoint", endpoint, "error", err, "errors_since_last", dropped)
+		last, dropped = time.Now(), 0
+	})
+}
+
+// The operations of the sdk interceptor's spans this package changes.
+const (
+	opRunWorkflow = "RunWorkflow"
+)
+
+// startSpan starts the sdk interceptor's spans (its SpanStarter): the
+// RunWorkflow span and the plumbing's spans are not recorded (doc.go);
+// they stand for their parent. Without content capture, the errors its
+// spans record keep their type, not their text (quietSpan).
+func startSpan(ctx context.Context, t trace.Tracer, name string, capture bool, opts ...trace.SpanStartOption) trace.Span {
+	if !keep(name) {
+		return trace.SpanFromContext(ctx) // the parent, non-recording; End does nothing
+	}
+	_, span := t.Start(ctx, name, opts...)
+	if capture {
+		return span
+	}
+	return quietSpan{span}
+}
+
+// quietSpan is a span that records an error's type, never its text: a
+// step's failure may quote a tool's output or the model's words, which
+// only content capture (never with the codec on) lets into a trace.
+type quietSpan struct{ trace.Span }
+
+func (s quietSpan) RecordError(err error, _ ...trace.EventOption) {
+	if err == nil {
+		return
+	}
+	s.Span.AddEvent("exception", trace.WithAttributes(attribute.String("exception.type", errorClass(err))))
+}
+
+func (s quietSpan) SetStatus(code codes.Code, _ string) { s.Span.SetStatus(code, "") }
+
+// errorClass is the class of err: a Temporal application error's type, or
+// the Go type of err.
+func errorClass(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.Type() != "" {
+		return appErr.Type()
+	}
+	return fmt.Sprintf("%T", err)
+}
+
+// keep reports whether the sdk interceptor's span named "Operation:Name"
+// is recorded.
+func keep(name string) bool {
+	op, what, _ := strings.Cut(name, ":")
+	switch op {
+	case opRunWorkflow, "ValidateUpdate", "HandleQuery", "QueryWorkflow":
+		return false
+	case "HandleSignal", "HandleUpdate":
+		// Not in the run's trace (their parent is the sender's span, or
+		// none), and sdk v1.51's HandleUpdate is recorded on replay too:
+		// the workflow's wait spans say who answered instead.
+		return false
+	case "SignalWorkflow", "UpdateWorkflow":
+		return operator.IsSignal(what)
+	}
+	return true
+}
+
+// runTracer is the sdk's OpenTelemetry tracer, with a deterministic root
+// for a run started without a trace context (doc.go).
+type runTracer struct {
+	interceptor.Tracer
+	sampler sdktrace.Sampler
+}
+
+// The sdk interceptor's tags on a workflow's spans.
+const (
+	tagWorkflowID = "temporalWorkflowID"
+	tagRunID      = "temporalRunID"
+)
+
+func (t *runTracer) StartSpan(opts *interceptor.TracerStartSpanOptions) (interceptor.TracerSpan, error) {
+	if opts.Operation == opRunWorkflow && opts.Parent == nil {
+		ref, err := t.UnmarshalSpan(map[string]string{"traceparent": t.rootParent(opts.Tags[tagWorkflowID], opts.Tags[tagRunID])})
+		if err != nil {
+			return nil, err
+		}
+		opts.Parent = ref
+	}
+	return t.Tracer.StartSpan(opts)
+}
+
+// rootParent is the W3C traceparent of the root of a run started without a
+// trace context: ids from a hash of its workflow id and first run id,
+// sampled as the program's sampler decides for that trace id.
+func (t *runTracer) rootParent(workflowID, runID string) string {
+	sum := sha256.Sum256([]byte("agentrun\x00" + workflowID + "\x00" + runID))
+	var tid trace.TraceID
+	var sid trace.SpanID
+	copy(tid[:], sum[:16])
+	copy(sid[:], sum[16:24])
+	flags := "00"
+	if t.sampler.ShouldSample(sdktrace.SamplingParameters{ParentContext: context.Background(), TraceID: tid, Name: "AgentRun", Kind: trace.SpanKindServer}).Decision == sdktrace.RecordAndSample {
+		flags = "01"
+	}
+	return "00-" + tid.String() + "-" + sid.String() + "-" + flags
+}
+
+// ValidSampler reports whether name is one of Samplers.
+func ValidSampler(name string) bool { return slices.Contains(Samplers, name) }
