@@ -1,0 +1,206 @@
+package e2e
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentrun/agentrun/internal/jaegertest"
+	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/tracing"
+)
+
+// runTrace waits until Jaeger holds the trace of run (found through the
+// worker's service: the trace of its spans that name the run) and until
+// ready holds of it, then until its span count settles, and returns it. It
+// fails the test when a span that names the run (by agentrun.run_id or the
+// sdk's temporalWorkflowID) is in another trace.
+func runTrace(t *testing.T, j *jaegertest.Jaeger, run string, timeout time.Duration, ready func(jaegertest.Trace) bool) jaegertest.Trace {
+	t.Helper()
+	var id string
+	var tr jaegertest.Trace
+	testenv.WaitFor(t, timeout, "the trace of "+run+" in Jaeger", func() bool {
+		traces, err := j.Traces(t.Context(), tracing.ServiceWorker)
+		if err != nil {
+			return false
+		}
+		ids := map[string]bool{}
+		for _, x := range traces {
+			for _, s := range x.Spans {
+				if names(s, run) {
+					ids[x.ID] = true
+				}
+			}
+		}
+		if len(ids) > 1 {
+			t.Fatalf("the spans of %s are in %d traces, want 1: %v", run, len(ids), slices.Sorted(maps.Keys(ids)))
+		}
+		for k := range ids {
+			id = k
+		}
+		if id == "" {
+			return false
+		}
+		tr, err = j.Trace(t.Context(), id)
+		return err == nil && ready(tr)
+	})
+	return j.WaitTrace(t, id, len(tr.Spans), timeout)
+}
+
+// names says whether span s names the run: our attribute or the sdk's.
+func names(s jaegertest.Span, run string) bool {
+	return s.Attr(string(tracing.KeyRunID)) == run || s.Attr("temporalWorkflowID") == run
+}
+
+// stepSpans counts a trace's chat and execute_tool spans by step.
+func stepSpans(tr jaegertest.Trace) map[string]int {
+	n := map[string]int{}
+	for _, s := range tr.Spans {
+		if strings.HasPrefix(s.Name, "chat ") || strings.HasPrefix(s.Name, "execute_tool ") {
+			n[s.Name+" "+s.Attr(string(tracing.KeyStep))]++
+		}
+	}
+	return n
+}
+
+// noneTwice fails the test when two spans of tr have the same name and
+// attributes (Jaeger's own tags aside): a span sent twice, as a replay
+// would, with a new span id. The sdk's StartActivity spans carry only the
+// workflow's ids, so theirs are told apart by their RunActivity children's
+// activity ids; each must have one (a StartActivity span sent again by a
+// replay would have none: the attempts hang off the first).
+func noneTwice(t *testing.T, tr jaegertest.Trace) {
+	t.Helper()
+	seen := map[string]int{}
+	for _, s := range tr.Spans {
+		var b strings.Builder
+		b.WriteString(s.Name)
+		if strings.HasPrefix(s.Name, "StartActivity:") {
+			var ids []string
+			for _, c := range tr.Children(s.SpanID) {
+				ids = append(ids, c.Attr("temporalActivityID"))
+			}
+			if len(ids) == 0 {
+				t.Errorf("%s span %s has no RunActivity child", s.Name, s.SpanID)
+			}
+			slices.Sort(ids)
+			fmt.Fprintf(&b, " activities=%v", ids)
+		}
+		for _, k := range slices.Sorted(maps.Keys(s.Attrs)) {
+			if k == "otel.scope.name" || k == "otel.scope.version" || k == "span.kind" || k == "otel.status_code" || k == "error" {
+				continue
+			}
+			fmt.Fprintf(&b, " %s=%v", k, s.Attrs[k])
+		}
+		seen[b.String()]++
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Errorf("span sent %d times: %s", n, k)
+		}
+	}
+}
+
+// intAttr is an integer attribute of s, 0 when it has none.
+func intAttr(t *testing.T, s jaegertest.Span, key string) int64 {
+	t.Helper()
+	v := s.Attr(key)
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		t.Fatalf("span %s: %s=%q is not an integer", s.Name, key, v)
+	}
+	return n
+}
+
+// TestHandExampleJaegerTrace: the hand example, started by the starter,
+// approved by reconcile approve and completed, with every program
+// exporting to a real Jaeger. The trace read back holds all the run's
+// spans: one chat span per model step (3) and one execute_tool span per
+// tool step (2), with the GenAI attributes, their tokens adding up to the
+// usage the run's state reports, the approval wait answered by update, and
+// no span twice.
+func TestHandExampleJaegerTrace(t *testing.T) {
+	t.Parallel()
+	j := jaegertest.Start(t)
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	env := f.env(j.Env()...)
+	testenv.Start(t, env, testenv.Program(t, "worker"))
+	const run = "e2e-trace-hand"
+	if code, out := testenv.Run(t, env, time.Minute, testenv.Program(t, "starter"), "--id", run, prompt); code != 0 {
+		t.Fatalf("starter: exit %d\n%s", code, out)
+	}
+	waitStatus(t, srv, run, "AwaitingApproval", time.Minute)
+	if code, out := testenv.Run(t, env, time.Minute, testenv.Program(t, "reconcile"), "approve", run, ticketStep); code != 0 {
+		t.Fatalf("reconcile approve: exit %d\n%s", code, out)
+	}
+	st := waitStatus(t, srv, run, "Completed", time.Minute)
+
+	// The starter's spans are the root: its service has the one trace.
+	roots := j.WaitSpans(t, tracing.ServiceStarter, 1, time.Minute)
+	tr := runTrace(t, j, run, time.Minute, func(tr jaegertest.Trace) bool {
+		return len(stepSpans(tr)) == 5 && len(tr.Named("wait approval")) == 1
+	})
+	if roots[0].TraceID != tr.ID || roots[0].ParentID != "" {
+		t.Fatalf("the starter's span %s is in trace %s with parent %q; want the root of the run's trace %s", roots[0].Name, roots[0].TraceID, roots[0].ParentID, tr.ID)
+	}
+	want := map[string]int{
+		"chat scripted llm/1": 1, "chat scripted llm/2": 1, "chat scripted llm/3": 1,
+		"execute_tool lookup tool/1/0/lookup": 1, "execute_tool create_ticket " + ticketStep: 1,
+	}
+	if got := stepSpans(tr); !maps.Equal(got, want) {
+		t.Fatalf("step spans %v, want %v", got, want)
+	}
+	var in, out int64
+	for _, s := range tr.Spans {
+		switch {
+		case strings.HasPrefix(s.Name, "chat "):
+			if s.Attr(string(tracing.KeyOperation)) != "chat" || s.Attr(string(tracing.KeyProvider)) != "scripted" ||
+				s.Attr(string(tracing.KeyRequestModel)) != "scripted" || s.Attr(string(tracing.KeyResponseModel)) != "scripted" ||
+				s.Attr(string(tracing.KeyFinishReasons)) == "" || s.Attr(string(tracing.KeyAttempt)) != "1" || s.Attr(string(tracing.KeyRunID)) != run {
+				t.Errorf("chat span of %s: attributes %v", s.Attr(string(tracing.KeyStep)), s.Attrs)
+			}
+			in += intAttr(t, s, string(tracing.KeyInputTokens))
+			out += intAttr(t, s, string(tracing.KeyOutputTokens))
+		case strings.HasPrefix(s.Name, "execute_tool "):
+			kind, guard := "read", ""
+			if s.Name == "execute_tool create_ticket" {
+				kind, guard = "write", tracing.GuardRan
+			}
+			if s.Attr(string(tracing.KeyOperation)) != "execute_tool" || s.Attr(string(tracing.KeyToolName)) != strings.TrimPrefix(s.Name, "execute_tool ") ||
+				s.Attr(string(tracing.KeyToolKind)) != kind || s.Attr(string(tracing.KeyGuardDecision)) != guard || s.Attr(string(tracing.KeySettle)) != "none" {
+				t.Errorf("%s: attributes %v; want kind %s, guard decision %q, settle none", s.Name, s.Attrs, kind, guard)
+			}
+		case s.Name == "wait approval":
+			if s.Attr(string(tracing.KeyWaitOutcome)) != "approve" || s.Attr(string(tracing.KeyAnsweredBy)) != tracing.ByUpdate ||
+				s.Attr(string(tracing.KeyMarker)) != ticketStep {
+				t.Errorf("wait approval: attributes %v; want approve by update on %s", s.Attrs, ticketStep)
+			}
+		case strings.HasPrefix(s.Name, "RunWorkflow:"):
+			t.Errorf("a RunWorkflow span reached the backend: %s", s.Name)
+		}
+		for _, k := range tracing.ContentKeys {
+			if s.Attr(string(k)) != "" {
+				t.Errorf("span %s carries %s without content capture", s.Name, k)
+			}
+		}
+	}
+	if st.Usage.InputTokens == 0 || in != st.Usage.InputTokens || out != st.Usage.OutputTokens {
+		t.Errorf("the chat spans' tokens: in %d, out %d; the run's state reports %+v", in, out, st.Usage)
+	}
+	noneTwice(t, tr)
+	// The starter's root, and per activity (the tool list, 3 model and 2
+	// tool steps) its StartActivity and RunActivity spans, the 5 step spans
+	// and the wait.
+	if len(tr.Spans) != 1+2*6+5+1 {
+		t.Errorf("%d spans in the trace, want %d", len(tr.Spans), 1+2*6+5+1)
+	}
+	t.Logf("trace %s: %d spans", tr.ID, len(tr.Spans))
+}
