@@ -204,3 +204,71 @@ func TestHandExampleJaegerTrace(t *testing.T) {
 	}
 	t.Logf("trace %s: %d spans", tr.ID, len(tr.Spans))
 }
+
+// TestKilledModelCallJaegerTrace: two workers export to a real Jaeger; the
+// one running the second model call (8 s long) is SIGKILLed inside it,
+// once the earlier steps' spans reached Jaeger, and the other runs it
+// again. The trace holds one chat span for llm/2, the retried attempt's
+// (attempt 2: the killed attempt's never ended, so it is never sent), one
+// span for each other step (none for a step the second worker replayed),
+// and no span twice.
+func TestKilledModelCallJaegerTrace(t *testing.T) {
+	t.Parallel()
+	j := jaegertest.Start(t)
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	env := append(f.scripted(t, `{"turns":[{"tool_calls":[{"name":"lookup","args":{"topic":"vpn"}}]},{"delay":"8s","text":"The VPN policy is in place."}]}`), j.Env()...)
+	workers := map[int]*testenv.Proc{}
+	for range 2 {
+		p := testenv.Start(t, env, testenv.Program(t, "worker"))
+		workers[p.Cmd.Process.Pid] = p
+	}
+	const run = "e2e-trace-kill"
+	if code, out := testenv.Run(t, env, time.Minute, testenv.Program(t, "starter"), "--id", run, prompt); code != 0 {
+		t.Fatalf("starter: exit %d\n%s", code, out)
+	}
+	// Kill inside llm/2 once llm/1's and lookup's spans were exported (the
+	// exporter sends every second: spans a killed worker ended in its last
+	// second are lost, which is not what this test is about).
+	killRunning(t, srv, workers, run, "llm/2", func() bool {
+		traces, err := j.Traces(t.Context(), tracing.ServiceWorker)
+		if err != nil || len(traces) != 1 {
+			return false
+		}
+		n := stepSpans(traces[0])
+		return n["chat scripted llm/1"] == 1 && n["execute_tool lookup tool/1/0/lookup"] == 1
+	})
+	st := waitStatus(t, srv, run, "Completed", 2*time.Minute)
+	h := history(t, srv, run)
+	if h.attempts["llm/2"] != 2 || h.attempts["llm/1"] != 1 || h.attempts["tool/1/0/lookup"] != 1 {
+		t.Fatalf("attempts %v, want llm/2 2 (the killed one timed out), llm/1 and lookup 1", h.attempts)
+	}
+
+	tr := runTrace(t, j, run, time.Minute, func(tr jaegertest.Trace) bool { return len(stepSpans(tr)) == 3 })
+	want := map[string]int{"chat scripted llm/1": 1, "execute_tool lookup tool/1/0/lookup": 1, "chat scripted llm/2": 1}
+	if got := stepSpans(tr); !maps.Equal(got, want) {
+		t.Fatalf("step spans %v, want %v", got, want)
+	}
+	var in, out int64
+	for _, s := range tr.Spans {
+		step, attempt := s.Attr(string(tracing.KeyStep)), s.Attr(string(tracing.KeyAttempt))
+		if strings.HasPrefix(s.Name, "chat ") {
+			in += intAttr(t, s, string(tracing.KeyInputTokens))
+			out += intAttr(t, s, string(tracing.KeyOutputTokens))
+			if (step == "llm/2") != (attempt == "2") {
+				t.Errorf("chat span of %s is attempt %s; want attempt 2 for llm/2 only", step, attempt)
+			}
+		}
+	}
+	if in != st.Usage.InputTokens || out != st.Usage.OutputTokens {
+		t.Errorf("the chat spans' tokens: in %d, out %d; the run's state reports %+v", in, out, st.Usage)
+	}
+	// The root, per activity (the tool list, llm/1, lookup, llm/2) one
+	// StartActivity and one RunActivity span (the killed attempt's never
+	// ended), and the 3 step spans.
+	if len(tr.Spans) != 1+2*4+3 {
+		t.Errorf("%d spans in the trace, want %d", len(tr.Spans), 1+2*4+3)
+	}
+	noneTwice(t, tr)
+	t.Logf("trace %s: %d spans", tr.ID, len(tr.Spans))
+}
