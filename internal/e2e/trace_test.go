@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
@@ -9,9 +12,16 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/cluster"
 	"github.com/agentrun/agentrun/internal/jaegertest"
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/internal/tracing"
+	"github.com/agentrun/agentrun/workflows"
 )
 
 // runTrace waits until Jaeger holds the trace of run (found through the
@@ -271,4 +281,113 @@ func TestKilledModelCallJaegerTrace(t *testing.T) {
 	}
 	noneTwice(t, tr)
 	t.Logf("trace %s: %d spans", tr.ID, len(tr.Spans))
+}
+
+// TestContinueAsNewJaegerTrace: a run started by a client with the tracing
+// interceptor (as the starter's), with ContinueAfter 2, continues as new
+// twice (5 steps, 3 executions) on a worker exporting to a real Jaeger.
+// All its spans, from every execution, are in the client's trace under its
+// root: one span per step, per activity one StartActivity and one
+// RunActivity span, none twice.
+func TestContinueAsNewJaegerTrace(t *testing.T) {
+	t.Parallel()
+	j := jaegertest.Start(t)
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	script := `{"turns":[{"tool_calls":[{"name":"lookup","args":{"topic":"vpn"}}]},{"tool_calls":[{"name":"lookup","args":{"topic":"mfa"}}]},{"text":"Both policies are in place."}]}`
+	testenv.Start(t, append(f.scripted(t, script), j.Env()...), testenv.Program(t, "worker"))
+
+	p, err := tracing.Start(t.Context(), tracing.Settings{Endpoint: j.OTLPEndpoint}, "agentrun-e2e-client", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := client.Options{Interceptors: p.ClientInterceptors()}
+	cdc, err := testenv.SuiteCodec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cdc != nil {
+		cluster.WithCodec(&opts, cdc)
+	}
+	c, err := client.NewClientFromExisting(srv.Client, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const run = "e2e-trace-continue"
+	in := workflows.Input{Messages: agent.UserMessages("Check the VPN and MFA policies."), ContinueAfter: 2}
+	_, err = c.ExecuteWorkflow(t.Context(), client.StartWorkflowOptions{ID: run, TaskQueue: f.queue}, workflows.WorkflowName, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The client's StartWorkflow span is the root: flush it.
+	if err := p.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var res workflows.Result
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	if err := c.GetWorkflow(ctx, run, "").Get(ctx, &res); err != nil {
+		t.Fatalf("run result: %v", err)
+	}
+	if res.Answer != "Both policies are in place." {
+		t.Fatalf("answer %q", res.Answer)
+	}
+
+	// Walk the chain of executions back from the newest, counting the
+	// activities scheduled and the model calls' tokens.
+	executions, activities := 0, 0
+	for runID := ""; ; executions++ {
+		it := srv.Client.GetWorkflowHistory(t.Context(), run, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		var first *historypb.HistoryEvent
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = e
+			}
+			if e.GetActivityTaskScheduledEventAttributes() != nil {
+				activities++
+			}
+		}
+		if runID = first.GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId(); runID == "" {
+			executions++
+			break
+		}
+	}
+	if executions != 3 {
+		t.Fatalf("%d executions, want 3 (continued as new twice)", executions)
+	}
+
+	roots := j.WaitSpans(t, "agentrun-e2e-client", 1, time.Minute)
+	tr := runTrace(t, j, run, time.Minute, func(tr jaegertest.Trace) bool { return len(stepSpans(tr)) == 5 })
+	if len(roots) != 1 || roots[0].TraceID != tr.ID || roots[0].ParentID != "" {
+		t.Fatalf("the client's spans %+v; want one, the root of the run's trace %s", roots, tr.ID)
+	}
+	want := map[string]int{
+		"chat scripted llm/1": 1, "chat scripted llm/2": 1, "chat scripted llm/3": 1,
+		"execute_tool lookup tool/1/0/lookup": 1, "execute_tool lookup tool/2/0/lookup": 1,
+	}
+	if got := stepSpans(tr); !maps.Equal(got, want) {
+		t.Fatalf("step spans %v, want %v", got, want)
+	}
+	runIDs := map[string]bool{}
+	for _, s := range tr.Spans {
+		if strings.HasPrefix(s.Name, "StartActivity:") {
+			runIDs[s.Attr("temporalRunID")] = true
+			if s.ParentID != roots[0].SpanID {
+				t.Errorf("%s of execution %s has parent %s, want the root %s", s.Name, s.Attr("temporalRunID"), s.ParentID, roots[0].SpanID)
+			}
+		}
+	}
+	if len(runIDs) != 3 {
+		t.Errorf("StartActivity spans from %d executions, want 3", len(runIDs))
+	}
+	if len(tr.Spans) != 1+2*activities+5 {
+		t.Errorf("%d spans in the trace, want %d (the root, 2 per activity for %d activities, 5 steps)", len(tr.Spans), 1+2*activities+5, activities)
+	}
+	noneTwice(t, tr)
+	t.Logf("trace %s: %d spans, %d activities over %d executions", tr.ID, len(tr.Spans), activities, executions)
 }
