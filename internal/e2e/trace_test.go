@@ -215,32 +215,29 @@ func TestHandExampleJaegerTrace(t *testing.T) {
 	t.Logf("trace %s: %d spans", tr.ID, len(tr.Spans))
 }
 
-// TestKilledModelCallJaegerTrace: two workers export to a real Jaeger; the
-// one running the second model call (8 s long) is SIGKILLed inside it,
-// once the earlier steps' spans reached Jaeger, and the other runs it
+// TestKilledModelCallJaegerTrace: a worker exporting to a real Jaeger runs
+// the run alone until its second model call (8 s long) started and the
+// earlier steps' spans reached Jaeger; a second worker starts polling and
+// the first is SIGKILLed inside the model call. The second worker rebuilds
+// the run from its history (a replay of llm/1 and lookup) and runs llm/2
 // again. The trace holds one chat span for llm/2, the retried attempt's
 // (attempt 2: the killed attempt's never ended, so it is never sent), one
-// span for each other step (none for a step the second worker replayed),
-// and no span twice.
+// span for each other step (none from the replay), and no span twice.
 func TestKilledModelCallJaegerTrace(t *testing.T) {
 	t.Parallel()
 	j := jaegertest.Start(t)
 	srv := testenv.DevServer(t)
 	f := newFleet(t, srv)
 	env := append(f.scripted(t, `{"turns":[{"tool_calls":[{"name":"lookup","args":{"topic":"vpn"}}]},{"delay":"8s","text":"The VPN policy is in place."}]}`), j.Env()...)
-	workers := map[int]*testenv.Proc{}
-	for range 2 {
-		p := testenv.Start(t, env, testenv.Program(t, "worker"))
-		workers[p.Cmd.Process.Pid] = p
-	}
+	w1 := testenv.Start(t, env, testenv.Program(t, "worker"))
 	const run = "e2e-trace-kill"
 	if code, out := testenv.Run(t, env, time.Minute, testenv.Program(t, "starter"), "--id", run, prompt); code != 0 {
 		t.Fatalf("starter: exit %d\n%s", code, out)
 	}
-	// Kill inside llm/2 once llm/1's and lookup's spans were exported (the
-	// exporter sends every second: spans a killed worker ended in its last
-	// second are lost, which is not what this test is about).
-	killRunning(t, srv, workers, run, "llm/2", func() bool {
+	// Wait until llm/1's and lookup's spans were exported (the exporter
+	// sends every second: spans a killed worker ended in its last second
+	// are lost, which is not what this test is about) and llm/2 runs.
+	testenv.WaitFor(t, time.Minute, "llm/1's and lookup's spans in Jaeger", func() bool {
 		traces, err := j.Traces(t.Context(), tracing.ServiceWorker)
 		if err != nil || len(traces) != 1 {
 			return false
@@ -248,7 +245,25 @@ func TestKilledModelCallJaegerTrace(t *testing.T) {
 		n := stepSpans(traces[0])
 		return n["chat scripted llm/1"] == 1 && n["execute_tool lookup tool/1/0/lookup"] == 1
 	})
+	w2 := testenv.Start(t, env, testenv.Program(t, "worker"))
+	killRunning(t, srv, map[int]*testenv.Proc{w1.Cmd.Process.Pid: w1}, run, "llm/2", nil)
 	st := waitStatus(t, srv, run, "Completed", 2*time.Minute)
+	// Every workflow task before the kill was the first worker's; the
+	// second completed some after it, so it replayed the run's history.
+	byWorker := map[string]int{}
+	it := srv.Client.GetWorkflowHistory(t.Context(), run, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := e.GetWorkflowTaskCompletedEventAttributes(); a != nil {
+			byWorker[strings.SplitN(a.GetIdentity(), "@", 2)[0]]++
+		}
+	}
+	if byWorker[strconv.Itoa(w1.Cmd.Process.Pid)] == 0 || byWorker[strconv.Itoa(w2.Cmd.Process.Pid)] == 0 || len(byWorker) != 2 {
+		t.Fatalf("workflow tasks completed by worker pid %v; want some by each of %d (killed) and %d", byWorker, w1.Cmd.Process.Pid, w2.Cmd.Process.Pid)
+	}
 	h := history(t, srv, run)
 	if h.attempts["llm/2"] != 2 || h.attempts["llm/1"] != 1 || h.attempts["tool/1/0/lookup"] != 1 {
 		t.Fatalf("attempts %v, want llm/2 2 (the killed one timed out), llm/1 and lookup 1", h.attempts)
