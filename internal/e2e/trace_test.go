@@ -216,7 +216,7 @@ func TestHandExampleJaegerTrace(t *testing.T) {
 }
 
 // TestKilledModelCallJaegerTrace: a worker exporting to a real Jaeger runs
-// the run alone until its second model call (8 s long) started and the
+// the run alone until its second model call (15 s long) started and the
 // earlier steps' spans reached Jaeger; a second worker starts polling and
 // the first is SIGKILLed inside the model call. The second worker rebuilds
 // the run from its history (a replay of llm/1 and lookup) and runs llm/2
@@ -228,7 +228,7 @@ func TestKilledModelCallJaegerTrace(t *testing.T) {
 	j := jaegertest.Start(t)
 	srv := testenv.DevServer(t)
 	f := newFleet(t, srv)
-	env := append(f.scripted(t, `{"turns":[{"tool_calls":[{"name":"lookup","args":{"topic":"vpn"}}]},{"delay":"8s","text":"The VPN policy is in place."}]}`), j.Env()...)
+	env := append(f.scripted(t, `{"turns":[{"tool_calls":[{"name":"lookup","args":{"topic":"vpn"}}]},{"delay":"15s","text":"The VPN policy is in place."}]}`), j.Env()...)
 	w1 := testenv.Start(t, env, testenv.Program(t, "worker"))
 	const run = "e2e-trace-kill"
 	if code, out := testenv.Run(t, env, time.Minute, testenv.Program(t, "starter"), "--id", run, prompt); code != 0 {
@@ -236,17 +236,31 @@ func TestKilledModelCallJaegerTrace(t *testing.T) {
 	}
 	// Wait until llm/1's and lookup's spans were exported (the exporter
 	// sends every second: spans a killed worker ended in its last second
-	// are lost, which is not what this test is about) and llm/2 runs.
-	testenv.WaitFor(t, time.Minute, "llm/1's and lookup's spans in Jaeger", func() bool {
+	// are lost, which is not what this test is about) and llm/2 runs on the
+	// first worker.
+	testenv.WaitFor(t, time.Minute, "llm/1's and lookup's spans in Jaeger, llm/2 running", func() bool {
 		traces, err := j.Traces(t.Context(), tracing.ServiceWorker)
 		if err != nil || len(traces) != 1 {
 			return false
 		}
 		n := stepSpans(traces[0])
-		return n["chat scripted llm/1"] == 1 && n["execute_tool lookup tool/1/0/lookup"] == 1
+		if n["chat scripted llm/1"] != 1 || n["execute_tool lookup tool/1/0/lookup"] != 1 {
+			return false
+		}
+		desc, err := srv.Describe(t, run)
+		if err != nil {
+			return false
+		}
+		for _, a := range desc.GetPendingActivities() {
+			if a.GetActivityId() == "llm/2" && a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
+				return true
+			}
+		}
+		return false
 	})
 	w2 := testenv.Start(t, env, testenv.Program(t, "worker"))
-	killRunning(t, srv, map[int]*testenv.Proc{w1.Cmd.Process.Pid: w1}, run, "llm/2", nil)
+	w1.Kill(t)
+	t.Logf("SIGKILLed worker %d while it ran llm/2", w1.Cmd.Process.Pid)
 	st := waitStatus(t, srv, run, "Completed", 2*time.Minute)
 	// Every workflow task before the kill was the first worker's; the
 	// second completed some after it, so it replayed the run's history.
