@@ -132,6 +132,10 @@ func TestWaitThroughLostConnection(t *testing.T) {
 	viaProxy := f.env("TEMPORAL_ADDRESS=" + proxy.Addr())
 	starter := testenv.Program(t, "starter")
 	wait := testenv.Start(t, viaProxy, starter, "--id", run, "--wait", prompt)
+	if err := wait.WaitLogged(t.Context(), "started run "+run, time.Minute); err != nil {
+		t.Fatalf("starter --wait: %v\n%s", err, wait.Output())
+	}
+	// The second follower attaches to the run the first started.
 	verbose := testenv.Start(t, viaProxy, starter, "--id", run, "--wait", "--verbose")
 	for _, p := range []*testenv.Proc{wait, verbose} {
 		if err := p.WaitLogged(t.Context(), "AwaitingApproval", time.Minute); err != nil {
