@@ -20,7 +20,6 @@ import (
 
 	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/internal/cluster"
-	"github.com/agentrun/agentrun/internal/mcptest"
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -233,18 +232,7 @@ func TestThreeTurnRunEncrypted(t *testing.T) {
 		script.Turns = append(script.Turns, map[string]any{"tool_calls": []any{map[string]any{"name": "echo", "args": map[string]string{"message": msg}}}})
 	}
 	script.Turns = append(script.Turns, map[string]any{"text": "The memo has three parts."})
-	cfg := map[string]any{
-		"demo":    map[string]bool{"lookup": false, "create_ticket": false},
-		"servers": []any{map[string]any{"name": "everything", "command": mcptest.Bin(t, mcptest.Everything)}},
-		"tools":   map[string]any{"echo": map[string]string{"kind": "read"}},
-	}
-	toolsFile, scriptFile := filepath.Join(f.dir, "tools.json"), filepath.Join(f.dir, "script.json")
-	for file, v := range map[string]any{toolsFile: cfg, scriptFile: script} {
-		if err := os.WriteFile(file, []byte(testenv.MustJSON(v)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := f.env(keyEnv, "AGENTRUN_TOOLS="+toolsFile, "AGENTRUN_MODEL=scripted:"+scriptFile)
+	env := f.env(append(echoSettings(t, f, script), keyEnv)...)
 	testenv.Start(t, env, testenv.Program(t, "worker"))
 	const run = "e2e-three-turns-encrypted"
 	const ask = "Read the acquisition memo aloud."

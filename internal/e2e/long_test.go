@@ -40,18 +40,7 @@ func TestLongRunOnDevServer(t *testing.T) {
 		script.Turns = append(script.Turns, map[string]any{"tool_calls": []any{map[string]any{"name": "echo", "args": map[string]string{"message": msg}}}})
 	}
 	script.Turns = append(script.Turns, map[string]any{"text": "Last echo had {{last_tool_result}}"})
-	cfg := map[string]any{
-		"demo":    map[string]bool{"lookup": false, "create_ticket": false},
-		"servers": []any{map[string]any{"name": "everything", "command": mcptest.Bin(t, mcptest.Everything)}},
-		"tools":   map[string]any{"echo": map[string]string{"kind": "read"}},
-	}
-	toolsFile, scriptFile := filepath.Join(f.dir, "tools.json"), filepath.Join(f.dir, "script.json")
-	for file, v := range map[string]any{toolsFile: cfg, scriptFile: script} {
-		if err := os.WriteFile(file, []byte(testenv.MustJSON(v)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := f.env("AGENTRUN_TOOLS="+toolsFile, "AGENTRUN_MODEL=scripted:"+scriptFile)
+	env := f.env(echoSettings(t, f, script)...)
 	testenv.Start(t, env, testenv.Program(t, "worker"))
 
 	const run = "e2e-long"
@@ -148,4 +137,23 @@ func TestLongRunOnDevServer(t *testing.T) {
 	if err != nil || st.StepCount != 2*turns-1 || st.Runs != runs || len(st.Steps) != workflows.MaxSteps {
 		t.Fatalf("state: %v, steps %d (listed %d), executions before %d; want %d steps, %d", err, st.StepCount, len(st.Steps), st.Runs, 2*turns-1, runs)
 	}
+}
+
+// echoSettings writes a tools file offering only the everything MCP
+// server's echo (a read) and the scripted model's script into the fleet's
+// folder, and returns the settings that name them.
+func echoSettings(t *testing.T, f *fleet, script any) []string {
+	t.Helper()
+	cfg := map[string]any{
+		"demo":    map[string]bool{"lookup": false, "create_ticket": false},
+		"servers": []any{map[string]any{"name": "everything", "command": mcptest.Bin(t, mcptest.Everything)}},
+		"tools":   map[string]any{"echo": map[string]string{"kind": "read"}},
+	}
+	toolsFile, scriptFile := filepath.Join(f.dir, "tools.json"), filepath.Join(f.dir, "script.json")
+	for file, v := range map[string]any{toolsFile: cfg, scriptFile: script} {
+		if err := os.WriteFile(file, []byte(testenv.MustJSON(v)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return []string{"AGENTRUN_TOOLS=" + toolsFile, "AGENTRUN_MODEL=scripted:" + scriptFile}
 }
