@@ -249,22 +249,7 @@ func TestTypeScriptSubscriberFollowsHandExample(t *testing.T) {
 	res := runResult(t, srv, run)
 
 	seq := sequence(got.events)
-	want := []string{
-		"status Running",
-		"step.started llm/1",
-		"step.completed llm/1",
-		"step.started tool/1/0/lookup",
-		"step.completed tool/1/0/lookup",
-		"step.started llm/2",
-		"step.completed llm/2",
-		"status AwaitingApproval",
-		"status Running",
-		"step.started tool/2/0/create_ticket",
-		"step.completed tool/2/0/create_ticket",
-		"step.started llm/3",
-		"step.completed llm/3",
-		"status Completed",
-	}
+	want := handEvents
 	if !slices.Equal(seq, want) {
 		t.Fatalf("events, as the TypeScript subscriber read them:\n%s\nwant:\n%s", strings.Join(seq, "\n"), strings.Join(want, "\n"))
 	}
@@ -382,4 +367,23 @@ func offsetOf(t *testing.T, items []tsItem, e string) int64 {
 	}
 	t.Fatalf("no event %q", e)
 	return -1
+}
+
+// handEvents are the hand example's stream events, as a subscriber reads
+// them from the start (sequence).
+var handEvents = []string{
+	"status Running",
+	"step.started llm/1",
+	"step.completed llm/1",
+	"step.started tool/1/0/lookup",
+	"step.completed tool/1/0/lookup",
+	"step.started llm/2",
+	"step.completed llm/2",
+	"status AwaitingApproval",
+	"status Running",
+	"step.started tool/2/0/create_ticket",
+	"step.completed tool/2/0/create_ticket",
+	"step.started llm/3",
+	"step.completed llm/3",
+	"status Completed",
 }
