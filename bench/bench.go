@@ -20,11 +20,10 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	tlog "go.temporal.io/sdk/log"
 	"google.golang.org/grpc"
 
-	"github.com/agentrun/agentrun/codec"
-	"github.com/agentrun/agentrun/internal/cluster"
 	"github.com/agentrun/agentrun/internal/devserver"
 )
 
@@ -128,12 +127,12 @@ func (e *benchEnv) subdir(name string) string {
 
 // dial returns a client of the dev server whose RPCs rpcs counts (nil: not
 // counted). Each worker gets its own, so that its RPCs are its own.
-func (e *benchEnv) dial(rpcs *rpcCounter) (client.Client, error) { return e.dialWith(rpcs, nil) }
+func (e *benchEnv) dial(rpcs *rpcCounter) (client.Client, error) { return e.dialWith(rpcs, nil, nil) }
 
-// dialWith is dial with the payload codec cdc (nil: none).
-func (e *benchEnv) dialWith(rpcs *rpcCounter, cdc *codec.Codec) (client.Client, error) {
-	opts := client.Options{HostPort: e.hostPort, Namespace: "default", Logger: e.sdkLog}
-	cluster.WithCodec(&opts, cdc)
+// dialWith is dial with the data and failure converters dc and fc (nil:
+// the sdk's defaults).
+func (e *benchEnv) dialWith(rpcs *rpcCounter, dc converter.DataConverter, fc converter.FailureConverter) (client.Client, error) {
+	opts := client.Options{HostPort: e.hostPort, Namespace: "default", Logger: e.sdkLog, DataConverter: dc, FailureConverter: fc}
 	if rpcs != nil {
 		opts.ConnectionOptions.DialOptions = []grpc.DialOption{grpc.WithChainUnaryInterceptor(rpcs.intercept)}
 	}

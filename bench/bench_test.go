@@ -215,13 +215,25 @@ func TestEncryptionAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 3 || rows[0].Goal != 1.05 {
-		t.Fatalf("rows %+v; want 3, the first with the 1.05 goal", rows)
+	if len(rows) != 4 || rows[0].Goal != 1.05 {
+		t.Fatalf("rows %+v; want 4, the first with the 1.05 goal", rows)
 	}
 	for _, r := range rows {
 		if r.Measured <= 0 || r.Baseline <= 0 {
 			t.Errorf("%s: measured %v, baseline %v; want both measured", r.Figure, r.Measured, r.Baseline)
 		}
+	}
+	// The codec's own time is a part of an encrypted step, measured on
+	// the same runs: more than the whole plain step would mean it was
+	// counted wrong (or the codec lost its pools).
+	if c := rows[1]; c.Measured >= c.Baseline {
+		t.Errorf("codec time %.3f ms per activity, not under the plain step's %.3f ms", c.Measured, c.Baseline)
+	}
+	// The same runs with every payload sealed: their histories are about
+	// as long (a key id, a nonce and a tag per payload; zlib takes some
+	// back), never several times as long nor shorter by half.
+	if h := rows[2]; h.Ratio() < 0.5 || h.Ratio() > 2 {
+		t.Errorf("history bytes per turn encrypted vs plain %.2f; want within 0.5-2", h.Ratio())
 	}
 	t.Logf("%+v", rows)
 }
