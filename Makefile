@@ -77,14 +77,14 @@ stop:
 test: $(TEMPORAL) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) build
 	$(GO) test -count=1 -timeout 30m ./...
 
-# bench: AgentRun's step overhead, the journal's appends (file and
-# PostgreSQL), the history cost of streamed model text, kill → resume
-# across worker processes and 1,000 runs parked
-# on approval, against baselines measured in the same run, on a dev server
-# the bench starts;
+# bench: AgentRun's step overhead (plain, encrypted, traced to a Jaeger it
+# starts), the journal's appends (file and PostgreSQL), the history cost of
+# streamed model text, kill → resume across worker processes and 1,000 runs
+# parked on approval, against baselines measured in the same run, on a dev
+# server the bench starts;
 # prints the table and writes it to BENCHMARKS.md. BENCH_FLAGS=-quick for a
 # smoke run.
-bench: $(TEMPORAL)
+bench: $(TEMPORAL) $(JAEGER)
 	$(GO) run ./bench $(BENCH_FLAGS)
 
 # chaos: the crash campaign: 162 trials of the hand example and of a longer

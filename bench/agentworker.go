@@ -1,13 +1,20 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"path/filepath"
+	"strings"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentrun/agentrun/activities"
+	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/journal"
@@ -23,9 +30,17 @@ import (
 // FileStore under dir) and extra tools besides the demo ones. close
 // releases the tools once the worker has stopped.
 //
+// agentOptions are what differ between the bench's AgentRun workers
+// beyond their script and tools: the zero value is a plain worker.
+type agentOptions struct {
+	// tracer, when not nil, records the activities' spans (tracing on;
+	// the client then carries the tracing interceptors too).
+	tracer trace.Tracer
+}
+
 // This is the one place the bench builds AgentRun's worker, so that changes
 // to the workflow and activities APIs are adapted here only.
-func newAgentWorker(c client.Client, queue string, script llm.Script, dir string, store content.Store, logger *slog.Logger, extra ...tools.Tool) (w worker.Worker, close func() error, err error) {
+func newAgentWorker(c client.Client, queue string, script llm.Script, dir string, store content.Store, logger *slog.Logger, opts agentOptions, extra ...tools.Tool) (w worker.Worker, close func() error, err error) {
 	set, err := tools.NewSet(append(tools.Demo(tools.DemoConfig{Tickets: filepath.Join(dir, "tickets.jsonl")}), extra...)...)
 	if err != nil {
 		return nil, nil, err
@@ -46,6 +61,36 @@ func newAgentWorker(c client.Client, queue string, script llm.Script, dir string
 		Exec:   &execute.Executor{Model: llm.NewScripted(script), Tools: set, Content: store},
 		Guard:  &journal.Journal{Store: guard},
 		Logger: logger,
+		Tracer: opts.tracer,
 	})
 	return w, set.Close, nil
+}
+
+// readNotes is the read tool of the runs with large outputs (encryption,
+// tracing, the long run): ToolOutput bytes of
+// English-like words, different for every line, so that compression does
+// what it does to real text rather than to a repeated byte.
+type readNotes struct{ size int }
+
+var noteWords = strings.Fields("the ticket customer reported that our vpn client fails after the update " +
+	"on windows laptops while the office network works and support asked for logs from monday " +
+	"because the gateway certificate rotated at night and several users lost access to mail")
+
+func (readNotes) Spec() agent.ToolSpec {
+	return agent.ToolSpec{Name: "read_notes", Description: "Reads support notes from a line.", Kind: agent.KindRead,
+		Schema: json.RawMessage(`{"type":"object","properties":{"line":{"type":"integer"}}}`)}
+}
+
+func (r readNotes) Call(_ context.Context, args json.RawMessage) (agent.ToolResult, error) {
+	var a struct{ Line int }
+	if err := json.Unmarshal(args, &a); err != nil {
+		return agent.ToolResult{}, err
+	}
+	rng := rand.New(rand.NewPCG(uint64(a.Line), 1))
+	var b strings.Builder
+	fmt.Fprintf(&b, "notes from line %d:", a.Line)
+	for b.Len() < r.size {
+		b.WriteString(" " + noteWords[rng.IntN(len(noteWords))])
+	}
+	return agent.ToolResult{Content: b.String()[:r.size]}, nil
 }

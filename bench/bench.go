@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	tlog "go.temporal.io/sdk/log"
 	"google.golang.org/grpc"
 
@@ -73,6 +72,7 @@ type params struct {
 	settle  settleParams
 	parked  parkedParams
 	encrypt encryptParams
+	trace   traceParams
 	// fsyncSamples is how many write+fsync probes the machine's fsync floor
 	// takes its median over.
 	fsyncSamples int
@@ -90,6 +90,7 @@ func paramsFor(quick bool) params {
 			settle:       settleParams{Trials: 1, ToolTimeout: 10 * time.Second},
 			parked:       parkedParams{Runs: 50, Parallel: 8},
 			encrypt:      encryptParams{Turns: 3, Rounds: 2, ToolOutput: 4096, Decodes: 5},
+			trace:        traceParams{Turns: 3, Rounds: 2},
 			fsyncSamples: 20,
 		}
 	}
@@ -103,6 +104,7 @@ func paramsFor(quick bool) params {
 		settle:       settleParams{Trials: 3, ToolTimeout: 10 * time.Second},
 		parked:       parkedParams{Runs: 1000, Parallel: 8},
 		encrypt:      encryptParams{Turns: 25, Rounds: 20, ToolOutput: 4096, Decodes: 50},
+		trace:        traceParams{Turns: 25, Rounds: 20},
 		fsyncSamples: 200,
 	}
 }
@@ -127,12 +129,15 @@ func (e *benchEnv) subdir(name string) string {
 
 // dial returns a client of the dev server whose RPCs rpcs counts (nil: not
 // counted). Each worker gets its own, so that its RPCs are its own.
-func (e *benchEnv) dial(rpcs *rpcCounter) (client.Client, error) { return e.dialWith(rpcs, nil, nil) }
+func (e *benchEnv) dial(rpcs *rpcCounter) (client.Client, error) { return e.dialWith(rpcs, nil) }
 
-// dialWith is dial with the data and failure converters dc and fc (nil:
-// the sdk's defaults).
-func (e *benchEnv) dialWith(rpcs *rpcCounter, dc converter.DataConverter, fc converter.FailureConverter) (client.Client, error) {
-	opts := client.Options{HostPort: e.hostPort, Namespace: "default", Logger: e.sdkLog, DataConverter: dc, FailureConverter: fc}
+// dialWith is dial with the client options that set changes (converters,
+// interceptors) beyond the server's address and the logger; set nil: none.
+func (e *benchEnv) dialWith(rpcs *rpcCounter, set func(*client.Options)) (client.Client, error) {
+	opts := client.Options{HostPort: e.hostPort, Namespace: "default", Logger: e.sdkLog}
+	if set != nil {
+		set(&opts)
+	}
 	if rpcs != nil {
 		opts.ConnectionOptions.DialOptions = []grpc.DialOption{grpc.WithChainUnaryInterceptor(rpcs.intercept)}
 	}
@@ -200,6 +205,13 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 		return fmt.Errorf("encryption: %w", err)
 	}
 	rows = append(rows, erows...)
+
+	fmt.Fprintf(progress, "bench: tracing (%d turns, %d rounds each)\n", p.trace.Turns, p.trace.Rounds)
+	trows, err := tracingOverhead(ctx, env, p.trace)
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	rows = append(rows, trows...)
 
 	fmt.Fprintf(progress, "bench: local journal (%d appends each)\n", p.journal.Appends)
 	jrows, err := localJournal(ctx, env, p.journal)

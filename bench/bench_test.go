@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/agentrun/agentrun/internal/devserver"
+	"github.com/agentrun/agentrun/internal/jaegertest"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -234,6 +235,28 @@ func TestEncryptionAlone(t *testing.T) {
 	// back), never several times as long nor shorter by half.
 	if h := rows[2]; h.Ratio() < 0.5 || h.Ratio() > 2 {
 		t.Errorf("history bytes per turn encrypted vs plain %.2f; want within 0.5-2", h.Ratio())
+	}
+	t.Logf("%+v", rows)
+}
+
+// TestTracingAlone runs the tracing section alone, quick, against a
+// Jaeger of its own (it fails under CI=true without one: make jaeger).
+func TestTracingAlone(t *testing.T) {
+	jaegertest.Start(t).Stop() // the Jaeger program is there and starts; the section starts its own
+	rows, err := tracingOverhead(t.Context(), sectionEnv(t), paramsFor(true).trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].Goal != 1.05 || rows[0].Missing != "" {
+		t.Fatalf("rows %+v; want 2 measured, the first with the 1.05 goal", rows)
+	}
+	if rows[0].Measured <= 0 || rows[0].Baseline <= 0 {
+		t.Errorf("%s: measured %v, baseline %v; want both measured", rows[0].Figure, rows[0].Measured, rows[0].Baseline)
+	}
+	// The section itself fails unless each traced run has one step span
+	// per activity; the ratio says so once more.
+	if rows[1].Measured != 1 {
+		t.Errorf("step spans per traced step %v, want 1", rows[1].Measured)
 	}
 	t.Logf("%+v", rows)
 }

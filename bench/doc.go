@@ -33,6 +33,16 @@
 //     work and how much the machine's noise; history bytes per turn; and
 //     the codec server's /decode of a run's first 100 events, references
 //     expanded, against the same events of a plain run.
+//   - Tracing: the same AgentRun runs (25 turns of a read tool with
+//     400-byte outputs) on two workers, one traced (the sdk's tracing
+//     interceptor on its client and worker, agentrun's step spans, every
+//     run sampled, exported over OTLP/gRPC to a Jaeger the section starts
+//     on loopback, internal/jaegertest) and one not; rounds alternate
+//     which side goes first. Figures: the median time per activity,
+//     traced against untraced (goal 1.05); and, read back from Jaeger
+//     after a flush, the step spans (chat, execute_tool) per traced step,
+//     which must be one for every run, each run in one trace. Without the
+//     Jaeger program (make jaeger) the rows say "not measured".
 //   - Local journal: journal.FileStore.Append of a step.completed record
 //     into runs already holding 10 and 4,000 records, interleaved with a
 //     raw write+fsync of the same bytes to an O_APPEND file in the same

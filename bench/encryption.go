@@ -6,7 +6,6 @@ import (
 	crand "crypto/rand"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -49,34 +48,6 @@ type encryptParams struct {
 // decodes in one measurement (the issue's "100-event history").
 const decodeEvents = 100
 
-// readNotes is the encryption section's read tool: ToolOutput bytes of
-// English-like words, different for every line, so that compression does
-// what it does to real text rather than to a repeated byte.
-type readNotes struct{ size int }
-
-var noteWords = strings.Fields("the ticket customer reported that our vpn client fails after the update " +
-	"on windows laptops while the office network works and support asked for logs from monday " +
-	"because the gateway certificate rotated at night and several users lost access to mail")
-
-func (readNotes) Spec() agent.ToolSpec {
-	return agent.ToolSpec{Name: "read_notes", Description: "Reads support notes from a line.", Kind: agent.KindRead,
-		Schema: json.RawMessage(`{"type":"object","properties":{"line":{"type":"integer"}}}`)}
-}
-
-func (r readNotes) Call(_ context.Context, args json.RawMessage) (agent.ToolResult, error) {
-	var a struct{ Line int }
-	if err := json.Unmarshal(args, &a); err != nil {
-		return agent.ToolResult{}, err
-	}
-	rng := rand.New(rand.NewPCG(uint64(a.Line), 1))
-	var b strings.Builder
-	fmt.Fprintf(&b, "notes from line %d:", a.Line)
-	for b.Len() < r.size {
-		b.WriteString(" " + noteWords[rng.IntN(len(noteWords))])
-	}
-	return agent.ToolResult{Content: b.String()[:r.size]}, nil
-}
-
 // encryption runs the same AgentRun runs with a payload key (client,
 // worker and content store) and without, alternating, and compares their
 // time per activity and history bytes per turn; then it has the codec
@@ -97,94 +68,47 @@ func encryption(ctx context.Context, env *benchEnv, p encryptParams) ([]row, err
 	}
 	script.Turns = append(script.Turns, llm.Turn{Text: "Summary: the notes are read."})
 	n := activityCount(p.Turns)
-	stamp := time.Now().Format("150405")
-
-	type side struct {
-		name   string
-		client client.Client
-		queue  string
-		store  content.Store
-		times  []time.Duration
-		ids    []string
-	}
-	var sides []*side
 	// The encrypted side's codec and content sealing are timed, so that
 	// the report shows how much of its step time is the codec's own work.
 	var codecTime codecClock
-	for _, s := range []struct {
-		name string
-		cdc  *codec.Codec
-	}{{"plain", nil}, {"encrypted", cdc}} {
-		var c client.Client
+	var sides [2]*pairSide
+	for i, cdc := range []*codec.Codec{nil, cdc} {
+		s := &pairSide{name: "plain", queue: "bench-plain-" + time.Now().Format("150405")}
 		var err error
-		if s.cdc != nil {
-			c, err = env.dialWith(nil, codecTime.converter(s.cdc), codec.FailureConverter(s.cdc))
+		if cdc != nil {
+			s.name, s.queue = "encrypted", "bench-encrypted-"+time.Now().Format("150405")
+			s.client, err = env.dialWith(nil, func(o *client.Options) {
+				o.DataConverter, o.FailureConverter = codecTime.converter(cdc), codec.FailureConverter(cdc)
+			})
 		} else {
-			c, err = env.dial(nil)
+			s.client, err = env.dial(nil)
 		}
 		if err != nil {
 			return nil, err
 		}
-		defer c.Close()
+		defer s.client.Close()
 		dir := env.subdir("encryption-" + s.name)
-		var store content.Store
-		if s.cdc != nil {
-			store, err = content.NewSealedFileStore(dir+"/content", codecTime.sealer(s.cdc))
+		if cdc != nil {
+			s.store, err = content.NewSealedFileStore(dir+"/content", codecTime.sealer(cdc))
 		} else {
-			store, err = content.NewFileStore(dir + "/content")
+			s.store, err = content.NewFileStore(dir + "/content")
 		}
 		if err != nil {
 			return nil, err
 		}
-		sd := &side{name: s.name, client: c, queue: "bench-" + s.name + "-" + stamp, store: store}
-		w, closeTools, err := newAgentWorker(c, sd.queue, script, dir, store, env.logger, readNotes{size: p.ToolOutput})
+		stop, err := startSide(env, s, dir, script, agentOptions{}, p.ToolOutput)
 		if err != nil {
 			return nil, err
 		}
-		defer closeTools()
-		if err := w.Start(); err != nil {
-			return nil, err
-		}
-		defer w.Stop()
-		sides = append(sides, sd)
+		defer stop()
+		sides[i] = s
 	}
 
 	in := workflows.Input{Messages: agent.UserMessages("Read the support notes and sum them up."), MaxTurns: p.Turns + 1}
-	// The sides alternate which goes first, so that neither always runs
-	// right after the other (a server that has just written a run's
-	// history, a collector that has just run).
-	var measured int
-	for round := 0; round <= p.Rounds; round++ {
-		order := sides
-		if round%2 == 1 {
-			order = []*side{sides[1], sides[0]}
-		}
-		if round == 1 {
-			codecTime.reset() // the warm-up round is not measured
-		}
-		for _, s := range order {
-			id := fmt.Sprintf("enc-%s-%s-%d", s.name, stamp, round)
-			start := time.Now()
-			r, err := s.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: s.queue}, workflows.WorkflowName, in)
-			if err != nil {
-				return nil, err
-			}
-			var res workflows.Result
-			if err := r.Get(ctx, &res); err != nil {
-				return nil, fmt.Errorf("%s: %w", id, err)
-			}
-			if res.Steps != n-1 {
-				return nil, fmt.Errorf("%s: %d steps, want %d", id, res.Steps, n-1)
-			}
-			if round > 0 {
-				s.times = append(s.times, time.Since(start)/time.Duration(n))
-				s.ids = append(s.ids, id)
-				if s.name == "encrypted" {
-					measured += n
-				}
-			}
-		}
+	if err := runPaired(ctx, "enc", sides, in, n, p.Rounds, codecTime.reset); err != nil {
+		return nil, err
 	}
+	measured := len(sides[1].ids) * n
 	plain, enc := sides[0], sides[1]
 	rows := []row{{Section: sec, Figure: "ms per activity, encrypted vs plain (median of rounds)",
 		Measured: ms(median(enc.times)), Baseline: ms(median(plain.times)), Unit: "ms", Goal: 1.05},

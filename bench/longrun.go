@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -28,24 +26,6 @@ type longParams struct {
 	ToolOutput int
 }
 
-// readLog is the long run's read tool: ToolOutput bytes of log for a line
-// number, different for every line.
-type readLog struct{ size int }
-
-func (readLog) Spec() agent.ToolSpec {
-	return agent.ToolSpec{Name: "read_log", Description: "Reads the log from a line.", Kind: agent.KindRead,
-		Schema: json.RawMessage(`{"type":"object","properties":{"line":{"type":"integer"}}}`)}
-}
-
-func (r readLog) Call(_ context.Context, args json.RawMessage) (agent.ToolResult, error) {
-	var a struct{ Line int }
-	if err := json.Unmarshal(args, &a); err != nil {
-		return agent.ToolResult{}, err
-	}
-	head := fmt.Sprintf("log from line %d: ", a.Line)
-	return agent.ToolResult{Content: head + strings.Repeat(strconv.Itoa(a.Line%10), r.size-len(head))}, nil
-}
-
 // longRun runs one AgentRun run of p.Turns turns whose tool outputs are
 // p.ToolOutput bytes on the bench's dev server, and measures, from its
 // history across every continue-as-new: history bytes per turn at turns
@@ -57,7 +37,7 @@ func longRun(ctx context.Context, env *benchEnv, p longParams) ([]row, error) {
 	sec := fmt.Sprintf("Long run: %d turns with %d-byte tool outputs (continue-as-new when Temporal suggests it)", p.Turns, p.ToolOutput)
 	var script llm.Script
 	for i := 1; i < p.Turns; i++ {
-		script.Turns = append(script.Turns, llm.Turn{ToolCalls: []llm.ScriptedCall{{Name: "read_log", Args: json.RawMessage(fmt.Sprintf(`{"line":%d}`, i))}}})
+		script.Turns = append(script.Turns, llm.Turn{ToolCalls: []llm.ScriptedCall{{Name: "read_notes", Args: json.RawMessage(fmt.Sprintf(`{"line":%d}`, i))}}})
 	}
 	script.Turns = append(script.Turns, llm.Turn{Text: "Read it all; the last line said " + llm.LastToolResult})
 
@@ -72,7 +52,7 @@ func longRun(ctx context.Context, env *benchEnv, p longParams) ([]row, error) {
 	}
 	counted := &content.Counting{Store: store}
 	queue := "bench-long-" + time.Now().Format("150405")
-	w, closeTools, err := newAgentWorker(c, queue, script, env.subdir("long"), counted, env.logger, readLog{size: p.ToolOutput})
+	w, closeTools, err := newAgentWorker(c, queue, script, env.subdir("long"), counted, env.logger, agentOptions{}, readNotes{size: p.ToolOutput})
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +63,7 @@ func longRun(ctx context.Context, env *benchEnv, p longParams) ([]row, error) {
 	defer w.Stop()
 
 	id := queue
-	in := workflows.Input{Messages: agent.UserMessages("Read the whole log."), MaxTurns: p.Turns}
+	in := workflows.Input{Messages: agent.UserMessages("Read all the support notes."), MaxTurns: p.Turns}
 	r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.WorkflowName, in)
 	if err != nil {
 		return nil, err

@@ -146,7 +146,7 @@ func stepOverhead(ctx context.Context, env *benchEnv, p stepParams) (stepResult,
 		return stepResult{}, err
 	}
 	defer agentClient.Close()
-	aw, closeTools, err := newAgentWorker(agentClient, agentRun.queue, agentScript(p.Turns), env.subdir("agentrun"), nil, env.logger)
+	aw, closeTools, err := newAgentWorker(agentClient, agentRun.queue, agentScript(p.Turns), env.subdir("agentrun"), nil, env.logger, agentOptions{})
 	if err != nil {
 		return stepResult{}, fmt.Errorf("agentrun worker: %w", err)
 	}

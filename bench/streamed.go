@@ -68,7 +68,7 @@ func streamedTurns(ctx context.Context, env *benchEnv, p streamParams) ([]row, e
 	}
 	defer c.Close()
 	queue := "bench-stream-" + time.Now().Format("150405")
-	w, closeTools, err := newAgentWorker(c, queue, script, env.subdir("stream"), nil, env.logger)
+	w, closeTools, err := newAgentWorker(c, queue, script, env.subdir("stream"), nil, env.logger, agentOptions{})
 	if err != nil {
 		return nil, err
 	}
