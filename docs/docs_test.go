@@ -1,6 +1,8 @@
 package docs_test
 
 import (
+	"encoding/xml"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -149,5 +151,38 @@ func TestLinks(t *testing.T) {
 	}
 	if checked < 20 {
 		t.Fatalf("checked %d links; want the README's and the docs' (20 or more)", checked)
+	}
+}
+
+// TestTracePicture: the README's picture of the hand example's trace (a
+// copy of the one TestHandExampleJaegerTrace draws from the trace Jaeger
+// gives back) is a well-formed SVG with the run's root, its steps and its
+// approval wait.
+func TestTracePicture(t *testing.T) {
+	const path = "images/hand-example-trace.svg"
+	if !strings.Contains(read(t, "../README.md"), "](docs/"+path+")") {
+		t.Fatalf("README.md does not show docs/%s", path)
+	}
+	svg := read(t, path)
+	d := xml.NewDecoder(strings.NewReader(svg))
+	var texts []string
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if c, ok := tok.(xml.CharData); ok {
+			texts = append(texts, string(c))
+		}
+	}
+	all := strings.Join(texts, "\n")
+	for _, want := range []string{"StartWorkflow:AgentRun", "chat scripted llm/1", "execute_tool lookup", "wait approval approve by update",
+		"execute_tool create_ticket tool/2/0/create_ticket write guard=ran", "chat scripted llm/3", "agentrun-starter", "agentrun-worker"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("%s shows no %q", path, want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -213,6 +214,18 @@ func TestHandExampleJaegerTrace(t *testing.T) {
 		t.Errorf("%d spans in the trace, want %d", len(tr.Spans), 1+2*6+5+1)
 	}
 	t.Logf("trace %s: %d spans", tr.ID, len(tr.Spans))
+	// The waterfall README shows (docs/images/hand-example-trace.svg is a
+	// copy of one): every span drawn once.
+	svg := tr.SVG()
+	for _, name := range []string{"StartWorkflow:AgentRun", "chat scripted", "execute_tool create_ticket", "wait approval"} {
+		if !bytes.Contains(svg, []byte(">"+name)) {
+			t.Errorf("the trace's picture has no %s row", name)
+		}
+	}
+	if rows := bytes.Count(svg, []byte("<title>")); rows != len(tr.Spans) {
+		t.Errorf("the trace's picture has %d bars, want one per span (%d)", rows, len(tr.Spans))
+	}
+	keepArtifact(t, "hand-example-trace.svg", svg)
 }
 
 // TestKilledModelCallJaegerTrace: a worker exporting to a real Jaeger runs
