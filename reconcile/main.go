@@ -14,13 +14,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/agentrun/agentrun/internal/cli"
-	"github.com/agentrun/agentrun/internal/cluster"
 	"github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/internal/tracing"
 )
@@ -63,21 +61,10 @@ func run(ctx context.Context, local, verbose bool, args []string) error {
 		defer l.Close()
 		return l.ReconcileLocal(ctx, os.Stdout, args)
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	tr, err := tracing.Start(ctx, cfg.Tracing, tracing.ServiceReconcile, logger) // nil: off
+	r, err := cli.DialRemote(ctx, settings, tracing.ServiceReconcile, verbose)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err := tr.Shutdown(ctx); err != nil {
-			logger.Warn("tracing: spans not exported", "error", err)
-		}
-	}()
-	conn, err := cluster.Dial(ctx, logger, nil, cfg.Codec, tr.ClientInterceptors()...)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	r := &cli.Remote{Conn: conn, Settings: settings, Verbose: verbose}
+	defer r.Close(ctx)
 	return r.Reconcile(ctx, os.Stdout, args)
 }

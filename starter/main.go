@@ -23,14 +23,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
 	"github.com/agentrun/agentrun/internal/cli"
-	"github.com/agentrun/agentrun/internal/cluster"
 	"github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/operator"
@@ -103,21 +101,10 @@ func run(ctx context.Context, local, wait, session, verbose bool, stream *bool, 
 		defer l.Close()
 		return l.StartLocal(ctx, os.Stdout, id, prompt, limits)
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	tr, err := tracing.Start(ctx, cfg.Tracing, tracing.ServiceStarter, logger) // nil: off
+	r, err := cli.DialRemote(ctx, settings, tracing.ServiceStarter, verbose)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err := tr.Shutdown(ctx); err != nil {
-			logger.Warn("tracing: spans not exported", "error", err)
-		}
-	}()
-	conn, err := cluster.Dial(ctx, logger, nil, cfg.Codec, tr.ClientInterceptors()...)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	r := &cli.Remote{Conn: conn, Settings: settings, Verbose: verbose}
+	defer r.Close(ctx)
 	return r.Start(ctx, os.Stdout, id, prompt, limits, wait)
 }

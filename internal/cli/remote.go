@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/internal/cluster"
 	"github.com/agentrun/agentrun/internal/shell"
+	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -36,6 +39,37 @@ type Remote struct {
 	// Verbose adds the raw errors to what --wait says about the
 	// connection and the workers (--verbose).
 	Verbose bool
+
+	tracing *tracing.Provider // DialRemote's; nil: off
+	logger  *slog.Logger      // DialRemote's
+}
+
+// DialRemote connects a command-line program named service
+// (tracing.ServiceStarter, tracing.ServiceReconcile) to the cluster the
+// settings name, with the payload codec and tracing they configure and
+// warnings logged to stderr. Close flushes its spans and closes the
+// connection.
+func DialRemote(ctx context.Context, s Settings, service string, verbose bool) (*Remote, error) {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	tr, err := tracing.Start(ctx, s.Config.Tracing, service, logger) // nil: off
+	if err != nil {
+		return nil, err
+	}
+	conn, err := cluster.Dial(ctx, logger, nil, s.Config.Codec, tr.ClientInterceptors()...)
+	if err != nil {
+		_ = tr.Shutdown(ctx)
+		return nil, err
+	}
+	return &Remote{Conn: conn, Settings: s, Verbose: verbose, tracing: tr, logger: logger}, nil
+}
+
+// Close flushes the spans of a Remote from DialRemote and closes its
+// connection.
+func (r *Remote) Close(ctx context.Context) {
+	if err := r.tracing.Shutdown(ctx); err != nil {
+		r.logger.Warn("tracing: spans not exported", "error", err)
+	}
+	r.Conn.Close()
 }
 
 // InputHash is the hash of a run's input kept in its memo, so that a
