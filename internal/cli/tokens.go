@@ -34,28 +34,48 @@ type liveText struct {
 
 // followText starts printing runID's model text published from the
 // stream's current offset on; Close stops it. Without a stream (a run
-// started before runs had one) it prints nothing.
+// started before runs had one) it prints nothing. A lost connection to
+// Temporal does not end it: it subscribes again from the offset it had
+// read, every resubscribeEvery, until the connection is back.
 func (r *Remote) followText(ctx context.Context, w io.Writer, runID string) *liveText {
 	t := &liveText{w: w, done: make(chan struct{})}
-	from := r.streamOffset(ctx, runID)
-	t.offset = from
+	t.offset = r.streamOffset(ctx, runID)
 	ctx, t.stop = context.WithCancel(ctx)
 	go func() {
 		defer close(t.done)
-		// Events too, though only tokens are printed: the offset read
-		// then tells when the text published so far is printed (wait).
-		for u, err := range progress.Subscribe(ctx, r.Conn, runID, progress.Options{From: from}) {
-			if errors.Is(err, progress.ErrItem) {
-				continue
+		for {
+			t.mu.Lock()
+			from := t.offset
+			t.mu.Unlock()
+			// Events too, though only tokens are printed: the offset read
+			// then tells when the text published so far is printed (wait).
+			var lost error
+			for u, err := range progress.Subscribe(ctx, r.Conn, runID, progress.Options{From: from}) {
+				if errors.Is(err, progress.ErrItem) {
+					continue
+				}
+				if err != nil {
+					lost = err
+					break
+				}
+				t.token(u)
 			}
-			if err != nil {
-				return // no stream to follow (an older run): the follower's lines stand alone
+			if lost == nil || !transient(lost) {
+				return // the run ended, or has no stream to follow (an older run): the follower's lines stand alone
 			}
-			t.token(u)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(resubscribeEvery):
+			}
 		}
 	}()
 	return t
 }
+
+// resubscribeEvery is how often a follower whose connection to Temporal
+// was lost subscribes to the run's model text again.
+const resubscribeEvery = time.Second
 
 // streamOffset is the offset the run's next stream item gets, or 0 when
 // it cannot be asked (the run's stream is then read from its start).
