@@ -91,8 +91,15 @@ func TestFrozenWorkerWrite(t *testing.T) {
 			switch tc.name {
 			case "probe":
 				st := waitFence(t, srv, run, true)
-				if code, out := testenv.Run(t, f.env(), time.Minute, testenv.Program(t, "reconcile"), "show", run); !strings.Contains(out, "fence: "+ticketStep) || !strings.Contains(out, "the run waits until then") {
+				code, out := testenv.Run(t, f.env(), time.Minute, testenv.Program(t, "reconcile"), "show", run)
+				if !strings.Contains(out, "fence: "+ticketStep) || !strings.Contains(out, "the run waits until then") {
 					t.Errorf("reconcile show (exit %d) does not say what the run waits for:\n%s", code, out)
+				}
+				// A frozen worker sends no word of its attempt: the run
+				// learns of it from the retry, which says the attempt before
+				// it did not finish.
+				if !strings.Contains(out, "retrying "+ticketStep+": attempt 2") || !strings.Contains(out, "attempt 1 did not finish (its worker stopped answering") {
+					t.Errorf("reconcile show (exit %d) does not show the retry of the frozen attempt:\n%s", code, out)
 				}
 				// The frozen attempt started just before the freeze: its fence
 				// ends its tool's timeout plus the grace after that.
