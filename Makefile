@@ -12,9 +12,11 @@ TEMPORAL_CLI_VERSION := $(shell awk '$$1 == "github.com/temporalio/cli" { print 
 TEMPORAL := bin/temporal
 JAEGER_VERSION := $(shell awk '$$1 == "github.com/jaegertracing/jaeger" { print $$2 }' build/jaeger/go.mod)
 JAEGER := bin/jaeger
+TEMPORAL_SERVER_VERSION := $(shell awk '$$1 == "go.temporal.io/server" { print $$2 }' build/temporal-server/go.mod)
+TEMPORAL_SERVER := bin/temporal-server
 GO ?= go
 
-.PHONY: all build demo dev-server worker stop test test-encrypted race check lint bench chaos temporal-cli jaeger mcp-servers streams-ts clean versions version-current version-ramp
+.PHONY: all build demo dev-server cluster worker stop test test-encrypted race check lint bench chaos temporal-cli temporal-server jaeger mcp-servers streams-ts clean versions version-current version-ramp
 
 all: build
 
@@ -30,6 +32,19 @@ $(TEMPORAL): build/temporal-cli/go.mod build/temporal-cli/go.sum
 	cd build/temporal-cli && $(GO) build -o $(CURDIR)/$(TEMPORAL) \
 		-ldflags "-X github.com/temporalio/cli/temporalcli.Version=$(TEMPORAL_CLI_VERSION:v%=%)" \
 		github.com/temporalio/cli/cmd/temporal
+
+temporal-server: $(TEMPORAL_SERVER)
+
+# The Temporal server $(TEMPORAL_SERVER_VERSION) (the release the CLI carries),
+# its SQL schema tool and the Web UI server (the CLI's ui-server module),
+# from build/temporal-server/go.mod, and again when it changes: what make
+# cluster and the cluster tests run (internal/clustertest). The server is
+# built last: its file stands for all three.
+$(TEMPORAL_SERVER): build/temporal-server/go.mod build/temporal-server/go.sum
+	@echo "building the Temporal server $(TEMPORAL_SERVER_VERSION), temporal-sql-tool and temporal-ui-server into ./bin (several minutes the first time)"
+	cd build/temporal-server && $(GO) build -o $(CURDIR)/bin/temporal-sql-tool go.temporal.io/server/cmd/tools/sql
+	cd build/temporal-server && $(GO) build -o $(CURDIR)/bin/temporal-ui-server github.com/temporalio/ui-server/v2/cmd/server
+	cd build/temporal-server && $(GO) build -o $(CURDIR)/$(TEMPORAL_SERVER) go.temporal.io/server/cmd/server
 
 jaeger: $(JAEGER)
 
