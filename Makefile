@@ -1,6 +1,7 @@
 # agentrun: durable LLM agent runs on Temporal.
 #   make demo    the hand example on a local Temporal dev server (leaves it running)
-#   make stop    stop what make demo / make dev-server started
+#   make cluster the compose topology without Docker: Temporal on PostgreSQL, Web UI
+#   make stop    stop what make demo / make dev-server / make cluster started
 #   make test    the test suite (the README's test command)
 #   make check   gofmt, go vet, staticcheck, and the tests with -race
 #   make race    the tests with -race, but for the slow end-to-end packages (CI)
@@ -81,6 +82,16 @@ demo: $(TEMPORAL) build
 
 dev-server: $(TEMPORAL)
 	bash scripts/dev-server.sh
+
+# cluster: docker-compose.yml's topology without Docker: a private
+# PostgreSQL (Debian's postgresql package), the Temporal server on it (4
+# history shards, SQL visibility) with the configuration and set-up scripts
+# in deploy/ that the compose file runs, agentrun's search attributes and
+# database, and the Web UI, at the demo's addresses (localhost:7233,
+# http://localhost:8233); make stop stops it (internal/clustertest).
+cluster: $(TEMPORAL) $(TEMPORAL_SERVER) build
+	$(GO) build -o bin/agentrun-cluster ./internal/clustertest/cmd/cluster
+	bash scripts/cluster.sh
 
 worker: $(TEMPORAL) build
 	bash scripts/dev-server.sh

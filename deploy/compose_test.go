@@ -746,6 +746,7 @@ func TestComposeAndClusterShareServerFiles(t *testing.T) {
 		"temporal":        clustertest.ServerScript,
 		"temporal-schema": clustertest.SchemaScript,
 		"temporal-setup":  clustertest.SetupScript,
+		"agentrun-db":     clustertest.AgentrunDBScript,
 	} {
 		scripts := mountedScripts(t, c, name)
 		if _, ok := scripts[want]; !ok || len(scripts) != 1 {

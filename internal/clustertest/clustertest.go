@@ -38,6 +38,9 @@ const (
 	SchemaScript = "deploy/temporal-schema.sh"
 	SetupScript  = "deploy/temporal-setup.sh"
 	UIConfig     = "deploy/temporal-ui.yaml"
+	// AgentrunDBScript creates agentrun's own role and database (the
+	// workers' AGENTRUN_JOURNAL) on the same PostgreSQL.
+	AgentrunDBScript = "deploy/agentrun-db.sh"
 )
 
 // The programs under bin/ (make temporal-server builds them).
@@ -539,6 +542,29 @@ func (c *Cluster) Stop() {
 			}
 		}
 	}
+}
+
+// AgentrunDatabase creates the role and database agentrun (password
+// agentrun, as in docker-compose.yml) on the cluster's PostgreSQL with
+// AgentrunDBScript, and returns the URL the workers' AGENTRUN_JOURNAL
+// takes. It needs psql and pg_isready (Debian's postgresql-client).
+func (c *Cluster) AgentrunDatabase(ctx context.Context) (string, error) {
+	u, err := url.Parse(c.pgURL)
+	if err != nil {
+		return "", errors.New("the PostgreSQL URL does not parse")
+	}
+	pw, _ := u.User.Password()
+	env := append(c.env, "PGHOST="+u.Hostname(), "PGPORT="+cmp.Or(u.Port(), "5432"), "PGUSER="+u.User.Username(),
+		"PGPASSWORD="+pw, "DB_USER=agentrun", "DB_NAME=agentrun", "DB_PASSWORD=agentrun")
+	saved := c.env
+	c.env = env
+	err = c.script(ctx, AgentrunDBScript, "agentrun-db.log")
+	c.env = saved
+	if err != nil {
+		return "", err
+	}
+	j := url.URL{Scheme: "postgres", User: url.UserPassword("agentrun", "agentrun"), Host: u.Host, Path: "/agentrun", RawQuery: "sslmode=disable"}
+	return j.String(), nil
 }
 
 // Env returns the environment for a child process that talks to the
