@@ -15,7 +15,7 @@
 // [Start] starts a cluster for a program (make cluster, the campaign, the
 // bench); on an error it stops what it started, and a port in use or a
 // missing program is a one-line error naming it. [Shared] starts one per
-// test process, on the PostgreSQL of internal/pgtest and on free ports;
+// test process, on a private PostgreSQL of its own and on free ports;
 // under CI=true a test fails when it cannot start, and is skipped
 // otherwise. [Cluster.RestartServer] and [Cluster.RestartPostgres] take
 // the server or its PostgreSQL down and up again mid-run.

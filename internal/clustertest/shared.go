@@ -25,27 +25,34 @@ var (
 )
 
 // Shared returns the cluster of this test process, starting it on first
-// use: its databases on the PostgreSQL that pgtest.URL uses (the test
-// process's private one, or $AGENTRUN_TEST_POSTGRES_URL), named after the
-// process, on free ports, without a Web UI. When it cannot start, the test
-// fails under CI=true and is skipped otherwise, with the reason. Call Stop
-// from TestMain.
+// use, on free ports, without a Web UI: on a private PostgreSQL of its own
+// (so that a test restarting pgtest's cluster does not take Temporal down
+// with it), or, with $AGENTRUN_TEST_POSTGRES_URL set, in databases named
+// after the process on that server. When it cannot start, the test fails
+// under CI=true and is skipped otherwise, with the reason. Call Stop from
+// TestMain.
 func Shared(t testing.TB) *Cluster {
 	t.Helper()
 	sharedOnce.Do(func() {
-		base, err := pgtest.ServerURL()
-		if err != nil {
-			sharedErr = fmt.Errorf("PostgreSQL: %w", err)
-			return
+		opts := Options{Database: fmt.Sprintf("temporal_test_%d", os.Getpid())}
+		if os.Getenv(pgtest.EnvURL) != "" {
+			base, err := pgtest.ServerURL()
+			if err != nil {
+				sharedErr = fmt.Errorf("PostgreSQL: %w", err)
+				return
+			}
+			opts.PostgresURL = base
 		}
-		if sharedDir, err = os.MkdirTemp("", "agentrun-cluster-"); err != nil {
+		var err error
+		if opts.Dir, err = os.MkdirTemp("", "agentrun-cluster-"); err != nil {
 			sharedErr = err
 			return
 		}
+		sharedDir = opts.Dir
 		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 		defer cancel()
 		start := time.Now()
-		shared, sharedErr = Start(ctx, Options{Dir: sharedDir, PostgresURL: base, Database: fmt.Sprintf("temporal_test_%d", os.Getpid())})
+		shared, sharedErr = Start(ctx, opts)
 		if sharedErr == nil {
 			t.Logf("Temporal cluster on PostgreSQL at %s, started in %v (logs in %s)", shared.HostPort, time.Since(start).Round(100*time.Millisecond), sharedDir)
 		}
@@ -60,7 +67,7 @@ func Shared(t testing.TB) *Cluster {
 }
 
 // Stop stops the shared cluster, if this process started one, and removes
-// its logs. Call it from TestMain after m.Run, before pgtest.Stop.
+// its logs. Call it from TestMain after m.Run.
 func Stop() {
 	if shared != nil {
 		shared.Stop()
