@@ -100,7 +100,7 @@ worker: $(TEMPORAL) build
 stop:
 	bash scripts/stop.sh
 
-test: $(TEMPORAL) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) build
+test: $(TEMPORAL) $(TEMPORAL_SERVER) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) build
 	$(GO) test -count=1 -timeout 30m ./...
 
 # bench: AgentRun's step overhead, the journal's appends (file and
@@ -156,7 +156,7 @@ lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
-check: $(TEMPORAL) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) build lint
+check: $(TEMPORAL) $(TEMPORAL_SERVER) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) build lint
 	$(GO) test -count=1 -race -timeout 40m ./...
 
 # race: the tests with the race detector, as make check runs them, on every
@@ -165,7 +165,7 @@ check: $(TEMPORAL) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) build lint
 # programs as child processes, which the detector does not see). CI runs
 # it after make test.
 RACE_SKIP := internal/e2e|chaos|bench
-race: $(TEMPORAL) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS)
+race: $(TEMPORAL) $(TEMPORAL_SERVER) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS)
 	$(GO) test -count=1 -race -timeout 20m $$($(GO) list ./... | grep -v -E '^github.com/agentrun/agentrun/($(RACE_SKIP))$$')
 
 # test-encrypted: the workflow and end-to-end suites again with a payload
@@ -173,7 +173,7 @@ race: $(TEMPORAL) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS)
 # worker, starter and reconcile they start, and the tests' own client,
 # encrypt with it. The key is a fixed test key, never a real one.
 TEST_KEY := k1:WlpaWlpaWlpaWlpaWlpaWlpaWlpaWlpaWlpaWlpaWlo=
-test-encrypted: $(TEMPORAL) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) build
+test-encrypted: $(TEMPORAL) $(TEMPORAL_SERVER) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) build
 	AGENTRUN_CODEC_KEYS=$(TEST_KEY) $(GO) test -count=1 -timeout 30m ./workflows ./internal/e2e
 
 clean:
