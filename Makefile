@@ -1,6 +1,7 @@
 # agentrun: durable LLM agent runs on Temporal.
 #   make demo    the hand example on a local Temporal dev server (leaves it running)
-#   make stop    stop what make demo / make dev-server started
+#   make cluster the compose topology without Docker: Temporal on PostgreSQL, Web UI
+#   make stop    stop what make demo / make dev-server / make cluster started
 #   make test    the test suite (the README's test command)
 #   make check   gofmt, go vet, staticcheck, and the tests with -race
 #   make race    the tests with -race, but for the slow end-to-end packages (CI)
@@ -12,9 +13,11 @@ TEMPORAL_CLI_VERSION := $(shell awk '$$1 == "github.com/temporalio/cli" { print 
 TEMPORAL := bin/temporal
 JAEGER_VERSION := $(shell awk '$$1 == "github.com/jaegertracing/jaeger" { print $$2 }' build/jaeger/go.mod)
 JAEGER := bin/jaeger
+TEMPORAL_SERVER_VERSION := $(shell awk '$$1 == "go.temporal.io/server" { print $$2 }' build/temporal-server/go.mod)
+TEMPORAL_SERVER := bin/temporal-server
 GO ?= go
 
-.PHONY: all build demo dev-server worker stop test test-encrypted race check lint bench chaos temporal-cli jaeger mcp-servers streams-ts clean versions version-current version-ramp
+.PHONY: all build demo dev-server cluster worker stop test test-encrypted race check lint bench chaos temporal-cli temporal-server jaeger mcp-servers streams-ts clean versions version-current version-ramp
 
 all: build
 
@@ -30,6 +33,19 @@ $(TEMPORAL): build/temporal-cli/go.mod build/temporal-cli/go.sum
 	cd build/temporal-cli && $(GO) build -o $(CURDIR)/$(TEMPORAL) \
 		-ldflags "-X github.com/temporalio/cli/temporalcli.Version=$(TEMPORAL_CLI_VERSION:v%=%)" \
 		github.com/temporalio/cli/cmd/temporal
+
+temporal-server: $(TEMPORAL_SERVER)
+
+# The Temporal server $(TEMPORAL_SERVER_VERSION) (the release the CLI carries),
+# its SQL schema tool and the Web UI server (the CLI's ui-server module),
+# from build/temporal-server/go.mod, and again when it changes: what make
+# cluster and the cluster tests run (internal/clustertest). The server is
+# built last: its file stands for all three.
+$(TEMPORAL_SERVER): build/temporal-server/go.mod build/temporal-server/go.sum
+	@echo "building the Temporal server $(TEMPORAL_SERVER_VERSION), temporal-sql-tool and temporal-ui-server into ./bin (several minutes the first time)"
+	cd build/temporal-server && $(GO) build -o $(CURDIR)/bin/temporal-sql-tool go.temporal.io/server/cmd/tools/sql
+	cd build/temporal-server && $(GO) build -o $(CURDIR)/bin/temporal-ui-server github.com/temporalio/ui-server/v2/cmd/server
+	cd build/temporal-server && $(GO) build -o $(CURDIR)/$(TEMPORAL_SERVER) go.temporal.io/server/cmd/server
 
 jaeger: $(JAEGER)
 
@@ -67,6 +83,16 @@ demo: $(TEMPORAL) build
 dev-server: $(TEMPORAL)
 	bash scripts/dev-server.sh
 
+# cluster: docker-compose.yml's topology without Docker: a private
+# PostgreSQL (Debian's postgresql package), the Temporal server on it (4
+# history shards, SQL visibility) with the configuration and set-up scripts
+# in deploy/ that the compose file runs, agentrun's search attributes and
+# database, and the Web UI, at the demo's addresses (localhost:7233,
+# http://localhost:8233); make stop stops it (internal/clustertest).
+cluster: $(TEMPORAL) $(TEMPORAL_SERVER) build
+	$(GO) build -o bin/agentrun-cluster ./internal/clustertest/cmd/cluster
+	bash scripts/cluster.sh
+
 worker: $(TEMPORAL) build
 	bash scripts/dev-server.sh
 	bash scripts/worker.sh
@@ -74,7 +100,7 @@ worker: $(TEMPORAL) build
 stop:
 	bash scripts/stop.sh
 
-test: $(TEMPORAL) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) build
+test: $(TEMPORAL) $(TEMPORAL_SERVER) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) build
 	$(GO) test -count=1 -timeout 30m ./...
 
 # bench: AgentRun's step overhead (plain, encrypted, traced to a Jaeger it
@@ -130,7 +156,7 @@ lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
-check: $(TEMPORAL) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) build lint
+check: $(TEMPORAL) $(TEMPORAL_SERVER) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) build lint
 	$(GO) test -count=1 -race -timeout 40m ./...
 
 # race: the tests with the race detector, as make check runs them, on every
@@ -139,7 +165,7 @@ check: $(TEMPORAL) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) build lint
 # programs as child processes, which the detector does not see). CI runs
 # it after make test.
 RACE_SKIP := internal/e2e|chaos|bench
-race: $(TEMPORAL) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS)
+race: $(TEMPORAL) $(TEMPORAL_SERVER) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS)
 	$(GO) test -count=1 -race -timeout 20m $$($(GO) list ./... | grep -v -E '^github.com/agentrun/agentrun/($(RACE_SKIP))$$')
 
 # test-encrypted: the workflow and end-to-end suites again with a payload
@@ -147,7 +173,7 @@ race: $(TEMPORAL) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS)
 # worker, starter and reconcile they start, and the tests' own client,
 # encrypt with it. The key is a fixed test key, never a real one.
 TEST_KEY := k1:WlpaWlpaWlpaWlpaWlpaWlpaWlpaWlpaWlpaWlpaWlo=
-test-encrypted: $(TEMPORAL) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) build
+test-encrypted: $(TEMPORAL) $(TEMPORAL_SERVER) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) build
 	AGENTRUN_CODEC_KEYS=$(TEST_KEY) $(GO) test -count=1 -timeout 30m ./workflows ./internal/e2e
 
 clean:

@@ -16,6 +16,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/agentrun/agentrun/internal/clustertest"
 	"github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/internal/devserver"
 )
@@ -732,5 +733,63 @@ func TestComposeWorkerVersioning(t *testing.T) {
 	}
 	if scripts := mountedScripts(t, c, "worker-current"); !anyContains(scripts, "worker deployment set-current-version") {
 		t.Error("worker-current: its scripts never run `temporal worker deployment set-current-version`")
+	}
+}
+
+// TestComposeAndClusterShareServerFiles: the compose file's Temporal
+// services run the scripts that `make cluster` and the cluster tests run
+// (internal/clustertest), and the server reads the one configuration next
+// to its script, so the two topologies cannot drift.
+func TestComposeAndClusterShareServerFiles(t *testing.T) {
+	c := loadCompose(t)
+	for name, want := range map[string]string{
+		"temporal":        clustertest.ServerScript,
+		"temporal-schema": clustertest.SchemaScript,
+		"temporal-setup":  clustertest.SetupScript,
+		"agentrun-db":     clustertest.AgentrunDBScript,
+	} {
+		scripts := mountedScripts(t, c, name)
+		if _, ok := scripts[want]; !ok || len(scripts) != 1 {
+			t.Errorf("service %s runs %v, want %s (what make cluster runs)", name, slices.Sorted(maps.Keys(scripts)), want)
+		}
+	}
+	// The server's script starts it with the configuration next to it,
+	// and the temporal service mounts that folder.
+	script, err := os.ReadFile(filepath.Join(repoRoot, clustertest.ServerScript))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := strings.TrimSuffix(path.Base(clustertest.ServerConfig), ".yaml")
+	if path.Dir(clustertest.ServerConfig) != path.Dir(clustertest.ServerScript) || !strings.Contains(string(script), "--config . --env "+env) {
+		t.Errorf("%s does not start the server with %s (--config . --env %s)", clustertest.ServerScript, clustertest.ServerConfig, env)
+	}
+	if _, ok := mountedFile(t, c, "temporal", "/deploy/"+path.Base(clustertest.ServerConfig)); !ok {
+		t.Errorf("service temporal does not mount %s", clustertest.ServerConfig)
+	}
+	// The dynamic config the compose file names is the script's default,
+	// which the cluster uses.
+	dyn := withDefaults(environment(t, "temporal", c.Services["temporal"])["DYNAMIC_CONFIG_FILE_PATH"].Value)
+	file, ok := mountedFile(t, c, "temporal", dyn)
+	if rel, err := filepath.Rel(repoRoot, file); !ok || err != nil || filepath.ToSlash(rel) != "deploy/dynamicconfig/development-sql.yaml" ||
+		!strings.Contains(string(script), "$dir/dynamicconfig/development-sql.yaml") {
+		t.Errorf("service temporal's dynamic config %s is not %s's default, deploy/dynamicconfig/development-sql.yaml", dyn, clustertest.ServerScript)
+	}
+	// The configuration: PostgreSQL (postgres12) for both stores, 4
+	// history shards by default.
+	cfg, err := os.ReadFile(filepath.Join(repoRoot, clustertest.ServerConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(cfg)
+	if !strings.HasPrefix(text, "# enable-template") {
+		t.Errorf("%s does not start with # enable-template: the server would not render it", clustertest.ServerConfig)
+	}
+	for _, want := range []string{`numHistoryShards: {{ default "4" (env "NUM_HISTORY_SHARDS") }}`, "visibilityStore: visibility"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s: no %q", clustertest.ServerConfig, want)
+		}
+	}
+	if n := strings.Count(text, "pluginName: postgres12"); n != 2 {
+		t.Errorf("%s: %d stores on pluginName postgres12, want 2 (persistence and visibility)", clustertest.ServerConfig, n)
 	}
 }

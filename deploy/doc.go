@@ -10,8 +10,13 @@
 // write guard's journal and the content store, and no volume is shared
 // between the replicas). This folder holds what the compose file mounts:
 //
+//   - temporal-server.sh and temporal-server.yaml: start the Temporal
+//     server with its configuration (a template the server renders:
+//     PostgreSQL persistence and SQL visibility, plugin postgres12, 4
+//     history shards);
 //   - temporal-schema.sh: creates and upgrades the Temporal databases
-//     (temporalio/admin-tools, temporal-sql-tool, plugin postgres12);
+//     (temporal-sql-tool, plugin postgres12, the release's embedded
+//     schemas);
 //   - agentrun-db.sh: creates agentrun's login role and database on the
 //     same PostgreSQL (psql from the postgres image); the workers create
 //     their tables;
@@ -20,7 +25,15 @@
 //   - worker-current.sh: on the first start of the versioned fleet, makes
 //     the one build of deployment AGENTRUN_DEPLOYMENT current (nothing when
 //     one is current already, or versioning is off);
-//   - dynamicconfig/: the server's dynamic config.
+//   - dynamicconfig/: the server's dynamic config;
+//   - temporal-ui.yaml: the Web UI server's configuration for make cluster
+//     (the compose file runs the temporalio/ui image instead).
+//
+// `make cluster` and the cluster tests (internal/clustertest) run the
+// same temporal-server.sh, temporal-schema.sh and temporal-setup.sh on
+// this machine without Docker (the server built by make temporal-server,
+// Debian's PostgreSQL), so the compose topology runs here too; the test
+// checks that the compose file's services run those files.
 //
 // The workers join the worker deployment agentrun (AGENTRUN_DEPLOYMENT),
 // each as the build id its binary derives; the service worker-next (profile

@@ -1,16 +1,21 @@
 #!/bin/sh
-# One-shot schema setup for the Temporal server on PostgreSQL, run by the
-# temporal-schema service of docker-compose.yml in temporalio/admin-tools.
+# One-shot schema setup for the Temporal server on PostgreSQL: run by the
+# temporal-schema service of docker-compose.yml (in temporalio/admin-tools),
+# by `make cluster` and by the cluster tests (internal/clustertest), with
+# the temporal-sql-tool of the server's release (the image's, or ./bin's
+# from make temporal-server).
 #
-# Creates the databases temporal and temporal_visibility (if missing), sets
-# up their schema and brings it up to the version that this admin-tools
-# image ships (the same release as the server). Safe to run again: create
-# ignores an existing database, setup-schema keeps a newer version, and
-# update-schema applies only what is missing.
+# Creates the databases DBNAME and VISIBILITY_DBNAME (if missing), sets up
+# their schema and brings it up to the version that the tool's release
+# embeds (postgresql/v12/temporal and postgresql/v12/visibility: the same
+# release as the server). Safe to run again: create ignores an existing
+# database, setup-schema keeps a newer version, and update-schema applies
+# only what is missing.
 #
 # Environment (set by the compose file): DB (postgres12), POSTGRES_SEEDS,
-# DB_PORT, POSTGRES_USER, SQL_PASSWORD (read by temporal-sql-tool),
-# DBNAME, VISIBILITY_DBNAME.
+# DB_PORT, POSTGRES_USER, SQL_PASSWORD (read by temporal-sql-tool), DBNAME
+# [temporal], VISIBILITY_DBNAME [temporal_visibility]; TEMPORAL_SQL_TOOL,
+# the tool (default temporal-sql-tool, on PATH).
 set -eu
 
 : "${DB:=postgres12}"
@@ -19,28 +24,29 @@ set -eu
 : "${POSTGRES_USER:=temporal}"
 : "${DBNAME:=temporal}"
 : "${VISIBILITY_DBNAME:=temporal_visibility}"
-SCHEMA_DIR=/etc/temporal/schema/postgresql/v12
 
+sql() {
+  "${TEMPORAL_SQL_TOOL:-temporal-sql-tool}" --plugin "$DB" --ep "$POSTGRES_SEEDS" -p "$DB_PORT" -u "$POSTGRES_USER" "$@"
+}
+
+# PostgreSQL may still be starting: the first create waits for it.
 echo "waiting for PostgreSQL at ${POSTGRES_SEEDS}:${DB_PORT}"
-tries=0
-until nc -z "$POSTGRES_SEEDS" "$DB_PORT" 2>/dev/null; do
-  tries=$((tries + 1))
+tries=1
+until sql --db "$DBNAME" create >/dev/null 2>&1; do
   if [ "$tries" -ge 60 ]; then
+    sql --db "$DBNAME" create || true
     echo "PostgreSQL did not answer at ${POSTGRES_SEEDS}:${DB_PORT} after 120s" >&2
     exit 1
   fi
+  tries=$((tries + 1))
   sleep 2
 done
 
-sql() {
-  temporal-sql-tool --plugin "$DB" --ep "$POSTGRES_SEEDS" -p "$DB_PORT" -u "$POSTGRES_USER" "$@"
-}
-
-setup() { # setup DATABASE SCHEMA_SUBDIR
+setup() { # setup DATABASE SCHEMA
   echo "schema of database $1"
   sql --db "$1" create
   sql --db "$1" setup-schema -v 0.0
-  sql --db "$1" update-schema -d "$SCHEMA_DIR/$2/versioned"
+  sql --db "$1" update-schema --schema-name "postgresql/v12/$2"
 }
 
 setup "$DBNAME" temporal

@@ -7,8 +7,12 @@
 #      (Keyword). An upsert of an unregistered attribute wedges a run, so they
 #      must exist before the first run starts (the worker also checks at
 #      start-up). Creating an existing attribute of the same type is a no-op.
-# Safe to run again.
+# Safe to run again. Also run by `make cluster` and the cluster tests
+# (internal/clustertest); TEMPORAL_CLI names the temporal CLI (default
+# temporal, on PATH).
 set -eu
+
+temporal() { command "${TEMPORAL_CLI:-temporal}" "$@"; }
 
 ADDRESS=${TEMPORAL_ADDRESS:-temporal:7233}
 NAMESPACE=${TEMPORAL_NAMESPACE:-default}

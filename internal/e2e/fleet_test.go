@@ -134,7 +134,12 @@ func answer(t *testing.T, srv *testenv.Server, runID string) string {
 // and no host holds a journal or content folder.
 func TestFleetHandExampleOnPostgres(t *testing.T) {
 	t.Parallel()
-	srv := testenv.DevServer(t)
+	fleetHandExample(t, testenv.DevServer(t))
+}
+
+// fleetHandExample is TestFleetHandExampleOnPostgres on srv (the dev
+// server, or a cluster: TestClusterFleetHandExample).
+func fleetHandExample(t *testing.T, srv *testenv.Server) {
 	f := newPGFleet(t, srv)
 	f.start(t, 3, nil)
 	const run = "e2e-fleet-hand"
@@ -166,7 +171,12 @@ func TestFleetHandExampleOnPostgres(t *testing.T) {
 // id (an update) completes it naming that ticket: 1 ticket, 3 model calls.
 func TestFleetCrashInsideWriteOnPostgres(t *testing.T) {
 	t.Parallel()
-	srv := testenv.DevServer(t)
+	fleetCrashInsideWrite(t, testenv.DevServer(t))
+}
+
+// fleetCrashInsideWrite is TestFleetCrashInsideWriteOnPostgres on srv (the
+// dev server, or a cluster: TestClusterFleetCrashInsideWrite).
+func fleetCrashInsideWrite(t *testing.T, srv *testenv.Server) {
 	f := newPGFleet(t, srv)
 	first := f.start(t, 3, nil, "AGENTRUN_TEST_HOLD_AFTER=create_ticket")
 	const run = "e2e-fleet-crash"

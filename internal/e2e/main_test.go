@@ -15,6 +15,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/agentrun/agentrun/internal/clustertest"
 	"github.com/agentrun/agentrun/internal/pgtest"
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/workflows"
@@ -23,6 +24,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testenv.Stop()
+	clustertest.Stop()
 	pgtest.Stop()
 	os.Exit(code)
 }

@@ -79,6 +79,14 @@ func URL(t testing.TB) string {
 	return u.String()
 }
 
+// ServerURL returns the URL of the maintenance database of the server that
+// URL creates databases on ($AGENTRUN_TEST_POSTGRES_URL, or the private
+// cluster of this test process, started on first use), for a test helper
+// that keeps databases of its own there for the whole process (the cluster
+// tests' Temporal server, internal/clustertest). The URL holds a password;
+// do not log it.
+func ServerURL() (string, error) { return baseURL() }
+
 // baseURL returns the URL of the server's maintenance database, starting
 // the private cluster on first use.
 func baseURL() (string, error) {
