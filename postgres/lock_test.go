@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/journal/storetest"
 )
 
 // TestLockRunOneDriver: a run's driver lock, taken through one pool (one
@@ -96,4 +97,15 @@ func TestLockHeldEndsWithConnection(t *testing.T) {
 	if err := lock.Held(t.Context()); err == nil {
 		t.Fatal("Held after Release: nil, want an error")
 	}
+}
+
+// TestJournalWatch: a PostgreSQL journal's watch (LISTEN on a connection
+// of its own) wakes on another pool's append to the run (NOTIFY in the
+// append's statement), and only then.
+func TestJournalWatch(t *testing.T) {
+	t.Parallel()
+	storetest.RunWatch(t, func(t *testing.T) (journal.Store, journal.Store) {
+		a, b, _ := openTwo(t)
+		return a.Journal(), b.Journal()
+	})
 }
