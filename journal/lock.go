@@ -26,6 +26,9 @@ type BusyError struct {
 	PID int
 	// Host is the driving process's host, "" for this one.
 	Host string
+	// Follows is set when the driver follows the run (Journal.Follow): it
+	// waits for the operator's records and goes on when they land.
+	Follows bool
 }
 
 func (e *BusyError) Error() string {
@@ -35,6 +38,9 @@ func (e *BusyError) Error() string {
 	}
 	if e.Host != "" {
 		who += " on host " + e.Host
+	}
+	if e.Follows {
+		return fmt.Sprintf("run %s is busy: %s drives it and follows it (it goes on by itself when a person decides); nothing was written: run this again once it has stopped", e.RunID, who)
 	}
 	return fmt.Sprintf("run %s is busy: %s drives it; nothing was written: run this again once it has stopped", e.RunID, who)
 }
@@ -113,7 +119,8 @@ func (s *FileStore) LockRun(ctx context.Context, runID string) (Lock, error) {
 	}
 	if errors.Is(err, syscall.EWOULDBLOCK) {
 		defer f.Close()
-		return nil, &BusyError{RunID: runID, PID: lockHolder(ctx, f)}
+		pid, follows := lockHolder(ctx, f)
+		return nil, &BusyError{RunID: runID, PID: pid, Follows: follows}
 	}
 	if err != nil {
 		f.Close()
@@ -143,6 +150,19 @@ func (l *fileLock) Held(context.Context) error {
 	return nil
 }
 
+// followTag follows the pid in the lock file of a driver that follows
+// its run.
+const followTag = " follow"
+
+// MarkFollowing implements FollowMarker: the lock file says "PID follow".
+func (l *fileLock) MarkFollowing() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f != nil {
+		_, _ = l.f.WriteAt([]byte(strconv.Itoa(os.Getpid())+followTag+"\n"), 0)
+	}
+}
+
 // Release implements Lock.
 func (l *fileLock) Release() {
 	l.mu.Lock()
@@ -156,22 +176,25 @@ func (l *fileLock) Release() {
 // errReleased is Held's error for a lock its own process released.
 var errReleased = errors.New("it was released")
 
-// lockHolder reads the pid in a held lock file. Its holder writes it just
-// after taking the lock, so an empty file is read again for a moment.
-func lockHolder(ctx context.Context, f *os.File) int {
+// lockHolder reads the pid in a held lock file, and whether its driver
+// follows the run. Its holder writes it just after taking the lock, so an
+// empty file is read again for a moment.
+func lockHolder(ctx context.Context, f *os.File) (pid int, follows bool) {
 	for range 20 {
-		b := make([]byte, 32)
+		b := make([]byte, 64)
 		n, _ := f.ReadAt(b, 0)
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n]))); err == nil && pid > 0 {
-			return pid
+		text := strings.TrimSpace(string(b[:n]))
+		text, follows = strings.CutSuffix(text, followTag)
+		if pid, err := strconv.Atoi(text); err == nil && pid > 0 {
+			return pid, follows
 		}
 		select {
 		case <-ctx.Done():
-			return 0
+			return 0, false
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	return 0
+	return 0, false
 }
 
 // lockRun takes the driver lock of runID when the store is a Locker; a
