@@ -3,6 +3,7 @@ package journal_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -94,6 +95,9 @@ func TestFollowApproval(t *testing.T) {
 	if !errors.As(err, &busy) || !busy.Follows || !strings.Contains(err.Error(), "follows it") {
 		t.Fatalf("a second driver: %v, want a *BusyError saying the driver follows", err)
 	}
+	if h, err := op.Store.(journal.Holders).Holder(t.Context(), "hand"); err != nil || h == nil || !h.Follows || h.PID != os.Getpid() {
+		t.Fatalf("Holder while following: %+v, %v; want this process, following", h, err)
+	}
 	at := time.Now()
 	if err := op.Signal(t.Context(), "hand", operator.Signal{Name: operator.SignalApprove, Marker: ticketStep}); err != nil {
 		t.Fatal(err)
@@ -110,6 +114,9 @@ func TestFollowApproval(t *testing.T) {
 	}
 	if n := f.ticketCount(t); n != 1 {
 		t.Fatalf("%d tickets, want 1", n)
+	}
+	if h, err := op.Store.(journal.Holders).Holder(t.Context(), "hand"); err != nil || h != nil {
+		t.Fatalf("Holder once the driver returned: %+v, %v; want none", h, err)
 	}
 }
 

@@ -58,6 +58,47 @@ type Locker interface {
 	LockRun(ctx context.Context, runID string) (Lock, error)
 }
 
+// Holders is a Locker that tells who drives a run without taking its
+// lock and without writing anything.
+type Holders interface {
+	// Holder returns a *BusyError naming the process that drives runID
+	// (and whether it follows the run), or nil when none does.
+	Holder(ctx context.Context, runID string) (*BusyError, error)
+}
+
+var _ Holders = (*FileStore)(nil)
+
+// Holder implements Holders: a shared flock(2) on the run's lock file,
+// tried without waiting and given back at once, is refused while a driver
+// holds its exclusive one; then the file names the driver.
+func (s *FileStore) Holder(ctx context.Context, runID string) (*BusyError, error) {
+	if err := operator.ValidRunID(runID); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(s.dir, runID+lockExt))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil // never driven
+	}
+	if err != nil {
+		return nil, fmt.Errorf("who drives run %s: %w", runID, err)
+	}
+	defer f.Close()
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	switch {
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		pid, follows := lockHolder(ctx, f)
+		return &BusyError{RunID: runID, PID: pid, Follows: follows}, nil
+	case err != nil:
+		return nil, fmt.Errorf("who drives run %s: %w", runID, err)
+	}
+	return nil, nil // closing the file gives the shared lock back
+}
+
 // Lock is a run's driver lock, held from LockRun until Release.
 type Lock interface {
 	// Held returns nil when the lock is still this process's, and an

@@ -50,7 +50,7 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 		if m, ok := lock.(FollowMarker); ok {
 			m.MarkFollowing() // best effort: it is only for people and for message --wait
 		}
-		f = &follower{j: j, runID: runID, watch: j.watchRun(ctx, runID)}
+		f = &follower{j: j, runID: runID, watch: j.Watch(ctx, runID)}
 		defer f.watch.Close()
 	}
 	var tries attempts // of the step that failed last, when Retry is set

@@ -118,9 +118,10 @@ func PollWatch(ctx context.Context, interval time.Duration) Watch {
 	}, nil)
 }
 
-// watchRun returns a Watch of runID: the store's own when it is a
-// Watcher (falling back to polling when it cannot watch), else a poll.
-func (j *Journal) watchRun(ctx context.Context, runID string) Watch {
+// Watch returns a Watch of runID's journal: the store's own when it is a
+// Watcher (a poll every WatchPoll when it cannot watch now), else a poll.
+// Close it when done.
+func (j *Journal) Watch(ctx context.Context, runID string) Watch {
 	if w, ok := j.Store.(Watcher); ok {
 		if wt, err := w.WatchRun(ctx, runID); err == nil {
 			return wt

@@ -66,10 +66,7 @@ func (j *Journal) LockRun(ctx context.Context, runID string) (journal.Lock, erro
 		defer conn.Close(context.Background())
 		be := &journal.BusyError{RunID: runID}
 		var app string
-		err := conn.QueryRow(ctx, `SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-			WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
-			AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-			AND (l.classid::int8 << 32) | l.objid::int8 = $1`, key).Scan(&app)
+		err := conn.QueryRow(ctx, holderSQL, key).Scan(&app)
 		if err == nil {
 			be.PID, be.Host, be.Follows = parseDriver(app)
 		} else if !errors.Is(err, pgx.ErrNoRows) {
@@ -78,6 +75,36 @@ func (j *Journal) LockRun(ctx context.Context, runID string) (journal.Lock, erro
 		return nil, be
 	}
 	return &runLock{conn: conn, key: key}, nil
+}
+
+// holderSQL returns the application_name of the session that holds a
+// run's advisory lock, no row when none does.
+const holderSQL = `SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+	WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+	AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+	AND (l.classid::int8 << 32) | l.objid::int8 = $1`
+
+var _ journal.Holders = (*Journal)(nil)
+
+// Holder implements journal.Holders with one query of pg_locks (through
+// the pool): it takes no lock.
+func (j *Journal) Holder(ctx context.Context, runID string) (*journal.BusyError, error) {
+	if err := operator.ValidRunID(runID); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	var app string
+	err := j.db.pool.QueryRow(ctx, holderSQL, lockKey(j.name, runID)).Scan(&app)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("who drives run %s: %s: %w", runID, j.db.target, err)
+	}
+	be := &journal.BusyError{RunID: runID}
+	be.PID, be.Host, be.Follows = parseDriver(app)
+	return be, nil
 }
 
 // heldTimeout bounds Held's one round trip. The query is answered from

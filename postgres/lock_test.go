@@ -109,3 +109,34 @@ func TestJournalWatch(t *testing.T) {
 		return a.Journal(), b.Journal()
 	})
 }
+
+// TestHolderSaysWhoFollows: Holder names the process whose session holds
+// a run's lock, without taking it, says whether it follows the run once
+// the lock is marked (the connection's application_name), and says none
+// once the lock is released.
+func TestHolderSaysWhoFollows(t *testing.T) {
+	t.Parallel()
+	a, b, _ := openTwo(t)
+	h := b.Journal().(journal.Holders)
+	if got, err := h.Holder(t.Context(), "run-1"); err != nil || got != nil {
+		t.Fatalf("Holder of a free run: %+v, %v", got, err)
+	}
+	lock, err := a.Journal().(journal.Locker).LockRun(t.Context(), "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := h.Holder(t.Context(), "run-1"); err != nil || got == nil || got.PID != os.Getpid() || got.Follows {
+		t.Fatalf("Holder of a driven run: %+v, %v; want this pid, not following", got, err)
+	}
+	lock.(journal.FollowMarker).MarkFollowing()
+	if got, err := h.Holder(t.Context(), "run-1"); err != nil || got == nil || got.PID != os.Getpid() || !got.Follows {
+		t.Fatalf("Holder of a followed run: %+v, %v; want this pid, following", got, err)
+	}
+	if _, err := b.Journal().(journal.Locker).LockRun(t.Context(), "run-1"); !errors.Is(err, journal.ErrBusy) || !strings.Contains(err.Error(), "follows it") {
+		t.Fatalf("a second driver: %v, want busy, naming a follower", err)
+	}
+	lock.Release()
+	if got, err := h.Holder(t.Context(), "run-1"); err != nil || got != nil {
+		t.Fatalf("Holder after release: %+v, %v", got, err)
+	}
+}
