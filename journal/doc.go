@@ -184,6 +184,39 @@
 // lock goes runs to its end. A flock lasts as long as its process, so a
 // FileStore's Held checks nothing.
 //
+// # Following a run
+//
+// A driver with [Journal.Follow] set does not return where its run waits
+// for a person (AwaitingApproval, Indeterminate, BudgetExceeded) or, a
+// session, for a message (Idle): it keeps the run's lock, marks it as
+// following ([FollowMarker]: a FileStore's lock file says "PID follow", a
+// PostgreSQL lock's connection calls itself "agentrun follower pid PID on
+// HOST"; a second driver's [BusyError] says Follows), and sleeps on a
+// [Watch] of the journal ([Watcher]) until a record lands, or until the
+// first approval timeout of its pending calls or its session's idle time
+// passes. Then it loads the journal and decides again: an approval, a
+// denial, a reconcile, a budget or a message lets it go on; a run.cancelled
+// ends it; an expired call is denied. The running step of a following
+// driver learns of a cancel through the same Watch. No loop polls the
+// journal where the store notifies:
+//
+//   - A FileStore's Watch is a file-system notification on the run's file
+//     (fsnotify: inotify on Linux, kqueue elsewhere), which fires as the
+//     append writes; where none is available it looks at the file's size
+//     and time every [WatchPoll] (1 s).
+//   - The PostgreSQL store NOTIFYs the journal's channel with the run id
+//     in the append's own statement, delivered when it commits; its Watch
+//     LISTENs on a connection of its own, reconnecting after a failure.
+//   - A Store that is not a Watcher (MemStore) is looked at every
+//     WatchPoll.
+//
+// [WakeBound] (2 s) bounds how late a following driver wakes after an
+// append returned, on every store; notifications make it milliseconds.
+// A session is a run whose run.started records Session, how long it
+// waits Idle after an answer; a message wakes it (the next model step
+// takes it), and with none for that long after the answer's
+// step.completed, it is Completed with its last answer.
+//
 // # Guarantees
 //
 // An append that returned nil survives a crash: its bytes were written in

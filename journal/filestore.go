@@ -106,6 +106,9 @@ func newFileStore(dir string, fsys durable.FS) (*FileStore, error) {
 	return s, nil
 }
 
+// Dir returns the folder of the store's journals, as an absolute path.
+func (s *FileStore) Dir() string { return s.dir }
+
 func (s *FileStore) path(runID string) string {
 	return filepath.Join(s.dir, runID+journalExt)
 }

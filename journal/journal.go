@@ -39,7 +39,41 @@ type Journal struct {
 	// OnRetry is told of each retry before Run waits for it (the local
 	// driver prints it). Default nil: nobody is told.
 	OnRetry func(Retrying)
+	// Session is how long a run that Run starts waits Idle for a message
+	// after each answer (a session, recorded in its run.started); a
+	// resumed run keeps its own. Default 0: the first answer completes
+	// the run.
+	Session time.Duration
+	// Follow makes Run follow its run: where it waits for a person
+	// (AwaitingApproval, Indeterminate, BudgetExceeded) or, a session, for
+	// a message (Idle), Run keeps the run's lock, tells OnWait, and sleeps
+	// on a Watch of the journal until a record lands (an operator's
+	// signal, a cancel), an approval timeout or the session's idle time
+	// passes; then it goes on. A running step learns of a cancel through
+	// the same Watch. When ctx ends while it sleeps, Run returns the
+	// outcome it waited in and a *FollowStoppedError. Default false: Run
+	// returns at the first wait.
+	Follow bool
+	// OnWait is told, when Run follows, each time the run starts to wait
+	// anew (another status, other markers, another answer). Default nil.
+	OnWait func(agent.Outcome)
 }
+
+// FollowStoppedError is Run, following its run, stopped by its context
+// while the run waited: the run is as it was (Outcome), and a later Run
+// goes on from there.
+type FollowStoppedError struct {
+	RunID   string
+	Outcome agent.Outcome
+	Err     error // the context's error
+}
+
+func (e *FollowStoppedError) Error() string {
+	return fmt.Sprintf("stopped following run %s (%v); it is %s as it was", e.RunID, e.Err, e.Outcome.Status)
+}
+
+// Unwrap returns the context's error.
+func (e *FollowStoppedError) Unwrap() error { return e.Err }
 
 // Retry is the policy Run follows when a model or read step fails
 // (execute.Retry is one).
@@ -457,6 +491,9 @@ type state struct {
 	// (stepState.reconcile): done is recorded as the step's step.completed
 	// when the run goes on (RunStep), so facts takes no result from ops.
 	ops operator.Run
+	// session is how long the run waits Idle after an answer (run.started;
+	// 0: not a session).
+	session time.Duration
 	// models is the newest model step recorded: a message goes to the one
 	// after it. A message recorded while another process runs model step
 	// models+1 goes to that step, which may have been asked without it:
@@ -480,7 +517,7 @@ func fold(recs []Record) *state {
 		}
 		switch r.Type {
 		case RunStarted:
-			s.started, s.input = true, r.Input
+			s.started, s.input, s.session = true, r.Input, r.Session
 			if r.Budget != nil {
 				s.ops.Budget = *r.Budget
 			}
@@ -621,6 +658,16 @@ func (st *stepState) waitsForPerson() bool {
 	return true
 }
 
+// idleUntil is when a session that answered stops waiting for a message:
+// its idle time after the answer's step.completed (zero when that record
+// has no time).
+func (s *state) idleUntil() time.Time {
+	if st := s.steps[agent.ModelStep(s.models)]; st != nil && !st.at.IsZero() {
+		return st.at.Add(s.session)
+	}
+	return time.Time{}
+}
+
 // usage returns the model calls the run made and the tokens they used.
 func (s *state) usage() (turns int, u agent.Usage) {
 	for name, st := range s.steps {
@@ -634,10 +681,19 @@ func (s *state) usage() (turns int, u agent.Usage) {
 	return turns, u
 }
 
-// decide is where the loop stands over the fold, under the run's budget.
+// decide is where the loop stands over the fold, under the run's budget. A
+// session that answered is Idle until its idle time passed after the
+// answer's record (idleUntil); then it is Completed.
 func (j *Journal) decide(s *state) agent.Decision {
 	_, used := s.usage()
 	d := s.ops.Budget.Limit(j.Loop.Next(agent.Start(s.input), s.facts()), used)
+	if o := d.Outcome; o != nil && o.Status == agent.StatusCompleted && s.session > 0 {
+		if until := s.idleUntil(); until.IsZero() || j.now().Before(until) {
+			idle := *o
+			idle.Status = agent.StatusIdle
+			d.Outcome = &idle
+		}
+	}
 	if o := d.Outcome; o != nil && o.Status == agent.StatusIndeterminate && o.Reason == "" {
 		if st := s.steps[o.Step]; st != nil && st.probed != nil {
 			o.Reason = st.probed.String() // what its probe answered, for the person

@@ -26,6 +26,9 @@ type BusyError struct {
 	PID int
 	// Host is the driving process's host, "" for this one.
 	Host string
+	// Follows is set when the driver follows the run (Journal.Follow): it
+	// waits for the operator's records and goes on when they land.
+	Follows bool
 }
 
 func (e *BusyError) Error() string {
@@ -35,6 +38,9 @@ func (e *BusyError) Error() string {
 	}
 	if e.Host != "" {
 		who += " on host " + e.Host
+	}
+	if e.Follows {
+		return fmt.Sprintf("run %s is busy: %s drives it and follows it (it goes on by itself when a person decides); nothing was written: run this again once it has stopped", e.RunID, who)
 	}
 	return fmt.Sprintf("run %s is busy: %s drives it; nothing was written: run this again once it has stopped", e.RunID, who)
 }
@@ -50,6 +56,47 @@ type Locker interface {
 	// another process holds is a *BusyError. The lock is given back with
 	// its Release; a process that ends releases its locks too.
 	LockRun(ctx context.Context, runID string) (Lock, error)
+}
+
+// Holders is a Locker that tells who drives a run without taking its
+// lock and without writing anything.
+type Holders interface {
+	// Holder returns a *BusyError naming the process that drives runID
+	// (and whether it follows the run), or nil when none does.
+	Holder(ctx context.Context, runID string) (*BusyError, error)
+}
+
+var _ Holders = (*FileStore)(nil)
+
+// Holder implements Holders: a shared flock(2) on the run's lock file,
+// tried without waiting and given back at once, is refused while a driver
+// holds its exclusive one; then the file names the driver.
+func (s *FileStore) Holder(ctx context.Context, runID string) (*BusyError, error) {
+	if err := operator.ValidRunID(runID); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(s.dir, runID+lockExt))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil // never driven
+	}
+	if err != nil {
+		return nil, fmt.Errorf("who drives run %s: %w", runID, err)
+	}
+	defer f.Close()
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	switch {
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		pid, follows := lockHolder(ctx, f)
+		return &BusyError{RunID: runID, PID: pid, Follows: follows}, nil
+	case err != nil:
+		return nil, fmt.Errorf("who drives run %s: %w", runID, err)
+	}
+	return nil, nil // closing the file gives the shared lock back
 }
 
 // Lock is a run's driver lock, held from LockRun until Release.
@@ -113,7 +160,8 @@ func (s *FileStore) LockRun(ctx context.Context, runID string) (Lock, error) {
 	}
 	if errors.Is(err, syscall.EWOULDBLOCK) {
 		defer f.Close()
-		return nil, &BusyError{RunID: runID, PID: lockHolder(ctx, f)}
+		pid, follows := lockHolder(ctx, f)
+		return nil, &BusyError{RunID: runID, PID: pid, Follows: follows}
 	}
 	if err != nil {
 		f.Close()
@@ -143,6 +191,19 @@ func (l *fileLock) Held(context.Context) error {
 	return nil
 }
 
+// followTag follows the pid in the lock file of a driver that follows
+// its run.
+const followTag = " follow"
+
+// MarkFollowing implements FollowMarker: the lock file says "PID follow".
+func (l *fileLock) MarkFollowing() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f != nil {
+		_, _ = l.f.WriteAt([]byte(strconv.Itoa(os.Getpid())+followTag+"\n"), 0)
+	}
+}
+
 // Release implements Lock.
 func (l *fileLock) Release() {
 	l.mu.Lock()
@@ -156,22 +217,25 @@ func (l *fileLock) Release() {
 // errReleased is Held's error for a lock its own process released.
 var errReleased = errors.New("it was released")
 
-// lockHolder reads the pid in a held lock file. Its holder writes it just
-// after taking the lock, so an empty file is read again for a moment.
-func lockHolder(ctx context.Context, f *os.File) int {
+// lockHolder reads the pid in a held lock file, and whether its driver
+// follows the run. Its holder writes it just after taking the lock, so an
+// empty file is read again for a moment.
+func lockHolder(ctx context.Context, f *os.File) (pid int, follows bool) {
 	for range 20 {
-		b := make([]byte, 32)
+		b := make([]byte, 64)
 		n, _ := f.ReadAt(b, 0)
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n]))); err == nil && pid > 0 {
-			return pid
+		text := strings.TrimSpace(string(b[:n]))
+		text, follows = strings.CutSuffix(text, followTag)
+		if pid, err := strconv.Atoi(text); err == nil && pid > 0 {
+			return pid, follows
 		}
 		select {
 		case <-ctx.Done():
-			return 0
+			return 0, false
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	return 0
+	return 0, false
 }
 
 // lockRun takes the driver lock of runID when the store is a Locker; a

@@ -32,8 +32,11 @@ type Record struct {
 	// Budget holds the limits the run started with (absent in older
 	// journals: the defaults).
 	Budget *agent.Budget `json:"budget,omitempty"` // run.started
-	Step   string        `json:"step,omitempty"`   // step.started, step.completed
-	Kind   agent.Kind    `json:"kind,omitempty"`   // step.started, step.completed (absent in older journals)
+	// Session marks a session: after each answer the run waits Idle this
+	// long for a message, then completes (absent: not a session).
+	Session time.Duration `json:"session,omitempty"` // run.started
+	Step    string        `json:"step,omitempty"`    // step.started, step.completed
+	Kind    agent.Kind    `json:"kind,omitempty"`    // step.started, step.completed (absent in older journals)
 	// Idempotent marks a write step that is safe to run again.
 	Idempotent bool `json:"idempotent,omitempty"` // step.started, step.completed
 	// Settles marks a write that declares an idempotency key ("key"), a

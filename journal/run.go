@@ -45,6 +45,14 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 		return agent.Outcome{}, err
 	}
 	defer lock.Release()
+	var f *follower // the wait between steps, when Run follows the run
+	if j.Follow {
+		if m, ok := lock.(FollowMarker); ok {
+			m.MarkFollowing() // best effort: it is only for people and for message --wait
+		}
+		f = &follower{j: j, runID: runID, watch: j.Watch(ctx, runID)}
+		defer f.watch.Close()
+	}
 	var tries attempts // of the step that failed last, when Retry is set
 	for {
 		if err := ctx.Err(); err != nil {
@@ -81,6 +89,12 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 				if err != nil {
 					return agent.Outcome{}, err
 				}
+			}
+			if f != nil && follows(d.Outcome.Status) {
+				if err := f.wait(ctx, *d.Outcome, st.wakeAt(*d.Outcome)); err != nil {
+					return *d.Outcome, err
+				}
+				continue
 			}
 			return *d.Outcome, nil
 		}
@@ -138,7 +152,7 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 		tries.begin(step.Name, j.now())
 		failed := false // the step ran and returned an error (not the store)
 		_, err = j.runAttempt(ctx, runID, step, att, timeout, func(ctx context.Context) (json.RawMessage, error) {
-			ctx, stop := j.watchCancel(ctx, runID, len(recs))
+			ctx, stop := j.watchCancel(ctx, runID, len(recs), f.changes())
 			defer stop()
 			res, err := exec.Execute(ctx, step)
 			failed = err != nil
@@ -148,7 +162,7 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 			continue // the step stopped because the run was cancelled: the next load says so
 		}
 		if failed && j.Retry != nil && ctx.Err() == nil && (step.Kind == agent.KindModel || step.Kind == agent.KindRead) {
-			if err := j.retry(ctx, runID, len(recs), step, &tries, err); err != nil {
+			if err := j.retry(ctx, runID, len(recs), step, &tries, err, f.changes()); err != nil {
 				return agent.Outcome{}, err
 			}
 			continue // the next load decides the step again: its next attempt
@@ -169,6 +183,12 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 			}
 			if ind.Holder != nil {
 				o.Reason = strings.TrimPrefix(o.Reason+"; "+ind.Holder.MayRun(), "; ")
+			}
+			if f != nil {
+				if err := f.wait(ctx, o, time.Time{}); err != nil {
+					return o, err
+				}
+				continue
 			}
 			return o, nil
 		}
@@ -198,7 +218,7 @@ func (a *attempts) begin(step string, now time.Time) {
 // attempt, and otherwise records why the run stops (run.stopped) and
 // returns a *StoppedError. A cancel recorded while it waits ends the wait
 // (the next load says Cancelled); ctx ending ends it with ctx's error.
-func (j *Journal) retry(ctx context.Context, runID string, seen int, step agent.Step, tries *attempts, err error) error {
+func (j *Journal) retry(ctx context.Context, runID string, seen int, step agent.Step, tries *attempts, err error, changes <-chan struct{}) error {
 	tries.failed++
 	wait, again := j.Retry.Next(step, tries.failed, err)
 	if !again {
@@ -215,7 +235,7 @@ func (j *Journal) retry(ctx context.Context, runID string, seen int, step agent.
 	if j.OnRetry != nil {
 		j.OnRetry(Retrying{RunID: runID, Step: step.Name, Attempt: tries.failed, Attempts: j.Retry.Attempts(), Error: j.Retry.Text(err), Wait: wait})
 	}
-	wctx, stop := j.watchCancel(ctx, runID, seen)
+	wctx, stop := j.watchCancel(ctx, runID, seen, changes)
 	defer stop()
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
@@ -249,25 +269,35 @@ func (j *Journal) cancelled(runID string) bool {
 	return err == nil && fold(recs).cancelled
 }
 
-// cancelPoll is how often a running step looks for a cancel.
+// cancelPoll is how often a running step looks for a cancel when its
+// driver does not follow the run (a following driver is woken by its
+// Watch).
 const cancelPoll = 250 * time.Millisecond
 
 // watchCancel returns ctx, cancelled with errCancelled as soon as the run's
 // journal (which held seen records) gets a run.cancelled record, and a
-// function that stops watching.
-func (j *Journal) watchCancel(ctx context.Context, runID string, seen int) (context.Context, func()) {
+// function that stops watching and returns once it stopped. It looks at
+// the journal when changes wakes it, or every cancelPoll when changes is
+// nil.
+func (j *Journal) watchCancel(ctx context.Context, runID string, seen int, changes <-chan struct{}) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	done := make(chan struct{})
+	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
-		t := time.NewTicker(cancelPoll)
-		defer t.Stop()
+		defer close(exited)
+		var tick <-chan time.Time
+		if changes == nil {
+			t := time.NewTicker(cancelPoll)
+			defer t.Stop()
+			tick = t.C
+		}
 		for {
 			select {
 			case <-done:
 				return
 			case <-ctx.Done():
 				return
-			case <-t.C:
+			case <-changes:
+			case <-tick:
 			}
 			recs, err := j.Store.Load(runID)
 			if err != nil {
@@ -281,7 +311,100 @@ func (j *Journal) watchCancel(ctx context.Context, runID string, seen int) (cont
 			}
 		}
 	}()
-	return ctx, func() { close(done); cancel(nil) }
+	// Stopping waits for the goroutine, so that it takes no more values
+	// from changes (the follower's Watch) once the driver reads them again.
+	return ctx, func() { close(done); <-exited; cancel(nil) }
+}
+
+// FollowMarker is a Lock that can tell others that its driver follows the
+// run (Journal.Follow): a BusyError of a second driver says so (Follows),
+// and reconcile's message --wait waits for the answer only then.
+type FollowMarker interface {
+	MarkFollowing()
+}
+
+// follows reports whether a following driver waits in status s rather
+// than return: the statuses that wait for a person or, a session, for a
+// message.
+func follows(s agent.Status) bool {
+	return s == agent.StatusIdle || operator.WaitsOnPerson(s)
+}
+
+// follower is the wait of a driver that follows its run.
+type follower struct {
+	j         *Journal
+	runID     string
+	watch     Watch
+	announced string // the wait OnWait was told of last
+}
+
+// changes is the follower's wake-ups, nil when Run does not follow.
+func (f *follower) changes() <-chan struct{} {
+	if f == nil {
+		return nil
+	}
+	return f.watch.C()
+}
+
+// wait tells OnWait of o when it is a new wait, then sleeps until the
+// journal may have changed or until at (when not zero: an approval
+// timeout, a session's idle time). ctx ending is a *FollowStoppedError.
+func (f *follower) wait(ctx context.Context, o agent.Outcome, at time.Time) error {
+	if key := waitKey(o); key != f.announced {
+		f.announced = key
+		if f.j.OnWait != nil {
+			f.j.OnWait(o)
+		}
+	}
+	var timer <-chan time.Time
+	if !at.IsZero() {
+		t := time.NewTimer(time.Until(at))
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-f.watch.C():
+	case <-timer:
+	case <-ctx.Done():
+		return &FollowStoppedError{RunID: f.runID, Outcome: o, Err: ctx.Err()}
+	}
+	return nil
+}
+
+// waitKey names a wait: its status and what it waits on.
+func waitKey(o agent.Outcome) string {
+	k := []string{string(o.Status), o.Step, o.Reason, o.Answer}
+	for _, p := range o.Pending {
+		k = append(k, p.Marker)
+	}
+	return strings.Join(k, "\x00")
+}
+
+// wakeAt is when a run waiting in o goes on without a person: the first
+// approval timeout of its pending calls, or a session's idle time; zero
+// when nothing but a record wakes it.
+func (s *state) wakeAt(o agent.Outcome) time.Time {
+	switch o.Status {
+	case agent.StatusIdle:
+		return s.idleUntil()
+	case agent.StatusAwaitingApproval:
+		var first time.Time
+		for _, p := range o.Pending {
+			if _, decided := s.ops.Facts.Decisions[p.Marker]; decided || p.Expires <= 0 {
+				continue
+			}
+			n, _ := agent.StepTurn(p.Marker)
+			model := s.steps[agent.ModelStep(n)]
+			if model == nil || model.at.IsZero() {
+				continue
+			}
+			if at := model.at.Add(p.Expires); first.IsZero() || at.Before(first) {
+				first = at
+			}
+		}
+		return first
+	}
+	return time.Time{}
 }
 
 // preparer is an executor that reads a step's referenced values before it
@@ -327,7 +450,7 @@ func (j *Journal) begin(runID string, input []agent.Message) error {
 			return nil
 		}
 		limits := j.Limits.WithDefaults()
-		err = j.Store.Append(runID, 0, Record{Type: RunStarted, Input: input, Budget: &limits})
+		err = j.Store.Append(runID, 0, Record{Type: RunStarted, Input: input, Budget: &limits, Session: j.Session})
 		if errors.Is(err, ErrConflict) {
 			continue
 		}

@@ -84,6 +84,14 @@
 // seconds); when it does not, or the connection is gone, the driver stops
 // before that step with a [journal.LockLostError].
 //
+// Every journal Append that inserts also NOTIFYs the journal's channel
+// ("agentrun_journal_local", "agentrun_journal_temporal") with the run id
+// as payload, in the same statement: PostgreSQL delivers it when the
+// append commits, never for one that wrote nothing. [Journal.WatchRun]
+// LISTENs on that channel on a connection of its own and wakes a
+// following driver for its run's notifications; a failed listening
+// connection wakes it too and is opened again every [ListenRetry] (1 s).
+//
 // A content Put inserts the blob unless its key holds it already (INSERT
 // ... ON CONFLICT); a row holding other bytes under the key is damage and
 // is replaced. A Put that returned nil has committed; one that returned an

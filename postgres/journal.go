@@ -87,19 +87,25 @@ func (j *Journal) Append(runID string, seen int, recs ...journal.Record) error {
 	// The WHERE makes the append conditional on the count read in the same
 	// statement; two appenders that both read seen insert the same seq, and
 	// the primary key makes the second fail once the first commits.
-	tag, err := j.db.pool.Exec(ctx, `INSERT INTO agentrun_journal (journal, run_id, seq, record)
+	// The same statement NOTIFYs the journal's channel with the run id when
+	// it inserted: PostgreSQL delivers it to the listeners (a following
+	// driver, WatchRun) when the append commits, and never when it does not.
+	var inserted int64
+	err := j.db.pool.QueryRow(ctx, `WITH ins AS (INSERT INTO agentrun_journal (journal, run_id, seq, record)
 		SELECT $1, $2, $3 + t.ord - 1, t.rec FROM unnest($4::bytea[]) WITH ORDINALITY AS t(rec, ord)
-		WHERE (SELECT coalesce(max(seq) + 1, 0) FROM agentrun_journal WHERE journal = $1 AND run_id = $2) = $3`,
-		j.name, runID, seen, data)
+		WHERE (SELECT coalesce(max(seq) + 1, 0) FROM agentrun_journal WHERE journal = $1 AND run_id = $2) = $3
+		RETURNING 1), n AS (SELECT count(*) AS c FROM ins)
+		SELECT c, CASE WHEN c > 0 THEN pg_notify($5, $2)::text END FROM n`,
+		j.name, runID, seen, data, channel(j.name)).Scan(&inserted, new(*string))
 	switch {
 	case isUniqueViolation(err):
 		return fmt.Errorf("append %s: a concurrent append took record %d first, caller saw %d: %w", runID, seen, seen, journal.ErrConflict)
 	case err != nil:
 		return fmt.Errorf("append %s: %s: outcome unknown: %w", runID, j.db.target, err)
-	case tag.RowsAffected() == int64(len(data)):
+	case inserted == int64(len(data)):
 		return nil
-	case tag.RowsAffected() != 0: // cannot happen: one statement inserts all rows or none
-		return fmt.Errorf("append %s: %s: inserted %d of %d records", runID, j.db.target, tag.RowsAffected(), len(data))
+	case inserted != 0: // cannot happen: one statement inserts all rows or none
+		return fmt.Errorf("append %s: %s: inserted %d of %d records", runID, j.db.target, inserted, len(data))
 	}
 	have, err := j.count(runID)
 	if err != nil {

@@ -20,8 +20,12 @@ import (
 var _ journal.Locker = (*Journal)(nil)
 
 // driverTag begins the application_name of a connection that holds a run's
-// driver lock: "agentrun driver pid PID on HOST".
-const driverTag = "agentrun driver pid "
+// driver lock: "agentrun driver pid PID on HOST"; followerTag, once the
+// driver follows its run (journal.FollowMarker).
+const (
+	driverTag   = "agentrun driver pid "
+	followerTag = "agentrun follower pid "
+)
 
 // lockKey is the advisory lock key of a run of a journal: 63 bits of an
 // FNV-1a hash, positive so that pg_locks shows it as it is.
@@ -62,18 +66,45 @@ func (j *Journal) LockRun(ctx context.Context, runID string) (journal.Lock, erro
 		defer conn.Close(context.Background())
 		be := &journal.BusyError{RunID: runID}
 		var app string
-		err := conn.QueryRow(ctx, `SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-			WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
-			AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-			AND (l.classid::int8 << 32) | l.objid::int8 = $1`, key).Scan(&app)
+		err := conn.QueryRow(ctx, holderSQL, key).Scan(&app)
 		if err == nil {
-			be.PID, be.Host = parseDriver(app)
+			be.PID, be.Host, be.Follows = parseDriver(app)
 		} else if !errors.Is(err, pgx.ErrNoRows) {
 			return nil, fmt.Errorf("lock run %s: %w; and who holds it could not be read: %v", runID, be, err)
 		}
 		return nil, be
 	}
 	return &runLock{conn: conn, key: key}, nil
+}
+
+// holderSQL returns the application_name of the session that holds a
+// run's advisory lock, no row when none does.
+const holderSQL = `SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+	WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
+	AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+	AND (l.classid::int8 << 32) | l.objid::int8 = $1`
+
+var _ journal.Holders = (*Journal)(nil)
+
+// Holder implements journal.Holders with one query of pg_locks (through
+// the pool): it takes no lock.
+func (j *Journal) Holder(ctx context.Context, runID string) (*journal.BusyError, error) {
+	if err := operator.ValidRunID(runID); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	var app string
+	err := j.db.pool.QueryRow(ctx, holderSQL, lockKey(j.name, runID)).Scan(&app)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("who drives run %s: %s: %w", runID, j.db.target, err)
+	}
+	be := &journal.BusyError{RunID: runID}
+	be.PID, be.Host, be.Follows = parseDriver(app)
+	return be, nil
 }
 
 // heldTimeout bounds Held's one round trip. The query is answered from
@@ -140,14 +171,30 @@ func (l *runLock) Release() {
 	}
 }
 
-// parseDriver reads the pid and host from a driver's application_name;
-// zero values when it is not one.
-func parseDriver(app string) (pid int, host string) {
+// parseDriver reads the pid and host from a driver's application_name, and
+// whether it follows its run; zero values when it is not one.
+func parseDriver(app string) (pid int, host string, follows bool) {
 	rest, ok := strings.CutPrefix(app, driverTag)
 	if !ok {
-		return 0, ""
+		if rest, follows = strings.CutPrefix(app, followerTag); !follows {
+			return 0, "", false
+		}
 	}
 	p, h, _ := strings.Cut(rest, " on ")
 	pid, _ = strconv.Atoi(p)
-	return pid, h
+	return pid, h, follows
+}
+
+// MarkFollowing implements journal.FollowMarker: the lock's connection
+// names the process "agentrun follower pid PID on HOST".
+func (l *runLock) MarkFollowing() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conn == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), heldTimeout)
+	defer cancel()
+	host, _ := os.Hostname()
+	_, _ = l.conn.Exec(ctx, "SELECT set_config('application_name', $1, false)", followerTag+strconv.Itoa(os.Getpid())+" on "+host)
 }

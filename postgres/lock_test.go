@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/journal/storetest"
 )
 
 // TestLockRunOneDriver: a run's driver lock, taken through one pool (one
@@ -95,5 +96,47 @@ func TestLockHeldEndsWithConnection(t *testing.T) {
 	lock.Release()
 	if err := lock.Held(t.Context()); err == nil {
 		t.Fatal("Held after Release: nil, want an error")
+	}
+}
+
+// TestJournalWatch: a PostgreSQL journal's watch (LISTEN on a connection
+// of its own) wakes on another pool's append to the run (NOTIFY in the
+// append's statement), and only then.
+func TestJournalWatch(t *testing.T) {
+	t.Parallel()
+	storetest.RunWatch(t, func(t *testing.T) (journal.Store, journal.Store) {
+		a, b, _ := openTwo(t)
+		return a.Journal(), b.Journal()
+	})
+}
+
+// TestHolderSaysWhoFollows: Holder names the process whose session holds
+// a run's lock, without taking it, says whether it follows the run once
+// the lock is marked (the connection's application_name), and says none
+// once the lock is released.
+func TestHolderSaysWhoFollows(t *testing.T) {
+	t.Parallel()
+	a, b, _ := openTwo(t)
+	h := b.Journal().(journal.Holders)
+	if got, err := h.Holder(t.Context(), "run-1"); err != nil || got != nil {
+		t.Fatalf("Holder of a free run: %+v, %v", got, err)
+	}
+	lock, err := a.Journal().(journal.Locker).LockRun(t.Context(), "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := h.Holder(t.Context(), "run-1"); err != nil || got == nil || got.PID != os.Getpid() || got.Follows {
+		t.Fatalf("Holder of a driven run: %+v, %v; want this pid, not following", got, err)
+	}
+	lock.(journal.FollowMarker).MarkFollowing()
+	if got, err := h.Holder(t.Context(), "run-1"); err != nil || got == nil || got.PID != os.Getpid() || !got.Follows {
+		t.Fatalf("Holder of a followed run: %+v, %v; want this pid, following", got, err)
+	}
+	if _, err := b.Journal().(journal.Locker).LockRun(t.Context(), "run-1"); !errors.Is(err, journal.ErrBusy) || !strings.Contains(err.Error(), "follows it") {
+		t.Fatalf("a second driver: %v, want busy, naming a follower", err)
+	}
+	lock.Release()
+	if got, err := h.Holder(t.Context(), "run-1"); err != nil || got != nil {
+		t.Fatalf("Holder after release: %+v, %v", got, err)
 	}
 }

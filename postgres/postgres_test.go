@@ -397,7 +397,7 @@ func TestAppendCutShortIsUnknown(t *testing.T) {
 	for {
 		var pid int
 		err := tx.QueryRow(t.Context(), `SELECT pid FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO agentrun_journal%'`).Scan(&pid)
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO agentrun_journal%'`).Scan(&pid)
 		if err == nil {
 			if _, err := tx.Exec(t.Context(), `SELECT pg_terminate_backend($1)`, pid); err != nil {
 				t.Fatal(err)

@@ -14,7 +14,10 @@
 // mend; the journal says why, and starter --local --id RUN resumes it).
 // --max-turns and --max-tokens set a new run's limits; --session keeps a
 // new run open after each answer (Idle, waiting for a message; --wait then
-// returns at the first Idle). --stream has a run stream its model text
+// returns at the first Idle). --follow (--local; implied there by --wait
+// and --session) keeps the driver on its run where it waits for a person
+// or a message, going on when the record lands; Ctrl-C or SIGTERM then
+// leaves the run as it is and exits with its status's code. --stream has a run stream its model text
 // (--wait prints it); with --local the starter prints it as the model
 // writes it.
 package main
@@ -43,9 +46,10 @@ func main() {
 	session := fs.Bool("session", false, "keep the run open after each answer: it waits Idle for a message (reconcile message), at most AGENTRUN_SESSION_IDLE (default 24h)")
 	maxTokens := fs.String("max-tokens", "", "a new run's limit on tokens, input plus output (default AGENTRUN_MAX_TOKENS_PER_RUN, or none)")
 	verbose := fs.Bool("verbose", false, "with --wait, also print the raw errors behind what it says about the connection to Temporal and the workers")
+	follow := fs.Bool("follow", false, "with --local: where the run waits for a person (or, a session, for a message) keep its lock and go on when the record lands, instead of exiting (implied by --wait and --session); Ctrl-C leaves the run as it is")
 	stream := fs.Bool("stream", false, "a new run streams the model's text to its stream as the model writes it, for --wait and subscribers to print (default: with --wait or --session); with --local, the starter prints it as it comes")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: "+cli.CommandsFor(os.Args[0]).Starter+" [--local] --id RUN [--wait] [--max-turns N] [--max-tokens N] [--session] [--stream=false] [--verbose] [PROMPT...]")
+		fmt.Fprintln(fs.Output(), "usage: "+cli.CommandsFor(os.Args[0]).Starter+" [--local] --id RUN [--wait] [--max-turns N] [--max-tokens N] [--session] [--follow] [--stream=false] [--verbose] [PROMPT...]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -53,20 +57,23 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var streamSet *bool
+	var streamSet, followSet *bool
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "stream" {
+		switch f.Name {
+		case "stream":
 			streamSet = stream
+		case "follow":
+			followSet = follow
 		}
 	})
-	err := run(ctx, *local, *wait, *session, *verbose, streamSet, *id, *maxTurns, *maxTokens, strings.Join(fs.Args(), " "))
+	err := run(ctx, *local, *wait, *session, *verbose, streamSet, followSet, *id, *maxTurns, *maxTokens, strings.Join(fs.Args(), " "))
 	if code := cli.ExitCode(err); code == cli.ExitError || code == cli.ExitUsage || code == cli.ExitBusy {
 		fmt.Fprintln(os.Stderr, "starter:", err)
 	}
 	os.Exit(cli.ExitCode(err))
 }
 
-func run(ctx context.Context, local, wait, session, verbose bool, stream *bool, id, maxTurns, maxTokens, prompt string) error {
+func run(ctx context.Context, local, wait, session, verbose bool, stream, follow *bool, id, maxTurns, maxTokens, prompt string) error {
 	if id == "" {
 		return &cli.UsageError{Msg: "--id is required: name the run (letters, digits, '_', '.', '-')"}
 	}
@@ -87,13 +94,10 @@ func run(ctx context.Context, local, wait, session, verbose bool, stream *bool, 
 		on := true // --wait prints the model's text as it comes
 		limits.Stream = &on
 	}
+	if err := cli.FollowFlags(&limits, local, wait, session, follow != nil && *follow, follow != nil); err != nil {
+		return err
+	}
 	if local {
-		if session {
-			return &cli.UsageError{Msg: "--session is for runs on Temporal; a --local run takes messages while it waits (reconcile --local message RUN TEXT), not after it completed"}
-		}
-		if wait {
-			return &cli.UsageError{Msg: "--wait is for runs on Temporal; a --local run always runs until it completes or needs a person"}
-		}
 		l, err := cli.OpenLocal(ctx, settings)
 		if err != nil {
 			return err

@@ -36,6 +36,10 @@ type Limits struct {
 	// it waits Idle for a message, at most SessionIdle.
 	Session     bool
 	SessionIdle time.Duration
+	// Follow (starter --local --follow, implied by --wait and --session
+	// there) keeps the local driver on its run where it waits: it goes on
+	// when the operator's record lands (FollowFlags).
+	Follow bool
 	// Stream, when set, says whether a new run streams its model text
 	// (starter --stream); nil: the run's default (sessions stream).
 	Stream *bool

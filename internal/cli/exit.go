@@ -100,8 +100,8 @@ func ExitCode(err error) int {
 // outcomeErr turns an outcome into the error that carries its exit code,
 // nil for Completed.
 func outcomeErr(o agent.Outcome) error {
-	if o.Status == agent.StatusCompleted {
-		return nil
+	if o.Status == agent.StatusCompleted || o.Status == agent.StatusIdle {
+		return nil // an Idle session answered: it waits for a message, not for us
 	}
 	return &OutcomeError{Outcome: o}
 }

@@ -76,6 +76,13 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 		return errLimitsOfExisting(l.op(), runID)
 	}
 	l.Journal.Limits = limits.Budget
+	if limits.Session {
+		l.Journal.Session = limits.SessionIdle // a new run's; an existing one keeps its own
+	}
+	l.Journal.Follow = limits.Follow
+	if limits.Follow {
+		l.Journal.OnWait = l.onWait(w, runID)
+	}
 	var exec agent.Executor = l.Exec
 	if limits.Stream != nil && *limits.Stream {
 		exec = localText{Executor: l.Exec, w: w}
@@ -83,6 +90,10 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	l.Journal.Retry = l.Retry
 	l.Journal.OnRetry = func(r journal.Retrying) { fmt.Fprintln(termSafe{w}, r.String()) }
 	o, err := l.Journal.Run(ctx, runID, input, exec)
+	var unfollowed *journal.FollowStoppedError
+	if errors.As(err, &unfollowed) {
+		return l.stoppedFollowing(w, runID, unfollowed)
+	}
 	var stopped *journal.StoppedError
 	if errors.As(err, &stopped) {
 		fmt.Fprintf(termSafe{w}, "run %s: %s; resume with %s\n", runID, stopped.Stop, l.op().resume(runID))
@@ -317,7 +328,7 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 		return err
 	}
 	if sig.Name == operator.SignalMessage && messageWait(args) {
-		return usagef("message --wait is for runs on Temporal; a local run takes the message when it is resumed: %s", l.op().resume(runID))
+		return l.messageWait(ctx, w, runID, sig)
 	}
 	if (sig.Name == operator.SignalApprove || sig.Name == operator.SignalDeny) && sig.Digest == "" {
 		// Decide on the arguments pending now, and say which they were.
@@ -331,12 +342,16 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 		return err
 	}
 	if sig.Digest != "" {
-		fmt.Fprintf(w, "recorded %s for run %s (%s, arguments %s); resume the run with:\n  %s\n", sig.Name, runID, sig.Marker, sig.Digest, l.op().resume(runID))
+		fmt.Fprintf(w, "recorded %s for run %s (%s, arguments %s); %s\n  %s\n", sig.Name, runID, sig.Marker, sig.Digest, resumeHint, l.op().resume(runID))
 		return nil
 	}
-	fmt.Fprintf(w, "recorded %s for run %s; resume the run with:\n  %s\n", sig.Name, runID, l.op().resume(runID))
+	fmt.Fprintf(w, "recorded %s for run %s; %s\n  %s\n", sig.Name, runID, resumeHint, l.op().resume(runID))
 	return nil
 }
+
+// resumeHint follows a recorded decision: a driver that follows the run
+// (starter --local --follow) goes on by itself.
+const resumeHint = "a driver that follows the run goes on by itself; otherwise resume the run with:"
 
 // op is how printed commands reach the local engine's runs.
 func (l *Local) op() engine { return localEngine(l.Commands) }

@@ -16,6 +16,9 @@ type engine struct {
 	cmds      Commands
 	local     bool
 	namespace string // on Temporal; "" or "default" is not named
+	// following is set for a local run that a driver follows (starter
+	// --local --follow): it goes on by itself once a decision is recorded.
+	following bool
 }
 
 func localEngine(c Commands) engine { return engine{cmds: c.or(), local: true} }
@@ -130,18 +133,32 @@ func printUnblock(w io.Writer, op engine, runID string, o agent.Outcome) {
 		fmt.Fprintf(w, "  or, only if it did not take effect, run it once more:\n    retry:   %s\n", op.reconcile("retry", runID, o.Step))
 		or(runID, operator.SignalReconcile, operator.RetryPayload(o.Step))
 	case agent.StatusIdle:
+		if op.local && !op.following {
+			fmt.Fprintf(w, "  send a message: %s\n  then resume the session: %s --follow\n", op.reconcile("message", runID, "TEXT..."), op.resume(runID))
+			return
+		}
 		fmt.Fprintf(w, "  send a message: %s --wait\n", op.reconcile("message", runID, "TEXT..."))
 		or(runID, operator.SignalMessage, operator.MessagePayload("TEXT"))
+		if op.following {
+			fmt.Fprintln(w, followLine)
+		}
 		return
 	case agent.StatusBudgetExceeded:
 		fmt.Fprintf(w, "  raise its limits (above what it used; 0 keeps one), then it goes on:\n    budget:  %s MAX_TURNS [MAX_TOKENS]\n", op.reconcile("budget", runID))
 	default:
 		return
 	}
-	if op.local {
+	switch {
+	case op.following:
+		fmt.Fprintln(w, followLine)
+	case op.local:
 		fmt.Fprintf(w, "  then resume the run: %s\n", op.resume(runID))
 	}
 }
+
+// followLine is what a following local driver says under the commands
+// that unblock its run.
+const followLine = "  this driver follows the run: it goes on as soon as that is recorded (Ctrl-C leaves the run as it is)"
 
 // runView is a run as show prints it, from either engine.
 type runView struct {
