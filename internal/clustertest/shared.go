@@ -35,7 +35,7 @@ func Shared(t testing.TB) *Cluster {
 	t.Helper()
 	sharedOnce.Do(func() {
 		opts := Options{Database: fmt.Sprintf("temporal_test_%d", os.Getpid())}
-		if os.Getenv(pgtest.EnvURL) != "" {
+		if pgtest.External() {
 			base, err := pgtest.ServerURL()
 			if err != nil {
 				sharedErr = fmt.Errorf("PostgreSQL: %w", err)

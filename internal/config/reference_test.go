@@ -29,12 +29,13 @@ const reference = "docs/configuration.md"
 // (AGENTRUN_TEMPORAL_CLI, AGENTRUN_TEST_POSTGRES_URL, CI, CHAOS_*). The
 // reference lists what they read too, in its Development section.
 var devReaders = map[string]string{
-	"internal/devserver":  "finds the temporal CLI tests, bench and chaos start",
-	"internal/pgtest":     "finds the PostgreSQL server of the tests",
-	"internal/testenv":    "fails instead of skipping under CI",
-	"internal/mcptest":    "fails instead of skipping under CI",
-	"internal/jaegertest": "finds the Jaeger tests start (AGENTRUN_JAEGER), fails instead of skipping under CI",
-	"chaos":               "the crash campaign's own debug and log switches",
+	"internal/devserver":   "finds the temporal CLI tests, bench and chaos start",
+	"internal/pgtest":      "finds the PostgreSQL server of the tests",
+	"internal/testenv":     "fails instead of skipping under CI",
+	"internal/mcptest":     "fails instead of skipping under CI",
+	"internal/jaegertest":  "finds the Jaeger tests start (AGENTRUN_JAEGER), fails instead of skipping under CI",
+	"internal/clustertest": "fails instead of skipping under CI",
+	"chaos":                "the crash campaign's own debug and log switches",
 }
 
 // tableName matches a variable in the first column of a Markdown table row.

@@ -27,6 +27,9 @@ import (
 // instead of a private cluster.
 const EnvURL = "AGENTRUN_TEST_POSTGRES_URL"
 
+// External reports whether EnvURL names an existing server to use.
+func External() bool { return os.Getenv(EnvURL) != "" }
+
 // startTimeout bounds initdb and pg_ctl start (pg_ctl -w waits for the
 // server to accept connections); a 2-core CI machine needs a few seconds.
 const startTimeout = 2 * time.Minute
