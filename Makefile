@@ -121,8 +121,11 @@ bench: $(TEMPORAL)
 # Temporal a worker frozen (SIGSTOP) or cut off from the frontend or from
 # PostgreSQL (a toxiproxy proxy) past the heartbeat timeout, in three
 # settle modes of create_ticket; prints the table and writes it to BENCHMARKS.md.
+# On a real cluster (the server on PostgreSQL, internal/clustertest) also
+# the server process killed and its PostgreSQL restarted (cluster/server,
+# cluster/server-postgres).
 # CHAOS_FLAGS="-trials 12" for a shorter one, -points local/model,freeze-model,... for some points.
-chaos: $(TEMPORAL)
+chaos: $(TEMPORAL) $(TEMPORAL_SERVER)
 	$(GO) run ./chaos $(CHAOS_FLAGS)
 
 # Worker Versioning (docs/fleets.md "Upgrade a fleet"), with the temporal CLI against

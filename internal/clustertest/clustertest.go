@@ -142,7 +142,7 @@ type Options struct {
 	// (go env GOMOD).
 	Root string
 	// Dir is the folder for the logs (schema.log, server.log, setup.log,
-	// ui.log). Required.
+	// ui.log), created if missing. Required.
 	Dir string
 	// PostgresURL is the URL of a superuser's maintenance database on the
 	// PostgreSQL to keep Temporal's databases on; "" starts a private
@@ -202,6 +202,9 @@ type proc struct {
 func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.Dir == "" {
 		return nil, errors.New("clustertest: Options.Dir is empty")
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, err
 	}
 	if opts.Root == "" {
 		if opts.Root, err = moduleRoot(); err != nil {
