@@ -103,14 +103,15 @@ stop:
 test: $(TEMPORAL) $(TEMPORAL_SERVER) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) build
 	$(GO) test -count=1 -timeout 30m ./...
 
-# bench: AgentRun's step overhead, the journal's appends (file and
+# bench: AgentRun's step overhead (on the dev server, and on a real
+# cluster it starts: the server on PostgreSQL, internal/clustertest), the journal's appends (file and
 # PostgreSQL), the history cost of streamed model text, kill → resume
 # across worker processes and 1,000 runs parked
 # on approval, against baselines measured in the same run, on a dev server
 # the bench starts;
 # prints the table and writes it to BENCHMARKS.md. BENCH_FLAGS=-quick for a
 # smoke run.
-bench: $(TEMPORAL)
+bench: $(TEMPORAL) $(TEMPORAL_SERVER)
 	$(GO) run ./bench $(BENCH_FLAGS)
 
 # chaos: the crash campaign: 162 trials of the hand example and of a longer
