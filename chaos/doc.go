@@ -113,7 +113,7 @@
 // Kill points are dealt round-robin over the 27 cells (engine, point,
 // settle mode: the twelve kill points 1-7 on both engines, the five
 // freeze and partition points in three modes each), then shuffled with a
-// seeded RNG (printed at the start); by default 6 trials per cell (162).
+// seeded RNG (printed at the start); by default 6 trials per cell (174).
 // -points runs a subset (e.g. -points freeze-write-before,cut-temporal/key).
 //
 // It prints a table per engine, kill point and settle mode and writes it as
