@@ -35,6 +35,15 @@ func TestClusterFleetCrashInsideWrite(t *testing.T) {
 	fleetCrashInsideWrite(t, clustertest.Shared(t).Server())
 }
 
+// TestClusterWorkerVersioningUpgrade: the rolling upgrade of a versioned
+// fleet (TestWorkerVersioningUpgrade) on the cluster: the old run stays on
+// build A and completes there, A drains (its drainage read from SQL
+// visibility), the new run completes on B.
+func TestClusterWorkerVersioningUpgrade(t *testing.T) {
+	t.Parallel()
+	workerVersioningUpgrade(t, clustertest.Shared(t).Server())
+}
+
 // TestClusterServerRestartAwaitingApproval: the server process is killed
 // (SIGKILL) and started again while a run waits for approval, with the
 // fleet of three workers running throughout; the approval given after the
