@@ -247,7 +247,8 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	c.pgURL = opts.PostgresURL
 	if c.pgURL == "" {
 		if c.pg, err = pgtest.StartCluster(); err != nil {
-			return c, fmt.Errorf("PostgreSQL: %w", err)
+			// pgtest's advice to name a server by URL is for tests.
+			return c, fmt.Errorf("PostgreSQL: %s", strings.TrimSuffix(err.Error(), ", or set "+pgtest.EnvURL))
 		}
 		c.pgURL = c.pg.URL()
 	} else {
