@@ -230,10 +230,10 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	c = &Cluster{opts: opts, CLI: opts.CLI}
 	if opts.Ports != nil {
 		c.ports = *opts.Ports
-		if err := c.checkPorts(); err != nil {
-			return nil, err
-		}
 	} else if c.ports, err = freePorts(); err != nil {
+		return nil, err
+	}
+	if err := c.checkPorts(); err != nil {
 		return nil, err
 	}
 	c.HostPort = net.JoinHostPort("127.0.0.1", strconv.Itoa(c.ports.Frontend))
