@@ -103,17 +103,18 @@ stop:
 test: $(TEMPORAL) $(TEMPORAL_SERVER) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) build
 	$(GO) test -count=1 -timeout 30m ./...
 
-# bench: AgentRun's step overhead (plain, encrypted, traced to a Jaeger it
-# starts), the journal's appends (file and PostgreSQL), the history cost of
-# streamed model text, kill → resume across worker processes and 1,000 runs
-# parked on approval, against baselines measured in the same run, on a dev
-# server the bench starts;
+# bench: AgentRun's step overhead (on the dev server, and on a real cluster
+# it starts: the server on PostgreSQL, internal/clustertest; plain,
+# encrypted, traced to a Jaeger it starts), the journal's appends (file and
+# PostgreSQL), the history cost of streamed model text, kill → resume across
+# worker processes and 1,000 runs parked on approval, against baselines
+# measured in the same run;
 # prints the table and writes it to BENCHMARKS.md. BENCH_FLAGS=-quick for a
 # smoke run.
-bench: $(TEMPORAL) $(JAEGER)
+bench: $(TEMPORAL) $(TEMPORAL_SERVER) $(JAEGER)
 	$(GO) run ./bench $(BENCH_FLAGS)
 
-# chaos: the crash campaign: 162 trials of the hand example and of a longer
+# chaos: the crash campaign: 174 trials of the hand example and of a longer
 # scripted run, each crashed at one kill point (inside a model call, a read,
 # a write before and after its effect, between steps; on Temporal also a
 # PostgreSQL restart and a dev-server restart on its file) on both engines:
@@ -121,8 +122,11 @@ bench: $(TEMPORAL) $(JAEGER)
 # Temporal a worker frozen (SIGSTOP) or cut off from the frontend or from
 # PostgreSQL (a toxiproxy proxy) past the heartbeat timeout, in three
 # settle modes of create_ticket; prints the table and writes it to BENCHMARKS.md.
+# On a real cluster (the server on PostgreSQL, internal/clustertest) also
+# the server process killed and its PostgreSQL restarted (cluster/server,
+# cluster/server-postgres).
 # CHAOS_FLAGS="-trials 12" for a shorter one, -points local/model,freeze-model,... for some points.
-chaos: $(TEMPORAL)
+chaos: $(TEMPORAL) $(TEMPORAL_SERVER)
 	$(GO) run ./chaos $(CHAOS_FLAGS)
 
 # Worker Versioning (docs/fleets.md "Upgrade a fleet"), with the temporal CLI against

@@ -199,6 +199,13 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	}
 	rows, findings = append(rows, steps.rows...), append(findings, steps.findings...)
 
+	fmt.Fprintf(progress, "bench: step overhead on a real cluster (%d turns, %d rounds each)\n", p.steps.Turns, p.steps.Rounds)
+	csteps, err := clusterStepOverhead(ctx, env, cfg.CLI, p.steps)
+	if err != nil {
+		return fmt.Errorf("step overhead on the cluster: %w", err)
+	}
+	rows, findings = append(rows, csteps.rows...), append(findings, csteps.findings...)
+
 	fmt.Fprintf(progress, "bench: encryption (%d turns, %d rounds each)\n", p.encrypt.Turns, p.encrypt.Rounds)
 	erows, err := encryption(ctx, env, p.encrypt)
 	if err != nil {

@@ -22,6 +22,14 @@
 //     completed → workflow task scheduled → started → completed → next
 //     activity scheduled), both sides, and each worker's RPCs per activity,
 //     counted by a gRPC interceptor on its own client.
+//   - Step overhead on a real cluster (cluster.go): the same comparison, T
+//     and rounds, on a Temporal cluster the section starts and stops
+//     (internal/clustertest: the server built by make temporal-server on a
+//     private PostgreSQL, 4 history shards, SQL visibility, deploy/'s
+//     configuration and dynamic config, as docker-compose.yml runs it):
+//     ms per activity, the median step cycle and the workers' RPCs per
+//     activity, AgentRun against the bare chain on the same cluster. When
+//     the cluster cannot start, its rows say why (not measured).
 //   - Encryption: the same AgentRun runs (25 turns of a read tool with
 //     4 KB outputs, kept by reference) on two workers, one with a payload
 //     key (client, worker and sealed content store) and one without;

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/agentrun/agentrun/internal/clustertest"
 	"github.com/agentrun/agentrun/internal/devserver"
 	"github.com/agentrun/agentrun/internal/pgtest"
 	"github.com/agentrun/agentrun/internal/testenv"
@@ -65,8 +66,12 @@ type env struct {
 	client   client.Client
 	db       string
 	pg       *pgtest.Cluster
-	logger   *slog.Logger
-	seed     int64
+	// cluster is the Temporal cluster of the cluster trials, started by
+	// the first (clusterEnv); clusterDB the journal's database on it.
+	cluster   *clustertest.Cluster
+	clusterDB string
+	logger    *slog.Logger
+	seed      int64
 }
 
 // Plan is one trial's kill point and scenario.
@@ -107,6 +112,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer cleanup()
+	defer e.stopCluster()
 	e.seed = cfg.Seed
 	res := &Result{Trials: cfg.Trials, Seed: cfg.Seed, Cells: cfg.Cells}
 	for i, p := range order {

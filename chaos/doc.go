@@ -79,6 +79,18 @@
 // call, slowed to 2 s by its turn's delay, has recorded nothing). The campaign then runs
 // `starter --local` again, as an operator would, until the run completes.
 //
+// Kill points on a real Temporal cluster (engine cluster, chaos/cluster.go):
+// the fleet of three as on the dev server, against the Temporal server on
+// PostgreSQL that internal/clustertest starts with deploy/'s configuration
+// (4 history shards, SQL visibility; the one docker-compose.yml runs),
+// the journal in the database agentrun on the same PostgreSQL, as in the
+// compose file; the cluster starts with the first cluster trial:
+//
+//  13. server: the server process SIGKILLed while the chosen lookup runs,
+//     kept down 2 s, and started again on the same ports and databases;
+//  14. server-postgres: the server's PostgreSQL (and the journal's)
+//     restarted while the chosen lookup runs, down 3 s.
+//
 // When the run waits for approval the campaign approves it (reconcile
 // approve, or reconcile --local approve); when it is Indeterminate the
 // campaign settles it from the ground truth, the trial's ticket file:
@@ -101,7 +113,7 @@
 // Kill points are dealt round-robin over the 27 cells (engine, point,
 // settle mode: the twelve kill points 1-7 on both engines, the five
 // freeze and partition points in three modes each), then shuffled with a
-// seeded RNG (printed at the start); by default 6 trials per cell (162).
+// seeded RNG (printed at the start); by default 6 trials per cell (174).
 // -points runs a subset (e.g. -points freeze-write-before,cut-temporal/key).
 //
 // It prints a table per engine, kill point and settle mode and writes it as

@@ -46,7 +46,7 @@ var (
 )
 
 // fault reports whether p is a freeze or partition point.
-func (p Point) fault() bool { return p.N >= pointFreezeWriteBefore.N }
+func (p Point) fault() bool { return p.N >= pointFreezeWriteBefore.N && p.N <= pointCutPostgres.N }
 
 // Settle modes of create_ticket at the freeze and partition points, as
 // its tools file declares them (agent.Settle): no idempotency key and no

@@ -168,6 +168,11 @@ func (e *env) trial(ctx context.Context, i int, p Plan) (o Outcome) {
 		err = os.WriteFile(t.toolsFile, toolsFile(p.Cell.Settle), 0o644)
 	}
 	if err == nil {
+		if p.Cell.Engine == engineCluster {
+			t.env, err = e.clusterEnv(ctx)
+		}
+	}
+	if err == nil {
 		if p.Cell.Engine == engineLocal {
 			err = (&local{trialRun: t}).play(ctx, &o)
 		} else {
@@ -271,7 +276,7 @@ func holdEnv(p Point, target, delayed string) []string {
 	switch p {
 	case pointModel:
 		return []string{"AGENTRUN_MODEL=scripted:" + delayed}
-	case pointRead, pointPostgres, pointDevServer:
+	case pointRead, pointPostgres, pointDevServer, pointClusterServer, pointClusterPostgres:
 		return []string{"AGENTRUN_DEMO_DELAY=" + holdDelay}
 	case pointWriteBefore:
 		return []string{testenv.HoldBefore + "=" + target}
@@ -316,12 +321,15 @@ func (f *fleet) play(ctx context.Context, o *Outcome) error {
 // whether it did, and sets o.Hit when the process really was at the point.
 func (f *fleet) crash(ctx context.Context, o *Outcome) (bool, error) {
 	switch p := o.Cell.Point; p {
-	case pointModel, pointRead, pointPostgres, pointDevServer:
+	case pointModel, pointRead, pointPostgres, pointDevServer, pointClusterServer, pointClusterPostgres:
 		identity, ok := f.started(ctx, o.Target)
 		if !ok {
 			return false, nil
 		}
 		switch p {
+		case pointClusterServer, pointClusterPostgres:
+			o.Hit = true
+			return true, f.restartCluster(ctx, p)
 		case pointPostgres:
 			down, _ := time.ParseDuration(pgDown)
 			o.Hit = true

@@ -142,7 +142,7 @@ type Options struct {
 	// (go env GOMOD).
 	Root string
 	// Dir is the folder for the logs (schema.log, server.log, setup.log,
-	// ui.log). Required.
+	// ui.log), created if missing. Required.
 	Dir string
 	// PostgresURL is the URL of a superuser's maintenance database on the
 	// PostgreSQL to keep Temporal's databases on; "" starts a private
@@ -203,6 +203,9 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.Dir == "" {
 		return nil, errors.New("clustertest: Options.Dir is empty")
 	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, err
+	}
 	if opts.Root == "" {
 		if opts.Root, err = moduleRoot(); err != nil {
 			return nil, err
@@ -227,10 +230,10 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	c = &Cluster{opts: opts, CLI: opts.CLI}
 	if opts.Ports != nil {
 		c.ports = *opts.Ports
-		if err := c.checkPorts(); err != nil {
-			return nil, err
-		}
 	} else if c.ports, err = freePorts(); err != nil {
+		return nil, err
+	}
+	if err := c.checkPorts(); err != nil {
 		return nil, err
 	}
 	c.HostPort = net.JoinHostPort("127.0.0.1", strconv.Itoa(c.ports.Frontend))
@@ -244,7 +247,8 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	c.pgURL = opts.PostgresURL
 	if c.pgURL == "" {
 		if c.pg, err = pgtest.StartCluster(); err != nil {
-			return c, fmt.Errorf("PostgreSQL: %w", err)
+			// pgtest's advice to name a server by URL is for tests.
+			return c, fmt.Errorf("PostgreSQL: %s", strings.TrimSuffix(err.Error(), ", or set "+pgtest.EnvURL))
 		}
 		c.pgURL = c.pg.URL()
 	} else {

@@ -75,3 +75,38 @@ func TestStartPortInUse(t *testing.T) {
 		t.Fatalf("the error took %v: the check must come before anything starts", d)
 	}
 }
+
+// TestStartFailureStopsWhatStarted: a cluster whose server exits at start
+// (a membership port above 32767, which the server cannot store) fails
+// Start with the server's error, and what had started is stopped: the
+// server's ports are free again.
+func TestStartFailureStopsWhatStarted(t *testing.T) {
+	if _, err := os.Stat("../../bin/temporal-server"); err != nil && os.Getenv("CI") != "true" {
+		t.Skip("no bin/temporal-server: run make temporal-server (fails under CI=true)")
+	}
+	ports, err := freePorts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0") // the kernel's: above 32767
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports.FrontendMembership = l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	if ports.FrontendMembership <= 32767 {
+		t.Skipf("the kernel gave port %d, not above 32767", ports.FrontendMembership)
+	}
+	_, err = Start(t.Context(), Options{Dir: t.TempDir(), Ports: &ports})
+	if err == nil || !strings.Contains(err.Error(), "the Temporal server exited") || !strings.Contains(err.Error(), "smallint") {
+		t.Fatalf("Start: %v; want the server's exit, out of range for type smallint", err)
+	}
+	for _, p := range ports.list() {
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p.port)))
+		if err != nil {
+			t.Errorf("port %d (%s) is still in use after the failed start: %v", p.port, p.name, err)
+			continue
+		}
+		l.Close()
+	}
+}

@@ -35,6 +35,25 @@ func TestClusterFleetCrashInsideWrite(t *testing.T) {
 	fleetCrashInsideWrite(t, clustertest.Shared(t).Server())
 }
 
+// TestClusterFleetPostgresRestart: the fleet's PostgreSQL (its journal and
+// content store) restarted in the middle of a run on the cluster
+// (TestFleetPostgresRestart): steps fail and are retried, and the run
+// completes with one model step per turn. The cluster keeps its own
+// PostgreSQL running; the campaign's cluster/server-postgres restarts that
+// one. Not parallel: the restart takes down every database of pgtest.
+func TestClusterFleetPostgresRestart(t *testing.T) {
+	fleetPostgresRestart(t, clustertest.Shared(t).Server())
+}
+
+// TestClusterWorkerVersioningUpgrade: the rolling upgrade of a versioned
+// fleet (TestWorkerVersioningUpgrade) on the cluster: the old run stays on
+// build A and completes there, A drains (its drainage read from SQL
+// visibility), the new run completes on B.
+func TestClusterWorkerVersioningUpgrade(t *testing.T) {
+	t.Parallel()
+	workerVersioningUpgrade(t, clustertest.Shared(t).Server())
+}
+
 // TestClusterServerRestartAwaitingApproval: the server process is killed
 // (SIGKILL) and started again while a run waits for approval, with the
 // fleet of three workers running throughout; the approval given after the

@@ -236,8 +236,13 @@ func fleetCrashInsideWrite(t *testing.T, srv *testenv.Server) {
 // the restart. Not parallel: the restart takes down every database of this
 // test process.
 func TestFleetPostgresRestart(t *testing.T) {
+	fleetPostgresRestart(t, testenv.DevServer(t))
+}
+
+// fleetPostgresRestart is TestFleetPostgresRestart on srv (the dev server,
+// or a cluster: TestClusterFleetPostgresRestart).
+func fleetPostgresRestart(t *testing.T, srv *testenv.Server) {
 	const turns = 5 // four lookups, then the answer
-	srv := testenv.DevServer(t)
 	f := newPGFleet(t, srv)
 	// Each call's arguments are over 1 KiB, so every model step stores
 	// them in PostgreSQL: a step that needs the database falls in the

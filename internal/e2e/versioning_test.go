@@ -30,7 +30,12 @@ import (
 // stopped. "new" then completes on B.
 func TestWorkerVersioningUpgrade(t *testing.T) {
 	t.Parallel()
-	srv := testenv.DevServer(t)
+	workerVersioningUpgrade(t, testenv.DevServer(t))
+}
+
+// workerVersioningUpgrade is TestWorkerVersioningUpgrade on srv (the dev
+// server, or a cluster: TestClusterWorkerVersioningUpgrade).
+func workerVersioningUpgrade(t *testing.T, srv *testenv.Server) {
 	f := newFleet(t, srv)
 	dep := "vers-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	prog, starter := testenv.Program(t, "worker"), testenv.Program(t, "starter")
