@@ -83,8 +83,8 @@ func TestPlan(t *testing.T) {
 	for _, p := range plan(allCells, len(allCells), 1) {
 		one[p.Cell.Engine+"/"+p.Scenario.Name]++
 	}
-	if one["temporal/hand"] != 22 || one["local/long"] != 5 || len(one) != 2 {
-		t.Errorf("one trial per cell: %v, want the hand example on the 22 Temporal cells, the long run on the 5 local ones", one)
+	if one["temporal/hand"] != 22 || one["local/long"] != 6 || len(one) != 2 {
+		t.Errorf("one trial per cell: %v, want the hand example on the 22 Temporal cells, the long run on the 6 local ones", one)
 	}
 }
 

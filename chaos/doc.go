@@ -78,6 +78,11 @@
 // after the chosen lookup's completion was recorded, while the next model
 // call, slowed to 2 s by its turn's delay, has recorded nothing). The campaign then runs
 // `starter --local` again, as an operator would, until the run completes.
+// Point 13, follow: `starter --local --follow` runs the scenario, approved
+// from another process (reconcile --local approve) while it waits, and is
+// SIGKILLed while it waits on the chosen approval; one more `starter
+// --local --follow` resumes the run and completes it, going on by itself
+// after each approval (two starts in all, or the trial fails).
 //
 // When the run waits for approval the campaign approves it (reconcile
 // approve, or reconcile --local approve); when it is Indeterminate the
@@ -98,10 +103,10 @@
 // worker (or when the server or database went down), or, locally, the
 // journal shows the timing described above.
 //
-// Kill points are dealt round-robin over the 27 cells (engine, point,
-// settle mode: the twelve kill points 1-7 on both engines, the five
+// Kill points are dealt round-robin over the 28 cells (engine, point,
+// settle mode: the thirteen kill points 1-7 on both engines and 13 locally, the five
 // freeze and partition points in three modes each), then shuffled with a
-// seeded RNG (printed at the start); by default 6 trials per cell (162).
+// seeded RNG (printed at the start); by default 6 trials per cell (168).
 // -points runs a subset (e.g. -points freeze-write-before,cut-temporal/key).
 //
 // It prints a table per engine, kill point and settle mode and writes it as
