@@ -106,7 +106,7 @@ func TestLocalFollowApproval(t *testing.T) {
 		if !p.Logged("run "+run+": AwaitingApproval") || !p.Logged("approve: "+reconcile+" --local approve "+run+" "+ticketStep) {
 			t.Fatalf("the following driver does not say what it waits for:\n%s", p.Output())
 		}
-		code, out := testenv.Run(t, b.env, time.Minute, starter, "--local", "--id", run)
+		code, out := testenv.Run(t, b.env, time.Minute, starter, "--local", "--follow", "--id", run)
 		if code != 5 || !strings.Contains(out, "follows it") {
 			t.Fatalf("a second starter: exit %d, want 5 (busy) naming a follower\n%s", code, out)
 		}
@@ -214,8 +214,9 @@ func TestLocalFollowCancelInSlowRead(t *testing.T) {
 	}, "AGENTRUN_DEMO_DELAY=1m")
 }
 
-// TestLocalFollowKilledResumes: a following driver SIGKILLed while it
-// waits AwaitingApproval leaves the run as it was and its lock free: a new
+// TestLocalFollowKilledResumes: a following driver stopped by SIGTERM
+// while it waits AwaitingApproval exits 3 and writes nothing; one
+// SIGKILLed there leaves the run as it was and its lock free: a new
 // starter --local --follow (no prompt) resumes it, waits in turn, and
 // completes it once approved. 3 model calls, 1 ticket.
 func TestLocalFollowKilledResumes(t *testing.T) {
@@ -223,7 +224,21 @@ func TestLocalFollowKilledResumes(t *testing.T) {
 	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
 	eachLocalBackend(t, func(t *testing.T, b localBackend) {
 		const run = "follow-killed"
-		p := testenv.Start(t, b.env, starter, "--local", "--follow", "--id", run, prompt)
+		p0 := testenv.Start(t, b.env, starter, "--local", "--follow", "--id", run, prompt)
+		if err := p0.WaitLogged(t.Context(), "this driver follows the run", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		n := len(b.records(t, run))
+		if err := p0.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if code := p0.Wait(t, time.Minute); code != 3 || !p0.Logged("stopped following") {
+			t.Fatalf("a follower stopped by SIGTERM: exit %d, want 3 (AwaitingApproval)\n%s", code, p0.Output())
+		}
+		if got := len(b.records(t, run)); got != n {
+			t.Fatalf("stopping the follower wrote %d records", got-n)
+		}
+		p := testenv.Start(t, b.env, starter, "--local", "--follow", "--id", run)
 		if err := p.WaitLogged(t.Context(), "this driver follows the run", time.Minute); err != nil {
 			t.Fatal(err)
 		}
