@@ -166,6 +166,11 @@ func TestLocalSessionAnswersTwo(t *testing.T) {
 		if code := p.Wait(t, time.Minute); code != 0 || !p.Logged("stopped following") {
 			t.Fatalf("the session's driver after SIGTERM: exit %d, want 0 (Idle)\n%s", code, p.Output())
 		}
+		// PostgreSQL ends the driver's session a moment after its process.
+		testenv.WaitFor(t, 30*time.Second, "the driver's lock to go", func() bool {
+			h, err := b.store.(journal.Holders).Holder(t.Context(), run)
+			return err == nil && h == nil
+		})
 		n := len(b.records(t, run))
 		code, out := testenv.Run(t, b.env, time.Minute, reconcile, "--local", "message", run, "anyone?", "--wait")
 		if line := strings.TrimSpace(out); code != 2 || !strings.Contains(line, "no driver follows run "+run) || strings.Contains(line, "\n") {
