@@ -74,6 +74,17 @@ func (b localBackend) count(t *testing.T, run string, typ journal.RecordType, pr
 	return n
 }
 
+// waitFree waits until no process holds the run's lock: a driver's flock
+// goes with its process, a PostgreSQL lock a moment later, when the server
+// ended the session of the driver's connection.
+func (b localBackend) waitFree(t *testing.T, run string) {
+	t.Helper()
+	testenv.WaitFor(t, 30*time.Second, "the ended driver's lock to go", func() bool {
+		h, err := b.store.(journal.Holders).Holder(t.Context(), run)
+		return err == nil && h == nil
+	})
+}
+
 // completedAt is when the step's step.completed record was written.
 func (b localBackend) completedAt(t *testing.T, run, step string) time.Time {
 	t.Helper()
@@ -166,11 +177,7 @@ func TestLocalSessionAnswersTwo(t *testing.T) {
 		if code := p.Wait(t, time.Minute); code != 0 || !p.Logged("stopped following") {
 			t.Fatalf("the session's driver after SIGTERM: exit %d, want 0 (Idle)\n%s", code, p.Output())
 		}
-		// PostgreSQL ends the driver's session a moment after its process.
-		testenv.WaitFor(t, 30*time.Second, "the driver's lock to go", func() bool {
-			h, err := b.store.(journal.Holders).Holder(t.Context(), run)
-			return err == nil && h == nil
-		})
+		b.waitFree(t, run)
 		n := len(b.records(t, run))
 		code, out := testenv.Run(t, b.env, time.Minute, reconcile, "--local", "message", run, "anyone?", "--wait")
 		if line := strings.TrimSpace(out); code != 2 || !strings.Contains(line, "no driver follows run "+run) || strings.Contains(line, "\n") {
@@ -243,11 +250,13 @@ func TestLocalFollowKilledResumes(t *testing.T) {
 		if got := len(b.records(t, run)); got != n {
 			t.Fatalf("stopping the follower wrote %d records", got-n)
 		}
+		b.waitFree(t, run)
 		p := testenv.Start(t, b.env, starter, "--local", "--follow", "--id", run)
 		if err := p.WaitLogged(t.Context(), "this driver follows the run", time.Minute); err != nil {
 			t.Fatal(err)
 		}
 		p.Kill(t)
+		b.waitFree(t, run)
 		p2 := testenv.Start(t, b.env, starter, "--local", "--follow", "--id", run)
 		if err := p2.WaitLogged(t.Context(), "this driver follows the run", time.Minute); err != nil {
 			t.Fatal(err) // busy, had the killed driver kept the run's lock
