@@ -114,7 +114,7 @@ test: $(TEMPORAL) $(TEMPORAL_SERVER) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) buil
 bench: $(TEMPORAL) $(TEMPORAL_SERVER) $(JAEGER)
 	$(GO) run ./bench $(BENCH_FLAGS)
 
-# chaos: the crash campaign: 174 trials of the hand example and of a longer
+# chaos: the crash campaign: 180 trials of the hand example and of a longer
 # scripted run, each crashed at one kill point (inside a model call, a read,
 # a write before and after its effect, between steps; on Temporal also a
 # PostgreSQL restart and a dev-server restart on its file) on both engines:

@@ -83,8 +83,8 @@ func TestPlan(t *testing.T) {
 	for _, p := range plan(allCells, len(allCells), 1) {
 		one[p.Cell.Engine+"/"+p.Scenario.Name]++
 	}
-	if one["temporal/hand"] != 22 || one["local/long"] != 5 || one["cluster/hand"] != 2 || len(one) != 3 {
-		t.Errorf("one trial per cell: %v, want the hand example on the 22 Temporal cells and the 2 cluster ones, the long run on the 5 local ones", one)
+	if one["temporal/hand"] != 22 || one["local/long"] != 6 || one["cluster/hand"] != 2 || len(one) != 3 {
+		t.Errorf("one trial per cell: %v, want the hand example on the 22 Temporal cells and the 2 cluster ones, the long run on the 6 local ones", one)
 	}
 }
 

@@ -20,8 +20,8 @@ const engineCluster = "cluster"
 // The cluster's kill points: the server process, or its PostgreSQL, taken
 // down while the chosen lookup runs (AGENTRUN_DEMO_DELAY keeps it there).
 var (
-	pointClusterServer   = Point{13, "server", "Temporal server process SIGKILLed inside lookup, started again (cluster on PostgreSQL)", false}
-	pointClusterPostgres = Point{14, "server-postgres", "the Temporal server's PostgreSQL restarted inside lookup (with the journal's)", false}
+	pointClusterServer   = Point{14, "server", "Temporal server process SIGKILLed inside lookup, started again (cluster on PostgreSQL)", false}
+	pointClusterPostgres = Point{15, "server-postgres", "the Temporal server's PostgreSQL restarted inside lookup (with the journal's)", false}
 )
 
 // clusterCells are the cluster's rows of the campaign.

@@ -78,6 +78,11 @@
 // after the chosen lookup's completion was recorded, while the next model
 // call, slowed to 2 s by its turn's delay, has recorded nothing). The campaign then runs
 // `starter --local` again, as an operator would, until the run completes.
+// Point 13, follow: `starter --local --follow` runs the scenario, approved
+// from another process (reconcile --local approve) while it waits, and is
+// SIGKILLed while it waits on the chosen approval; one more `starter
+// --local --follow` resumes the run and completes it, going on by itself
+// after each approval (two starts in all, or the trial fails).
 //
 // Kill points on a real Temporal cluster (engine cluster, chaos/cluster.go):
 // the fleet of three as on the dev server, against the Temporal server on
@@ -86,9 +91,9 @@
 // the journal in the database agentrun on the same PostgreSQL, as in the
 // compose file; the cluster starts with the first cluster trial:
 //
-//  13. server: the server process SIGKILLed while the chosen lookup runs,
+//  14. server: the server process SIGKILLed while the chosen lookup runs,
 //     kept down 2 s, and started again on the same ports and databases;
-//  14. server-postgres: the server's PostgreSQL (and the journal's)
+//  15. server-postgres: the server's PostgreSQL (and the journal's)
 //     restarted while the chosen lookup runs, down 3 s.
 //
 // When the run waits for approval the campaign approves it (reconcile
@@ -110,10 +115,11 @@
 // worker (or when the server or database went down), or, locally, the
 // journal shows the timing described above.
 //
-// Kill points are dealt round-robin over the 27 cells (engine, point,
-// settle mode: the twelve kill points 1-7 on both engines, the five
-// freeze and partition points in three modes each), then shuffled with a
-// seeded RNG (printed at the start); by default 6 trials per cell (174).
+// Kill points are dealt round-robin over the 30 cells (engine, point,
+// settle mode: the kill points 1-7 on both engines, 13 locally, 14 and 15
+// on the cluster, the five freeze and partition points in three modes
+// each), then shuffled with a
+// seeded RNG (printed at the start); by default 6 trials per cell (180).
 // -points runs a subset (e.g. -points freeze-write-before,cut-temporal/key).
 //
 // It prints a table per engine, kill point and settle mode and writes it as

@@ -78,6 +78,9 @@ func (l *local) play(ctx context.Context, o *Outcome) error {
 	if l.store, err = journal.NewFileStore(l.journal); err != nil {
 		return err
 	}
+	if o.Cell.Point == pointFollow {
+		return l.follow(ctx, o)
+	}
 	crashed := false
 	for range maxRounds {
 		h, err := l.host()
@@ -244,4 +247,92 @@ func (l *local) check(o *Outcome, out string) error {
 		return err
 	}
 	return checkSettled(o)
+}
+
+// followLine is what a following driver prints under the commands that
+// unblock its run (internal/cli).
+const followLine = "this driver follows the run"
+
+// follow plays a trial at point follow: `starter --local --follow` runs
+// the scenario, approved from other processes (reconcile --local approve)
+// while it waits, until it waits on the target's approval; then it is
+// SIGKILLed, and one more `starter --local --follow` resumes the run and
+// completes it, going on by itself after each approval: two starts in all.
+func (l *local) follow(ctx context.Context, o *Outcome) error {
+	crashed := false
+	for start := 1; start <= 2; start++ {
+		h, err := l.host()
+		if err != nil {
+			return err
+		}
+		p, err := testenv.Launch(h, l.env(h), 0, l.bins["starter"], "--local", "--follow", "--id", l.run, prompt)
+		if err != nil {
+			return err
+		}
+		decided := map[string]bool{} // markers approved and steps settled for this start
+		killed := false
+		for p.Running() && !killed {
+			out := p.Output()
+			// Only whole waits: what the driver printed up to its last
+			// follow line.
+			i := strings.LastIndex(out, followLine)
+			if i < 0 {
+				if err := sleep(ctx); err != nil {
+					p.Stop(0)
+					return fmt.Errorf("starter --follow did not wait: %w: %s", err, testenv.Tail(out))
+				}
+				continue
+			}
+			for _, line := range strings.Split(out[:i], "\n") {
+				line = strings.TrimSpace(line)
+				if m, ok := strings.CutPrefix(line, "marker "); ok && !decided[m] {
+					if !crashed && m == o.Target {
+						p.Stop(0)
+						crashed, killed = true, true
+						recs, err := l.records()
+						if err != nil {
+							return err
+						}
+						completed, open := steps(recs)
+						o.Hit = completed[m] == 0 && !open[m] && recs[len(recs)-1].Type == journal.StepCompleted
+						break
+					}
+					if _, err := l.reconcile(ctx, "approve", l.run, m); err != nil {
+						p.Stop(0)
+						return err
+					}
+					decided[m] = true
+				}
+				if _, step, ok := strings.Cut(line, ": Indeterminate at "); ok && !decided[step] {
+					outcome, result, err := settlement(l.tickets, l.scenario, step)
+					if err != nil {
+						p.Stop(0)
+						return err
+					}
+					o.Settled = outcome
+					if _, err := l.reconcile(ctx, append([]string{outcome, l.run, step}, result...)...); err != nil {
+						p.Stop(0)
+						return err
+					}
+					decided[step] = true
+				}
+			}
+			if err := sleep(ctx); err != nil {
+				p.Stop(0)
+				return fmt.Errorf("starter --follow did not stop: %w: %s", err, testenv.Tail(p.Output()))
+			}
+		}
+		if killed {
+			continue
+		}
+		out := p.Output()
+		switch code := p.ExitCode(); {
+		case code != 0:
+			return fmt.Errorf("starter --follow (start %d) exited %d: %s", start, code, testenv.Tail(out))
+		case !crashed:
+			return fmt.Errorf("the run completed and never waited on %s", o.Target)
+		}
+		return l.check(o, out)
+	}
+	return fmt.Errorf("the run did not complete in two starts of a following driver")
 }

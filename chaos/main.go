@@ -13,7 +13,7 @@ import (
 
 func main() {
 	var cfg Config
-	flag.IntVar(&cfg.Trials, "trials", 0, "number of trials (default: 6 per kill point, 174 for all of them)")
+	flag.IntVar(&cfg.Trials, "trials", 0, "number of trials (default: 6 per kill point, 180 for all of them)")
 	flag.StringVar(&cfg.Out, "out", "", "file to write the table to (default: the \"## Crash campaign\" section of BENCHMARKS.md)")
 	flag.Int64Var(&cfg.Seed, "seed", 0, "seed of the shuffle (default: the time)")
 	only := flag.String("points", "", "comma-separated kill points to run, [ENGINE/]POINT[/SETTLE] (default: all; e.g. local/model,temporal/devserver,freeze-write-before,cut-temporal/probe)")

@@ -43,6 +43,11 @@ var (
 	pointFreezeModel       = Point{10, "freeze-model", "SIGSTOP inside a model call, SIGCONT after the heartbeat timeout", false}
 	pointCutTemporal       = Point{11, "cut-temporal", "worker cut off from the Temporal frontend inside create_ticket before its effect, healed after the heartbeat timeout", true}
 	pointCutPostgres       = Point{12, "cut-postgres", "worker cut off from PostgreSQL inside create_ticket before its effect, healed after the heartbeat timeout", true}
+
+	// pointFollow is the local engine's following driver (starter --local
+	// --follow) SIGKILLed while it waits on an approval; a new one resumes
+	// the run and goes on by itself when approved from another process.
+	pointFollow = Point{13, "follow", "SIGKILL of a following driver waiting on an approval; a new --follow goes on when approved", false}
 )
 
 // fault reports whether p is a freeze or partition point.
@@ -105,8 +110,8 @@ func (c Cell) String() string {
 }
 
 // allCells are the campaign's kill points, per engine, in order: seven on
-// the Temporal fleet, five on the local engine (which has no server and no
-// database), then the freeze and partition points on the Temporal fleet,
+// the Temporal fleet, six on the local engine (which has no server and no
+// database; the sixth a following driver), then the freeze and partition points on the Temporal fleet,
 // each in the three settle modes.
 var allCells = func() []Cell {
 	out := []Cell{
@@ -114,7 +119,7 @@ var allCells = func() []Cell {
 		{engineTemporal, pointWriteAfter, ""}, {engineTemporal, pointBetween, ""}, {engineTemporal, pointPostgres, ""},
 		{engineTemporal, pointDevServer, ""},
 		{engineLocal, pointModel, ""}, {engineLocal, pointRead, ""}, {engineLocal, pointWriteBefore, ""},
-		{engineLocal, pointWriteAfter, ""}, {engineLocal, pointBetween, ""},
+		{engineLocal, pointWriteAfter, ""}, {engineLocal, pointBetween, ""}, {engineLocal, pointFollow, ""},
 	}
 	for _, p := range []Point{pointFreezeWriteBefore, pointFreezeWriteAfter, pointFreezeModel, pointCutTemporal, pointCutPostgres} {
 		for _, m := range settleModes {

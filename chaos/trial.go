@@ -136,6 +136,8 @@ func (e *env) target(i int, p Plan) string {
 		steps = p.Scenario.steps("")
 	case pointWriteBefore, pointWriteAfter, pointFreezeWriteBefore, pointFreezeWriteAfter, pointCutTemporal, pointCutPostgres:
 		steps = p.Scenario.steps("create_ticket")
+	case pointFollow:
+		steps = p.Scenario.steps("create_ticket") // the follower waits on its approval
 	case pointBetween:
 		if p.Cell.Engine == engineTemporal {
 			steps = p.Scenario.steps("create_ticket") // parked on its approval

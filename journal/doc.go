@@ -5,7 +5,8 @@
 // step.started, step.completed, step.probed, signal, run.completed,
 // run.cancelled, run.stopped); the state of a run is a fold over them.
 // run.cancelled (Journal.Cancel) ends a run: a process driving it stops its
-// running step within a quarter second and nothing runs after it.
+// running step within a quarter second (within WakeBound, in practice at
+// once, when it follows the run) and nothing runs after it.
 // run.stopped does not end it: a driver whose Retry policy gave up on a
 // model or read step records why ([Stop]: the step, its attempts, how long
 // they took, the last error), Show reports it while no later record shows

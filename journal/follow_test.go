@@ -193,3 +193,28 @@ func TestFollowSession(t *testing.T) {
 		t.Fatalf("a message to a completed session: %v, want refused", err)
 	}
 }
+
+// TestFollowApprovalExpires: a following driver whose pending call has an
+// approval timeout wakes when it passes, with no record to wake it: the
+// call is denied as expired, the model is told, and the run completes
+// with no ticket.
+func TestFollowApprovalExpires(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	demo := tools.Demo(tools.DemoConfig{Tickets: f.tickets})
+	demo[1] = tools.Apply(demo[1], tools.Override{ApprovalTimeout: 500 * time.Millisecond})
+	set, err := tools.NewSet(demo...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.j.Loop = agent.Loop{Tools: set.Specs()}
+	fl := follow(t.Context(), f.j, "expires", agent.UserMessages(prompt), f.exec)
+	fl.wait(t, agent.StatusAwaitingApproval)
+	r := fl.result(t)
+	if r.err != nil || r.o.Status != agent.StatusCompleted || !strings.Contains(r.o.Answer, "approval expired after 500ms") {
+		t.Fatalf("after the timeout: %+v, %v; want Completed telling of the expiry", r.o, r.err)
+	}
+	if n := f.ticketCount(t); n != 0 {
+		t.Fatalf("tickets: %d, want 0", n)
+	}
+}

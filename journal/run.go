@@ -358,7 +358,7 @@ func (f *follower) wait(ctx context.Context, o agent.Outcome, at time.Time) erro
 	}
 	var timer <-chan time.Time
 	if !at.IsZero() {
-		t := time.NewTimer(time.Until(at))
+		t := time.NewTimer(at.Sub(f.j.now())) // on the journal's clock, as the fold decides
 		defer t.Stop()
 		timer = t.C
 	}

@@ -17,9 +17,9 @@
 // returns at the first Idle). --follow (--local; implied there by --wait
 // and --session) keeps the driver on its run where it waits for a person
 // or a message, going on when the record lands; Ctrl-C or SIGTERM then
-// leaves the run as it is and exits with its status's code. --stream has a run stream its model text
-// (--wait prints it); with --local the starter prints it as the model
-// writes it.
+// leaves the run as it is and exits with its status's code. --stream has
+// a run stream its model text (--wait prints it); with --local the
+// starter prints it as the model writes it.
 package main
 
 import (
