@@ -63,12 +63,15 @@ func TestClusterServerRestartAwaitingApproval(t *testing.T) {
 	c := clustertest.Shared(t)
 	srv := c.Server()
 	f := newPGFleet(t, srv)
+	begin := time.Now()
 	f.start(t, 3, nil)
 	const run = "e2e-cluster-restart"
 	if code, out := f.run(t, "starter", "--id", run, prompt); code != 0 {
 		t.Fatalf("starter: exit %d\n%s", code, out)
 	}
+	t.Logf("started after %v", time.Since(begin).Round(100*time.Millisecond))
 	waitStatus(t, srv, run, "AwaitingApproval", time.Minute)
+	t.Logf("awaiting approval after %v", time.Since(begin).Round(100*time.Millisecond))
 	pid := c.ServerPID()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
