@@ -71,7 +71,8 @@ const answerCheck = journal.WakeBound
 
 // messageWait sends the message sig to a local run that a driver follows
 // and prints the answer to it: where the run stands once a model step
-// after the message answered (Idle, Completed, or waiting on a person).
+// after the message answered (Idle, or ended). A wait on a person before
+// that is printed with what unblocks it, and the wait goes on.
 // With no driver following the run it writes nothing and says in one line
 // what to start.
 func (l *Local) messageWait(ctx context.Context, w io.Writer, runID string, sig operator.Signal) error {
@@ -97,17 +98,27 @@ func (l *Local) messageWait(ctx context.Context, w io.Writer, runID string, sig 
 	fmt.Fprintf(w, "recorded message for run %s; waiting for the answer of the driver that follows it\n", runID)
 	check := time.NewTicker(answerCheck)
 	defer check.Stop()
+	op := l.op()
+	op.following = true
+	shown := "" // the wait on a person printed last
 	for gone := false; ; {
 		info, err := l.Journal.Show(runID)
 		if err != nil {
 			return err
 		}
-		if info.Status == agent.StatusCancelled || info.Status != agent.StatusRunning && info.Turns > before.Turns {
-			o := agent.Outcome{Status: info.Status, Pending: info.Pending, Step: info.Indeterminate, Reason: info.Reason, Answer: info.Answer, CutOff: info.CutOff, Empty: info.Empty}
-			op := l.op()
-			op.following = true
+		o := agent.Outcome{Status: info.Status, Pending: info.Pending, Step: info.Indeterminate, Reason: info.Reason, Answer: info.Answer, CutOff: info.CutOff, Empty: info.Empty}
+		answered := info.Turns > before.Turns // a model step after the message
+		switch {
+		case info.Status.Terminal() || info.Status == agent.StatusIdle && answered:
 			printOutcome(termSafe{w}, op, runID, o)
 			return outcomeErr(o)
+		case answered && operator.WaitsOnPerson(info.Status):
+			// It stops on a person first: say so, with what unblocks it,
+			// and wait on, as on Temporal.
+			if key := fmt.Sprint(o.Status, o.Step, o.Reason, o.Pending); key != shown {
+				printOutcome(termSafe{w}, op, runID, o)
+				shown = key
+			}
 		}
 		if gone {
 			return fmt.Errorf("the driver that followed run %s stopped before it answered; the message is recorded: resume the run with %s --follow", runID, l.op().resume(runID))

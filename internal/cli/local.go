@@ -309,7 +309,9 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 			if err != nil {
 				return err
 			}
-			return printInfo(w, l.op(), info)
+			op := l.op()
+			op.following, _ = l.driverFollows(ctx, runID) // for the line under the commands
+			return printInfo(w, op, info)
 		case "cancel":
 			runID, _ := cancelArgs(args)
 			if err := l.Journal.Cancel(ctx, runID); err != nil {
@@ -338,20 +340,22 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 			}
 		}
 	}
+	// Asked before the record lands: a follower may finish the run at once.
+	follows, _ := l.driverFollows(ctx, runID)
 	if err := l.Journal.Signal(ctx, runID, sig); err != nil {
 		return err
 	}
+	what := fmt.Sprintf("recorded %s for run %s", sig.Name, runID)
 	if sig.Digest != "" {
-		fmt.Fprintf(w, "recorded %s for run %s (%s, arguments %s); %s\n  %s\n", sig.Name, runID, sig.Marker, sig.Digest, resumeHint, l.op().resume(runID))
+		what += fmt.Sprintf(" (%s, arguments %s)", sig.Marker, sig.Digest)
+	}
+	if follows {
+		fmt.Fprintf(w, "%s; the driver that follows the run goes on by itself\n", what)
 		return nil
 	}
-	fmt.Fprintf(w, "recorded %s for run %s; %s\n  %s\n", sig.Name, runID, resumeHint, l.op().resume(runID))
+	fmt.Fprintf(w, "%s; resume the run with:\n  %s\n", what, l.op().resume(runID))
 	return nil
 }
-
-// resumeHint follows a recorded decision: a driver that follows the run
-// (starter --local --follow) goes on by itself.
-const resumeHint = "a driver that follows the run goes on by itself; otherwise resume the run with:"
 
 // op is how printed commands reach the local engine's runs.
 func (l *Local) op() engine { return localEngine(l.Commands) }

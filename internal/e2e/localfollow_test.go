@@ -121,10 +121,14 @@ func TestLocalFollowApproval(t *testing.T) {
 		if code != 5 || !strings.Contains(out, "follows it") {
 			t.Fatalf("a second starter: exit %d, want 5 (busy) naming a follower\n%s", code, out)
 		}
+		code, out = testenv.Run(t, b.env, time.Minute, reconcile, "--local", "show", run)
+		if code != 0 || !strings.Contains(out, "this driver follows the run") || strings.Contains(out, "then resume the run") {
+			t.Fatalf("show of a followed run: exit %d, want it to say a driver follows it\n%s", code, out)
+		}
 		code, out = testenv.Run(t, b.env, time.Minute, reconcile, "--local", "approve", run, ticketStep)
 		approved := time.Now()
-		if code != 0 {
-			t.Fatalf("approve: exit %d\n%s", code, out)
+		if code != 0 || !strings.Contains(out, "the driver that follows the run goes on by itself") {
+			t.Fatalf("approve: exit %d, want 0 saying the follower goes on\n%s", code, out)
 		}
 		if code := p.Wait(t, time.Minute); code != 0 || !p.Logged("run "+run+": Completed") {
 			t.Fatalf("the following driver: exit %d, want 0 and Completed\n%s", code, p.Output())
