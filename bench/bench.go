@@ -103,7 +103,7 @@ func paramsFor(quick bool) params {
 		kill:         killParams{Trials: 3, Delay: 2 * time.Second},
 		settle:       settleParams{Trials: 3, ToolTimeout: 10 * time.Second},
 		parked:       parkedParams{Runs: 1000, Parallel: 8},
-		encrypt:      encryptParams{Turns: 25, Rounds: 20, ToolOutput: 4096, Decodes: 50},
+		encrypt:      encryptParams{Turns: 25, Rounds: 40, ToolOutput: 4096, Decodes: 50},
 		trace:        traceParams{Turns: 25, Rounds: 20},
 		fsyncSamples: 200,
 	}
