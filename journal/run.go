@@ -56,7 +56,7 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 	var tries attempts // of the step that failed last, when Retry is set
 	for {
 		if err := ctx.Err(); err != nil {
-			return agent.Outcome{}, err
+			return j.stopped(runID, f, err)
 		}
 		recs, err := j.Store.Load(runID)
 		if err != nil {
@@ -328,6 +328,29 @@ type FollowMarker interface {
 // message.
 func follows(s agent.Status) bool {
 	return s == agent.StatusIdle || operator.WaitsOnPerson(s)
+}
+
+// stopped is what Run returns when its context ended (err) between two
+// looks at the run: a following driver whose run waits for a person or a
+// message returns that wait in a *FollowStoppedError, as when its context
+// ends during the wait itself (a wake-up can come just before the end);
+// otherwise the outcome is empty and the error err.
+func (j *Journal) stopped(runID string, f *follower, err error) (agent.Outcome, error) {
+	if f == nil {
+		return agent.Outcome{}, err
+	}
+	recs, lerr := j.Store.Load(runID)
+	if lerr != nil {
+		return agent.Outcome{}, err
+	}
+	st := fold(recs)
+	if st.completed || st.cancelled {
+		return agent.Outcome{}, err
+	}
+	if d := j.decide(st); d.Outcome != nil && follows(d.Outcome.Status) {
+		return *d.Outcome, &FollowStoppedError{RunID: runID, Outcome: *d.Outcome, Err: err}
+	}
+	return agent.Outcome{}, err
 }
 
 // follower is the wait of a driver that follows its run.
