@@ -23,17 +23,7 @@ var testCells = append(allCells[:12:12],
 // step run twice. Under CI=true it fails when the dev server or
 // PostgreSQL cannot start; elsewhere it skips.
 func TestCampaign(t *testing.T) {
-	res, err := Run(t.Context(), Config{Trials: len(testCells), Cells: testCells, Seed: 1, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("campaign: %v", err)
-		}
-		t.Skipf("campaign cannot run (fails under CI=true): %v", err)
-	}
-	t.Log("\n" + res.Table())
-	if err := res.Err(); err != nil {
-		t.Fatal(err)
-	}
+	res := runCells(t, testCells)
 	for _, s := range res.Stats() {
 		if s.Trials != 1 || s.Hits != 1 || s.Dups != 0 || s.Repeated != 0 {
 			t.Errorf("%s: %+v, want 1 trial, 1 hit, 0 duplicates, 0 repeated model calls", s.Cell, s)
@@ -60,6 +50,25 @@ func TestCampaign(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(b), sectionTitle) || !strings.Contains(string(b), "0 duplicate tickets") {
 		t.Fatalf("written table %q, %v", b, err)
 	}
+}
+
+// runCells runs one trial in each of cells (seed 1) and returns the
+// campaign's result, logging its table; it fails the test when a trial
+// errs, and when the campaign cannot run under CI=true (else it skips).
+func runCells(t *testing.T, cells []Cell) *Result {
+	t.Helper()
+	res, err := Run(t.Context(), Config{Trials: len(cells), Cells: cells, Seed: 1, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("campaign: %v", err)
+		}
+		t.Skipf("campaign cannot run (fails under CI=true): %v", err)
+	}
+	t.Log("\n" + res.Table())
+	if err := res.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 // TestPlan: the round-robin deal gives every cell its share, whatever the

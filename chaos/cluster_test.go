@@ -1,8 +1,6 @@
 package main
 
 import (
-	"log/slog"
-	"os"
 	"testing"
 )
 
@@ -12,17 +10,7 @@ import (
 // Indeterminate, 1 ticket, 3 model steps, none run twice. Under CI=true
 // it fails when the cluster cannot start; elsewhere it skips.
 func TestClusterCampaign(t *testing.T) {
-	res, err := Run(t.Context(), Config{Trials: len(clusterCells), Cells: clusterCells, Seed: 1, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("campaign: %v", err)
-		}
-		t.Skipf("campaign cannot run (fails under CI=true): %v", err)
-	}
-	t.Log("\n" + res.Table())
-	if err := res.Err(); err != nil {
-		t.Fatal(err)
-	}
+	res := runCells(t, clusterCells)
 	for _, s := range res.Stats() {
 		if s.Trials != 1 || s.Hits != 1 || s.Dups != 0 || s.Repeated != 0 || s.Done+s.Retry != 0 {
 			t.Errorf("%s: %+v, want 1 trial, 1 hit, no Indeterminate, 0 duplicates, 0 repeated model calls", s.Cell, s)
