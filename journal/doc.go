@@ -9,9 +9,10 @@
 // once, when it follows the run) and nothing runs after it.
 // run.stopped does not end it: a driver whose Retry policy gave up on a
 // model or read step records why ([Stop]: the step, its attempts, how long
-// they took, the last error), Show reports it while no later record shows
-// the run went on, and the next Run resumes the run with the step's
-// attempts afresh. A driver retries only model and read steps, never a
+// they took, the last error), and so does a driver stopped by its context
+// (Ctrl-C, SIGTERM) while it retried one (Stop.Interrupted). Show reports
+// it while no later record shows the run went on, and the next Run resumes
+// the run with the step's attempts afresh. A driver retries only model and read steps, never a
 // write. (A program built before run.stopped existed takes one that ends
 // the journal for a torn tail and drops it, which loses only the reason;
 // one followed by other records it refuses as corruption, naming the
@@ -67,8 +68,10 @@
 // waits on a timer, the local driver sleeps), or an [*IndeterminateError]
 // naming the holder when only a person could settle it, whose retry
 // [operator.CheckRetry] refuses until then; a write with an idempotency key runs
-// again at once. A holder whose process certainly ended (same host, pid
-// gone: [Attempt.Gone]) holds nothing. Starts without an attempt (older
+// again at once. A holder whose process certainly ended (same host name,
+// pid namespace and boot id, pid gone: [Attempt.Gone]) holds nothing; a
+// holder from any other host, or from one whose identity is unknown, holds
+// until its deadline. Starts without an attempt (older
 // journals, [Journal.RunStep]) hold nothing.
 //
 // A run's budget (agent.Budget: model calls and tokens) is recorded in its

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -43,19 +44,37 @@ type Attempt struct {
 	// starts no effect after it, and its tool's context ends then.
 	Deadline time.Time `json:"deadline,omitzero"`
 	// Host and PID name the attempt's process for a liveness check (Gone):
-	// the host name and pid namespace (ThisHost), and the pid.
+	// the host's identity (ThisHost) and the pid.
 	Host string `json:"host,omitempty"`
 	PID  int    `json:"pid,omitempty"`
 }
 
-// ThisHost names this process's host for Attempt.Host: its host name and
-// its pid namespace, so that two containers that share a host name are
-// told apart.
+// bootIDFile holds the kernel's boot id: a random UUID drawn at every
+// boot, so two machines (cloned VMs included) never share one, and a
+// machine that rebooted is a new host whose old pids are all gone.
+var bootIDFile = "/proc/sys/kernel/random/boot_id"
+
+// ThisHost names this process's host for Attempt.Host: its host name, its
+// pid namespace (two containers that share a host name are told apart)
+// and the kernel's boot id (two machines that share a host name, and the
+// initial pid namespace's inode, which is the same on every Linux host,
+// are told apart). Empty when the boot id cannot be read: such a host
+// judges no attempt Gone, and no other host judges its attempts Gone.
 var ThisHost = sync.OnceValue(func() string {
 	host, _ := os.Hostname()
 	ns, _ := os.Readlink("/proc/self/ns/pid")
-	return host + "/" + ns
+	boot, err := os.ReadFile(bootIDFile)
+	return hostIdentity(host, ns, strings.TrimSpace(string(boot)), err)
 })
+
+// hostIdentity is ThisHost's form: "NAME/PIDNS/boot:ID", or "" without
+// each of the three.
+func hostIdentity(name, pidns, boot string, err error) string {
+	if err != nil || name == "" || pidns == "" || boot == "" {
+		return ""
+	}
+	return name + "/" + pidns + "/boot:" + boot
+}
 
 // Here fills in the attempt's Worker (pid@host, unless set), Host and PID
 // with this process's.
@@ -69,12 +88,16 @@ func (a Attempt) Here() Attempt {
 }
 
 // Gone reports whether the attempt's process certainly ended: it ran on
-// this host (same host name and pid namespace) and its pid is no longer a
-// process. A process that ended cannot act, so its fence is void (a driver
-// killed on this host, a worker SIGKILLed beside its fleet). A pid taken
-// again by another process only keeps the fence until its deadline.
+// this host (the same host name, pid namespace and boot) and its pid is no
+// longer a process. A process that ended cannot act, so its fence is void
+// (a driver killed on this host, a worker SIGKILLed beside its fleet). An
+// attempt from any other host, from a host whose identity is unknown, or
+// recorded before the boot id was part of it, is never Gone: it keeps the
+// fence until its deadline. A pid taken again by another process only
+// keeps the fence until its deadline too.
 func (a *Attempt) Gone() bool {
-	if a == nil || a.PID <= 0 || a.Host == "" || a.Host != ThisHost() || a.PID == os.Getpid() {
+	this := ThisHost()
+	if a == nil || a.PID <= 0 || this == "" || a.Host != this || a.PID == os.Getpid() {
 		return false
 	}
 	if errors.Is(syscall.Kill(a.PID, 0), syscall.ESRCH) {

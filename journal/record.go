@@ -80,11 +80,20 @@ type Stop struct {
 	Over time.Duration `json:"over"`
 	// Error is the last attempt's error, in plain words.
 	Error string `json:"error"`
+	// Interrupted is set when the driver did not give up but was stopped
+	// (its context ended: Ctrl-C, SIGTERM) while it retried the step.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // String says it in one line: "stopped after 3 attempts over 2.1s: llm/1:
 // NetworkError: connection refused (...)".
+//
+// An interrupted driver's: "interrupted after 3 failed attempts over 2.1s:
+// llm/1: NetworkError: connection refused (...)".
 func (s Stop) String() string {
+	if s.Interrupted {
+		return fmt.Sprintf("interrupted after %s over %s: %s: %s", plural(s.Attempts, "failed attempt"), roundDuration(s.Over), s.Step, s.Error)
+	}
 	return fmt.Sprintf("stopped after %s over %s: %s: %s", plural(s.Attempts, "attempt"), roundDuration(s.Over), s.Step, s.Error)
 }
 

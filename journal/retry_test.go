@@ -204,7 +204,8 @@ func TestRunDoesNotRetryPermanentFailures(t *testing.T) {
 
 // TestRunRetryWaitEnds: a cancel recorded while the driver waits for the
 // next attempt ends the run as Cancelled at once; the driver's own context
-// ending ends Run with its error and records nothing.
+// ending ends Run with its error and records where it stopped: run.stopped,
+// interrupted, naming the step, its failed attempt and the error.
 func TestRunRetryWaitEnds(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -231,7 +232,15 @@ func TestRunRetryWaitEnds(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || time.Since(began) > 10*time.Second {
 		t.Fatalf("run: %v after %v; want context.Canceled at once", err, time.Since(began))
 	}
-	if got := testenv.Describe(f.records(t, "interrupt")); strings.Join(got, "|") != "run.started" {
-		t.Fatalf("records %q, want run.started only", got)
+	recs := f.records(t, "interrupt")
+	if got := testenv.Describe(recs); strings.Join(got, "|") != "run.started|run.stopped" {
+		t.Fatalf("records %q, want run.started, run.stopped", got)
+	}
+	if s := recs[1].Stopped; s == nil || !s.Interrupted || s.Step != "llm/1" || s.Attempts != 1 || !strings.Contains(s.String(), "interrupted after 1 failed attempt over ") {
+		t.Fatalf("run.stopped %+v (%v): want interrupted at llm/1 after 1 failed attempt", s, s)
+	}
+	info, err := f.j.Show("interrupt")
+	if err != nil || info.Status != agent.StatusRunning || info.Stopped == nil || !info.Stopped.Interrupted {
+		t.Fatalf("show: %+v, %v; want Running with the interrupted stop", info, err)
 	}
 }

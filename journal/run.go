@@ -56,6 +56,7 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 	var tries attempts // of the step that failed last, when Retry is set
 	for {
 		if err := ctx.Err(); err != nil {
+			j.interrupted(ctx, runID, &tries)
 			return j.stopped(runID, f, err)
 		}
 		recs, err := j.Store.Load(runID)
@@ -158,11 +159,17 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 			failed = err != nil
 			return res, err
 		}, gates)
+		if err == nil {
+			tries = attempts{} // the step went through: no failed attempts to tell of
+		}
 		if err != nil && j.cancelled(runID) {
 			continue // the step stopped because the run was cancelled: the next load says so
 		}
 		if failed && j.Retry != nil && ctx.Err() == nil && (step.Kind == agent.KindModel || step.Kind == agent.KindRead) {
 			if err := j.retry(ctx, runID, len(recs), step, &tries, err, f.changes()); err != nil {
+				if ctx.Err() != nil {
+					j.interrupted(ctx, runID, &tries)
+				}
 				return agent.Outcome{}, err
 			}
 			continue // the next load decides the step again: its next attempt
@@ -193,6 +200,9 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 			return o, nil
 		}
 		if err != nil {
+			if ctx.Err() != nil {
+				j.interrupted(ctx, runID, &tries)
+			}
 			return agent.Outcome{}, fmt.Errorf("run %s: step %s: %w", runID, step.Name, err)
 		}
 	}
@@ -200,9 +210,11 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 
 // attempts counts the failed attempts of the step Run runs.
 type attempts struct {
-	step   string
-	failed int       // its attempts that failed
-	first  time.Time // when its first attempt started
+	step    string
+	failed  int       // its attempts that failed
+	first   time.Time // when its first attempt started
+	last    time.Time // when its last attempt failed
+	lastErr string    // that attempt's error, in plain words (Retry.Text)
 }
 
 // begin counts from the start when step is not the step whose attempts
@@ -220,6 +232,7 @@ func (a *attempts) begin(step string, now time.Time) {
 // (the next load says Cancelled); ctx ending ends it with ctx's error.
 func (j *Journal) retry(ctx context.Context, runID string, seen int, step agent.Step, tries *attempts, err error, changes <-chan struct{}) error {
 	tries.failed++
+	tries.last, tries.lastErr = j.now(), j.Retry.Text(err)
 	wait, again := j.Retry.Next(step, tries.failed, err)
 	if !again {
 		stop := Stop{Step: step.Name, Attempts: tries.failed, Over: j.now().Sub(tries.first), Error: j.Retry.Text(err)}
@@ -247,6 +260,34 @@ func (j *Journal) retry(ctx context.Context, runID string, seen int, step agent.
 		}
 	}
 	return nil
+}
+
+// errEnded is interrupted's way out of update for a run that ended.
+var errEnded = errors.New("the run ended")
+
+// interruptBound bounds recording why an interrupted driver stopped.
+const interruptBound = 5 * time.Second
+
+// interrupted records, when Run's context ended while it retried a failing
+// step, that the run stopped there and why (run.stopped, Interrupted: the
+// step, its failed attempts, the last error), so that show names them and
+// says how to resume rather than "Running" with nothing behind it. It is
+// best effort: a driver that is killed records nothing, and show then says
+// only that no driver runs the run.
+func (j *Journal) interrupted(ctx context.Context, runID string, tries *attempts) {
+	if tries.failed == 0 || tries.step == "" {
+		return
+	}
+	stop := Stop{Step: tries.step, Attempts: tries.failed, Over: tries.last.Sub(tries.first), Error: tries.lastErr, Interrupted: true}
+	*tries = attempts{}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), interruptBound)
+	defer cancel()
+	_ = j.update(ctx, runID, "stop", func(st *state) ([]Record, bool, error) {
+		if st.completed || st.cancelled {
+			return nil, false, errEnded // nothing to say: it ended
+		}
+		return []Record{{Type: RunStopped, Stopped: &stop, At: j.now()}}, false, nil
+	})
 }
 
 // signalRecords returns the records of signals.

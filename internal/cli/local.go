@@ -310,7 +310,12 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 				return err
 			}
 			op := l.op()
-			op.following, _ = l.driverFollows(ctx, runID) // for the line under the commands
+			if h, ok := l.Journal.Store.(journal.Holders); ok {
+				if d, err := h.Holder(ctx, runID); err == nil {
+					op.asked, op.driver = true, d
+					op.following = d != nil && d.Follows // for the line under the commands
+				}
+			}
 			return printInfo(w, op, info)
 		case "cancel":
 			runID, _ := cancelArgs(args)
@@ -365,9 +370,7 @@ func printInfo(w io.Writer, op engine, info journal.RunInfo) error {
 		Header:  fmt.Sprintf("run %s: %s (%s)", info.RunID, info.Status, plural(info.Records, "record")),
 		Outcome: agent.Outcome{Status: info.Status, Pending: info.Pending, Step: info.Indeterminate, Reason: info.Reason, Answer: info.Answer, CutOff: info.CutOff, Empty: info.Empty},
 	}
-	if info.Stopped != nil {
-		v.Stopped = fmt.Sprintf("%s; resume with %s", info.Stopped, op.resume(info.RunID))
-	}
+	v.Stopped = stoppedLine(op, info)
 	for _, s := range info.Steps {
 		res, _ := json.Marshal(s.Result)
 		line := fmt.Sprintf("%-28s %-5s %-10s starts=%d result=%s", s.Name, s.Kind, s.State, s.Starts, res)
@@ -379,6 +382,36 @@ func printInfo(w io.Writer, op engine, info journal.RunInfo) error {
 	v.Tail = append(v.Tail, budgetLine(info.Turns, info.Usage, info.Budget))
 	printRun(w, op, info.RunID, v)
 	return nil
+}
+
+// stoppedLine says, for a local run that is Running, why its last driver
+// stopped (run.stopped) and whether a driver runs it now, with the command
+// that resumes it when none does; "" when there is nothing to say.
+func stoppedLine(op engine, info journal.RunInfo) string {
+	if info.Status != agent.StatusRunning {
+		return ""
+	}
+	resume := "resume with " + op.resume(info.RunID)
+	switch {
+	case !op.asked:
+		if info.Stopped != nil {
+			return fmt.Sprintf("%s; %s", info.Stopped, resume)
+		}
+		return ""
+	case op.driver != nil:
+		who := "a driver"
+		if op.driver.PID > 0 {
+			who = fmt.Sprintf("a driver (process %d)", op.driver.PID)
+		}
+		if info.Stopped != nil {
+			return fmt.Sprintf("the last driver %s; %s runs it now", info.Stopped, who)
+		}
+		return who + " runs it now"
+	case info.Stopped != nil:
+		return fmt.Sprintf("%s; no driver runs it now: %s", info.Stopped, resume)
+	default:
+		return "no driver runs it now (its last driver ended without recording why: killed, or its host went down): " + resume
+	}
 }
 
 // CheckOperatorArgs checks reconcile arguments before anything is opened

@@ -180,8 +180,9 @@ func TestLocalGivesUpAndResumes(t *testing.T) {
 	}
 
 	code, show := testenv.Run(t, env, time.Minute, reconcile, "--local", "show", run)
-	if code != 0 || !strings.HasPrefix(show, "run "+run+": Running (2 records)\n  stopped after 3 attempts over ") || !strings.Contains(show, why) {
-		t.Fatalf("reconcile --local show: exit %d, want Running and the stop with %q:\n%s", code, why, show)
+	showWhy := ": llm/1: " + m.refusedLine() + "; no driver runs it now: " + resume + "\n"
+	if code != 0 || !strings.HasPrefix(show, "run "+run+": Running (2 records)\n  stopped after 3 attempts over ") || !strings.Contains(show, showWhy) {
+		t.Fatalf("reconcile --local show: exit %d, want Running and the stop with %q:\n%s", code, showWhy, show)
 	}
 	code, list := testenv.Run(t, env, time.Minute, reconcile, "--local", "list")
 	if want := run + "\tRunning\tstopped at llm/1; " + resume + "\n"; code != 0 || list != want {
@@ -235,13 +236,16 @@ func TestLocalDoesNotRetryRejectedKey(t *testing.T) {
 
 // TestLocalRetryWaitInterrupted: SIGTERM while the driver waits for its
 // next attempt ends starter --local at once, saying how to resume; the
-// journal records nothing more.
+// journal records where it stopped (run.stopped, interrupted: the step,
+// the failed attempt, its error), and reconcile --local show names them,
+// says that no driver runs the run, and prints the resume command, rather
+// than a bare "Running".
 func TestLocalRetryWaitInterrupted(t *testing.T) {
 	t.Parallel()
 	m := newModelServer(t)
 	env, jdir := retryEnv(t, m, 10, "1h")
 	const run = "local-retry-sigterm"
-	starter := testenv.Program(t, "starter")
+	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
 	p := testenv.Start(t, env, starter, "--local", "--id", run, prompt)
 	if err := p.WaitLogged(t.Context(), "llm/1: attempt 1 of 10 failed: "+m.refusedLine()+"; next attempt in 1h0m0s\n", 30*time.Second); err != nil {
 		t.Fatal(err)
@@ -251,11 +255,50 @@ func TestLocalRetryWaitInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	code := p.Wait(t, 30*time.Second)
-	want := "starter: run " + run + ": interrupted (context canceled); nothing is lost: resume it with " + starter + " --local --id " + run + "\n"
+	resume := starter + " --local --id " + run
+	want := "starter: run " + run + ": interrupted (context canceled); nothing is lost: resume it with " + resume + "\n"
 	if code != cli.ExitError || !strings.HasSuffix(p.Output(), want) || time.Since(began) > 5*time.Second {
 		t.Fatalf("after SIGTERM: exit %d after %v, want %d at once ending %q:\n%s", code, time.Since(began), cli.ExitError, want, p.Output())
 	}
-	if _, got := journalOf(t, jdir, run); got != "run.started" {
-		t.Fatalf("records %s, want run.started only", got)
+	recs, got := journalOf(t, jdir, run)
+	if got != "run.started|run.stopped" {
+		t.Fatalf("records %s, want run.started, run.stopped", got)
+	}
+	if s := recs[1].Stopped; s == nil || !s.Interrupted || s.Step != "llm/1" || s.Attempts != 1 || s.Error != m.refusedLine() {
+		t.Fatalf("run.stopped %+v: want interrupted at llm/1 after 1 failed attempt, %q", s, m.refusedLine())
+	}
+	code, show := testenv.Run(t, env, time.Minute, reconcile, "--local", "show", run)
+	head := "run " + run + ": Running (2 records)\n  interrupted after 1 failed attempt over "
+	why := ": llm/1: " + m.refusedLine() + "; no driver runs it now: resume with " + resume + "\n"
+	if first, _, _ := strings.Cut(strings.TrimPrefix(show, head), "\n"); code != 0 || !strings.HasPrefix(show, head) || !strings.HasSuffix(first+"\n", why) {
+		t.Fatalf("reconcile --local show: exit %d, want %q...%q:\n%s", code, head, why, show)
+	}
+}
+
+// TestLocalRetryDriverKilled: a driver SIGKILLed while it retries writes
+// nothing, and reconcile --local show says that no driver runs the run and
+// how to resume it; while a driver runs it, show names that process.
+func TestLocalRetryDriverKilled(t *testing.T) {
+	t.Parallel()
+	m := newModelServer(t)
+	env, _ := retryEnv(t, m, 10, "1h")
+	const run = "local-retry-sigkill"
+	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
+	p := testenv.Start(t, env, starter, "--local", "--id", run, prompt)
+	if err := p.WaitLogged(t.Context(), "llm/1: attempt 1 of 10 failed: "+m.refusedLine()+"; next attempt in 1h0m0s\n", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	code, show := testenv.Run(t, env, time.Minute, reconcile, "--local", "show", run)
+	if line := fmt.Sprintf("  a driver (process %d) runs it now\n", p.Pid()); code != 0 || !strings.HasPrefix(show, "run "+run+": Running (1 record)\n"+line) {
+		t.Fatalf("reconcile --local show while driven: exit %d, want %q:\n%s", code, line, show)
+	}
+	if err := p.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.Wait(t, 30*time.Second)
+	code, show = testenv.Run(t, env, time.Minute, reconcile, "--local", "show", run)
+	line := "  no driver runs it now (its last driver ended without recording why: killed, or its host went down): resume with " + starter + " --local --id " + run + "\n"
+	if code != 0 || !strings.HasPrefix(show, "run "+run+": Running (1 record)\n"+line) {
+		t.Fatalf("reconcile --local show after SIGKILL: exit %d, want %q:\n%s", code, line, show)
 	}
 }

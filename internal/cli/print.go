@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/shell"
+	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -19,6 +20,10 @@ type engine struct {
 	// following is set for a local run that a driver follows (starter
 	// --local --follow): it goes on by itself once a decision is recorded.
 	following bool
+	// asked is set when show asked the local run's lock who drives it:
+	// driver is then that process, or nil when nothing runs the run.
+	asked  bool
+	driver *journal.BusyError
 }
 
 func localEngine(c Commands) engine { return engine{cmds: c.or(), local: true} }
