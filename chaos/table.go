@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/agentrun/agentrun/internal/testkit"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -151,11 +151,11 @@ func (r *Result) Write(path string) error {
 	if path != "" {
 		return os.WriteFile(path, []byte(section), 0o644)
 	}
-	out, err := exec.Command("go", "env", "GOMOD").Output()
+	root, err := testkit.ModuleRoot()
 	if err != nil {
-		return fmt.Errorf("find the module root: %w", err)
+		return err
 	}
-	path = filepath.Join(filepath.Dir(strings.TrimSpace(string(out))), "BENCHMARKS.md")
+	path = filepath.Join(root, "BENCHMARKS.md")
 	old, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		return err

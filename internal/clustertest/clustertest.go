@@ -27,6 +27,7 @@ import (
 	"github.com/agentrun/agentrun/internal/devserver"
 	"github.com/agentrun/agentrun/internal/pgtest"
 	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit"
 )
 
 // The files under deploy/ that every cluster runs, from the repository's
@@ -207,7 +208,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return nil, err
 	}
 	if opts.Root == "" {
-		if opts.Root, err = moduleRoot(); err != nil {
+		if opts.Root, err = testkit.ModuleRoot(); err != nil {
 			return nil, err
 		}
 	}
@@ -595,17 +596,4 @@ func (c *Cluster) logTail(name string) string {
 		s = "..." + s[len(s)-1500:]
 	}
 	return fmt.Sprintf("%s (log %s)", s, filepath.Join(c.opts.Dir, name))
-}
-
-// moduleRoot is the folder of agentrun's go.mod.
-func moduleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("find the module root: %w", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return "", errors.New("find the module root: not inside agentrun's module")
-	}
-	return filepath.Dir(gomod), nil
 }

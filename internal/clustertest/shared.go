@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/agentrun/agentrun/internal/pgtest"
+	"github.com/agentrun/agentrun/internal/testkit"
 )
 
 // startTimeout bounds starting the shared cluster: the schemas, the
@@ -58,10 +59,7 @@ func Shared(t testing.TB) *Cluster {
 		}
 	})
 	if sharedErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("Temporal cluster: %v", sharedErr)
-		}
-		t.Skipf("Temporal cluster unavailable (fails under CI=true): %v", sharedErr)
+		testkit.Unavailable(t, "Temporal cluster", sharedErr)
 	}
 	return shared
 }

@@ -7,15 +7,13 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
-	"strings"
 
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/agentrun/agentrun/internal/testkit"
 	"github.com/agentrun/agentrun/operator"
 )
 
@@ -70,13 +68,9 @@ func CLI() (string, error) {
 	if p := os.Getenv("AGENTRUN_TEMPORAL_CLI"); p != "" {
 		return p, nil
 	}
-	out, err := exec.Command("go", "env", "GOMOD").Output()
+	p, err := testkit.Bin("temporal", "temporal-cli")
 	if err != nil {
-		return "", fmt.Errorf("find the module root: %w", err)
-	}
-	p := filepath.Join(filepath.Dir(strings.TrimSpace(string(out))), "bin", "temporal")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("no temporal CLI at %s: run make temporal-cli (or set AGENTRUN_TEMPORAL_CLI)", p)
+		return "", fmt.Errorf("%w (or set AGENTRUN_TEMPORAL_CLI)", err)
 	}
 	return p, nil
 }

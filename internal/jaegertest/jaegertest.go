@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentrun/agentrun/internal/testkit"
 )
 
 // EnvBinary names the variable with the path of the Jaeger program to run
@@ -77,13 +79,9 @@ func Binary() (string, error) {
 		}
 		return p, nil
 	}
-	out, err := exec.Command("go", "env", "GOMOD").Output()
+	p, err := testkit.Bin("jaeger", "jaeger")
 	if err != nil {
-		return "", fmt.Errorf("find the module root: %w", err)
-	}
-	p := filepath.Join(filepath.Dir(strings.TrimSpace(string(out))), "bin", "jaeger")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("no Jaeger at %s: run make jaeger (or set %s)", p, EnvBinary)
+		return "", fmt.Errorf("%w (or set %s)", err, EnvBinary)
 	}
 	return p, nil
 }
@@ -100,10 +98,7 @@ func Start(t testing.TB) *Jaeger {
 		j, err = Run(t.Context(), bin, t.TempDir())
 	}
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("Jaeger: %v", err)
-		}
-		t.Skipf("Jaeger unavailable (fails under CI=true; make jaeger builds it): %v", err)
+		testkit.Unavailable(t, "Jaeger (make jaeger builds it)", err)
 	}
 	t.Cleanup(func() {
 		if err := j.Stop(); err != nil {

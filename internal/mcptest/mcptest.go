@@ -23,6 +23,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentrun/agentrun/internal/testkit"
 )
 
 // Dir returns the absolute path of tools/mcp/testdata.
@@ -46,11 +48,7 @@ func Bin(t testing.TB, name string) string {
 		_, err = exec.LookPath("node")
 	}
 	if err != nil {
-		msg := fmt.Sprintf("MCP test server %s is not installed (%v): run %s", name, err, filepath.Join(Dir(), "install.sh"))
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testkit.Unavailable(t, "MCP test server "+name, fmt.Errorf("not installed (%w): run %s", err, filepath.Join(Dir(), "install.sh")))
 	}
 	return p
 }

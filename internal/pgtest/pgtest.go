@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/agentrun/agentrun/internal/testkit"
 )
 
 // EnvURL names the variable with the URL of an existing server to use
@@ -59,10 +61,7 @@ func URL(t testing.TB) string {
 	t.Helper()
 	base, err := baseURL()
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("PostgreSQL: %v", err)
-		}
-		t.Skipf("PostgreSQL unavailable (fails under CI=true): %v", err)
+		testkit.Unavailable(t, "PostgreSQL", err)
 	}
 	name := fmt.Sprintf("agentrun_test_%d_%d", os.Getpid(), serial.Add(1))
 	ctx, cancel := context.WithTimeout(context.Background(), dbTimeout)

@@ -15,6 +15,7 @@ import (
 	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/internal/cluster"
 	"github.com/agentrun/agentrun/internal/devserver"
+	"github.com/agentrun/agentrun/internal/testkit"
 )
 
 // Server is a Temporal dev server shared by the tests of one process.
@@ -64,10 +65,7 @@ func DevServer(t testing.TB) *Server {
 		server = &Server{HostPort: dev.FrontendHostPort(), Client: c, CLI: cli, dev: dev}
 	})
 	if serverErr != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("Temporal dev server: %v", serverErr)
-		}
-		t.Skipf("Temporal dev server unavailable (fails under CI=true): %v", serverErr)
+		testkit.Unavailable(t, "Temporal dev server", serverErr)
 	}
 	return server
 }
@@ -125,10 +123,7 @@ func DevServerWith(t testing.TB, opts devserver.Options) *Server {
 			return &Server{HostPort: dev.FrontendHostPort(), Client: dev.Client(), CLI: cli, dev: dev}
 		}
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("Temporal dev server: %v", err)
-	}
-	t.Skipf("Temporal dev server unavailable (fails under CI=true): %v", err)
+	testkit.Unavailable(t, "Temporal dev server", err)
 	return nil
 }
 

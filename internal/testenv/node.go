@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentrun/agentrun/internal/testkit"
 )
 
 var (
@@ -27,10 +29,7 @@ func Node(t testing.TB, dir string) string {
 		err = npmInstall(dir)
 	}
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("node packages of %s: %v", dir, err)
-		}
-		t.Skipf("node packages of %s are unavailable (fails under CI=true): %v", dir, err)
+		testkit.Unavailable(t, "node packages of "+dir, err)
 	}
 	return node
 }

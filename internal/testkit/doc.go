@@ -1,0 +1,10 @@
+// Package testkit holds the two rules every test harness of agentrun
+// shares, so that each is written once:
+//
+//   - A test that needs something this machine lacks (a Temporal server,
+//     PostgreSQL, Jaeger, Chromium, node packages) fails under CI=true, where
+//     .ci/run must have installed and started it, and is skipped elsewhere,
+//     saying so ([Unavailable]).
+//   - The pinned programs the Makefile builds live in bin/ at the module
+//     root ([ModuleRoot], [Bin]).
+package testkit
