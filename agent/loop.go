@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 )
@@ -217,31 +218,16 @@ func (f *Facts) Forget(cp Checkpoint) {
 		n, tool := StepTurn(name)
 		return n > 0 && (n < cp.Turn || (!tool && n == cp.Turn))
 	}
-	for name := range f.Results {
-		if old(name) {
-			delete(f.Results, name)
-		}
-	}
-	for name := range f.Decisions {
-		if old(name) {
-			delete(f.Decisions, name)
-		}
-	}
-	for name := range f.Indeterminate {
-		if old(name) {
-			delete(f.Indeterminate, name)
-		}
-	}
-	for name := range f.Messages {
-		if old(name) {
-			delete(f.Messages, name)
-		}
-	}
-	for name := range f.Gates {
-		if old(name) {
-			delete(f.Gates, name)
-		}
-	}
+	forget(f.Results, old)
+	forget(f.Decisions, old)
+	forget(f.Indeterminate, old)
+	forget(f.Messages, old)
+	forget(f.Gates, old)
+}
+
+// forget deletes the entries of m whose step name is old.
+func forget[V any](m map[string]V, old func(name string) bool) {
+	maps.DeleteFunc(m, func(name string, _ V) bool { return old(name) })
 }
 
 // Gates returns the policy's decisions about the tool calls of a model
