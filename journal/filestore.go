@@ -48,8 +48,9 @@ type FileStore struct {
 	// logging.
 	Logger *slog.Logger
 
-	dir string
-	fs  durable.FS // the file seam: tests inject faults through it
+	dir    string
+	fs     durable.FS // the file seam: tests inject faults through it
+	sealer Sealer     // seals records' content at rest; nil: plain
 
 	mu    sync.Mutex
 	runs  map[string]*runView // the cached views, at most maxCachedRuns
@@ -94,6 +95,18 @@ func (s *FileStore) Stats() FileStats {
 // created so that the directories survive a crash.
 func NewFileStore(dir string) (*FileStore, error) {
 	return newFileStore(dir, durable.OS{})
+}
+
+// NewSealedFileStore is NewFileStore whose records are sealed by sealer
+// (their content encrypted, see the package doc), when sealer is not nil.
+// It reads plain records as well.
+func NewSealedFileStore(dir string, sealer Sealer) (*FileStore, error) {
+	s, err := NewFileStore(dir)
+	if err != nil {
+		return nil, err
+	}
+	s.sealer = sealer
+	return s, nil
 }
 
 func newFileStore(dir string, fsys durable.FS) (*FileStore, error) {
@@ -168,10 +181,11 @@ func (s *FileStore) Append(runID string, seen int, recs ...Record) error {
 	// Encode first: a record Load would refuse is never written.
 	var buf []byte
 	for i, rec := range recs {
-		var err error
-		if buf, err = appendRecord(buf, rec); err != nil {
+		payload, err := EncodeSealed(s.sealer, runID, seen+i+1, rec)
+		if err != nil {
 			return fmt.Errorf("append %s: record %d: %w", runID, i+1, err)
 		}
+		buf = appendLine(buf, payload)
 	}
 	if len(recs) == 0 {
 		v, err := s.load(runID)
@@ -247,8 +261,8 @@ func (s *FileStore) append(runID string, seen int, buf []byte) error {
 	}
 	// The new lines are durable and follow the good prefix: extend the view
 	// by them, decoded from the bytes written, as a later scan would.
-	sc, err := scanJournal(path, buf, v.good, v.count())
-	if err != nil || sc.good != v.good+int64(len(buf)) { // cannot happen: buf came from appendRecord
+	sc, err := s.scan(runID, buf, v.good, v.count())
+	if err != nil || sc.good != v.good+int64(len(buf)) { // cannot happen: buf came from appendLine
 		s.forget(runID)
 		return nil
 	}
