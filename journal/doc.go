@@ -114,6 +114,8 @@
 //
 //	<checksum> {"type":"step.completed","step":"llm/1","kind":"model","sealed":{"key":"k1","data":"YWdl..."}}
 //
+// The fields split so:
+//
 //   - Visible: type, step, kind, idempotent, settles, attempt (the fence's
 //     generation, attempt, worker, deadline, host, pid) and at. The store
 //     and a person reading the file without the key see what the run did,
