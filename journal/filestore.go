@@ -137,7 +137,7 @@ func (s *FileStore) Load(runID string) ([]Record, error) {
 	v, err := s.load(runID)
 	if err != nil {
 		s.forget(runID)
-		return nil, fmt.Errorf("load %s: %w", runID, err)
+		return nil, withRun("load", runID, err)
 	}
 	if v == nil {
 		return nil, nil
@@ -191,7 +191,7 @@ func (s *FileStore) Append(runID string, seen int, recs ...Record) error {
 		v, err := s.load(runID)
 		if err != nil {
 			s.forget(runID)
-			return fmt.Errorf("append %s: %w", runID, err)
+			return withRun("append", runID, err)
 		}
 		return checkSeen(runID, v.count(), seen)
 	}
@@ -225,7 +225,7 @@ func (s *FileStore) append(runID string, seen int, buf []byte) error {
 
 	v, torn, err := s.refresh(runID, f)
 	if err != nil {
-		return fmt.Errorf("append %s: %w", runID, err)
+		return withRun("append", runID, err)
 	}
 	if err := checkSeen(runID, v.count(), seen); err != nil {
 		return err

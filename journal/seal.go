@@ -40,6 +40,16 @@ func (e *KeyError) Error() string {
 	return fmt.Sprintf("journal %s: record %d is sealed under key %s, which is not among AGENTRUN_CODEC_KEYS (have: %s)", e.Run, e.Record, e.Key, strings.Join(e.Have, ", "))
 }
 
+// withRun is err after op and the run ("load r1: ..."), or a *KeyError
+// alone: it names the run itself, and says all a person needs.
+func withRun(op, runID string, err error) error {
+	var ke *KeyError
+	if errors.As(err, &ke) {
+		return ke
+	}
+	return fmt.Errorf("%s %s: %w", op, runID, err)
+}
+
 // sealedContent is the "sealed" member of a sealed record.
 type sealedContent struct {
 	Key  string `json:"key"`

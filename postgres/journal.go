@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -43,6 +44,10 @@ func (j *Journal) Load(runID string) ([]journal.Record, error) {
 			return nil, fmt.Errorf("load %s: record %d is missing (next is %d): %w", runID, len(recs), seq, journal.ErrCorrupt)
 		}
 		rec, err := journal.DecodeSealed(j.sealer, runID, seq+1, data)
+		var ke *journal.KeyError
+		if errors.As(err, &ke) {
+			return nil, ke // it names the run
+		}
 		if err != nil {
 			return nil, fmt.Errorf("load %s: %w", runID, err)
 		}
