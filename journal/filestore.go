@@ -180,12 +180,13 @@ func (s *FileStore) Append(runID string, seen int, recs ...Record) error {
 	}
 	// Encode first: a record Load would refuse is never written.
 	var buf []byte
+	plains := make([][]byte, len(recs)) // each record's plain JSON, for the view
 	for i, rec := range recs {
-		payload, err := EncodeSealed(s.sealer, runID, seen+i+1, rec)
+		payload, plain, err := encodeSealed(s.sealer, runID, seen+i+1, rec)
 		if err != nil {
 			return fmt.Errorf("append %s: record %d: %w", runID, i+1, err)
 		}
-		buf = appendLine(buf, payload)
+		buf, plains[i] = appendLine(buf, payload), plain
 	}
 	if len(recs) == 0 {
 		v, err := s.load(runID)
@@ -197,14 +198,14 @@ func (s *FileStore) Append(runID string, seen int, recs ...Record) error {
 	}
 	// Any failure past this point may leave the file other than the view
 	// says: forget the view, so that the next call reads the file again.
-	err := s.append(runID, seen, buf)
+	err := s.append(runID, seen, buf, plains)
 	if err != nil && !errors.Is(err, ErrConflict) {
 		s.forget(runID)
 	}
 	return err
 }
 
-func (s *FileStore) append(runID string, seen int, buf []byte) error {
+func (s *FileStore) append(runID string, seen int, buf []byte, plains [][]byte) error {
 	path := s.path(runID)
 	f, err := s.fs.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -260,8 +261,15 @@ func (s *FileStore) append(runID string, seen int, buf []byte) error {
 		return fmt.Errorf("append %s: fsync (outcome unknown): %w", runID, err)
 	}
 	// The new lines are durable and follow the good prefix: extend the view
-	// by them, decoded from the bytes written, as a later scan would.
-	sc, err := s.scan(runID, buf, v.good, v.count())
+	// by them, decoded from the bytes written, as a later scan would (a
+	// sealed one from the plain JSON it was sealed from, which is what
+	// opening it gives).
+	sc, err := scanJournal(path, buf, v.good, v.count(), func(n int, w wireRecord) (Record, error) {
+		if w.Sealed == nil {
+			return w.Record, nil
+		}
+		return DecodeJSON(plains[n-seen-1])
+	})
 	if err != nil || sc.good != v.good+int64(len(buf)) { // cannot happen: buf came from appendLine
 		s.forget(runID)
 		return nil

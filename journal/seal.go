@@ -82,16 +82,23 @@ func recordAAD(runID string, n int, key string) string {
 // rec's whole EncodeJSON sealed under that key. With s nil it is
 // EncodeJSON. It refuses what EncodeJSON refuses.
 func EncodeSealed(s Sealer, runID string, n int, rec Record) ([]byte, error) {
-	plain, err := EncodeJSON(rec)
+	payload, _, err := encodeSealed(s, runID, n, rec)
+	return payload, err
+}
+
+// encodeSealed is EncodeSealed that also returns rec's plain JSON.
+func encodeSealed(s Sealer, runID string, n int, rec Record) (payload, plain []byte, err error) {
+	plain, err = EncodeJSON(rec)
 	if err != nil || s == nil {
-		return plain, err
+		return plain, plain, err
 	}
 	key := s.KeyIDs()[0]
 	data, err := s.SealRecord(recordAAD(runID, n, key), plain)
 	if err != nil {
-		return nil, fmt.Errorf("seal %s record %d: %w", rec.Type, n, err)
+		return nil, nil, fmt.Errorf("seal %s record %d: %w", rec.Type, n, err)
 	}
-	return encodeWire(wireRecord{Record: visible(rec), Sealed: &sealedContent{Key: key, Data: data}})
+	payload, err = encodeWire(wireRecord{Record: visible(rec), Sealed: &sealedContent{Key: key, Data: data}})
+	return payload, plain, err
 }
 
 // DecodeSealed parses a record EncodeSealed or EncodeJSON wrote as record n
