@@ -259,7 +259,8 @@
 // the directory was fsynced before.
 //
 // An append that returned an error may or may not have happened. Only
-// [ErrConflict], [operator.ErrInvalid] and [ErrCorrupt] mean that nothing was written.
+// [ErrConflict], [operator.ErrInvalid], [ErrCorrupt] and a [*KeyError] mean that nothing was
+// written.
 // After any other error (a failed write or fsync, for instance) the records
 // may be absent, present, or, for an append of several records, present in
 // part (a prefix): a record that reached the file before an fsync failed
