@@ -67,6 +67,7 @@ var (
 		"ms per append, run of 10 records vs raw write+fsync",
 		"ms per append, run of 4,000 records vs raw write+fsync",
 		"ms per append, run of 4,000 records vs run of 10",
+		"ms per append, sealed (a payload key set) vs plain, run of 10 records",
 		"bytes read per append, run of 4,000 records",
 		"fsyncs per model step",
 		"fsyncs per read step",
@@ -239,6 +240,30 @@ func TestEncryptionAlone(t *testing.T) {
 		t.Errorf("history bytes per turn encrypted vs plain %.2f; want within 0.5-2", h.Ratio())
 	}
 	t.Logf("%+v", rows)
+}
+
+// TestLocalJournalAlone runs the local journal section alone, as -quick
+// sizes it (it needs no server): every append figure is measured, and the
+// sealed appends are a row of their own against plain ones of the same
+// run size.
+func TestLocalJournalAlone(t *testing.T) {
+	rows, err := localJournal(t.Context(), &benchEnv{dir: t.TempDir()}, paramsFor(true).journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sealed *row
+	for i, r := range rows {
+		if r.Measured <= 0 || r.Baseline <= 0 {
+			t.Errorf("%s: measured %v, baseline %v; want both measured", r.Figure, r.Measured, r.Baseline)
+		}
+		if strings.HasPrefix(r.Figure, "ms per append, sealed") {
+			sealed = &rows[i]
+		}
+	}
+	if sealed == nil || sealed.Goal != 1.3 {
+		t.Fatalf("no sealed-vs-plain row with the 1.3 goal in %+v", rows)
+	}
+	t.Logf("%s: %.3f ms vs %.3f ms (%.2fx)", sealed.Figure, sealed.Measured, sealed.Baseline, sealed.Ratio())
 }
 
 // TestTracingAlone runs the tracing section alone, quick, against a

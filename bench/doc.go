@@ -54,8 +54,11 @@
 //   - Local journal: journal.FileStore.Append of a step.completed record
 //     into runs already holding 10 and 4,000 records, interleaved with a
 //     raw write+fsync of the same bytes to an O_APPEND file in the same
-//     folder; and, once the store keeps counters (statsOf), the bytes read
-//     per append and the fsyncs per step of each kind.
+//     folder; the same appends by a store that seals them under a payload
+//     key (journal.NewSealedFileStore) against the plain ones into a run of
+//     the same size (goal 1.3); and, once the store keeps counters
+//     (statsOf), the bytes read per append and the fsyncs per step of each
+//     kind.
 //   - Long run: 1,000 turns with 4 KiB tool outputs: history bytes per
 //     turn stay flat across continue-as-new, and so does the time per turn.
 //   - Streamed turns: what streaming a model's text costs in history. The

@@ -3,6 +3,7 @@ package codec
 import (
 	"bytes"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
 
@@ -20,27 +21,45 @@ var _ content.Sealer = (*Codec)(nil)
 // so a store can tell that a blob is already there by comparing bytes,
 // and a nonce is never used with two different plaintexts.
 func (c *Codec) Seal(addr string, plain []byte) ([]byte, error) {
+	mac := hmac.New(sha256.New, c.nonceKeys[c.first])
+	mac.Write([]byte(addr))
+	return c.seal(mac.Sum(nil)[:nonceSize], addr, plain)
+}
+
+// SealRecord encrypts a value that aad does not determine (a journal
+// record's content, bound to its run and position) under the first key:
+// the format of a sealed blob with a random nonce, so that two values
+// sealed under one aad (a torn record written again) never share a
+// nonce. Open opens it.
+func (c *Codec) SealRecord(aad string, plain []byte) ([]byte, error) {
+	nonce := make([]byte, nonceSize)
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, fmt.Errorf("seal %s: nonce: %w", aad, err)
+	}
+	return c.seal(nonce, aad, plain)
+}
+
+// seal is the one sealing of blobs and records: magic, key id, nonce and
+// AES-256-GCM-Seal(zlib(plain), aad) under the first key.
+func (c *Codec) seal(nonce []byte, aad string, plain []byte) ([]byte, error) {
 	z, err := compress(plain)
 	if err != nil {
-		return nil, fmt.Errorf("seal %s: %w", addr, err)
+		return nil, fmt.Errorf("seal %s: %w", aad, err)
 	}
 	id := c.first
 	aead := c.aeads[id]
-	mac := hmac.New(sha256.New, c.nonceKeys[id])
-	mac.Write([]byte(addr))
-	nonce := mac.Sum(nil)[:nonceSize]
 	out := make([]byte, 0, len(BlobMagic)+1+len(id)+nonceSize+len(z)+aead.Overhead())
 	out = append(out, BlobMagic...)
 	out = append(out, byte(len(id)))
 	out = append(out, id...)
 	out = append(out, nonce...)
-	return aead.Seal(out, nonce, z, []byte(addr)), nil
+	return aead.Seal(out, nonce, z, []byte(aad)), nil
 }
 
 // IsSealed says whether b begins as a sealed blob does.
 func IsSealed(b []byte) bool { return bytes.HasPrefix(b, []byte(BlobMagic)) }
 
-// Open decrypts a blob Seal made for addr, with the key it names: an
+// Open decrypts a blob Seal (or SealRecord) made for addr, with the key it names: an
 // *UnknownKeyError for a key id the Codec lacks, ErrAuth (and
 // content.ErrDamaged) for a blob that does not open (a wrong key, damaged
 // bytes, or a blob sealed for another address).

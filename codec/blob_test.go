@@ -56,3 +56,29 @@ func TestSealBlob(t *testing.T) {
 		t.Fatalf("open truncated: %v", err)
 	}
 }
+
+// TestSealRecord: a record seals under a fresh nonce each time (one aad
+// can hold two values), opens with Open under its aad only, and after
+// rotation.
+func TestSealRecord(t *testing.T) {
+	t.Parallel()
+	plain := []byte(`{"type":"run.completed","answer":"` + secret + `"}`)
+	a := mustNew(t, key("a", 1))
+	one, err := a.SealRecord("run-1 3", plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, _ := a.SealRecord("run-1 3", plain)
+	if bytes.Contains(one, []byte(secret)) || !codec.IsSealed(one) || bytes.Equal(one, two) {
+		t.Fatalf("sealed records %q and %q: want sealed, no text, different nonces", one, two)
+	}
+	rotated := mustNew(t, key("b", 2), key("a", 1))
+	for _, s := range [][]byte{one, two} {
+		if got, err := rotated.Open("run-1 3", s); err != nil || !bytes.Equal(got, plain) {
+			t.Fatalf("open: %q, %v", got, err)
+		}
+	}
+	if _, err := a.Open("run-1 4", one); !errors.Is(err, codec.ErrAuth) {
+		t.Fatalf("open under another aad: %v, want ErrAuth", err)
+	}
+}

@@ -69,6 +69,12 @@
 // plaintexts. The address as AAD binds the bytes to their key: a blob
 // copied under another address fails to open.
 //
+// A journal record's content is sealed the same way (SealRecord), except
+// that the nonce is 12 random bytes and the AAD names the record's run and
+// position (journal/doc.go gives the record form): a record can be written
+// again with other content at one position (after a torn tail), so a
+// derived nonce could repeat.
+//
 // # What stays visible
 //
 // The codec encrypts payloads only. Temporal still sees, in plain text:

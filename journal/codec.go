@@ -47,9 +47,14 @@ func appendRecord(dst []byte, rec Record) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
+	return appendLine(dst, payload), nil
+}
+
+// appendLine appends the line of a record's JSON, payload, to dst.
+func appendLine(dst, payload []byte) []byte {
 	dst = fmt.Appendf(dst, "%08x ", crc32.Checksum(payload, castagnoli))
 	dst = append(dst, payload...)
-	return append(dst, '\n'), nil
+	return append(dst, '\n')
 }
 
 // EncodeJSON returns the compact JSON of rec, exactly as a FileStore writes
@@ -71,48 +76,58 @@ func EncodeJSON(rec Record) ([]byte, error) {
 	return bytes.TrimSuffix(js.Bytes(), []byte("\n")), nil // Encode ends with a newline; compact JSON has no other
 }
 
-// DecodeJSON parses a record encoded by EncodeJSON: a JSON object that
-// decodes into a Record of one of the known types. Its errors are short and
-// lowercase.
+// DecodeJSON parses a plain record encoded by EncodeJSON: a JSON object
+// that decodes into a Record of one of the known types. A sealed record is
+// refused: DecodeSealed opens it. Its errors are short and lowercase.
 func DecodeJSON(payload []byte) (Record, error) {
-	if len(payload) == 0 || payload[0] != '{' {
-		return Record{}, errors.New("record is not a JSON object")
+	w, err := decodeWire(payload)
+	if err != nil {
+		return Record{}, err
 	}
-	var rec Record
-	if err := json.Unmarshal(payload, &rec); err != nil {
-		return Record{}, fmt.Errorf("bad record JSON: %v", err)
+	if w.Sealed != nil {
+		return Record{}, fmt.Errorf("record is sealed under key %s", w.Sealed.Key)
 	}
-	if !knownType(rec.Type) {
-		return Record{}, fmt.Errorf("unknown record type %q", rec.Type)
-	}
-	return rec, nil
+	return w.Record, nil
 }
 
-// decodeLine parses one journal line, with or without its final newline. It
-// checks the checksum, that the JSON is an object that decodes into a Record,
-// and that the record's type is known. Its errors are short and lowercase,
-// meant to follow a position ("line 3 (byte 412): ").
+// decodeLine parses one plain journal line (see decodeWireLine).
 func decodeLine(line []byte) (Record, error) {
+	w, err := decodeWireLine(line)
+	if err != nil {
+		return Record{}, err
+	}
+	if w.Sealed != nil {
+		return Record{}, fmt.Errorf("record is sealed under key %s", w.Sealed.Key)
+	}
+	return w.Record, nil
+}
+
+// decodeWireLine parses one journal line, with or without its final
+// newline. It checks the checksum, that the JSON is an object that decodes
+// into a record as stored (plain or sealed, not opened), and that the
+// record's type is known. Its errors are short and lowercase, meant to
+// follow a position ("line 3 (byte 412): ").
+func decodeWireLine(line []byte) (wireRecord, error) {
 	line = bytes.TrimSuffix(line, []byte("\n"))
 	if len(line) < lineOverhead-1+2 { // checksum, space and at least "{}"
-		return Record{}, fmt.Errorf("line too short (%d bytes)", len(line))
+		return wireRecord{}, fmt.Errorf("line too short (%d bytes)", len(line))
 	}
 	if line[crcDigits] != ' ' {
-		return Record{}, errors.New("no space after the checksum")
+		return wireRecord{}, errors.New("no space after the checksum")
 	}
 	sum := line[:crcDigits]
 	for _, c := range sum {
 		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return Record{}, fmt.Errorf("checksum %q is not 8 lowercase hex digits", sum)
+			return wireRecord{}, fmt.Errorf("checksum %q is not 8 lowercase hex digits", sum)
 		}
 	}
 	want, _ := strconv.ParseUint(string(sum), 16, 32) // checked above: cannot fail
 	payload := line[crcDigits+1:]
 	if bytes.IndexByte(payload, '\n') >= 0 {
-		return Record{}, errors.New("newline inside the record")
+		return wireRecord{}, errors.New("newline inside the record")
 	}
 	if got := crc32.Checksum(payload, castagnoli); uint32(want) != got {
-		return Record{}, fmt.Errorf("checksum mismatch: line says %s, record has %08x", sum, got)
+		return wireRecord{}, fmt.Errorf("checksum mismatch: line says %s, record has %08x", sum, got)
 	}
-	return DecodeJSON(payload)
+	return decodeWire(payload)
 }

@@ -104,8 +104,42 @@
 //	23abd875 {"type":"run.started","input":[{"role":"user","content":"hello"}]}
 //
 // A line is good when it ends with a newline, its checksum matches, its JSON
-// is an object that decodes into a Record, and its type is one of the seven.
-// Appends add whole lines at the end and never rewrite earlier ones.
+// is an object that decodes into a Record (or a sealed one, below), and its
+// type is one of the eight. Appends add whole lines at the end and never
+// rewrite earlier ones.
+//
+// # Sealed records
+//
+// A store with a [Sealer] ([NewSealedFileStore], postgres.DB.SealedJournal
+// and SealedGuard; the programs use package codec's Codec when payload keys
+// are set) writes each record sealed: the same line, whose JSON holds the
+// record's visible fields and a "sealed" member instead of the content:
+//
+//	<checksum> {"type":"step.completed","step":"llm/1","kind":"model","sealed":{"key":"k1","data":"YWdl..."}}
+//
+// The fields split so:
+//
+//   - Visible: type, step, kind, idempotent, settles, attempt (the fence's
+//     generation, attempt, worker, deadline, host, pid) and at. The store
+//     and a person reading the file without the key see what the run did,
+//     when, and which step holds a write.
+//   - Sealed: everything else (input, budget, session, result, gates,
+//     probe, signal, stopped, answer, and any field added later).
+//   - data is base64 of a sealed blob (package codec's format, with a random
+//     nonce) of the record's whole plain JSON (EncodeJSON), under key id
+//     key, the sealer's first key; its AAD is "agentrun journal record\n"
+//     RUN "\n" N "\n" KEY, N being the record's 1-based position. A record
+//     moved to another run or position, or whose visible fields no longer
+//     match the sealed ones, fails to load with [ErrCorrupt].
+//
+// Keys rotate as payloads' do: new records are sealed under the first key,
+// and a record opens under whichever configured key it names. Plain records
+// (journals written without keys) read the same with or without keys, and a
+// journal may mix both. A sealed record whose key is not configured is a
+// [*KeyError] naming the run, the record and the key id: nothing of the run
+// is returned, and it is neither a torn tail nor corruption, so nothing is
+// truncated or appended. Programs built before sealing read a sealed record
+// as one without content: do not set keys while they share a journal.
 //
 // # Crash assumptions
 //
@@ -228,7 +262,8 @@
 // the directory was fsynced before.
 //
 // An append that returned an error may or may not have happened. Only
-// [ErrConflict], [operator.ErrInvalid] and [ErrCorrupt] mean that nothing was written.
+// [ErrConflict], [operator.ErrInvalid], [ErrCorrupt] and a [*KeyError] mean that nothing was
+// written.
 // After any other error (a failed write or fsync, for instance) the records
 // may be absent, present, or, for an append of several records, present in
 // part (a prefix): a record that reached the file before an fsync failed

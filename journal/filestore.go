@@ -48,8 +48,9 @@ type FileStore struct {
 	// logging.
 	Logger *slog.Logger
 
-	dir string
-	fs  durable.FS // the file seam: tests inject faults through it
+	dir    string
+	fs     durable.FS // the file seam: tests inject faults through it
+	sealer Sealer     // seals records' content at rest; nil: plain
 
 	mu    sync.Mutex
 	runs  map[string]*runView // the cached views, at most maxCachedRuns
@@ -96,6 +97,18 @@ func NewFileStore(dir string) (*FileStore, error) {
 	return newFileStore(dir, durable.OS{})
 }
 
+// NewSealedFileStore is NewFileStore whose records are sealed by sealer
+// (their content encrypted, see the package doc), when sealer is not nil.
+// It reads plain records as well.
+func NewSealedFileStore(dir string, sealer Sealer) (*FileStore, error) {
+	s, err := NewFileStore(dir)
+	if err != nil {
+		return nil, err
+	}
+	s.sealer = sealer
+	return s, nil
+}
+
 func newFileStore(dir string, fsys durable.FS) (*FileStore, error) {
 	s := &FileStore{fs: fsys, runs: make(map[string]*runView)}
 	abs, err := durable.MkdirAll(dir, dirPerm, s.syncDir)
@@ -124,7 +137,7 @@ func (s *FileStore) Load(runID string) ([]Record, error) {
 	v, err := s.load(runID)
 	if err != nil {
 		s.forget(runID)
-		return nil, fmt.Errorf("load %s: %w", runID, err)
+		return nil, withRun("load", runID, err)
 	}
 	if v == nil {
 		return nil, nil
@@ -167,30 +180,32 @@ func (s *FileStore) Append(runID string, seen int, recs ...Record) error {
 	}
 	// Encode first: a record Load would refuse is never written.
 	var buf []byte
+	plains := make([][]byte, len(recs)) // each record's plain JSON, for the view
 	for i, rec := range recs {
-		var err error
-		if buf, err = appendRecord(buf, rec); err != nil {
+		payload, plain, err := encodeSealed(s.sealer, runID, seen+i+1, rec)
+		if err != nil {
 			return fmt.Errorf("append %s: record %d: %w", runID, i+1, err)
 		}
+		buf, plains[i] = appendLine(buf, payload), plain
 	}
 	if len(recs) == 0 {
 		v, err := s.load(runID)
 		if err != nil {
 			s.forget(runID)
-			return fmt.Errorf("append %s: %w", runID, err)
+			return withRun("append", runID, err)
 		}
 		return checkSeen(runID, v.count(), seen)
 	}
 	// Any failure past this point may leave the file other than the view
 	// says: forget the view, so that the next call reads the file again.
-	err := s.append(runID, seen, buf)
+	err := s.append(runID, seen, buf, plains)
 	if err != nil && !errors.Is(err, ErrConflict) {
 		s.forget(runID)
 	}
 	return err
 }
 
-func (s *FileStore) append(runID string, seen int, buf []byte) error {
+func (s *FileStore) append(runID string, seen int, buf []byte, plains [][]byte) error {
 	path := s.path(runID)
 	f, err := s.fs.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -211,7 +226,7 @@ func (s *FileStore) append(runID string, seen int, buf []byte) error {
 
 	v, torn, err := s.refresh(runID, f)
 	if err != nil {
-		return fmt.Errorf("append %s: %w", runID, err)
+		return withRun("append", runID, err)
 	}
 	if err := checkSeen(runID, v.count(), seen); err != nil {
 		return err
@@ -246,9 +261,16 @@ func (s *FileStore) append(runID string, seen int, buf []byte) error {
 		return fmt.Errorf("append %s: fsync (outcome unknown): %w", runID, err)
 	}
 	// The new lines are durable and follow the good prefix: extend the view
-	// by them, decoded from the bytes written, as a later scan would.
-	sc, err := scanJournal(path, buf, v.good, v.count())
-	if err != nil || sc.good != v.good+int64(len(buf)) { // cannot happen: buf came from appendRecord
+	// by them, decoded from the bytes written, as a later scan would (a
+	// sealed one from the plain JSON it was sealed from, which is what
+	// opening it gives).
+	sc, err := scanJournal(path, buf, v.good, v.count(), func(n int, w wireRecord) (Record, error) {
+		if w.Sealed == nil {
+			return w.Record, nil
+		}
+		return DecodeJSON(plains[n-seen-1])
+	})
+	if err != nil || sc.good != v.good+int64(len(buf)) { // cannot happen: buf came from appendLine
 		s.forget(runID)
 		return nil
 	}

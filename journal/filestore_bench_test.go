@@ -67,7 +67,7 @@ func BenchmarkScanJournal(b *testing.B) {
 	data := []byte(strings.Repeat(string(line), 1000))
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		sc, err := scanJournal("bench.jsonl", data, 0, 0)
+		sc, err := scanJournal("bench.jsonl", data, 0, 0, func(n int, w wireRecord) (Record, error) { return openRecord(nil, "bench", n, w) })
 		if err != nil || len(sc.recs) != 1000 {
 			b.Fatalf("scan: %d records, %v", len(sc.recs), err)
 		}

@@ -95,7 +95,7 @@ func (s *FileStore) refresh(runID string, f durable.File) (*runView, int64, erro
 	if err != nil {
 		return nil, 0, fmt.Errorf("read: %w", err)
 	}
-	sc, err := scanJournal(s.path(runID), data, from, lines)
+	sc, err := s.scan(runID, data, from, lines)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -29,7 +29,8 @@
 // journal folder and its "temporal" subfolder in the file layout), seq
 // counts a run's records from 0 with no gaps, and record is the record's
 // compact JSON exactly as a FileStore writes it after the checksum
-// ([journal.EncodeJSON]); PostgreSQL checksums its own pages and WAL, so no
+// ([journal.EncodeSealed]: plain, or with payload keys sealed, its content
+// encrypted; see package journal's Sealed records); PostgreSQL checksums its own pages and WAL, so no
 // checksum is stored. A content row holds a blob's bytes under its key
 // ("sha256:" and 64 hex digits). Text columns use the "C" collation, so run
 // ids sort as Go sorts strings.

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -12,8 +13,9 @@ import (
 // Journal is a journal.Store in PostgreSQL: one row per record, keyed by
 // (journal, run id, seq), seq counting a run's records from 0.
 type Journal struct {
-	db   *DB
-	name string // localJournal or guardJournal
+	db     *DB
+	name   string         // localJournal or guardJournal
+	sealer journal.Sealer // seals records' content at rest; nil: plain
 }
 
 var _ journal.Store = (*Journal)(nil)
@@ -41,9 +43,13 @@ func (j *Journal) Load(runID string) ([]journal.Record, error) {
 		if seq != len(recs) { // appends keep seq dense; a gap is damage from outside
 			return nil, fmt.Errorf("load %s: record %d is missing (next is %d): %w", runID, len(recs), seq, journal.ErrCorrupt)
 		}
-		rec, err := journal.DecodeJSON(data)
+		rec, err := journal.DecodeSealed(j.sealer, runID, seq+1, data)
+		var ke *journal.KeyError
+		if errors.As(err, &ke) {
+			return nil, ke // it names the run
+		}
 		if err != nil {
-			return nil, fmt.Errorf("load %s: record %d: %v: %w", runID, seq, err, journal.ErrCorrupt)
+			return nil, fmt.Errorf("load %s: %w", runID, err)
 		}
 		recs = append(recs, rec)
 	}
@@ -69,7 +75,7 @@ func (j *Journal) Append(runID string, seen int, recs ...journal.Record) error {
 	}
 	data := make([][]byte, 0, len(recs))
 	for i, rec := range recs {
-		b, err := journal.EncodeJSON(rec)
+		b, err := journal.EncodeSealed(j.sealer, runID, seen+i+1, rec)
 		if err != nil {
 			return fmt.Errorf("append %s: record %d: %w", runID, i+1, err)
 		}

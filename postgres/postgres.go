@@ -72,6 +72,19 @@ func (db *DB) Journal() journal.Store { return &Journal{db: db, name: localJourn
 // the local engine and a workflow id of the same name do not meet.
 func (db *DB) Guard() journal.Store { return &Journal{db: db, name: guardJournal} }
 
+// SealedJournal is Journal whose records are sealed by sealer (their
+// content encrypted, see package journal's doc), when sealer is not nil.
+// It reads plain records as well.
+func (db *DB) SealedJournal(sealer journal.Sealer) journal.Store {
+	return &Journal{db: db, name: localJournal, sealer: sealer}
+}
+
+// SealedGuard is Guard whose records are sealed by sealer, when sealer
+// is not nil.
+func (db *DB) SealedGuard(sealer journal.Sealer) journal.Store {
+	return &Journal{db: db, name: guardJournal, sealer: sealer}
+}
+
 // Content returns the content store.
 func (db *DB) Content() content.Store { return &Content{db: db} }
 

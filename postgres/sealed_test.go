@@ -3,12 +3,16 @@ package postgres_test
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/content"
 	contentstoretest "github.com/agentrun/agentrun/content/storetest"
+	"github.com/agentrun/agentrun/journal"
+	journalstoretest "github.com/agentrun/agentrun/journal/storetest"
 )
 
 func testCodec(t *testing.T, id string, fill byte) *codec.Codec {
@@ -61,5 +65,59 @@ func TestSealedContentAtRest(t *testing.T) {
 	}
 	if _, err := db.SealedContent(testCodec(t, "k2", 2)).Get(t.Context(), key); err == nil || !strings.Contains(err.Error(), `key id "k1"`) {
 		t.Fatalf("Get under another key id: %v", err)
+	}
+}
+
+func TestSealedJournalConformance(t *testing.T) {
+	t.Parallel()
+	journalstoretest.Run(t, func(t *testing.T) journal.Store {
+		db, _ := open(t)
+		return db.SealedJournal(testCodec(t, "k1", 1))
+	})
+}
+
+func TestSealedGuardConformance(t *testing.T) {
+	t.Parallel()
+	journalstoretest.Run(t, func(t *testing.T) journal.Store {
+		db, _ := open(t)
+		return db.SealedGuard(testCodec(t, "k1", 1))
+	})
+}
+
+// TestSealedJournalAtRest: with a sealer, the journal's rows hold none of
+// the records' content, and read back whole; rows kept plain before still
+// read; a store without the key, or with another, names the record and
+// the key id it lacks.
+func TestSealedJournalAtRest(t *testing.T) {
+	t.Parallel()
+	db, u := open(t)
+	started := journal.Record{Type: journal.RunStarted, Input: agent.UserMessages("who owns the orders database?")}
+	done := journal.Record{Type: journal.StepCompleted, Step: "tool/1/0/lookup", Kind: agent.KindRead, Result: agent.EncodeToolResult(agent.ToolResult{Content: "the data owner is Maria"})}
+	if err := db.Guard().Append("run-1", 0, started); err != nil {
+		t.Fatal(err)
+	}
+	s := db.SealedGuard(testCodec(t, "k1", 1))
+	if err := s.Append("run-1", 1, done); err != nil {
+		t.Fatal(err)
+	}
+	var row []byte
+	query(t, u, `SELECT record FROM agentrun_journal WHERE journal = 'temporal' AND run_id = 'run-1' AND seq = 1`, &row)
+	if bytes.Contains(row, []byte("Maria")) || !bytes.Contains(row, []byte(`"step":"tool/1/0/lookup","kind":"read","sealed":{"key":"k1"`)) {
+		t.Fatalf("the row holds the record's text or is not sealed: %s", row)
+	}
+	if got, err := s.Load("run-1"); err != nil || !reflect.DeepEqual(got, []journal.Record{started, done}) {
+		t.Fatalf("Load = %+v, %v", got, err)
+	}
+	for sealer, want := range map[journal.Sealer]string{
+		nil:                   "journal run-1: record 2 is sealed under key k1, and no keys are configured",
+		testCodec(t, "k2", 2): "journal run-1: record 2 is sealed under key k1, which is not among AGENTRUN_CODEC_KEYS (have: k2)",
+	} {
+		var ke *journal.KeyError
+		if got, err := db.SealedGuard(sealer).Load("run-1"); !errors.As(err, &ke) || !strings.HasPrefix(err.Error(), want) || got != nil {
+			t.Errorf("Load without the key = %d records, %v; want %q", len(got), err, want)
+		}
+	}
+	if _, err := db.SealedJournal(testCodec(t, "k1", 1)).Load("run-1"); err != nil {
+		t.Fatal(err) // the local journal of the same run id is another one
 	}
 }

@@ -15,7 +15,9 @@ const (
 	ExitError = 1
 	ExitUsage = 2
 	// ExitSettings: a setting cannot be used (a *config.Error, one line
-	// naming the variable). The same code as a usage error.
+	// naming the variable), or a sealed journal record whose key is not
+	// among the configured ones (a *journal.KeyError). The same code as a
+	// usage error.
 	ExitSettings         = 2
 	ExitAwaitingApproval = 3
 	ExitIndeterminate    = 4
@@ -69,7 +71,8 @@ func ExitCode(err error) int {
 		return ExitUsage
 	}
 	var se *config.Error
-	if errors.As(err, &se) {
+	var ke *journal.KeyError
+	if errors.As(err, &se) || errors.As(err, &ke) { // a sealed journal's key is a setting
 		return ExitSettings
 	}
 	if errors.Is(err, journal.ErrBusy) || errors.Is(err, journal.ErrLockLost) {

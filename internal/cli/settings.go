@@ -73,30 +73,31 @@ func (s Settings) database(ctx context.Context) (*postgres.DB, error) {
 }
 
 // JournalStore opens the local engine's journal store: the folder, or the
-// database's local journal.
+// database's local journal. With a codec key set (Config.Codec), it keeps
+// records' content encrypted at rest.
 func (s Settings) JournalStore(ctx context.Context) (journal.Store, error) {
 	db, err := s.database(ctx)
 	switch {
 	case err != nil:
 		return nil, err
 	case db != nil:
-		return db.Journal(), nil
+		return db.SealedJournal(s.recordSealer()), nil
 	}
-	return journal.NewFileStore(s.Journal)
+	return journal.NewSealedFileStore(s.Journal, s.recordSealer())
 }
 
 // GuardStore opens the write guard's journal store of a Temporal worker:
 // the folder's "temporal" subfolder (GuardDir), or the database's guard
-// journal. It returns where that is, for logs.
+// journal, sealed as JournalStore's. It returns where that is, for logs.
 func (s Settings) GuardStore(ctx context.Context, logger *slog.Logger) (journal.Store, string, error) {
 	db, err := s.database(ctx)
 	switch {
 	case err != nil:
 		return nil, "", err
 	case db != nil:
-		return db.Guard(), db.String(), nil
+		return db.SealedGuard(s.recordSealer()), db.String(), nil
 	}
-	store, err := journal.NewFileStore(GuardDir(s))
+	store, err := journal.NewSealedFileStore(GuardDir(s), s.recordSealer())
 	if err != nil {
 		return nil, "", err
 	}
@@ -125,6 +126,14 @@ func (s Settings) content(ctx context.Context) (content.Store, error) {
 // sealer is the content store's Sealer: the codec, or nil (not a nil
 // *codec.Codec in an interface) when none is set.
 func (s Settings) sealer() content.Sealer {
+	if s.Codec == nil {
+		return nil
+	}
+	return s.Codec
+}
+
+// recordSealer is the journal stores' Sealer: the codec, or nil.
+func (s Settings) recordSealer() journal.Sealer {
 	if s.Codec == nil {
 		return nil
 	}

@@ -65,9 +65,9 @@ func plainClient(t *testing.T, srv *testenv.Server) client.Client {
 // prompt's, the tool call's or the answer's text, and every payload in it
 // is encrypted under the key. reconcile with the key shows the answer and
 // the ticket step's input and result; the content store's blobs are
-// sealed; reconcile with another key id fails
-// naming the id it lacks; a client without the codec cannot read the
-// run's state.
+// sealed, and so are the write guard's records; reconcile with another
+// key id fails naming the id it lacks; a client without the codec cannot
+// read the run's state.
 func TestHandExampleEncrypted(t *testing.T) {
 	t.Parallel()
 	srv := testenv.DevServer(t)
@@ -108,6 +108,21 @@ func TestHandExampleEncrypted(t *testing.T) {
 	assertHidden(t, "the raw history", raw, secrets...)
 	// The content store (conversations, values kept by reference) at rest.
 	assertSealed(t, filepath.Join(f.dir, "journal", "content"), secrets...)
+	// The write guard's records of the ticket step at rest.
+	guard, err := filepath.Glob(filepath.Join(f.dir, "journal", "temporal", "*.jsonl"))
+	if err != nil || len(guard) == 0 {
+		t.Fatalf("no guard journal in %s: %v", filepath.Join(f.dir, "journal", "temporal"), err)
+	}
+	for _, file := range guard {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertHidden(t, "the guard's journal "+filepath.Base(file), string(b), secrets...)
+		if lines, sealed := bytes.Count(b, []byte("\n")), bytes.Count(b, []byte(`"sealed":{"key":"k1"`)); lines == 0 || sealed != lines || !bytes.Contains(b, []byte(ticketStep)) {
+			t.Fatalf("the guard's journal %s: %d of %d records sealed under k1, want all, naming %s:\n%s", filepath.Base(file), sealed, lines, ticketStep, b)
+		}
+	}
 
 	// The raw history replays with the codec, and not without it.
 	dir := os.Getenv("AGENTRUN_HISTORY_DIR")

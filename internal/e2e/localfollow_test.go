@@ -31,6 +31,14 @@ func eachLocalBackend(t *testing.T, test func(t *testing.T, b localBackend), ext
 			dir := t.TempDir()
 			b := localBackend{tickets: filepath.Join(dir, "tickets.jsonl")}
 			where := filepath.Join(dir, "journal")
+			// The programs seal their records under the suite's keys (make
+			// test-encrypted): the test's store reads them with the same.
+			var sealer journal.Sealer
+			if cdc, err := testenv.SuiteCodec(); err != nil {
+				t.Fatal(err)
+			} else if cdc != nil {
+				sealer = cdc
+			}
 			if name == "postgres" {
 				where = pgtest.URL(t)
 				db, err := postgres.Open(t.Context(), where)
@@ -38,9 +46,9 @@ func eachLocalBackend(t *testing.T, test func(t *testing.T, b localBackend), ext
 					t.Fatal(err)
 				}
 				t.Cleanup(db.Close)
-				b.store = db.Journal()
+				b.store = db.SealedJournal(sealer)
 			} else {
-				s, err := journal.NewFileStore(where)
+				s, err := journal.NewSealedFileStore(where, sealer)
 				if err != nil {
 					t.Fatal(err)
 				}
