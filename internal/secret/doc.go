@@ -15,7 +15,7 @@
 //     a longer base64 value: there the characters that hold only the
 //     value's bits are found at each of the three offsets it can start at
 //     within a group of three bytes; the one or two characters at each end
-//     that it shares with its neighbours stay, so they leak at most 10
+//     that it shares with its neighbours stay, so they leak at most 8
 //     bits of it.
 //
 // Not caught: a value split across lines (base64 wrapped at 76 columns,
@@ -27,9 +27,16 @@
 // its environment at first use (FromEnviron: the provider keys, Temporal's
 // API key and TLS key data, the password in AGENTRUN_JOURNAL, and any
 // variable whose name says it holds a key, token, secret or password),
-// and the values the tools file gives its servers (header values, and the
+// the values the tools file gives its servers (header values, and the
 // environment values whose names say so), which package tools adds when it
-// opens them. Values shorter than MinLen are not secrets: replacing them
+// opens them, the codec's keys (package internal/config adds each key's
+// base64, bytes and hex) and the material of every key file read through
+// ReadKeyFile (the codec's key file, the TLS client key), as well as the
+// Temporal profile's API key and inline TLS key.
+//
+// ReadKeyFile is the one reader of key files: like ssh with a private key,
+// it refuses a file whose mode lets group or others at it (*FileModeError:
+// the programs exit 2 with its one line). Values shorter than MinLen are not secrets: replacing them
 // would mangle ordinary text.
 //
 // Scrubbing is a last line: the worker's first defence is not to hand its
