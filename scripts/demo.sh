@@ -5,11 +5,19 @@
 source "$(dirname "$0")/lib.sh"
 
 # The demo encrypts its runs (docs/privacy.md): with no keys set, it makes
-# one key, once, in $STATE/codec.keys (mode 0600), and every program it
-# starts reads it. The codec server lets the Web UI and the temporal CLI
-# read the runs; the dev server's UI is pointed at it.
+# one key, once, in ~/.config/agentrun/demo-codec.keys ($XDG_CONFIG_HOME
+# when set; file 0600, folder 0700), outside the checkout that the demo's
+# tools and a filesystem MCP server may read, and every program it starts
+# reads it. A key an older demo left in $STATE/codec.keys moves there. The
+# codec server lets the Web UI and the temporal CLI read the runs; the dev
+# server's UI is pointed at it.
 if [ -z "${AGENTRUN_CODEC_KEYS:-}" ] && [ -z "${AGENTRUN_CODEC_KEY_FILE:-}" ]; then
-  export AGENTRUN_CODEC_KEY_FILE="$STATE/codec.keys"
+  keydir="${XDG_CONFIG_HOME:-$HOME/.config}/agentrun"
+  (umask 077; mkdir -p "$keydir") && chmod 700 "$keydir"
+  export AGENTRUN_CODEC_KEY_FILE="$keydir/demo-codec.keys"
+  if [ ! -s "$AGENTRUN_CODEC_KEY_FILE" ] && [ -s "$STATE/codec.keys" ]; then
+    mv "$STATE/codec.keys" "$AGENTRUN_CODEC_KEY_FILE" && chmod 600 "$AGENTRUN_CODEC_KEY_FILE"
+  fi
   if [ ! -s "$AGENTRUN_CODEC_KEY_FILE" ]; then
     (umask 077; echo "demo-$(date +%Y%m%d):$(head -c 32 /dev/urandom | base64)" >"$AGENTRUN_CODEC_KEY_FILE")
   fi

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/logtext"
 	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/progress"
@@ -199,7 +200,7 @@ func (r *run) rejected(name, payload, reason string) (quiet bool) {
 	if quiet {
 		return true // counted in State.Rejects, not logged one by one
 	}
-	workflow.GetLogger(r.ctx).Warn("rejected operator signal", "signal", name, "reason", reason)
+	workflow.GetLogger(r.ctx).Warn("rejected operator signal", "signal", name, "reason", logtext.Text(reason))
 	r.event(progress.Event{Type: progress.EventRejected, Step: name, Preview: agent.Clip(payload, agent.PreviewLen), Reason: reason})
 	return false
 }

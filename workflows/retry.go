@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/logtext"
 	"github.com/agentrun/agentrun/progress"
 )
 
@@ -68,7 +69,7 @@ func (r *run) retrying(raw converter.RawValue) {
 		rt.Attempt, rt.NextAt = n.Attempt, time.Time{}
 	}
 	r.state.Retry = rt
-	workflow.GetLogger(r.ctx).Info("step retrying", "step", rt.Step, "attempt", rt.Attempt, "max_attempts", rt.MaxAttempts, "last_error", rt.LastError)
+	workflow.GetLogger(r.ctx).Info("step retrying", "step", rt.Step, "attempt", rt.Attempt, "max_attempts", rt.MaxAttempts, "last_error", logtext.Text(rt.LastError))
 	r.showDetails()
 	r.event(progress.Event{Type: progress.EventStepRetrying, Step: rt.Step, Attempt: rt.Attempt, Reason: rt.String()})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/logtext"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/progress"
@@ -204,7 +205,7 @@ func (r *run) settled(rec StepRecord) {
 	if n := len(r.state.Settled); n > MaxSettled {
 		r.state.Settled = append([]SettledStep(nil), r.state.Settled[n-MaxSettled:]...)
 	}
-	workflow.GetLogger(r.ctx).Info("write settled without a person", "step", rec.Name, "how", rec.Settled.String())
+	workflow.GetLogger(r.ctx).Info("write settled without a person", "step", rec.Name, "by", rec.Settled.By, "runs", rec.Settled.Runs, "how", logtext.Text(rec.Settled.String()))
 }
 
 // refused reports whether the worker refused a step before running it

@@ -24,6 +24,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/internal/cluster"
+	"github.com/agentrun/agentrun/internal/logtext"
 	"github.com/agentrun/agentrun/internal/shell"
 	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/operator"
@@ -50,7 +51,7 @@ type Remote struct {
 // warnings logged to stderr. Close flushes its spans and closes the
 // connection.
 func DialRemote(ctx context.Context, s Settings, service string, verbose bool) (*Remote, error) {
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := logtext.For(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), s.Config.Codec != nil)
 	tr, err := tracing.Start(ctx, s.Config.Tracing, service, logger) // nil: off
 	if err != nil {
 		return nil, err

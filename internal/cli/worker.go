@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/internal/cluster"
+	"github.com/agentrun/agentrun/internal/logtext"
 	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/metrics"
@@ -28,6 +29,7 @@ func GuardDir(s Settings) string { return filepath.Join(s.Journal, "temporal") }
 // it serves /metrics and /healthz there from before it dials Temporal until
 // it has stopped.
 func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
+	logger = logtext.For(logger, s.Codec != nil) // with the codec on, no payload text in the logs
 	var (
 		ep       *metrics.Endpoint
 		recorder *metrics.Recorder

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"slices"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -18,6 +19,8 @@ import (
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/agentrun/agentrun/codec"
+	"github.com/agentrun/agentrun/internal/config"
+	"github.com/agentrun/agentrun/internal/secret"
 	"github.com/agentrun/agentrun/operator"
 )
 
@@ -28,9 +31,31 @@ var SearchAttributes = map[string]enumspb.IndexedValueType{
 }
 
 // Options loads the client options from the environment and the profile
-// file, like the temporal CLI.
+// file, like the temporal CLI. The TLS client key file
+// (TEMPORAL_TLS_CLIENT_KEY_PATH, or the profile's tls.client_key_path) is
+// read as a key file (secret.ReadKeyFile): one that group or others may
+// read is a *config.Error. The key and the API key go to the scrubber.
 func Options(logger *slog.Logger) (client.Options, error) {
-	opts, err := envconfig.LoadDefaultClientOptions()
+	prof, err := envconfig.LoadClientConfigProfile(envconfig.LoadClientConfigProfileOptions{})
+	if err != nil {
+		return client.Options{}, fmt.Errorf("temporal client settings: %w", err)
+	}
+	secret.Add(prof.APIKey)
+	if t := prof.TLS; t != nil {
+		if t.ClientKeyPath != "" && t.ClientCertPath != "" { // one alone: the sdk says what is missing
+			key, err := secret.ReadKeyFile("TEMPORAL_TLS_CLIENT_KEY_PATH (or the profile's tls.client_key_path)", t.ClientKeyPath)
+			if err != nil {
+				return client.Options{}, &config.Error{Err: err}
+			}
+			cert, err := os.ReadFile(t.ClientCertPath)
+			if err != nil {
+				return client.Options{}, config.Errorf("TEMPORAL_TLS_CLIENT_CERT_PATH: %w", err)
+			}
+			t.ClientKeyPath, t.ClientKeyData, t.ClientCertPath, t.ClientCertData = "", key, "", cert
+		}
+		secret.AddKey(string(t.ClientKeyData))
+	}
+	opts, err := prof.ToClientOptions(envconfig.ToClientOptionsRequest{})
 	if err != nil {
 		return client.Options{}, fmt.Errorf("temporal client settings: %w", err)
 	}

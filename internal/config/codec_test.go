@@ -3,7 +3,9 @@ package config_test
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/internal/config"
+	"github.com/agentrun/agentrun/internal/secret"
 )
 
 // TestCodecSettings: the encryption keys come from AGENTRUN_CODEC_KEYS or
@@ -66,6 +69,71 @@ func TestCodecSettings(t *testing.T) {
 			t.Errorf("%v: error %T, want a *config.Error", tc.env, err)
 		case strings.Contains(err.Error(), good) || strings.Contains(err.Error(), other) || strings.Contains(err.Error(), short):
 			t.Errorf("%v: error %q shows a key", tc.env, err)
+		}
+	}
+}
+
+// TestCodecKeyFileMode: a key file that group or others may read or
+// change is refused in one line naming the file, its mode and the fix, as
+// ssh refuses such a private key; mode 0600 and 0400 are accepted.
+func TestCodecKeyFileMode(t *testing.T) {
+	t.Parallel()
+	good := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{5}, 32))
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		mode os.FileMode
+		want string // "" when accepted
+	}{
+		{0o600, ""},
+		{0o400, ""},
+		{0o644, "mode 0644 lets group or others read it; chmod 600 it"},
+		{0o640, "mode 0640 lets group or others read it; chmod 600 it"},
+		{0o604, "mode 0604 lets group or others read it; chmod 600 it"},
+		{0o620, "mode 0620 lets group or others change it; chmod 600 it"},
+	} {
+		path := filepath.Join(dir, fmt.Sprintf("keys-%04o", tc.mode))
+		if err := os.WriteFile(path, []byte("k1:"+good+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		c, err := load(map[string]string{"AGENTRUN_CODEC_KEY_FILE": path})
+		if tc.want == "" {
+			if err != nil || c.Codec == nil {
+				t.Errorf("mode %04o: %v, want the keys read", tc.mode, err)
+			}
+			continue
+		}
+		want := "AGENTRUN_CODEC_KEY_FILE " + path + ": " + tc.want
+		if err == nil || err.Error() != want || !errors.As(err, new(*config.Error)) {
+			t.Errorf("mode %04o: error %v, want the *config.Error %q", tc.mode, err, want)
+		}
+	}
+}
+
+// TestCodecKeysScrubbed: once loaded, the codec's keys (from the file or
+// from AGENTRUN_CODEC_KEYS) are scrubbed from text, in base64, hex and
+// raw, inline or as the file holds them.
+func TestCodecKeysScrubbed(t *testing.T) {
+	t.Parallel()
+	fromFile, inline := bytes.Repeat([]byte{0x61, 0x17}, 16), bytes.Repeat([]byte{0x62, 0x18}, 16)
+	path := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(path, []byte("k1:"+base64.StdEncoding.EncodeToString(fromFile)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := load(map[string]string{"AGENTRUN_CODEC_KEY_FILE": path}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := load(map[string]string{"AGENTRUN_CODEC_KEYS": "k0:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, 32)) + ",k2:" + base64.StdEncoding.EncodeToString(inline)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range [][]byte{fromFile, inline} {
+		for _, form := range []string{base64.StdEncoding.EncodeToString(key), base64.RawURLEncoding.EncodeToString(key), hex.EncodeToString(key), strings.ToUpper(hex.EncodeToString(key)), string(key)} {
+			text := "the key is " + form + "."
+			if got := secret.Scrub(text); got != "the key is "+secret.Redacted+"." {
+				t.Errorf("Scrub(%q) = %q, want the key redacted", text, got)
+			}
 		}
 	}
 }

@@ -2,12 +2,13 @@ package config
 
 import (
 	"cmp"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
 	"net"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/internal/secret"
 	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/metrics"
@@ -520,9 +522,9 @@ func parseCodec(e env) (*codec.Codec, error) {
 		keys, err = codec.ParseKeys(inline)
 	default:
 		name = "AGENTRUN_CODEC_KEY_FILE"
-		b, rerr := os.ReadFile(file)
+		b, rerr := secret.ReadKeyFile(name, file)
 		if rerr != nil {
-			return nil, fmt.Errorf("AGENTRUN_CODEC_KEY_FILE: %w", rerr)
+			return nil, rerr
 		}
 		if keys, err = codec.ParseKeyFile(b); err != nil {
 			err = fmt.Errorf("%s: %w", file, err)
@@ -531,11 +533,24 @@ func parseCodec(e env) (*codec.Codec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	secret.Add(codecKeyForms(keys)...)
 	c, err := codec.New(keys)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return c, nil
+}
+
+// codecKeyForms are the texts the codec's keys may show up as: each key's
+// bytes, their base64 (as the settings write it) and their hex. The
+// scrubber (package internal/secret) adds the other encodings of each.
+func codecKeyForms(keys []codec.Key) []string {
+	var out []string
+	for _, k := range keys {
+		h := hex.EncodeToString(k.Bytes)
+		out = append(out, string(k.Bytes), base64.StdEncoding.EncodeToString(k.Bytes), h, strings.ToUpper(h))
+	}
+	return out
 }
 
 // positive parses a setting that must be a positive whole number, or says

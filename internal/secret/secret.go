@@ -2,13 +2,18 @@ package secret
 
 import (
 	"cmp"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"html"
 	"net/url"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // MinLen is the shortest value treated as a secret.
@@ -55,15 +60,101 @@ func (s *Scrubber) Add(values ...string) {
 	s.rep = strings.NewReplacer(pairs...)
 }
 
-// forms are the ways a value shows up in text: as it is, and escaped.
+// forms are the ways a value shows up in text: as it is, and in the common
+// encodings of it (the package doc lists them).
 func forms(v string) []string {
 	out := []string{v}
-	if b, err := json.Marshal(v); err == nil {
-		out = append(out, string(b[1:len(b)-1]))
+	for _, j := range jsonForms(v) {
+		out = append(out, j, strings.ReplaceAll(j, "/", `\/`))
 	}
-	out = append(out, url.QueryEscape(v), url.PathEscape(v))
+	for _, p := range []string{url.QueryEscape(v), url.PathEscape(v), strings.ReplaceAll(url.QueryEscape(v), "+", "%20")} {
+		out = append(out, p, lowerHex(p))
+	}
+	h := html.EscapeString(v)
+	out = append(out, h, strings.NewReplacer("&#39;", "&#x27;", "&#34;", "&quot;").Replace(h), htmlNumeric(v))
+	out = append(out, base64Forms(v)...)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// jsonForms are v inside a JSON string as Go's encoder writes it (<, >, &,
+// U+2028 and U+2029 as \u escapes), without its HTML escaping, and with
+// every character outside ASCII as \u escapes (as ASCII-only encoders
+// write it).
+func jsonForms(v string) []string {
+	var out []string
+	for _, escapeHTML := range []bool{true, false} {
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(escapeHTML)
+		if enc.Encode(v) == nil {
+			s := strings.TrimSuffix(b.String(), "\n")
+			out = append(out, s[1:len(s)-1])
+		}
+	}
+	var b strings.Builder
+	for _, r := range out[0] {
+		switch {
+		case r < utf8.RuneSelf:
+			b.WriteRune(r)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, "\\u%04x\\u%04x", r1, r2)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return append(out, b.String())
+}
+
+// lowerHex is percent-encoded text with its hex digits in lower case.
+func lowerHex(s string) string {
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] != '%' {
+			continue
+		}
+		for j := i + 1; j <= i+2; j++ {
+			if 'A' <= b[j] && b[j] <= 'F' {
+				b[j] += 'a' - 'A'
+			}
+		}
+	}
+	return string(b)
+}
+
+// htmlNumeric is v with each character html.EscapeString escapes written
+// as a decimal character reference (&#60; for <).
+func htmlNumeric(v string) string {
+	var b strings.Builder
+	for _, r := range v {
+		if strings.ContainsRune(`<>&'"`, r) {
+			fmt.Fprintf(&b, "&#%d;", r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// base64Forms are v in standard and URL base64, with and without padding,
+// and, for v inside a longer encoded value, the characters that encode v
+// alone at each of the three offsets v can start at within a group of
+// three bytes: the characters that also hold bits of the bytes before or
+// after v are left out, so they match whatever v is next to.
+func base64Forms(v string) []string {
+	var out []string
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		out = append(out, enc.EncodeToString([]byte(v)), enc.WithPadding(base64.NoPadding).EncodeToString([]byte(v)))
+		for k := range 3 {
+			s := enc.EncodeToString(append(make([]byte, k), v...))
+			// Character i holds bits 6i to 6i+5: those of the k bytes
+			// before v end at bit 8k, those of v at 8(k+len(v)).
+			first, end := (8*k+5)/6, 8*(k+len(v))/6
+			out = append(out, s[first:end])
+		}
+	}
+	return out
 }
 
 // Scrub returns text with every secret value replaced by Redacted.

@@ -21,6 +21,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/logtext"
 	"github.com/agentrun/agentrun/internal/secret"
 )
 
@@ -340,7 +341,7 @@ func (c *Client) session(ctx context.Context) (*session, error) {
 		}
 		return nil, fmt.Errorf("mcp server %q: the session ended (%v) and the restart failed: %w", c.srv.Name, old.cause, err)
 	}
-	c.opts.Logger.Warn("mcp server restarted", "server", c.srv.Name, "cause", old.cause.Error())
+	c.opts.Logger.Warn("mcp server restarted", "server", c.srv.Name, "cause", logtext.Text(old.cause.Error()))
 	c.cur = s
 	return s, nil
 }
