@@ -1,0 +1,82 @@
+package mdtext
+
+import "strings"
+
+// Block returns text in a fenced code block (info string lang, "" for
+// none), ending with a line break.
+func Block(lang, text string) string {
+	fence := strings.Repeat("`", max(3, longestRun(text)+1))
+	return fence + lang + "\n" + text + "\n" + fence + "\n"
+}
+
+// Code returns s on one line in a code span. A span that begins or ends
+// with a backtick, or with a space on both sides, is padded with a space
+// on each side (which the renderer strips).
+func Code(s string) string {
+	s = oneLine(s)
+	fence := strings.Repeat("`", longestRun(s)+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || (strings.HasPrefix(s, " ") && strings.HasSuffix(s, " ") && strings.Trim(s, " ") != "") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+// Text returns s on one line, escaped for running prose.
+func Text(s string) string {
+	s = oneLine(s)
+	var b strings.Builder
+	for i := range len(s) {
+		c := s[i]
+		if isPunct(c) {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// Lines returns each line of s escaped as Text, for a block of prose such
+// as a quoted answer.
+func Lines(s string) []string {
+	lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = Text(l)
+	}
+	return lines
+}
+
+// oneLine replaces line breaks, tabs and other C0 controls and DEL with
+// spaces.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// isPunct reports whether c is ASCII punctuation that could begin markup
+// (CommonMark lets a backslash escape any ASCII punctuation): all of it but
+// the few that start nothing on their own (, ; / ? % ' "), which stay
+// plain for a reader of the raw text.
+func isPunct(c byte) bool {
+	if strings.IndexByte(",;/?%'\"", c) >= 0 {
+		return false
+	}
+	return c >= '!' && c <= '/' || c >= ':' && c <= '@' || c >= '[' && c <= '`' || c >= '{' && c <= '~'
+}
+
+// longestRun is the length of the longest run of backticks in s.
+func longestRun(s string) int {
+	longest, run := 0, 0
+	for i := range len(s) {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return longest
+}
