@@ -9,10 +9,11 @@
 //     run of backticks in it, so that nothing in it can close the block.
 //   - Code puts it on one line in a code span whose backtick run is longer
 //     than any run in it (names, ids, commands).
-//   - Text escapes it on one line for running prose: every ASCII
-//     punctuation character that could begin markup gets a backslash
-//     (CommonMark's escapes), so no emphasis, heading, list, link, autolink
-//     (":" and "@" are escaped too), entity or HTML tag can start.
+//   - Text escapes it on one line for running prose: a backslash before
+//     each ASCII punctuation character that could begin markup (CommonMark's
+//     escapes, as far as the Web UI's renderer, gomarkdown, knows them), so
+//     no emphasis, heading, list, table, link, autolink (":" is escaped),
+//     entity or HTML tag can start; a word of "=" only gets an entity.
 //
 // Code and Text fold line breaks and other control characters to spaces:
 // a line break would let the text begin a block (a heading, a quote) of

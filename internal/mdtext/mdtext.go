@@ -27,12 +27,31 @@ func Text(s string) string {
 	var b strings.Builder
 	for i := range len(s) {
 		c := s[i]
-		if isPunct(c) {
+		switch {
+		case strings.IndexByte(escaped, c) >= 0:
 			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c == '=' && (i == 0 || s[i-1] == ' ') && equalsWord(s[i:]):
+			b.WriteString("&#61;") // a word of "=" only: no line of them underlines a heading
+		default:
+			b.WriteByte(c)
 		}
-		b.WriteByte(c)
 	}
 	return b.String()
+}
+
+// escaped are the characters Text puts a backslash before: those that
+// can begin markup and that both CommonMark and the Web UI's renderer
+// (gomarkdown, which escapes no others) take escaped. "=", which that
+// renderer cannot escape, begins markup only as a line of "=" under a
+// paragraph (a heading), and Text writes the first "=" of a word of
+// them as an entity.
+const escaped = "\\`*_{}[]()#+-.!:|&<>~^$"
+
+// equalsWord reports whether s begins with a word of "=" only.
+func equalsWord(s string) bool {
+	n := len(s) - len(strings.TrimLeft(s, "="))
+	return n == len(s) || s[n] == ' '
 }
 
 // Lines returns each line of s escaped as Text, for a block of prose such
@@ -54,17 +73,6 @@ func oneLine(s string) string {
 		}
 		return r
 	}, s)
-}
-
-// isPunct reports whether c is ASCII punctuation that could begin markup
-// (CommonMark lets a backslash escape any ASCII punctuation): all of it but
-// the few that start nothing on their own (, ; / ? % ' "), which stay
-// plain for a reader of the raw text.
-func isPunct(c byte) bool {
-	if strings.IndexByte(",;/?%'\"", c) >= 0 {
-		return false
-	}
-	return c >= '!' && c <= '/' || c >= ':' && c <= '@' || c >= '[' && c <= '`' || c >= '{' && c <= '~'
 }
 
 // longestRun is the length of the longest run of backticks in s.

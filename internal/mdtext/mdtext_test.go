@@ -36,21 +36,24 @@ func TestCode(t *testing.T) {
 func TestText(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
-		"plain words":                         "plain words",
+		"plain words, 50% off; a/b? \"q\" 'q' a@b": "plain words, 50% off; a/b? \"q\" 'q' a@b",
 		"# Approved":                          `\# Approved`,
 		"</blockquote><h4>x</h4>":             `\</blockquote\>\<h4\>x\</h4\>`,
+		`<a href="http://evil.example">`:      `\<a href="http\://evil\.example"\>`,
 		"[ok](http://evil.example)":           `\[ok\]\(http\://evil\.example\)`,
-		"**bold** &amp; a_b":                  `\*\*bold\*\* \&amp; a\_b`,
+		"**bold** &amp; a_b ~~s~~ $x$ ^1 a|b": `\*\*bold\*\* \&amp; a\_b \~\~s\~\~ \$x\$ \^1 a\|b`,
 		"one\n# two":                          `one \# two`,
-		"www.evil.example and a@evil.example": `www\.evil\.example and a\@evil\.example`,
+		"www.evil.example":                    `www\.evil\.example`,
 		"déjà vu":                             "déjà vu",
 		`back\slash`:                          `back\\slash`,
+		"=== a=b == x==":                      "&#61;== a=b &#61;= x==",
+		"- item 1. two":                       `\- item 1\. two`,
 	} {
 		if got := Text(in); got != want {
 			t.Errorf("Text(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if got := Lines("a\n> b\r\n# c"); len(got) != 3 || got[1] != `\> b` || got[2] != `\# c` {
+	if got := Lines("a\n> b\r\n# c\n==="); len(got) != 4 || got[1] != `\> b` || got[2] != `\# c` || got[3] != "&#61;==" {
 		t.Fatalf("Lines = %q", got)
 	}
 }
