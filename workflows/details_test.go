@@ -67,8 +67,8 @@ func TestDetails(t *testing.T) {
 				Probe: &agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeFound, Answer: "TICKET-1: VPN"}}},
 			{Step: "tool/3/0/create_ticket", Settled: agent.Settled{By: agent.SettledByKey, Key: "agentrun-1", Runs: 2}}}}, []string{
 			"**Settled without a person** (2 so far; the newest last):",
-			"- `tool/2/0/create_ticket`: settled by probe find\\_ticket\\: found, not\n  run again",
-			"- `tool/3/0/create_ticket`: made safe by key\\: ran again with the same\n  key",
+			"- `tool/2/0/create_ticket`: settled by probe find\\_ticket: found, not\n  run again",
+			"- `tool/3/0/create_ticket`: made safe by key: ran again with the same\n  key",
 		}},
 		{"rejected input", "default", State{Status: agent.StatusRunning, Rejected: []Rejected{{Signal: "approve", Payload: `{"Marker":7}`, Reason: "bad"}}}, []string{
 			"**Rejected input** (1 so far; the newest): signal `approve` with\n\n```\n{\"Marker\":7}\n```\n\nbad",

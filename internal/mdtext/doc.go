@@ -12,7 +12,7 @@
 //   - Text escapes it on one line for running prose: a backslash before
 //     each ASCII punctuation character that could begin markup (CommonMark's
 //     escapes, as far as the Web UI's renderer, gomarkdown, knows them), so
-//     no emphasis, heading, list, table, link, autolink (":" is escaped),
+//     no emphasis, heading, list, table, link, autolink (the ":" of a URL is escaped),
 //     entity or HTML tag can start; a word of "=" only gets an entity.
 //
 // Code and Text fold line breaks and other control characters to spaces:

@@ -28,7 +28,7 @@ func Text(s string) string {
 	for i := range len(s) {
 		c := s[i]
 		switch {
-		case strings.IndexByte(escaped, c) >= 0:
+		case strings.IndexByte(escaped, c) >= 0, c == ':' && colonMarks(s, i):
 			b.WriteByte('\\')
 			b.WriteByte(c)
 		case c == '=' && (i == 0 || s[i-1] == ' ') && equalsWord(s[i:]):
@@ -42,11 +42,20 @@ func Text(s string) string {
 
 // escaped are the characters Text puts a backslash before: those that
 // can begin markup and that both CommonMark and the Web UI's renderer
-// (gomarkdown, which escapes no others) take escaped. "=", which that
+// (gomarkdown, which escapes no others) take escaped; ":" too where it
+// could begin markup (colonMarks). "=", which that
 // renderer cannot escape, begins markup only as a line of "=" under a
 // paragraph (a heading), and Text writes the first "=" of a word of
 // them as an entity.
-const escaped = "\\`*_{}[]()#+-.!:|&<>~^$"
+const escaped = "\\`*_{}[]()#+-.!|&<>~^$"
+
+// colonMarks reports whether the ":" at s[i] could begin markup: an
+// autolink's scheme ("http:", "mailto:"; a colon followed by anything but
+// a space) or a definition (a colon that begins the text). A colon before
+// a space, as in running prose, cannot and stays plain.
+func colonMarks(s string, i int) bool {
+	return i+1 < len(s) && s[i+1] != ' ' || strings.TrimLeft(s[:i], " ") == ""
+}
 
 // equalsWord reports whether s begins with a word of "=" only.
 func equalsWord(s string) bool {
