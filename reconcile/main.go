@@ -39,7 +39,7 @@ func main() {
 	defer stop()
 	err := run(ctx, *local, *verbose, fs.Args())
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "reconcile:", err)
+		fmt.Fprintln(os.Stderr, "reconcile:", cli.TermSafe(err.Error()))
 	}
 	os.Exit(cli.ExitCode(err))
 }

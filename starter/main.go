@@ -68,7 +68,7 @@ func main() {
 	})
 	err := run(ctx, *local, *wait, *session, *verbose, streamSet, followSet, *id, *maxTurns, *maxTokens, strings.Join(fs.Args(), " "))
 	if code := cli.ExitCode(err); code == cli.ExitError || code == cli.ExitUsage || code == cli.ExitBusy {
-		fmt.Fprintln(os.Stderr, "starter:", err)
+		fmt.Fprintln(os.Stderr, "starter:", cli.TermSafe(err.Error()))
 	}
 	os.Exit(cli.ExitCode(err))
 }

@@ -28,13 +28,13 @@ func main() {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	cfg, err := config.Load(os.Getenv)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "worker:", err)
+		fmt.Fprintln(os.Stderr, "worker:", cli.TermSafe(err.Error()))
 		os.Exit(cli.ExitSettings)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := cli.RunWorker(ctx, cli.Settings{Config: cfg}, logger); err != nil {
-		fmt.Fprintln(os.Stderr, "worker:", err)
+		fmt.Fprintln(os.Stderr, "worker:", cli.TermSafe(err.Error()))
 		if errors.As(err, new(*config.Error)) { // a missing key, found when it builds the model
 			os.Exit(cli.ExitSettings)
 		}

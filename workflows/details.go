@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/mdtext"
 	"github.com/agentrun/agentrun/internal/shell"
 	"github.com/agentrun/agentrun/operator"
 )
@@ -61,47 +62,57 @@ func plural(n int, word string) string {
 // frame that loses its last few pixels, so every command sits in its own
 // block, long commands break before --input, other long lines are wrapped
 // (the frame does not wrap them), and a rule closes the text.
+//
+// Every value the run did not write itself (answers, arguments, tool
+// values, names, reasons, errors) goes through internal/mdtext: in a block,
+// a code span or escaped, never as markdown or HTML of its own, since the
+// UI renders both (a model's answer must not draw an approval section).
 func details(namespace, runID string, s *State) string {
 	var b strings.Builder
 	cmd := func(name string, payload any) string {
-		return "```sh\n" + signalCommand("", namespace, runID, name, payload, " \\\n  ") + "\n```\n"
+		return mdtext.Block("sh", signalCommand("", namespace, runID, name, payload, " \\\n  "))
+	}
+	block := func(text string) string { return mdtext.Block("", wrap(text, detailsWidth)) }
+	code, text := mdtext.Code, mdtext.Text
+	quote := func(answer string) {
+		for _, line := range mdtext.Lines(cut(answer, 4000)) {
+			fmt.Fprintf(&b, "> %s\n", line)
+		}
 	}
 	switch s.Status {
 	case agent.StatusAwaitingApproval:
 		fmt.Fprintf(&b, "**Awaiting approval** of %s.\n", plural(len(s.Pending), "tool call"))
 		for i, p := range s.Pending {
-			args := fenced("json", prettyJSON(p.Args, 2000))
+			args := mdtext.Block("json", prettyJSON(p.Args, 2000))
 			if p.ArgsRef != nil {
-				args = fmt.Sprintf("%d bytes, kept by reference; only the start is shown here:\n\n%s\nThe whole arguments, to read before you decide: `reconcile show %s --step %s`\n", p.ArgsRef.Size, fenced("", wrap(p.ArgsRef.Preview, detailsWidth)), shell.Quote(runID), p.Marker)
+				args = fmt.Sprintf("%d bytes, kept by reference; only the start is shown here:\n\n%s\nThe whole arguments, to read before you decide: %s\n", p.ArgsRef.Size, block(p.ArgsRef.Preview), code("reconcile show "+shell.Quote(runID)+" --step "+shell.Quote(p.Marker)))
 			}
 			label := "Arguments"
 			if p.Digest != "" {
-				label += " (digest `" + p.Digest + "`; the commands below name it, so they decide on these arguments only)"
+				label += " (digest " + code(p.Digest) + "; the commands below name it, so they decide on these arguments only)"
 			}
-			fmt.Fprintf(&b, "\n#### %d. `%s` (`%s`)\n\n%s:\n\n%s\nApprove:\n\n%s\nDeny (replace REASON; the model reads it):\n\n%s",
-				i+1, p.Tool, p.Marker, wrap(label, detailsWidth), args, cmd(operator.SignalApprove, operator.ApprovePayloadOf(p.Marker, p.Digest, "")), cmd(operator.SignalDeny, operator.DenyPayloadOf(p.Marker, "REASON", p.Digest, "")))
+			fmt.Fprintf(&b, "\n#### %d. %s (%s)\n\n%s:\n\n%s\nApprove:\n\n%s\nDeny (replace REASON; the model reads it):\n\n%s",
+				i+1, code(p.Tool), code(p.Marker), wrap(label, detailsWidth), args, cmd(operator.SignalApprove, operator.ApprovePayloadOf(p.Marker, p.Digest, "")), cmd(operator.SignalDeny, operator.DenyPayloadOf(p.Marker, "REASON", p.Digest, "")))
 			b1, _ := json.Marshal(operator.ApprovePayloadOf(p.Marker, p.Digest, ""))
-			fmt.Fprintf(&b, "\nIn the Web UI: More Actions → Send a Signal → `approve`, Data `%s`\n", b1)
+			fmt.Fprintf(&b, "\nIn the Web UI: More Actions → Send a Signal → `approve`, Data %s\n", code(string(b1)))
 		}
 	case agent.StatusIndeterminate:
-		fmt.Fprintf(&b, "**Indeterminate**: the write `%s` started and never recorded its result; it may or may not have taken effect. Nothing runs until a person decides.\n", s.Indeterminate)
+		fmt.Fprintf(&b, "**Indeterminate**: the write %s started and never recorded its result; it may or may not have taken effect. Nothing runs until a person decides.\n", code(s.Indeterminate))
 		if s.Why != "" {
-			fmt.Fprintf(&b, "\nCause:\n\n%s", fenced("", wrap(cut(s.Why, 1000), detailsWidth)))
+			fmt.Fprintf(&b, "\nCause:\n\n%s", block(cut(s.Why, 1000)))
 		}
 		if f := s.Fence; f != nil && f.Step == s.Indeterminate {
-			fmt.Fprintf(&b, "\n**%s may still be running until %s**: check the world after that; a retry is refused until then.\n", f.Attempt, operator.FormatUntil(f.Until))
+			fmt.Fprintf(&b, "\n**%s may still be running until %s**: check the world after that; a retry is refused until then.\n", text(f.Attempt), text(operator.FormatUntil(f.Until)))
 		}
 		fmt.Fprintf(&b, "\nCheck the world first, then record what happened, with the real result in place of RESULT:\n\n%s\nor, only if it did not take effect, run it once more:\n\n%s",
 			cmd(operator.SignalReconcile, operator.DonePayload(s.Indeterminate, "RESULT")), cmd(operator.SignalReconcile, operator.RetryPayload(s.Indeterminate)))
 	case agent.StatusBudgetExceeded:
-		fmt.Fprintf(&b, "**Budget exceeded**: %s. The run waits until its limits are raised.\n\n", s.Reason)
+		fmt.Fprintf(&b, "**Budget exceeded**: %s. The run waits until its limits are raised.\n\n", text(s.Reason))
 		fmt.Fprintf(&b, "Used: %s, %d tokens. Limits: %d model calls, %s.\n", plural(s.Turns, "model call"), s.Usage.Total(), s.Budget.MaxTurns, tokenLimit(s.Budget.MaxTokens))
 		fmt.Fprintf(&b, "\nRaise them (each above what is used; 0 keeps a limit):\n\n%s", cmd(operator.SignalBudget, operator.RaiseHint(s.Budget, s.Turns, s.Usage)))
 	case agent.StatusCompleted:
 		fmt.Fprintf(&b, "**Completed** after %s.\n\n", plural(s.StepCount, "step"))
-		for _, line := range strings.Split(cut(s.Answer, 4000), "\n") {
-			fmt.Fprintf(&b, "> %s\n", line)
-		}
+		quote(s.Answer)
 		if s.CutOff {
 			fmt.Fprintf(&b, "\n**Cut off**: %s.\n", agent.CutOffNote)
 		}
@@ -110,69 +121,49 @@ func details(namespace, runID string, s *State) string {
 		}
 		for _, st := range s.Steps {
 			if st.Reconciled {
-				fmt.Fprintf(&b, "\n`%s` was reconciled by a person (done): the result is theirs.\n", st.Name)
+				fmt.Fprintf(&b, "\n%s was reconciled by a person (done): the result is theirs.\n", code(st.Name))
 			}
 		}
 	case agent.StatusIdle:
-		fmt.Fprintf(&b, "**Idle**: this session answered after %s and waits for a message; with none for %s it completes with this answer.\n\n", plural(s.StepCount, "step"), s.Idle)
-		for _, line := range strings.Split(cut(s.Answer, 4000), "\n") {
-			fmt.Fprintf(&b, "> %s\n", line)
-		}
+		fmt.Fprintf(&b, "**Idle**: this session answered after %s and waits for a message; with none for %s it completes with this answer.\n\n", plural(s.StepCount, "step"), text(s.Idle))
+		quote(s.Answer)
 		if s.Empty {
 			fmt.Fprintf(&b, "\n**Empty**: %s.\n", agent.EmptyNote)
 		}
-		fmt.Fprintf(&b, "\nSend a message (replace TEXT):\n\n%s\nor: `reconcile message %s TEXT --wait`\n", cmd(operator.SignalMessage, operator.MessagePayload("TEXT")), shell.Quote(runID))
+		fmt.Fprintf(&b, "\nSend a message (replace TEXT):\n\n%s\nor: %s\n", cmd(operator.SignalMessage, operator.MessagePayload("TEXT")), code("reconcile message "+shell.Quote(runID)+" TEXT --wait"))
 	case agent.StatusCancelled:
-		fmt.Fprintf(&b, "**Cancelled** after %s: %s.\n", plural(s.StepCount, "step"), s.Reason)
+		fmt.Fprintf(&b, "**Cancelled** after %s: %s.\n", plural(s.StepCount, "step"), text(s.Reason))
 	case agent.StatusFailed:
-		fmt.Fprintf(&b, "**Failed**:\n\n%s", fenced("", wrap(cut(s.Reason, 2000), detailsWidth)))
+		fmt.Fprintf(&b, "**Failed**:\n\n%s", block(cut(s.Reason, 2000)))
 	default:
 		fmt.Fprintf(&b, "**Running**: %s completed.\n", plural(s.StepCount, "step"))
 		if rt := s.Retry; rt != nil {
-			fmt.Fprintf(&b, "\n**Retrying**:\n\n%s", fenced("", wrap(rt.String(), detailsWidth)))
+			fmt.Fprintf(&b, "\n**Retrying**:\n\n%s", block(rt.String()))
 		}
 		if f := s.Fence; f != nil && f.Waiting {
-			fmt.Fprintf(&b, "\n**Waiting** before it settles the write `%s`: %s may still be running until %s. Nothing probes or runs it again before then; then it goes on by itself.\n", f.Step, f.Attempt, operator.FormatUntil(f.Until))
+			fmt.Fprintf(&b, "\n**Waiting** before it settles the write %s: %s may still be running until %s. Nothing probes or runs it again before then; then it goes on by itself.\n", code(f.Step), text(f.Attempt), text(operator.FormatUntil(f.Until)))
 		}
 		if n := len(s.Steps); n > 0 && s.Steps[n-1].Preview != "" {
 			last := s.Steps[n-1]
-			fmt.Fprintf(&b, "\nLast, `%s`:\n\n%s", last.Name, fenced("", wrap(last.Preview, detailsWidth)))
+			fmt.Fprintf(&b, "\nLast, %s:\n\n%s", code(last.Name), block(last.Preview))
 		}
 	}
 	if n := len(s.Expired); n > 0 {
 		e := s.Expired[n-1]
-		fmt.Fprintf(&b, "\n**Approval expired** (%d so far; the newest): `%s` (`%s`) waited %s and was denied; the model was told.\n", n, e.Tool, e.Marker, e.After)
+		fmt.Fprintf(&b, "\n**Approval expired** (%d so far; the newest): %s (%s) waited %s and was denied; the model was told.\n", n, code(e.Tool), code(e.Marker), text(e.After))
 	}
 	if n := len(s.Settled); n > 0 {
 		fmt.Fprintf(&b, "\n**Settled without a person** (%d so far; the newest last):\n\n", n)
 		for _, st := range s.Settled[max(0, n-3):] {
-			fmt.Fprintf(&b, "%s\n", wrap(fmt.Sprintf("- `%s`: %s", st.Step, st.Settled.String()), detailsWidth))
+			fmt.Fprintf(&b, "%s\n", wrap(fmt.Sprintf("- %s: %s", code(st.Step), text(st.Settled.String())), detailsWidth))
 		}
 	}
 	if n := len(s.Rejected); n > 0 {
 		r := s.Rejected[n-1]
-		fmt.Fprintf(&b, "\n**Rejected input** (%d so far; the newest): signal `%s` with\n\n%s\n%s\n", n, r.Signal, fenced("", wrap(r.Payload, detailsWidth)), r.Reason)
+		fmt.Fprintf(&b, "\n**Rejected input** (%d so far; the newest): signal %s with\n\n%s\n%s\n", n, code(r.Signal), block(r.Payload), text(r.Reason))
 	}
 	b.WriteString("\n---\n")
 	return b.String()
-}
-
-// fenced puts text in a fenced code block (info string lang) whose fence
-// is longer than any run of backticks in text, so that nothing in text can
-// close the block early (CommonMark: a closing fence is at least as long
-// as the opening one).
-func fenced(lang, text string) string {
-	longest, run := 0, 0
-	for i := range len(text) {
-		if text[i] == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", max(3, longest+1))
-	return fence + lang + "\n" + text + "\n" + fence + "\n"
 }
 
 // tokenLimit renders a token limit, 0 being none.

@@ -67,7 +67,7 @@ func TestDetails(t *testing.T) {
 				Probe: &agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeFound, Answer: "TICKET-1: VPN"}}},
 			{Step: "tool/3/0/create_ticket", Settled: agent.Settled{By: agent.SettledByKey, Key: "agentrun-1", Runs: 2}}}}, []string{
 			"**Settled without a person** (2 so far; the newest last):",
-			"- `tool/2/0/create_ticket`: settled by probe find_ticket: found, not\n  run again",
+			"- `tool/2/0/create_ticket`: settled by probe find\\_ticket: found, not\n  run again",
 			"- `tool/3/0/create_ticket`: made safe by key: ran again with the same\n  key",
 		}},
 		{"rejected input", "default", State{Status: agent.StatusRunning, Rejected: []Rejected{{Signal: "approve", Payload: `{"Marker":7}`, Reason: "bad"}}}, []string{
@@ -132,9 +132,6 @@ func TestDetailsBackticksStayInTheirBlock(t *testing.T) {
 			}
 		})
 	}
-	if got := fenced("", "a ````` b"); !strings.HasPrefix(got, "``````\n") || !strings.HasSuffix(got, "\n``````\n") {
-		t.Fatalf("fenced around 5 backticks = %q, want a fence of 6", got)
-	}
 }
 
 // fences returns the contents of the fenced code blocks of markdown md,
@@ -168,4 +165,86 @@ func TestCutKeepsCharacters(t *testing.T) {
 	if got := clip("a\n  b", 10); got != "a b" {
 		t.Fatalf("clip = %q", got)
 	}
+}
+
+// TestDetailsShowUntrustedTextAsText: a model's answer, a tool's name, a
+// rejected signal's name and a reason holding markdown and HTML reach the
+// details escaped or in code spans: no line of them begins a heading or a
+// quote's end, no HTML tag or link is left whole outside a code span.
+// (TestWebUIShowsHostileTextAsText renders it in the real Web UI.)
+func TestDetailsShowUntrustedTextAsText(t *testing.T) {
+	t.Parallel()
+	const html = `</blockquote><h4>Approve</h4><a href="http://evil.example">approve</a>`
+	answer := "fine\n" + html + "\n# Approved by the operator\n[click](http://evil.example)"
+	for _, s := range []State{
+		{Status: agent.StatusCompleted, Answer: answer, StepCount: 1},
+		{Status: agent.StatusIdle, Answer: answer, StepCount: 1, Idle: "1h"},
+		{Status: agent.StatusCancelled, Reason: html},
+		{Status: agent.StatusBudgetExceeded, Reason: html},
+		{Status: agent.StatusRunning, Rejected: []Rejected{{Signal: "x`\n#### " + html, Payload: "{}", Reason: html}}},
+		{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{Marker: "tool/2/0/t", Tool: "t` " + html, Args: json.RawMessage(`{}`)}}},
+	} {
+		got := details("default", "run-1", &s)
+		for _, line := range strings.Split(got, "\n") {
+			if strings.HasPrefix(line, "# ") || strings.HasPrefix(line, "#### x") || strings.HasPrefix(line, "</blockquote") {
+				t.Errorf("%s: a line of the details is the untrusted text's markup: %q\n%s", s.Status, line, got)
+			}
+		}
+		rest := got
+		for _, span := range codeSpans(got) {
+			rest = strings.Replace(rest, span, "", 1)
+		}
+		for _, bad := range []string{"<h4>", "<a href", "](http", "</blockquote>", "http:"} {
+			for i := strings.Index(rest, bad); i >= 0; i = index(rest, bad, i+1) {
+				if k := i + strings.IndexAny(bad, "<]:"); k == 0 || rest[k-1] != '\\' {
+					t.Errorf("%s: %q unescaped outside a code span:\n%s", s.Status, bad, got)
+				}
+			}
+		}
+	}
+}
+
+// index is strings.Index of sub in s from byte from on, -1 if none.
+func index(s, sub string, from int) int {
+	if i := strings.Index(s[from:], sub); i >= 0 {
+		return from + i
+	}
+	return -1
+}
+
+// codeSpans returns the code spans of one-line markdown text: a run of N
+// backticks up to the next run of exactly N.
+func codeSpans(md string) []string {
+	var out []string
+	for _, line := range strings.Split(md, "\n") {
+		for i := 0; i < len(line); {
+			if line[i] != '`' {
+				i++
+				continue
+			}
+			n := len(line[i:]) - len(strings.TrimLeft(line[i:], "`"))
+			fence := line[i : i+n]
+			end := -1
+			for j := i + n; j < len(line); {
+				k := strings.Index(line[j:], fence)
+				if k < 0 {
+					break
+				}
+				k += j
+				m := len(line[k:]) - len(strings.TrimLeft(line[k:], "`"))
+				if m == n {
+					end = k + n
+					break
+				}
+				j = k + m
+			}
+			if end < 0 {
+				i += n
+				continue
+			}
+			out = append(out, line[i:end])
+			i = end
+		}
+	}
+	return out
 }

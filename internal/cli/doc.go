@@ -3,7 +3,9 @@
 // a Temporal cluster, print for people, and map outcomes to exit codes.
 // Every command they print works when pasted where it was printed: see
 // [Commands]. What unblocks a run is printed by one function for both
-// engines (the starter's outcome, --wait, reconcile show).
+// engines (the starter's outcome, --wait, reconcile show). Everything they
+// print goes through one terminal writer (termsafe.go), which escapes the
+// control characters of the model's and tools' text, streamed text too.
 //
 // Settings (settings.go) are what the programs run with: the configuration
 // their main loaded once (internal/config, the one reader of the

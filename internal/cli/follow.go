@@ -38,14 +38,14 @@ func FollowFlags(limits *Limits, local, wait, session, follow, set bool) error {
 func (l *Local) onWait(w io.Writer, runID string) func(agent.Outcome) {
 	op := l.op()
 	op.following = true
-	return func(o agent.Outcome) { printOutcome(termSafe{w}, op, runID, o) }
+	return func(o agent.Outcome) { printOutcome(w, op, runID, o) }
 }
 
 // stoppedFollowing reports a following driver that Ctrl-C or SIGTERM
 // stopped while its run waited, and returns the error carrying the
 // status's exit code (nil for an Idle session).
 func (l *Local) stoppedFollowing(w io.Writer, runID string, stopped *journal.FollowStoppedError) error {
-	fmt.Fprintf(termSafe{w}, "run %s: stopped following (%v); it is %s as it was: follow it again with %s --follow\n", runID, stopped.Err, stopped.Outcome.Status, l.op().resume(runID))
+	fmt.Fprintf(w, "run %s: stopped following (%v); it is %s as it was: follow it again with %s --follow\n", runID, stopped.Err, stopped.Outcome.Status, l.op().resume(runID))
 	return outcomeErr(stopped.Outcome)
 }
 
@@ -110,13 +110,13 @@ func (l *Local) messageWait(ctx context.Context, w io.Writer, runID string, sig 
 		answered := info.Turns > before.Turns // a model step after the message
 		switch {
 		case info.Status.Terminal() || info.Status == agent.StatusIdle && answered:
-			printOutcome(termSafe{w}, op, runID, o)
+			printOutcome(w, op, runID, o)
 			return outcomeErr(o)
 		case answered && operator.WaitsOnPerson(info.Status):
 			// It stops on a person first: say so, with what unblocks it,
 			// and wait on, as on Temporal.
 			if key := fmt.Sprint(o.Status, o.Step, o.Reason, o.Pending); key != shown {
-				printOutcome(termSafe{w}, op, runID, o)
+				printOutcome(w, op, runID, o)
 				shown = key
 			}
 		}

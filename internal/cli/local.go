@@ -61,6 +61,9 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	if err := operator.ValidRunID(runID); err != nil {
 		return usagef("%v", err)
 	}
+	tw := newTermWriter(w)
+	defer tw.Flush()
+	w = tw
 	recorded, err := l.input(runID)
 	exists := err == nil
 	if err != nil && !errors.Is(err, operator.ErrUnknownRun) {
@@ -88,7 +91,7 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 		exec = localText{Executor: l.Exec, w: w}
 	}
 	l.Journal.Retry = l.Retry
-	l.Journal.OnRetry = func(r journal.Retrying) { fmt.Fprintln(termSafe{w}, r.String()) }
+	l.Journal.OnRetry = func(r journal.Retrying) { fmt.Fprintln(w, r.String()) }
 	o, err := l.Journal.Run(ctx, runID, input, exec)
 	var unfollowed *journal.FollowStoppedError
 	if errors.As(err, &unfollowed) {
@@ -96,7 +99,7 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	}
 	var stopped *journal.StoppedError
 	if errors.As(err, &stopped) {
-		fmt.Fprintf(termSafe{w}, "run %s: %s; resume with %s\n", runID, stopped.Stop, l.op().resume(runID))
+		fmt.Fprintf(w, "run %s: %s; resume with %s\n", runID, stopped.Stop, l.op().resume(runID))
 		return err
 	}
 	if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
@@ -259,6 +262,9 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 	if err := CheckOperatorArgs(args); err != nil {
 		return err
 	}
+	tw := newTermWriter(w)
+	defer tw.Flush()
+	w = tw
 	if len(args) > 0 {
 		switch args[0] {
 		case "list":
@@ -285,7 +291,6 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 			}
 			return nil
 		case "show":
-			w = termSafe{w}
 			runID, name, _ := showArgs(args)
 			if name != "" {
 				step, res, err := l.Journal.Step(runID, name)

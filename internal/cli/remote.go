@@ -99,6 +99,9 @@ func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, l
 	if err := operator.ValidRunID(runID); err != nil {
 		return usagef("%v", err)
 	}
+	tw := newTermWriter(w)
+	defer tw.Flush()
+	w = tw
 	desc, err := r.describe(ctx, runID)
 	attached := err == nil
 	switch {
@@ -292,12 +295,14 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 	if err := CheckOperatorArgs(args); err != nil {
 		return err
 	}
+	tw := newTermWriter(w)
+	defer tw.Flush()
+	w = tw
 	if len(args) > 0 {
 		switch args[0] {
 		case "list":
 			return r.list(ctx, w)
 		case "show":
-			w = termSafe{w}
 			runID, name, _ := showArgs(args)
 			if name != "" {
 				return r.showStep(ctx, w, runID, name)

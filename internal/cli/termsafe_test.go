@@ -18,6 +18,7 @@ func TestTermSafe(t *testing.T) {
 		{"csi \u009b31m c1", `csi \u009b31m c1`},
 		{"lone \x9b byte", `lone \x9b byte`},
 		{"bidi \u202eevil\u2066", `bidi \u202eevil\u2066`},
+		{"marks \u200e\u200f\u061c", `marks \u200e\u200f\u061c`},
 		{"\uFFFD stays", "\uFFFD stays"},
 	} {
 		if got := TermSafe(c.in); got != c.want {
@@ -25,8 +26,42 @@ func TestTermSafe(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	if n, err := (termSafe{&b}).Write([]byte("a\x1bb")); n != 3 || err != nil || b.String() != `a\x1bb` {
+	if n, err := newTermWriter(&b).Write([]byte("a\x1bb")); n != 3 || err != nil || b.String() != `a\x1bb` {
 		t.Fatalf("Write: %d, %v, %q", n, err, b.String())
+	}
+}
+
+// TestTermWriterKeepsSplitCharacters: a character whose bytes come in two
+// Writes (a streamed piece of text may end inside one) is printed whole,
+// a C1 control split that way is still escaped, and bytes that never
+// become a character are escaped by Flush.
+func TestTermWriterKeepsSplitCharacters(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		pieces []string
+		want   string
+	}{
+		{[]string{"caf\xc3", "\xa9 ", "\xe6\x97", "\xa5\xe6\x9c\xac"}, "café 日本"},
+		{[]string{"a\xc2", "\x9b31m"}, `a\u009b31m`},
+		{[]string{"x\xe2\x80", "\xae evil"}, `x\u202e evil`},
+		{[]string{"\xf0\x9f", "\x98", "\x80!"}, "😀!"},
+		{[]string{"cut \xe2\x80"}, `cut \xe2\x80`},
+		{[]string{"broken \xe2", "x"}, `broken \xe2x`},
+		{[]string{"\x1b", "[2J"}, `\x1b[2J`},
+	} {
+		var b strings.Builder
+		w := newTermWriter(&b)
+		for _, p := range c.pieces {
+			if n, err := w.Write([]byte(p)); n != len(p) || err != nil {
+				t.Fatalf("Write(%q) = %d, %v", p, n, err)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != c.want {
+			t.Errorf("pieces %q printed %q, want %q", c.pieces, b.String(), c.want)
+		}
 	}
 }
 
