@@ -581,7 +581,14 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (agent.ToolResult
 		if err != nil {
 			if over.Load() || strings.Contains(err.Error(), frameTooLarge) {
 				over.Store(true)
-				return nil, err
+				if s.cmd != nil {
+					// The rest of the message is still in the pipe.
+					_ = s.cmd.Process.Kill()
+				}
+				// The session is over (on HTTP, the SDK failed the
+				// connection): wait for it to be seen ending, so that the
+				// next call starts a new one.
+				return nil, t.c.failure(bctx, s, "call "+t.spec.Name, err)
 			}
 			return nil, t.c.failure(bctx, s, "call "+t.spec.Name, err)
 		}

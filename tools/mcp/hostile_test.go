@@ -56,11 +56,12 @@ func TestMain(m *testing.M) {
 }
 
 // clientJob is what the client child does: connect, list, and call Call
-// (if set) with {}.
+// (if set) with {}, Calls times (at least once).
 type clientJob struct {
 	Server         Server
 	ConnectTimeout time.Duration
 	Call           string
+	Calls          int
 }
 
 // clientOutcome is what the client child prints, one JSON line.
@@ -69,6 +70,11 @@ type clientOutcome struct {
 	Bound   bool   // the error is ErrListBound
 	Timeout bool   // the error is context.DeadlineExceeded
 	Tools   int
+	Results []callOutcome
+}
+
+// callOutcome is the outcome of one call of clientJob.Call.
+type callOutcome struct {
 	IsError bool
 	Content string // the result's content, cut to 1000 bytes
 	Bytes   int    // the result content's length
@@ -99,12 +105,14 @@ func runClientJob(job string) int {
 			if t.Spec().Name != j.Call {
 				continue
 			}
-			res, err := t.Call(ctx, json.RawMessage(`{}`))
-			if err != nil {
-				out.Err = err.Error()
-				return
+			for range max(j.Calls, 1) {
+				res, err := t.Call(ctx, json.RawMessage(`{}`))
+				if err != nil {
+					out.Err = err.Error()
+					return
+				}
+				out.Results = append(out.Results, callOutcome{res.IsError, res.Content[:min(len(res.Content), 1000)], len(res.Content)})
 			}
-			out.IsError, out.Bytes, out.Content = res.IsError, len(res.Content), res.Content[:min(len(res.Content), 1000)]
 		}
 	}()
 	b, _ := json.Marshal(out)
@@ -274,7 +282,8 @@ func TestHostileServerPagesForEver(t *testing.T) {
 }
 
 // A read whose result is 200 MiB, over stdio and over streamable HTTP: an
-// error result that says so and names the cap, never the 200 MiB.
+// error result that says so and names the cap, never the 200 MiB; the next
+// call starts a new session (and gets the same).
 func TestHostileServerHugeResult(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -286,10 +295,15 @@ func TestHostileServerHugeResult(t *testing.T) {
 		{"http-sse", func(t *testing.T) Server { return Server{Name: "dumper", URL: hugeHTTP(t, true)} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, took, rss := runClient(t, clientJob{Server: tc.srv(t), ConnectTimeout: hostileTimeout, Call: "dump"})
+			out, took, rss := runClient(t, clientJob{Server: tc.srv(t), ConnectTimeout: hostileTimeout, Call: "dump", Calls: 2})
 			want := "dump: the server's result is larger than 16 MiB"
-			if out.Err != "" || !out.IsError || !strings.Contains(out.Content, want) || out.Bytes > 1000 {
-				t.Errorf("the call: %+v, want an error result with %q", out, want)
+			if out.Err != "" || len(out.Results) != 2 {
+				t.Fatalf("the calls: %+v, want two results", out)
+			}
+			for i, r := range out.Results {
+				if !r.IsError || !strings.Contains(r.Content, want) || r.Bytes > 1000 {
+					t.Errorf("call %d: %+v, want an error result with %q", i+1, r, want)
+				}
 			}
 			if took > hostileTimeout+20*time.Second {
 				t.Errorf("the client took %s", took)
@@ -306,7 +320,7 @@ func TestHostileServerHugeResult(t *testing.T) {
 // sse, one server-sent event.
 func hugeHTTP(t *testing.T, sse bool) string {
 	var mu sync.Mutex
-	calls := 0
+	calls := 0 // tools/call requests
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.WriteHeader(http.StatusMethodNotAllowed) // no standalone stream; DELETE too
@@ -359,8 +373,8 @@ func hugeHTTP(t *testing.T, sse bool) string {
 		ts.Close()
 		mu.Lock()
 		defer mu.Unlock()
-		if calls == 0 {
-			t.Error("the HTTP server got no tools/call")
+		if calls != 2 {
+			t.Errorf("the HTTP server got %d tools/call, want 2", calls)
 		}
 	})
 	return ts.URL + "/mcp"
