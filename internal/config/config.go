@@ -189,9 +189,13 @@ type Config struct {
 
 	// --- Tracing (OpenTelemetry: package internal/tracing) ---
 
-	// Tracing exports every run as one trace over OTLP/gRPC: on when
+	// Tracing exports every run as one trace over OTLP: on when
 	// OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
-	// which wins) is set, e.g. http://localhost:4317; OTEL_SERVICE_NAME
+	// which wins) is set, e.g. http://localhost:4317, or
+	// OTEL_TRACES_EXPORTER is otlp or console (none, or
+	// OTEL_SDK_DISABLED=true, is off); OTEL_EXPORTER_OTLP_PROTOCOL (or
+	// OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, which wins): grpc (default) or
+	// http/protobuf (see tracing.Settings); OTEL_SERVICE_NAME
 	// (default per program: agentrun-worker, agentrun-starter,
 	// agentrun-reconcile), OTEL_TRACES_SAMPLER (default
 	// parentbased_always_on) and OTEL_TRACES_SAMPLER_ARG (a ratio, 0 to 1,
@@ -273,6 +277,7 @@ var Names = []string{
 	"AGENTRUN_MAX_TURNS", "AGENTRUN_MAX_TOKENS_PER_RUN", "AGENTRUN_SESSION_IDLE",
 	"AGENTRUN_LOCAL_ATTEMPTS", "AGENTRUN_LOCAL_RETRY_INTERVAL",
 	"AGENTRUN_STOP_TIMEOUT", "AGENTRUN_MAX_ACTIVITIES", "AGENTRUN_METRICS", "AGENTRUN_STREAM",
+	"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
 	"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_SERVICE_NAME",
 	"OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
 	EnvTestHoldBefore, EnvTestHoldAfter, EnvTestHoldFor, EnvTestHoldList, EnvTestWorkflowChange,

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strconv"
@@ -9,21 +10,69 @@ import (
 	"github.com/agentrun/agentrun/internal/tracing"
 )
 
-// parseTracing reads the tracing settings: off (zero) when neither
-// endpoint variable is set.
+// parseTracing reads the tracing settings, OpenTelemetry's standard
+// variables: off (no exporter, no endpoint) when OTEL_TRACES_EXPORTER is
+// unset and no endpoint variable is set, when it is "none", and when
+// OTEL_SDK_DISABLED is true.
 func parseTracing(e env) (tracing.Settings, error) {
 	s := tracing.Settings{ServiceName: strings.TrimSpace(e.get("OTEL_SERVICE_NAME")), SamplerArg: 1}
+	disabled := false
+	switch v := strings.ToLower(strings.TrimSpace(e.get("OTEL_SDK_DISABLED"))); v {
+	case "", "false":
+	case "true":
+		disabled = true
+	default:
+		return s, fmt.Errorf("OTEL_SDK_DISABLED=%q is not true or false: want true (no tracing) or false (the default)", v)
+	}
+	exporter := strings.ToLower(strings.TrimSpace(e.get("OTEL_TRACES_EXPORTER")))
+	switch exporter {
+	case "", tracing.ExporterOTLP, tracing.ExporterConsole, tracing.ExporterNone:
+	default:
+		return s, fmt.Errorf("OTEL_TRACES_EXPORTER=%q is not an exporter agentrun has: want otlp (the default when an endpoint is set), console (spans as JSON on standard output) or none (no tracing)", exporter)
+	}
+	for _, name := range []string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
+		v := strings.ToLower(strings.TrimSpace(e.get(name)))
+		if v == "" {
+			continue
+		}
+		if v != tracing.ProtocolGRPC && v != tracing.ProtocolHTTP {
+			return s, fmt.Errorf("%s=%q is not an OTLP protocol agentrun speaks: want grpc (the default, port 4317) or http/protobuf (port 4318)", name, v)
+		}
+		if s.Protocol == "" {
+			s.Protocol = v // the traces protocol wins
+		}
+	}
+	proto := cmp.Or(s.Protocol, tracing.ProtocolGRPC)
 	for _, name := range []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
 		v := strings.TrimSpace(e.get(name))
 		if v == "" {
 			continue
 		}
-		if err := tracing.CheckEndpoint(v); err != nil {
-			return s, fmt.Errorf("%s=%q is not an OTLP/gRPC endpoint (%v): want http://HOST:PORT (plain) or https://HOST:PORT (TLS), e.g. http://localhost:4317", name, v, err)
+		if err := tracing.CheckEndpoint(v, proto); err != nil {
+			if proto == tracing.ProtocolHTTP {
+				return s, fmt.Errorf("%s=%q is not an OTLP/HTTP endpoint (%v): want http://HOST:PORT (plain) or https://HOST:PORT (TLS), e.g. http://localhost:4318", name, v, err)
+			}
+			return s, fmt.Errorf("%s=%q is not an OTLP/gRPC endpoint (%v): want http://HOST:PORT (plain) or https://HOST:PORT (TLS), e.g. http://localhost:4317 (or set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf for OTLP over HTTP)", name, v, err)
 		}
-		if s.Endpoint == "" {
-			s.Endpoint = v // the traces endpoint wins
+		if s.Endpoint != "" {
+			continue // the traces endpoint wins
 		}
+		s.Endpoint = v
+		if name == "OTEL_EXPORTER_OTLP_ENDPOINT" && proto == tracing.ProtocolHTTP {
+			// The signal's path, as the specification says for the
+			// general variable.
+			s.Endpoint = strings.TrimRight(v, "/") + "/v1/traces"
+		}
+	}
+	switch {
+	case disabled || exporter == tracing.ExporterNone:
+	case exporter == tracing.ExporterConsole:
+		s.Exporter, s.Protocol, s.Endpoint = tracing.ExporterConsole, "", ""
+	case exporter == tracing.ExporterOTLP || s.Endpoint != "":
+		s.Exporter = tracing.ExporterOTLP
+	}
+	if s.Exporter == "" {
+		s.Protocol, s.Endpoint = "", "" // off
 	}
 	s.Sampler = strings.ToLower(strings.TrimSpace(e.get("OTEL_TRACES_SAMPLER")))
 	if s.Sampler == "" {

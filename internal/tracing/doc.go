@@ -1,15 +1,22 @@
 // Package tracing makes every agent run one OpenTelemetry trace, exported
-// over OTLP/gRPC, with spans named and attributed by the OpenTelemetry
-// GenAI semantic conventions, and never duplicated by a replay.
+// over OTLP (gRPC or HTTP), with spans named and attributed by the
+// OpenTelemetry GenAI semantic conventions, and never duplicated by a
+// replay.
 //
-// Settings (config.Config's Tracing, from OTEL_EXPORTER_OTLP_ENDPOINT,
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER
-// and OTEL_TRACES_SAMPLER_ARG): tracing is off when no endpoint is set, and
+// Settings (config.Config's Tracing, from OpenTelemetry's standard
+// variables: OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_PROTOCOL,
+// OTEL_EXPORTER_OTLP_ENDPOINT, their _TRACES_ forms, OTEL_SERVICE_NAME,
+// OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG and OTEL_SDK_DISABLED):
+// tracing is off when no exporter is named and no endpoint is set, and
 // then Start returns a nil *Provider, whose methods add no interceptor, no
 // exporter and no span: the programs run as they did before. On, Start
-// builds a batching OTLP/gRPC exporter; an export that fails (the backend
-// is unreachable) is a warning in the log, at most one a minute, and never
-// fails a step; Shutdown flushes what is queued.
+// builds a batching exporter: OTLP over gRPC (the default) or
+// http/protobuf, or the console's; the OTLP exporters read the rest of the
+// standard variables themselves (headers, certificates, timeout,
+// compression). An export that fails (the backend is unreachable, speaks
+// the other protocol) is a warning in the log, once for each kind of
+// error, is not retried, and never fails a step; Shutdown flushes what is
+// queued.
 //
 // What a trace holds. The programs' Temporal clients and workers carry the
 // sdk's tracing interceptor (go.temporal.io/sdk/contrib/opentelemetry,

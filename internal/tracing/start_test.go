@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -49,7 +51,7 @@ func TestUnreachableBackend(t *testing.T) {
 	if d := time.Since(start); d > exportShutdownTimeout+time.Second {
 		t.Fatalf("Shutdown took %v, want at most %v", d, exportShutdownTimeout)
 	}
-	if log := buf.String(); !strings.Contains(log, "level=WARN") || !strings.Contains(log, "tracing: spans not exported; runs go on") || !strings.Contains(log, "127.0.0.1:1") {
+	if log := buf.String(); !strings.Contains(log, "level=WARN") || !strings.Contains(log, "tracing: spans not exported") || !strings.Contains(log, "127.0.0.1:1") {
 		t.Fatalf("log %q: want a warning that the spans were not exported", log)
 	}
 }
@@ -72,18 +74,79 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// TestExportWarningsRateLimited: export errors are warnings, one a minute
-// at most, counting those not logged.
-func TestExportWarningsRateLimited(t *testing.T) {
+// TestExportWarningsOncePerKind: export errors are warnings, one for each
+// kind of error (the same text but for its numbers), at most maxWarnKinds
+// and one line saying there are more.
+func TestExportWarningsOncePerKind(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	h := warnHandler(slog.New(slog.NewTextHandler(&buf, nil)), "http://collector:4317")
-	for range 5 {
-		h.Handle(errors.New("connection refused"))
+	h := warnHandler(slog.New(slog.NewTextHandler(&buf, nil)), "otlp grpc http://collector:4317")
+	for i := range 5 {
+		h.Handle(fmt.Errorf("dial tcp 10.0.0.%d:4317: connection refused", i))
 	}
+	h.Handle(errors.New("context deadline exceeded"))
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 1 || !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], "runs go on") || !strings.Contains(lines[0], "endpoint=http://collector:4317") {
-		t.Fatalf("log %q: want one warning naming the endpoint", lines)
+	if len(lines) != 2 || !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], "runs go on") || !strings.Contains(lines[0], `exporter="otlp grpc http://collector:4317"`) ||
+		!strings.Contains(lines[0], "connection refused") || !strings.Contains(lines[1], "context deadline exceeded") {
+		t.Fatalf("log %q: want one warning for each of the two kinds, naming the exporter", lines)
+	}
+	buf.Reset()
+	for i := range 3 * maxWarnKinds {
+		h.Handle(fmt.Errorf("kind %c", 'A'+rune(i)))
+	}
+	if n := strings.Count(buf.String(), "\n"); n != maxWarnKinds-2+1 || !strings.Contains(buf.String(), "more kinds of export errors than are logged") {
+		t.Fatalf("%d lines after many kinds: %s; want %d warnings and one that there are more", n, buf.String(), maxWarnKinds-2)
+	}
+}
+
+// TestFailingExportLogsOnce: an OTLP/HTTP backend that refuses every export
+// (a 404: not an OTLP receiver) gets each batch, and the log says so once,
+// naming the exporter; the program's spans go on.
+//
+// Not parallel: the error handler is the process's (otel.SetErrorHandler).
+func TestFailingExportLogsOnce(t *testing.T) {
+	var mu sync.Mutex
+	posts := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		posts++
+		mu.Unlock()
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	var buf syncBuffer
+	p, err := Start(t.Context(), Settings{Exporter: ExporterOTLP, Protocol: ProtocolHTTP, Endpoint: srv.URL + "/v1/traces", Sampler: DefaultSampler, SamplerArg: 1}, ServiceWorker, slog.New(slog.NewTextHandler(&buf, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each span is sent by the batch's timer (batchEvery), as in a
+	// program: its failure goes to the error handler.
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return posts
+	}
+	const batches = 3
+	for i := range batches {
+		_, span := p.Tracer().Start(context.Background(), fmt.Sprintf("chat %d", i))
+		span.End()
+		deadline := time.Now().Add(10 * batchEvery)
+		for count() < i+1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("the backend got %d exports within %s of span %d, want %d", count(), 10*batchEvery, i, i+1)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if err := p.Shutdown(t.Context()); err != nil {
+		t.Logf("Shutdown: %v", err)
+	}
+	if n := count(); n != batches {
+		t.Errorf("the backend got %d exports, want %d", n, batches)
+	}
+	log := buf.String()
+	if n := strings.Count(log, "tracing: spans not exported"); n != 1 || !strings.Contains(log, "level=WARN") || !strings.Contains(log, "404") || !strings.Contains(log, "otlp http/protobuf "+srv.URL) {
+		t.Fatalf("log %q: want one warning naming the exporter and the 404", log)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +18,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
@@ -29,11 +32,26 @@ import (
 )
 
 // Settings are the tracing settings of a program (config.Config's
-// Tracing). The zero value is off.
+// Tracing), from OpenTelemetry's standard variables. The zero value is off.
 type Settings struct {
-	// Endpoint is the OTLP/gRPC collector, http://HOST:PORT (plain) or
-	// https://HOST:PORT (TLS) (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else
-	// OTEL_EXPORTER_OTLP_ENDPOINT). Default "": tracing off.
+	// Exporter is where spans go (OTEL_TRACES_EXPORTER): "otlp" or
+	// "console" (JSON on standard output). Default "": otlp when Endpoint
+	// is set, else tracing off ("none" is off too).
+	Exporter string
+	// Protocol is the OTLP transport, "grpc" or "http/protobuf"
+	// (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else
+	// OTEL_EXPORTER_OTLP_PROTOCOL). Default "": grpc, agentrun's default
+	// from before it read these variables (the specification's is
+	// http/protobuf).
+	Protocol string
+	// Endpoint is the URL the OTLP exporter sends to: for grpc
+	// http://HOST:PORT (plain) or https://HOST:PORT (TLS); for
+	// http/protobuf the full URL, e.g. http://HOST:4318/v1/traces
+	// (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, else
+	// OTEL_EXPORTER_OTLP_ENDPOINT with /v1/traces appended for
+	// http/protobuf). Default "": with Exporter otlp, the exporter's own
+	// default (localhost:4317, or localhost:4318/v1/traces); without,
+	// tracing off.
 	Endpoint string
 	// ServiceName is the service.name of the spans (OTEL_SERVICE_NAME).
 	// Default "": the program's own, agentrun-worker, agentrun-starter or
@@ -52,8 +70,18 @@ type Settings struct {
 	CaptureContent bool
 }
 
-// On reports whether tracing is on: an endpoint is set.
-func (s Settings) On() bool { return s.Endpoint != "" }
+// On reports whether tracing is on: an exporter is named or an endpoint
+// set.
+func (s Settings) On() bool { return s.Exporter != "" || s.Endpoint != "" }
+
+// The valid Exporter and Protocol values.
+const (
+	ExporterOTLP    = "otlp"
+	ExporterConsole = "console"
+	ExporterNone    = "none" // OTEL_TRACES_EXPORTER's value for off
+	ProtocolGRPC    = "grpc"
+	ProtocolHTTP    = "http/protobuf"
+)
 
 // Samplers are the valid OTEL_TRACES_SAMPLER values.
 var Samplers = []string{"always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"}
@@ -68,8 +96,10 @@ const (
 	ServiceReconcile = "agentrun-reconcile"
 )
 
-// CheckEndpoint says what is wrong with an OTLP/gRPC endpoint, or nil.
-func CheckEndpoint(v string) error {
+// CheckEndpoint says what is wrong with an OTLP endpoint of protocol
+// (ProtocolGRPC or ProtocolHTTP), or nil: grpc takes no path, http/protobuf
+// may have one.
+func CheckEndpoint(v, protocol string) error {
 	u, err := url.Parse(v)
 	if err != nil {
 		return errors.New("not a URL")
@@ -83,8 +113,11 @@ func CheckEndpoint(v string) error {
 	if p, err := strconv.Atoi(u.Port()); err != nil || p <= 0 || p > 65535 {
 		return fmt.Errorf("port %q", u.Port())
 	}
-	if strings.Trim(u.Path, "/") != "" || u.RawQuery != "" {
-		return errors.New("a path or query (OTLP/gRPC takes none)")
+	if u.RawQuery != "" || u.Fragment != "" {
+		return errors.New("a query (OTLP takes none)")
+	}
+	if protocol != ProtocolHTTP && strings.Trim(u.Path, "/") != "" {
+		return errors.New("a path (OTLP/gRPC takes none)")
 	}
 	return nil
 }
@@ -136,9 +169,9 @@ func Start(ctx context.Context, s Settings, service string, logger *slog.Logger)
 	if !s.On() {
 		return nil, nil
 	}
-	exp, err := otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(s.Endpoint), otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false}))
+	exp, err := exporter(ctx, s)
 	if err != nil {
-		return nil, fmt.Errorf("tracing exporter %s: %w", s.Endpoint, err)
+		return nil, fmt.Errorf("tracing exporter %s: %w", s.describe(), err)
 	}
 	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(semconv.ServiceName(firstOf(s.ServiceName, service))))
 	if err != nil {
@@ -146,13 +179,46 @@ func Start(ctx context.Context, s Settings, service string, logger *slog.Logger)
 	}
 	sampler := s.sampler()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(batchEvery)), sdktrace.WithResource(res), sdktrace.WithSampler(sampler))
-	otel.SetErrorHandler(warnHandler(logger, s.Endpoint))
+	otel.SetErrorHandler(warnHandler(logger, s.describe()))
 	p, err := newProvider(tp, sampler, s.CaptureContent)
 	if err != nil {
 		return nil, err
 	}
 	p.sdk = tp
 	return p, nil
+}
+
+// exporter builds the span exporter s names. The OTLP exporters read the
+// rest of OpenTelemetry's variables themselves (OTEL_EXPORTER_OTLP_HEADERS,
+// _CERTIFICATE, _TIMEOUT, _COMPRESSION and their _TRACES_ forms). Retries
+// are off: a failed export is reported at once (and logged once, see
+// warnHandler) rather than holding the batch for a minute of retries.
+func exporter(ctx context.Context, s Settings) (sdktrace.SpanExporter, error) {
+	switch {
+	case s.Exporter == ExporterConsole:
+		return stdouttrace.New()
+	case s.Protocol == ProtocolHTTP:
+		opts := []otlptracehttp.Option{otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false})}
+		if s.Endpoint != "" {
+			opts = append(opts, otlptracehttp.WithEndpointURL(s.Endpoint))
+		}
+		return otlptracehttp.New(ctx, opts...)
+	default:
+		opts := []otlptracegrpc.Option{otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false})}
+		if s.Endpoint != "" {
+			opts = append(opts, otlptracegrpc.WithEndpointURL(s.Endpoint))
+		}
+		return otlptracegrpc.New(ctx, opts...)
+	}
+}
+
+// describe names where s sends spans, for errors and the log: "console",
+// or "otlp PROTOCOL ENDPOINT".
+func (s Settings) describe() string {
+	if s.Exporter == ExporterConsole {
+		return ExporterConsole
+	}
+	return strings.TrimSpace(fmt.Sprintf("otlp %s %s", firstOf(s.Protocol, ProtocolGRPC), firstOf(s.Endpoint, "(the exporter's default endpoint)")))
 }
 
 // New is tracing through tp (tests: an sdk provider with tracetest's
@@ -233,30 +299,38 @@ func firstOf(a, b string) string {
 	return b
 }
 
-// warnEvery bounds the export warnings: a backend that stays down costs
-// one log line a minute.
-const warnEvery = time.Minute
+// maxWarnKinds bounds the kinds of export failure warnHandler logs: a
+// backend that fails in ever new ways costs at most this many lines.
+const maxWarnKinds = 16
 
 // warnHandler logs OpenTelemetry's errors (a failed export) as warnings,
-// at most one per warnEvery.
-func warnHandler(logger *slog.Logger, endpoint string) otel.ErrorHandler {
+// once per kind of error: the first of each kind, its text with the
+// numbers taken out (ports, counts, durations), and none after
+// maxWarnKinds kinds. A backend that stays down costs one line, not one
+// per batch.
+func warnHandler(logger *slog.Logger, exporter string) otel.ErrorHandler {
 	if logger == nil {
 		logger = slog.Default()
 	}
 	var mu sync.Mutex
-	var last time.Time
-	var dropped int
+	seen := map[string]bool{}
 	return otel.ErrorHandlerFunc(func(err error) {
+		kind := digits.ReplaceAllString(err.Error(), "#")
 		mu.Lock()
 		defer mu.Unlock()
-		if !last.IsZero() && time.Since(last) < warnEvery {
-			dropped++
+		if seen[kind] || len(seen) > maxWarnKinds {
 			return
 		}
-		logger.Warn("tracing: spans not exported; runs go on", "endpoint", endpoint, "error", err, "errors_since_last", dropped)
-		last, dropped = time.Now(), 0
+		seen[kind] = true
+		if len(seen) > maxWarnKinds {
+			logger.Warn("tracing: more kinds of export errors than are logged; runs go on", "exporter", exporter, "kinds", maxWarnKinds)
+			return
+		}
+		logger.Warn("tracing: spans not exported (said once for each kind of error); runs go on", "exporter", exporter, "error", err)
 	})
 }
+
+var digits = regexp.MustCompile(`[0-9]+`)
 
 // The operations of the sdk interceptor's spans this package changes.
 const (

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -77,6 +79,26 @@ const (
 	// output to end once it has exited: a child of the server can hold its
 	// stdout and stderr open for ever.
 	waitDelay = 2 * time.Second
+)
+
+// The bounds of what a server may send, on every transport: a server that
+// lists tools for ever, or answers with more than a process should hold,
+// ends in a one-line error instead of filling the memory. A tools/list, all
+// its pages, is also bounded in time, by Options.ConnectTimeout.
+const (
+	// MaxToolPages bounds the pages of one tools/list: a server that hands
+	// out a new cursor on every page would otherwise be followed for ever.
+	MaxToolPages = 100
+	// MaxTools bounds the tools one server may list, over all its pages.
+	MaxTools = 1000
+	// MaxListBytes bounds the sum of the sizes of the listed tools' names,
+	// descriptions and input schemas: what a run keeps of a list.
+	MaxListBytes = 16 << 20
+	// MaxResultBytes bounds one message from a server (a tool result, a
+	// page of tools/list): the SDK's frame cap on stdio
+	// (sdk.DefaultMaxLineLength), applied on HTTP to each response body
+	// (limitBody). A tool result over it is an IsError result saying so.
+	MaxResultBytes = sdk.DefaultMaxLineLength
 )
 
 func (o Options) withDefaults() Options {
@@ -255,8 +277,15 @@ func (c *Client) connect(ctx context.Context) (*session, error) {
 		t = &sdk.CommandTransport{Command: s.cmd}
 	} else {
 		t = &sdk.StreamableClientTransport{
-			Endpoint:   c.srv.URL,
-			HTTPClient: &http.Client{Transport: headers{base: http.DefaultTransport, h: c.srv.Headers, host: endpointHost(c.srv.URL)}},
+			Endpoint: c.srv.URL,
+			HTTPClient: &http.Client{Transport: limitBody{
+				base: headers{base: http.DefaultTransport, h: c.srv.Headers, host: endpointHost(c.srv.URL)},
+				max:  MaxResultBytes,
+			}},
+			// Above MaxResultBytes, so that a response stream that is too
+			// large trips limitBody, which says so, rather than the SDK's
+			// event cap, which does not.
+			MaxEventSize: MaxResultBytes + 1<<20,
 			// Only request and response are used: no stream for
 			// server-initiated messages, so a dead server is noticed by
 			// the next call rather than by a background reconnect loop.
@@ -347,32 +376,81 @@ func (c *Client) session(ctx context.Context) (*session, error) {
 }
 
 // Tools lists the server's tools, following pagination, in the order the
-// server gives them.
+// server gives them. The whole listing is bounded by Options.ConnectTimeout
+// (and ctx), and by MaxToolPages, MaxTools and MaxListBytes.
 func (c *Client) Tools(ctx context.Context) ([]*Tool, error) {
 	bctx, stop := c.bound(ctx)
 	defer stop()
-	ts, err := await(bctx, c, "list tools", func(bctx context.Context) ([]*Tool, error) {
-		s, err := c.session(bctx)
+	lctx, cancel := context.WithTimeoutCause(bctx, c.opts.ConnectTimeout, errListTimeout)
+	defer cancel()
+	ts, err := await(lctx, c, "list tools", func(lctx context.Context) ([]*Tool, error) {
+		s, err := c.session(lctx)
 		if err != nil {
 			return nil, err
 		}
-		var ts []*Tool
-		for t, err := range s.cs.Tools(bctx, nil) {
-			if err != nil {
-				return nil, c.failure(bctx, s, "list tools", err)
+		return c.list(lctx, s)
+	})
+	if err != nil && bctx.Err() == nil && errors.Is(context.Cause(lctx), errListTimeout) {
+		return nil, &boundError{fmt.Sprintf("mcp server %q: tools/list not answered within %s (the connect timeout)", c.srv.Name, c.opts.ConnectTimeout), context.DeadlineExceeded}
+	}
+	if err != nil {
+		return nil, c.closedError(ctx, err)
+	}
+	return ts, nil
+}
+
+// errListTimeout is the cause of the end of a tools/list's context at the
+// connect timeout.
+var errListTimeout = errors.New("tools/list timed out")
+
+// ErrListBound is matched (errors.Is) by the error of a tools/list that a
+// bound ended: the connect timeout, MaxToolPages, MaxTools or MaxListBytes.
+var ErrListBound = errors.New("tools/list over a bound")
+
+// boundError is the error of a tools/list that a bound ended: msg, which
+// names the server and the bound, wrapping err (if not nil) and
+// ErrListBound.
+type boundError struct {
+	msg string
+	err error
+}
+
+func (e *boundError) Error() string   { return e.msg }
+func (e *boundError) Unwrap() []error { return []error{ErrListBound, e.err} }
+
+// list follows the pages of tools/list on s, within the bounds.
+func (c *Client) list(ctx context.Context, s *session) ([]*Tool, error) {
+	var (
+		ts     []*Tool
+		size   int
+		cursor string
+	)
+	for page := 1; ; page++ {
+		if page > MaxToolPages {
+			return nil, &boundError{fmt.Sprintf("mcp server %q: tools/list has more than %d pages (each gave a next cursor)", c.srv.Name, MaxToolPages), nil}
+		}
+		res, err := s.cs.ListTools(ctx, &sdk.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return nil, c.failure(ctx, s, "list tools", err)
+		}
+		for _, t := range res.Tools {
+			if len(ts) == MaxTools {
+				return nil, &boundError{fmt.Sprintf("mcp server %q: tools/list has more than %d tools", c.srv.Name, MaxTools), nil}
 			}
 			spec, err := toolSpec(t)
 			if err != nil {
 				return nil, fmt.Errorf("mcp server %q: tool %q: %w", c.srv.Name, t.Name, err)
 			}
+			if size += len(spec.Name) + len(spec.Description) + len(spec.Schema); size > MaxListBytes {
+				return nil, &boundError{fmt.Sprintf("mcp server %q: tools/list is larger than %d MiB (the names, descriptions and input schemas of its tools)", c.srv.Name, MaxListBytes>>20), nil}
+			}
 			ts = append(ts, &Tool{c: c, spec: spec})
 		}
-		return ts, nil
-	})
-	if err != nil {
-		return nil, c.closedError(ctx, err)
+		if res.NextCursor == "" {
+			return ts, nil
+		}
+		cursor = res.NextCursor
 	}
-	return ts, nil
 }
 
 // Close ends the session and, for stdio, stops the server: it closes the
@@ -493,6 +571,8 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (agent.ToolResult
 	}
 	bctx, stop := t.c.bound(ctx)
 	defer stop()
+	over := new(tripwire)
+	bctx = context.WithValue(bctx, tripwireKey{}, over)
 	res, err := await(bctx, t.c, "call "+t.spec.Name, func(bctx context.Context) (*sdk.CallToolResult, error) {
 		s, err := t.c.session(bctx)
 		if err != nil {
@@ -500,15 +580,91 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (agent.ToolResult
 		}
 		res, err := s.cs.CallTool(bctx, &sdk.CallToolParams{Name: t.spec.Name, Arguments: arguments})
 		if err != nil {
+			if over.Load() || strings.Contains(err.Error(), frameTooLarge) {
+				over.Store(true)
+				if s.cmd != nil {
+					// The rest of the message is still in the pipe.
+					_ = s.cmd.Process.Kill()
+				}
+				// The session is over (on HTTP, the SDK failed the
+				// connection): wait for it to be seen ending, so that the
+				// next call starts a new one.
+				return nil, t.c.failure(bctx, s, "call "+t.spec.Name, err)
+			}
 			return nil, t.c.failure(bctx, s, "call "+t.spec.Name, err)
 		}
 		return res, nil
 	})
+	if err != nil && over.Load() && ctx.Err() == nil {
+		// The server answered: for a write, it acted.
+		return agent.ToolResult{IsError: true, Content: fmt.Sprintf("%s: the server's result is larger than %d MiB, the most agentrun takes from an MCP server, and was dropped: ask for less", t.spec.Name, MaxResultBytes>>20)}, nil
+	}
 	if err != nil {
 		return agent.ToolResult{}, t.c.closedError(ctx, err)
 	}
 	return toolResult(res), nil
 }
+
+// frameTooLarge is the text of the SDK's error for a stdio message over its
+// frame cap (sdk.DefaultMaxLineLength; the error itself is not exported).
+const frameTooLarge = "exceeded the configured maximum line length"
+
+// A tripwire is set when a response to the request whose context carries it
+// (under tripwireKey) was larger than MaxResultBytes.
+type tripwire struct{ atomic.Bool }
+
+type tripwireKey struct{}
+
+// ErrTooLarge is the error of a read of a response body past
+// MaxResultBytes.
+var ErrTooLarge = fmt.Errorf("the response is larger than %d MiB, the most agentrun takes from an MCP server", MaxResultBytes>>20)
+
+// limitBody is an http.RoundTripper that ends the reading of a response
+// body past max bytes with ErrTooLarge, and sets the request's tripwire.
+// The SDK reads a JSON response whole (io.ReadAll) whatever its size.
+type limitBody struct {
+	base http.RoundTripper
+	max  int64
+}
+
+func (l limitBody) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := l.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	w, _ := req.Context().Value(tripwireKey{}).(*tripwire)
+	resp.Body = &cappedBody{rc: resp.Body, left: l.max, trip: w}
+	return resp, nil
+}
+
+// cappedBody is a response body that gives at most left bytes.
+type cappedBody struct {
+	rc   io.ReadCloser
+	left int64
+	over bool
+	trip *tripwire // nil: none
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.over {
+		return 0, ErrTooLarge
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.rc.Read(p)
+	if int64(n) > b.left {
+		b.over = true
+		if b.trip != nil {
+			b.trip.Store(true)
+		}
+		return int(b.left), ErrTooLarge
+	}
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *cappedBody) Close() error { return b.rc.Close() }
 
 // callArguments checks that args is a JSON object (or empty, meaning {}).
 func callArguments(args json.RawMessage) (json.RawMessage, string) {

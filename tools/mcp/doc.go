@@ -5,7 +5,10 @@
 //
 // A Client is one server: a local program spoken to over stdio (Command,
 // Args, and Env) or a streamable HTTP endpoint (URL, Headers).
-// Client.Tools lists the server's tools, following pagination.
+// Client.Tools lists the server's tools, following pagination, within
+// Options.ConnectTimeout and at most MaxToolPages pages, MaxTools tools and
+// MaxListBytes of names, descriptions and schemas: a list over a bound is a
+// one-line error naming the server and the bound (ErrListBound).
 //
 // What a server sees of the worker: a stdio server starts with a minimal
 // environment, the Inherited variables (HOME, LOGNAME, PATH, SHELL, TERM,
@@ -46,6 +49,11 @@
 //   - A transport or protocol failure, a cancelled or expired context, and
 //     a call after Close are Go errors. Whether the server acted on a call
 //     that failed is unknown.
+//   - A message from the server is at most MaxResultBytes (16 MiB), on
+//     stdio (the SDK's frame cap) and on HTTP (each response body): a tool
+//     result over it is an IsError result that says so and names the cap
+//     (for a write, the server answered: it acted); the session is then
+//     restarted by the next call, as after any end of a session.
 //   - Nothing waits without a bound: a call (and Tools) returns when its
 //     context ends, even while the request is stuck in a write to a stdio
 //     server that stopped reading; a connect or restart is bounded by
