@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,10 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/internal/devserver"
 	"github.com/agentrun/agentrun/internal/testenv"
 )
@@ -186,6 +191,71 @@ func toolResultEvent(t *testing.T, srv *testenv.Server, run string, plain ...str
 	return id
 }
 
+// signal sends the signal name with the JSON input through the Web UI's
+// own form on the run page at url: More Actions, Send a Signal, the name,
+// the input typed into the payload editor, Submit; it waits until the
+// form closes (the UI closes it once the signal is sent) and keeps a
+// screenshot of the page as the artifact name.
+func (b *browser) signal(t *testing.T, name, url, signal, payload string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 2*pageTimeout)
+	defer cancel()
+	const modal = "#signal-confirmation-modal"
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(url),
+		chromedp.Click(chromedp.CSS(`button[aria-controls="workflow-actions"]`)),
+		chromedp.Click(chromedp.CSS(`[data-testid="signal-button"]`)),
+		chromedp.WaitVisible(chromedp.CSS(modal+" #signal-name")),
+		chromedp.SendKeys(chromedp.CSS(modal+" #signal-name"), signal),
+		chromedp.Click(chromedp.CSS(modal+" .cm-content")),
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, input.InsertText, input.InsertTextParams{Text: payload})
+			return err
+		}),
+		chromedp.Click(chromedp.CSS(modal+` [data-testid="confirm-modal-button"]`)),
+	)
+	// The form stays open, saying why, when the signal is not sent (an
+	// /encode refused, say); it closes once it is.
+	left := ""
+	for err == nil {
+		if left, err = chromedp.Run(ctx, chromedp.Evaluate[string](`(d => d && d.open ? d.innerText : "")(document.querySelector("`+modal+`"))`)); err != nil || left == "" {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			err = fmt.Errorf("the signal form is still open: %w", ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	shotCtx, cancelShot := context.WithTimeout(b.ctx, 15*time.Second)
+	defer cancelShot()
+	if png, serr := chromedp.Run(shotCtx, chromedp.FullScreenshot(100)); serr == nil {
+		keepArtifact(t, name, png)
+	}
+	if err != nil {
+		text, _ := chromedp.Run(shotCtx, chromedp.Evaluate[string]("document.body.innerText"))
+		t.Fatalf("send the signal %s through the Web UI at %s: %v; the form says %q; the page's text:\n%s", signal, url, err, left, text)
+	}
+}
+
+// signalInput is the input payload of the run's first
+// WorkflowExecutionSignaled event of signal name, as the cluster keeps it.
+func signalInput(t *testing.T, srv *testenv.Server, run, name string) *commonpb.Payload {
+	t.Helper()
+	it := srv.Client.GetWorkflowHistory(t.Context(), run, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == name && len(a.GetInput().GetPayloads()) == 1 {
+			return a.GetInput().GetPayloads()[0]
+		}
+	}
+	t.Fatalf("run %s has no %s signal with one payload", run, name)
+	return nil
+}
+
 // TestWebUIShowsDecodedRun: a real browser (headless Chromium) opens the
 // Temporal Web UI of a dev server started with --ui-codec-endpoint pointing
 // at the codecserver program, for an encrypted run whose tool output of
@@ -194,7 +264,12 @@ func toolResultEvent(t *testing.T, srv *testenv.Server, run string, plain ...str
 // rendered page of the tool's result event shows the output whole, which
 // the history holds only as a key and a 120-byte preview: the UI called
 // the codec server, which decrypted the payloads and expanded the
-// reference. Screenshots of both pages are kept as artifacts.
+// reference. Then, from its own origin, the UI sends a message to an idle
+// session through its signal form: the codec server (no token, loopback,
+// the UI's origin named in AGENTRUN_CODEC_ORIGINS) seals the input on
+// /encode, so the history holds it encrypted under the key and never in
+// plain; the session answers it, and the run page shows that answer
+// decoded. Screenshots of the pages are kept as artifacts.
 func TestWebUIShowsDecodedRun(t *testing.T) {
 	t.Parallel()
 	path := chromium(t)
@@ -230,4 +305,55 @@ func TestWebUIShowsDecodedRun(t *testing.T) {
 	// Only the expanded reference holds the output whole, and its tail.
 	b.show(t, "webui-tool-output.png", runPage+"/events/"+strconv.FormatInt(event, 10), tail, "content_ref", lookup.Output, tail)
 	t.Logf("browser: %v", time.Since(start).Round(time.Millisecond))
+
+	// A session on a task queue of its own, whose model answers each
+	// message; the UI sends it one.
+	start = time.Now()
+	sf := newFleet(t, srv)
+	sf.queue += "-session"
+	script := filepath.Join(sf.dir, "session.json")
+	if err := os.WriteFile(script, []byte(`{"turns":[{"text":"ready: {{last_user_message}}"},{"text":"noted: {{last_user_message}}"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	senv := sf.env(keyEnv, "AGENTRUN_MODEL=scripted:"+script)
+	testenv.Start(t, senv, worker)
+	const session, message = "e2e-webui-session", "sent from the web ui"
+	if code, out := testenv.Run(t, senv, time.Minute, starter, "--id", session, "--session", "--wait", "hello"); code != 0 || !strings.Contains(out, "ready: hello") {
+		t.Fatalf("starter --session --wait: exit %d\n%s", code, out)
+	}
+	sdesc, err := srv.Describe(t, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessionPage := ui + "/namespaces/default/workflows/" + session + "/" + sdesc.GetWorkflowExecutionInfo().GetExecution().GetRunId() + "/history"
+	b.signal(t, "webui-signal.png", sessionPage, "message", `{"Content": "`+message+`"}`)
+	st := waitStatus(t, srv, session, "Idle", time.Minute)
+	testenv.WaitFor(t, time.Minute, "the session to answer the UI's message", func() bool {
+		s, err := state(t, srv, session)
+		st = s
+		return err == nil && s.Answer == "noted: "+message
+	})
+	if st.Messages != 1 {
+		t.Fatalf("state after the UI's message: %+v, want 1 message answered", st)
+	}
+	in := signalInput(t, srv, session, "message")
+	if enc := string(in.GetMetadata()["encoding"]); enc != codec.Encoding || string(in.GetMetadata()[codec.MetadataKeyID]) != "k1" {
+		t.Fatalf("the UI's signal input is %q under key %q in the history; want %s under k1 (sealed by the codec server's /encode)", enc, in.GetMetadata()[codec.MetadataKeyID], codec.Encoding)
+	}
+	it := srv.Client.GetWorkflowHistory(t.Context(), session, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := protojson.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(raw, []byte(message)) || bytes.Contains(raw, []byte(base64.StdEncoding.EncodeToString([]byte(message)))) {
+			t.Fatalf("event %d of the session's raw history holds the UI's message %q", e.GetEventId(), message)
+		}
+	}
+	b.show(t, "webui-session.png", sessionPage, "", "noted: "+message)
+	t.Logf("the UI's signal: %v", time.Since(start).Round(time.Millisecond))
 }
