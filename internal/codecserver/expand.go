@@ -36,6 +36,9 @@ type expander struct {
 	// err is the first budget spent (wrapping errTooBig): the payload
 	// being expanded is abandoned.
 	err error
+	// read holds each blob read once per request: a value that names one
+	// blob a thousand times reads it once.
+	read map[string]filled
 }
 
 // open decrypts p within the request's inflated budget.
@@ -193,37 +196,58 @@ func (x *expander) fill(ref map[string]any, key string) {
 	if _, done := ref["content"]; done {
 		return
 	}
+	f, ok := x.read[key]
+	if !ok {
+		f = x.get(key)
+		if x.read == nil {
+			x.read = map[string]filled{}
+		}
+		x.read[key] = f
+	}
+	if f.err != "" {
+		ref["content"] = nil
+		ref["content_error"] = f.err
+		return
+	}
+	if x.filled+len(f.content) > x.response {
+		x.err = fmt.Errorf("the decoded payloads hold more than %d bytes together with the values they refer to (MaxResponse): ask for fewer at a time: %w", MaxResponse, errTooBig)
+		return
+	}
+	if f.cut != "" {
+		ref["content_cut"] = f.cut
+	}
+	x.filled += len(f.content)
+	ref["content"] = f.content
+}
+
+// filled is what a reference shows: content (cut says how, when it is),
+// or err.
+type filled struct{ content, cut, err string }
+
+// get reads the blob under key, at most limit bytes of it shown.
+func (x *expander) get(key string) filled {
 	var b []byte
 	err := errors.New("no content store configured")
 	if x.store != nil {
 		b, err = x.store.Get(x.ctx, key)
 	}
-	if err != nil {
-		ref["content"] = nil
-		switch {
-		case errors.Is(err, content.ErrNotFound):
-			ref["content_error"] = "missing: " + key
-		case errors.Is(err, content.ErrDamaged):
-			ref["content_error"] = "damaged: " + key
-		case errors.Is(err, content.ErrInvalidKey):
-			ref["content_error"] = "not a content key: " + key
-		default:
-			ref["content_error"] = "unreadable: " + oneLine(err.Error())
-		}
-		return
+	switch {
+	case err == nil:
+	case errors.Is(err, content.ErrNotFound):
+		return filled{err: "missing: " + key}
+	case errors.Is(err, content.ErrDamaged):
+		return filled{err: "damaged: " + key}
+	case errors.Is(err, content.ErrInvalidKey):
+		return filled{err: "not a content key: " + key}
+	default:
+		return filled{err: "unreadable: " + oneLine(err.Error())}
 	}
-	if n := min(len(b), x.limit); x.filled+n > x.response {
-		x.err = fmt.Errorf("the decoded payloads hold more than %d bytes together with the values they refer to (MaxResponse): ask for fewer at a time: %w", MaxResponse, errTooBig)
-		return
+	if len(b) <= x.limit {
+		return filled{content: string(b)}
 	}
-	if len(b) > x.limit {
-		n := x.limit
-		for n > 0 && !utf8.RuneStart(b[n]) {
-			n--
-		}
-		ref["content_cut"] = fmt.Sprintf("cut: the first %d of %d bytes; reconcile show --step prints it whole", n, len(b))
-		b = b[:n]
+	n := x.limit
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
 	}
-	x.filled += len(b)
-	ref["content"] = string(b)
+	return filled{content: string(b[:n]), cut: fmt.Sprintf("cut: the first %d of %d bytes; reconcile show --step prints it whole", n, len(b))}
 }
