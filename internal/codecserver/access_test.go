@@ -98,8 +98,10 @@ func TestRefusesOtherOriginsAndHosts(t *testing.T) {
 // own origin (named in the origins) may encode, as the UI does to send a
 // signal; a request without an Origin (any program) or from an origin
 // admitted by "*" alone is refused (403, one line), and so is every
-// tokenless /encode on an address beyond loopback. With a token, the token
-// opens it to any caller. /decode is served in each of these cases.
+// tokenless /encode on an address beyond loopback. An /encode of no
+// payloads (the CLI's, for a query without input) is answered for anyone.
+// With a token, the token opens it to any caller. /decode is served in
+// each of these cases.
 func TestEncodeNeedsAuthenticatedCaller(t *testing.T) {
 	body := list(t, jsonPayload(t, "seal me"))
 	open := func(url string, hdr map[string]string, want int) {
@@ -121,6 +123,13 @@ func TestEncodeNeedsAuthenticatedCaller(t *testing.T) {
 	srv, _, _ := setup(t, "", 0)
 	open(srv.URL, map[string]string{"Origin": origin}, http.StatusOK)
 	open(srv.URL, map[string]string{}, http.StatusForbidden)
+	// No payloads seal nothing: the temporal CLI sends {} for a query
+	// without input, and anyone gets it back.
+	for _, empty := range []string{`{}`, `{"payloads":[]}`} {
+		if code, text := request(t, srv.URL+"/encode", http.MethodPost, nil, []byte(empty)); code != http.StatusOK {
+			t.Errorf("/encode of %s without a credential: %d %q, want 200", empty, code, text)
+		}
+	}
 	open(srv.URL, map[string]string{"Authorization": "Bearer anything"}, http.StatusForbidden)
 
 	star := serve(t, Options{Origins: []string{"*"}})

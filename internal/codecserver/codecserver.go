@@ -122,10 +122,6 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, r.Method+" "+r.URL.Path+": want POST", http.StatusMethodNotAllowed)
 		return
 	}
-	if !decode && !h.mayEncode(origin) {
-		http.Error(w, "/encode is for an authenticated caller: with AGENTRUN_CODEC_TOKEN set, send Authorization: Bearer TOKEN; without one, only a Web UI origin named in AGENTRUN_CODEC_ORIGINS may encode, on a loopback listen address", http.StatusForbidden)
-		return
-	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
 		code := http.StatusBadRequest
@@ -142,6 +138,12 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body = nil
+	// An /encode of no payloads seals nothing: the temporal CLI sends one
+	// ({}) for a query without input, and gets it back from anyone.
+	if !decode && len(list.Payloads) > 0 && !h.mayEncode(origin) {
+		http.Error(w, "/encode is for an authenticated caller: with AGENTRUN_CODEC_TOKEN set, send Authorization: Bearer TOKEN; without one, only a Web UI origin named in AGENTRUN_CODEC_ORIGINS may encode, on a loopback listen address", http.StatusForbidden)
+		return
+	}
 	var out []*commonpb.Payload
 	if decode {
 		ctx, cancel := context.WithTimeout(r.Context(), readTimeout)

@@ -43,6 +43,9 @@
 //     own page, which sends a signal or an update through /encode and has
 //     no way to send a static token. A program on the same host can send
 //     that Origin header too: without a token, loopback is the boundary.
+//     An /encode of no payloads seals nothing and is answered for anyone
+//     who passed the checks above: the temporal CLI sends one ({}) for a
+//     query without input.
 //
 // The Web UI (ui-server v2.42.1) sends Content-Type and X-Namespace on
 // each call, and "Authorization: Bearer ACCESS_TOKEN" (plus
