@@ -158,8 +158,9 @@ func TestCodecServerShowsEncryptedRuns(t *testing.T) {
 			t.Errorf("workflow show --codec-endpoint does not show %q:\n%.2000s", want, shown)
 		}
 	}
-	// A query without input, as make demo polls the run's state: nothing
-	// to encode, so the tokenless server's /encode rule is not in its way.
+	// A query without input, as make demo polls the run's state: the CLI
+	// posts an /encode of no payloads ({}), which the tokenless server
+	// answers for anyone, as it seals nothing.
 	if st := f.temporal(t, "workflow", "query", "-w", hand, "--name", "state", "--output", "json", "--codec-endpoint", endpoint); !strings.Contains(st, `"Completed"`) {
 		t.Errorf("workflow query --name state --codec-endpoint: want the state, Completed:\n%.1000s", st)
 	}
