@@ -81,7 +81,7 @@ func (c *Codec) Open(addr string, sealed []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s under key id %q: %w: %w", addr, id, content.ErrDamaged, ErrAuth)
 	}
-	plain, err := inflate(z)
+	plain, err := inflate(z, maxPlain)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w: %w", addr, content.ErrDamaged, err)
 	}

@@ -180,7 +180,7 @@ func (c *Codec) encode(p *commonpb.Payload) (*commonpb.Payload, error) {
 func (c *Codec) Decode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error) {
 	out := make([]*commonpb.Payload, len(payloads))
 	for i, p := range payloads {
-		d, err := c.decode(p)
+		d, err := c.decode(p, maxPlain)
 		if err != nil {
 			return nil, converter.NewWorkflowTaskFailureError(err)
 		}
@@ -194,7 +194,20 @@ func (c *Codec) Decode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error
 // payload, not one of ours.
 const maxPlain = 256 << 20
 
-func (c *Codec) decode(p *commonpb.Payload) (*commonpb.Payload, error) {
+// ErrTooBig is an encrypted payload that inflates to more bytes than its
+// decoder allows: maxPlain (256 MiB), or DecodeWithin's bound.
+var ErrTooBig = errors.New("it inflates to more than the bound")
+
+// DecodeWithin decodes one payload as Decode does (an unencrypted one
+// passes as it is), refusing to inflate it to more than max bytes (and
+// never more than 256 MiB): more is an error wrapping ErrTooBig. It lets a
+// server bound what the payloads of one request inflate to together; the
+// errors are the reasons themselves, not workflow task failures.
+func (c *Codec) DecodeWithin(p *commonpb.Payload, max int) (*commonpb.Payload, error) {
+	return c.decode(p, min(max, maxPlain))
+}
+
+func (c *Codec) decode(p *commonpb.Payload, max int) (*commonpb.Payload, error) {
 	md := p.GetMetadata()
 	if string(md[converter.MetadataEncoding]) != Encoding {
 		return p, nil
@@ -215,7 +228,7 @@ func (c *Codec) decode(p *commonpb.Payload) (*commonpb.Payload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decrypt payload under key id %q: %w", id, ErrAuth)
 	}
-	plain, err := inflate(z)
+	plain, err := inflate(z, max)
 	if err != nil {
 		return nil, fmt.Errorf("decrypt payload under key id %q: %w", id, err)
 	}

@@ -11,6 +11,7 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agentrun/agentrun/codec"
 )
@@ -261,4 +262,28 @@ func testCodec(b *testing.B) *codec.Codec {
 		b.Fatal(err)
 	}
 	return c
+}
+
+// TestDecodeWithin: DecodeWithin decodes a payload that inflates to its
+// bound and refuses one byte less with codec.ErrTooBig; a plain payload passes.
+func TestDecodeWithin(t *testing.T) {
+	c, err := codec.New([]codec.Key{{ID: "k1", Bytes: bytes.Repeat([]byte{1}, codec.KeySize)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &commonpb.Payload{Metadata: map[string][]byte{"encoding": []byte("binary/plain")}, Data: make([]byte, 1<<20)}
+	enc, err := c.Encode([]*commonpb.Payload{p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := proto.Size(p)
+	if d, err := c.DecodeWithin(enc[0], n); err != nil || !proto.Equal(d, p) {
+		t.Fatalf("DecodeWithin(%d): %v", n, err)
+	}
+	if _, err := c.DecodeWithin(enc[0], n-1); !errors.Is(err, codec.ErrTooBig) {
+		t.Fatalf("DecodeWithin(%d): %v, want codec.ErrTooBig", n-1, err)
+	}
+	if d, err := c.DecodeWithin(p, 0); err != nil || d != p {
+		t.Fatalf("DecodeWithin of a plain payload: %v", err)
+	}
 }

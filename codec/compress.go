@@ -37,8 +37,9 @@ func compress(plain []byte) ([]byte, error) {
 	return z.Bytes(), nil
 }
 
-// inflate returns z decompressed, refusing more than maxPlain bytes.
-func inflate(z []byte) ([]byte, error) {
+// inflate returns z decompressed, refusing more than max bytes (an error
+// wrapping ErrTooBig).
+func inflate(z []byte, max int) ([]byte, error) {
 	var zr io.ReadCloser
 	if r, ok := readers.Get().(io.ReadCloser); ok {
 		if err := r.(zlib.Resetter).Reset(bytes.NewReader(z), nil); err != nil {
@@ -53,9 +54,9 @@ func inflate(z []byte) ([]byte, error) {
 		zr = r
 	}
 	defer readers.Put(zr)
-	plain, err := io.ReadAll(io.LimitReader(zr, maxPlain+1))
-	if err == nil && len(plain) > maxPlain {
-		err = fmt.Errorf("more than %d bytes", maxPlain)
+	plain, err := io.ReadAll(io.LimitReader(zr, int64(max)+1))
+	if err == nil && len(plain) > max {
+		err = fmt.Errorf("more than %d bytes: %w", max, ErrTooBig)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("inflate: %w", err)

@@ -138,12 +138,15 @@ func TestCodecKeysScrubbed(t *testing.T) {
 	}
 }
 
-// TestCodecServerSettings: the codec server's address, origins and token,
-// with their defaults; a bad value is one line naming the variable.
+// TestCodecServerSettings: the codec server's address, origins, host names
+// and token, with their defaults; a bad value is one line naming the
+// variable.
 func TestCodecServerSettings(t *testing.T) {
 	t.Parallel()
-	c, err := load(map[string]string{"AGENTRUN_CODEC_ADDR": "0.0.0.0:9000", "AGENTRUN_CODEC_ORIGINS": "https://ui.example.com/, http://localhost:8080", "AGENTRUN_CODEC_TOKEN": "t0k"})
-	want := config.CodecServer{Addr: "0.0.0.0:9000", Origins: []string{"https://ui.example.com", "http://localhost:8080"}, Token: "t0k"}
+	c, err := load(map[string]string{"AGENTRUN_CODEC_ADDR": "0.0.0.0:9000", "AGENTRUN_CODEC_ORIGINS": "https://ui.example.com/, http://localhost:8080", "AGENTRUN_CODEC_TOKEN": "t0k",
+		"AGENTRUN_CODEC_HOSTS": " Codec.internal, codec.internal:8234,10.0.0.5,[::1],[fe80::1]:80,"})
+	want := config.CodecServer{Addr: "0.0.0.0:9000", Origins: []string{"https://ui.example.com", "http://localhost:8080"},
+		Hosts: []string{"codec.internal", "codec.internal:8234", "10.0.0.5", "[::1]", "[fe80::1]:80"}, Token: "t0k"}
 	if err != nil || !reflect.DeepEqual(c.CodecServer, want) {
 		t.Fatalf("got %+v, %v; want %+v", c.CodecServer, err, want)
 	}
@@ -159,6 +162,10 @@ func TestCodecServerSettings(t *testing.T) {
 		{map[string]string{"AGENTRUN_CODEC_ORIGINS": "localhost:8233"}, `AGENTRUN_CODEC_ORIGINS: "localhost:8233" is not an origin`},
 		{map[string]string{"AGENTRUN_CODEC_ORIGINS": "http://ui/path"}, `AGENTRUN_CODEC_ORIGINS: "http://ui/path" is not an origin`},
 		{map[string]string{"AGENTRUN_CODEC_TOKEN": "two words"}, `AGENTRUN_CODEC_TOKEN holds white space`},
+		{map[string]string{"AGENTRUN_CODEC_HOSTS": "http://codec.internal"}, `AGENTRUN_CODEC_HOSTS: "http://codec.internal" is not a host name`},
+		{map[string]string{"AGENTRUN_CODEC_HOSTS": "codec.internal:port"}, `AGENTRUN_CODEC_HOSTS: "codec.internal:port" is not a host name`},
+		{map[string]string{"AGENTRUN_CODEC_HOSTS": "::1"}, `AGENTRUN_CODEC_HOSTS: "::1" is not a host name`},
+		{map[string]string{"AGENTRUN_CODEC_HOSTS": "a b"}, `AGENTRUN_CODEC_HOSTS: "a b" is not a host name`},
 	} {
 		_, err := load(tc.env)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") || !errors.As(err, new(*config.Error)) {

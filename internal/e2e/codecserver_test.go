@@ -158,6 +158,12 @@ func TestCodecServerShowsEncryptedRuns(t *testing.T) {
 			t.Errorf("workflow show --codec-endpoint does not show %q:\n%.2000s", want, shown)
 		}
 	}
+	// A query without input, as make demo polls the run's state: the CLI
+	// posts an /encode of no payloads ({}), which the tokenless server
+	// answers for anyone, as it seals nothing.
+	if st := f.temporal(t, "workflow", "query", "-w", hand, "--name", "state", "--output", "json", "--codec-endpoint", endpoint); !strings.Contains(st, `"Completed"`) {
+		t.Errorf("workflow query --name state --codec-endpoint: want the state, Completed:\n%.1000s", st)
+	}
 
 	// A run whose tool output (and arguments) are over 1 KiB, kept by
 	// reference: the lookup tool answers an unknown topic with the topic.

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,13 +16,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/internal/devserver"
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/internal/testkit"
+	"github.com/agentrun/agentrun/workflows"
 )
 
 // chromium is the path of a Chromium (or Chrome) on PATH. Without one the
@@ -185,6 +191,136 @@ func toolResultEvent(t *testing.T, srv *testenv.Server, run string, plain ...str
 	return id
 }
 
+// clickShown clicks, from script, the first element matching the CSS
+// selector sel that is shown (the UI renders some controls twice, one of
+// them hidden for another screen size), waiting until there is one.
+func clickShown(sel string) chromedp.Action[chromedp.Void] {
+	quoted, _ := json.Marshal(sel)
+	click := `(els => { const el = els.find(e => e.checkVisibility({visibilityProperty: true})); if (el) el.click(); return !!el })([...document.querySelectorAll(` + string(quoted) + `)])`
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		for {
+			if ok, err := chromedp.Evaluate[bool](click)(ctx, tg); err != nil || ok {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("no %s shown: %w", sel, ctx.Err())
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	})
+}
+
+// chooseSignal sets the signal name of the open signal form modal, and
+// waits until the form takes it (its Submit is enabled). The form offers a
+// list of the signals the run's workers declare once it has read them (the
+// name is chosen there, or Custom and then typed), a text field until then
+// or without any; the field is filled from script in one step, since the
+// list may replace it at any moment.
+func chooseSignal(modal, signal string) chromedp.Action[chromedp.Void] {
+	quoted, _ := json.Marshal(signal)
+	pick := `((m, name) => {
+		if (!m) return "no open form";
+		const submit = m.querySelector('[data-testid="confirm-modal-button"]');
+		if (submit && !submit.disabled) return "";
+		const field = m.querySelector("#signal-name");
+		if (field) {
+			field.value = name;
+			field.dispatchEvent(new Event("input", { bubbles: true }));
+			return "typed";
+		}
+		const button = m.querySelector('button[aria-controls="signal-select-select"]');
+		if (!button) return "no name field or list";
+		const options = [...m.querySelectorAll('#signal-select-select [role="option"]')];
+		const named = text => options.find(o => (o.querySelector(".menu-item-wrapper") || o).textContent.trim() === text);
+		const o = named(name) || named("Custom");
+		if (!o) return "neither " + name + " nor Custom among " + options.map(o => o.textContent.trim()).join(", ");
+		button.click();
+		o.click();
+		return "chose " + o.textContent.trim();
+	})(document.querySelector("` + modal + `"), ` + string(quoted) + `)`
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		last := ""
+		for {
+			did, err := chromedp.Evaluate[string](pick)(ctx, tg)
+			if err != nil || did == "" {
+				return err
+			}
+			last = did
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("the signal form does not take the name %s (last: %s): %w", signal, last, ctx.Err())
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	})
+}
+
+// signal sends the signal name with the JSON input through the Web UI's
+// own form on the run page at url: More Actions, Send a Signal, the name
+// (chooseSignal), the input typed into the payload editor, Submit; it waits until the
+// form closes (the UI closes it once the signal is sent) and keeps a
+// screenshot of the page as the artifact name.
+func (b *browser) signal(t *testing.T, name, url, signal, payload string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 2*pageTimeout)
+	defer cancel()
+	const modal = "#signal-confirmation-modal[open]"
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(url),
+		clickShown(`button[aria-controls="workflow-actions"]`),
+		clickShown(`[data-testid="signal-button"]`),
+		chooseSignal(modal, signal),
+		chromedp.Click(chromedp.CSS(modal+" .cm-content")),
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, input.InsertText, input.InsertTextParams{Text: payload})
+			return err
+		}),
+		chromedp.Click(chromedp.CSS(modal+` [data-testid="confirm-modal-button"]`)),
+	)
+	// The form stays open, saying why, when the signal is not sent (an
+	// /encode refused, say); it closes once it is.
+	left := ""
+	for err == nil {
+		if left, err = chromedp.Run(ctx, chromedp.Evaluate[string](`(d => d ? d.innerText : "")(document.querySelector("`+modal+`"))`)); err != nil || left == "" {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			err = fmt.Errorf("the signal form is still open: %w", ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	shotCtx, cancelShot := context.WithTimeout(b.ctx, 15*time.Second)
+	defer cancelShot()
+	if png, serr := chromedp.Run(shotCtx, chromedp.FullScreenshot(100)); serr == nil {
+		keepArtifact(t, name, png)
+	}
+	if err != nil {
+		text, _ := chromedp.Run(shotCtx, chromedp.Evaluate[string]("document.body.innerText"))
+		t.Fatalf("send the signal %s through the Web UI at %s: %v; the form says %q; the page's text:\n%s", signal, url, err, left, text)
+	}
+}
+
+// signalInput is the input payload of the run's first
+// WorkflowExecutionSignaled event of signal name, as the cluster keeps it,
+// and the event's id.
+func signalInput(t *testing.T, srv *testenv.Server, run, name string) (*commonpb.Payload, int64) {
+	t.Helper()
+	it := srv.Client.GetWorkflowHistory(t.Context(), run, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == name && len(a.GetInput().GetPayloads()) == 1 {
+			return a.GetInput().GetPayloads()[0], e.GetEventId()
+		}
+	}
+	t.Fatalf("run %s has no %s signal with one payload", run, name)
+	return nil, 0
+}
+
 // TestWebUIShowsDecodedRun: a real browser (headless Chromium) opens the
 // Temporal Web UI of a dev server started with --ui-codec-endpoint pointing
 // at the codecserver program, for an encrypted run whose tool output of
@@ -193,7 +329,12 @@ func toolResultEvent(t *testing.T, srv *testenv.Server, run string, plain ...str
 // rendered page of the tool's result event shows the output whole, which
 // the history holds only as a key and a 120-byte preview: the UI called
 // the codec server, which decrypted the payloads and expanded the
-// reference. Screenshots of both pages are kept as artifacts.
+// reference. Then, from its own origin, the UI sends a message to an idle
+// session through its signal form: the codec server (no token, loopback,
+// the UI's origin named in AGENTRUN_CODEC_ORIGINS) seals the input on
+// /encode, so the history holds it encrypted under the key and never in
+// plain; the session answers it, and the signal's event page shows the
+// input decoded. Screenshots of the pages are kept as artifacts.
 func TestWebUIShowsDecodedRun(t *testing.T) {
 	t.Parallel()
 	path := chromium(t)
@@ -229,4 +370,58 @@ func TestWebUIShowsDecodedRun(t *testing.T) {
 	// Only the expanded reference holds the output whole, and its tail.
 	b.show(t, "webui-tool-output.png", runPage+"/events/"+strconv.FormatInt(event, 10), tail, "content_ref", lookup.Output, tail)
 	t.Logf("browser: %v", time.Since(start).Round(time.Millisecond))
+
+	// A session on a task queue of its own, whose model answers each
+	// message; the UI sends it one.
+	start = time.Now()
+	sf := newFleet(t, srv)
+	sf.queue += "-session"
+	script := filepath.Join(sf.dir, "session.json")
+	if err := os.WriteFile(script, []byte(`{"turns":[{"text":"ready: {{last_user_message}}"},{"text":"noted: {{last_user_message}}"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	senv := sf.env(keyEnv, "AGENTRUN_MODEL=scripted:"+script)
+	testenv.Start(t, senv, worker)
+	const session, message = "e2e-webui-session", "sent from the web ui"
+	if code, out := testenv.Run(t, senv, time.Minute, starter, "--id", session, "--session", "--wait", "hello"); code != 0 || !strings.Contains(out, "ready: hello") {
+		t.Fatalf("starter --session --wait: exit %d\n%s", code, out)
+	}
+	sdesc, err := srv.Describe(t, session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessionPage := ui + "/namespaces/default/workflows/" + session + "/" + sdesc.GetWorkflowExecutionInfo().GetExecution().GetRunId() + "/history"
+	b.signal(t, "webui-signal.png", sessionPage, "message", `{"Content": "`+message+`"}`)
+	keyed := keyedClient(t, srv)
+	var st workflows.State
+	testenv.WaitFor(t, time.Minute, "the session to answer the UI's message", func() bool {
+		s, err := stateWith(t, keyed, session)
+		st = s
+		return err == nil && s.Answer == "noted: "+message
+	})
+	st = waitStatusWith(t, keyed, session, "Idle", time.Minute)
+	if st.Messages != 1 {
+		t.Fatalf("state after the UI's message: %+v, want 1 message answered", st)
+	}
+	in, signaled := signalInput(t, srv, session, "message")
+	if enc := string(in.GetMetadata()["encoding"]); enc != codec.Encoding || string(in.GetMetadata()[codec.MetadataKeyID]) != "k1" {
+		t.Fatalf("the UI's signal input is %q under key %q in the history; want %s under k1 (sealed by the codec server's /encode)", enc, in.GetMetadata()[codec.MetadataKeyID], codec.Encoding)
+	}
+	it := srv.Client.GetWorkflowHistory(t.Context(), session, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := protojson.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(raw, []byte(message)) || bytes.Contains(raw, []byte(base64.StdEncoding.EncodeToString([]byte(message)))) {
+			t.Fatalf("event %d of the session's raw history holds the UI's message %q", e.GetEventId(), message)
+		}
+	}
+	// The UI shows the signal's input decoded: what /encode sealed.
+	b.show(t, "webui-session.png", sessionPage+"/events/"+strconv.FormatInt(signaled, 10), "", "Workflow Execution Signaled", message)
+	t.Logf("the UI's signal: %v", time.Since(start).Round(time.Millisecond))
 }

@@ -1,0 +1,157 @@
+package codecserver
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+
+	commonpb "go.temporal.io/api/common/v1"
+	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/agentrun/agentrun/codec"
+	"github.com/agentrun/agentrun/content"
+)
+
+// TestPlainPayloadIsNotExpanded: with keys configured, a payload that is
+// not encrypted, made by hand to name a blob of the content store
+// ({"content_ref": {"key": "sha256:..."}}), comes back exactly as it was
+// sent: the blob's text is not in the answer. The same value encrypted
+// under the key is expanded. Without keys (plain runs) a plain payload is
+// expanded as before.
+func TestPlainPayloadIsNotExpanded(t *testing.T) {
+	srv, cdc, store := setup(t, "", 0)
+	const secret = "the text of a tool's output, sealed in the content store"
+	key, err := store.Put(t.Context(), []byte(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := &commonpb.Payload{
+		Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)},
+		Data:     []byte(`{"content_ref":{"key":"` + key + `"}}`),
+	}
+	code, out, _ := post(t, srv.URL+"/decode", "", list(t, forged))
+	got := unlist(t, out)
+	if code != http.StatusOK || len(got) != 1 || !proto.Equal(got[0], forged) || strings.Contains(string(out), "content store") {
+		t.Fatalf("a plain payload naming a blob: %d %s; want it back as it was, without the blob's text", code, out)
+	}
+	sealed, err := cdc.Encode([]*commonpb.Payload{forged})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = post(t, srv.URL+"/decode", "", list(t, sealed...))
+	if code != http.StatusOK || !strings.Contains(string(unlist(t, out)[0].Data), `"content":"`+secret+`"`) {
+		t.Fatalf("the same value encrypted: %d %s; want the reference expanded", code, out)
+	}
+
+	// Plain runs: no keys, a plain store; plain payloads are expanded.
+	plainStore, err := content.NewFileStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err = plainStore.Put(t.Context(), []byte(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := serve(t, Options{Content: plainStore, Origins: []string{origin}})
+	forged.Data = []byte(`{"content_ref":{"key":"` + key + `"}}`)
+	code, out, _ = post(t, plain.URL+"/decode", "", list(t, forged))
+	if code != http.StatusOK || !strings.Contains(string(unlist(t, out)[0].Data), `"content":"`+secret+`"`) {
+		t.Fatalf("without keys: %d %s; want the plain payload's reference expanded", code, out)
+	}
+}
+
+// TestDecodeBoundsInflation: ten copies of one encrypted payload of about
+// 40 KB that inflates to 40 MiB of zeros, in one /decode, are refused (413,
+// one line naming MaxInflated) once the request's payloads inflate past
+// MaxInflated together, and the request allocates a bounded amount on the
+// way, no more than for two copies (80 MiB), which are refused too; before
+// the bound, 10 x 40 MiB were inflated and answered: 2.6 GB. One copy is
+// answered. A payload whose
+// references expand past MaxResponse is refused the same way.
+func TestDecodeBoundsInflation(t *testing.T) {
+	cdc, err := codec.New([]codec.Key{{ID: "k1", Bytes: bytes.Repeat([]byte{7}, codec.KeySize)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := content.NewSealedFileStore(t.TempDir(), cdc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bomb, err := cdc.Encode([]*commonpb.Payload{{
+		Metadata: map[string][]byte{converter.MetadataEncoding: []byte("binary/plain")},
+		Data:     make([]byte, 40<<20),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(bomb[0].Data); n > 64<<10 {
+		t.Fatalf("the sealed payload is %d bytes, want a small one", n)
+	}
+	h := Handler(Options{Codec: cdc, Content: store, Addr: "127.0.0.1:8234"})
+	decode := func(ps ...*commonpb.Payload) (*httptest.ResponseRecorder, uint64) {
+		body := list(t, ps...)
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		w := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPost, "/decode", bytes.NewReader(body))
+		req.Host = "127.0.0.1:8234"
+		h.ServeHTTP(w, req)
+		runtime.ReadMemStats(&after)
+		return w, after.TotalAlloc - before.TotalAlloc
+	}
+	// The bound on what a refused request allocates: MaxInflated
+	// inflated, as much again for the buffers that grow while inflating
+	// and the copy of the payload's data, and some.
+	const allocBound = 4 * MaxInflated
+	var allocs []uint64
+	for _, copies := range []int{10, 2} {
+		ps := make([]*commonpb.Payload, copies)
+		for i := range ps {
+			ps[i] = bomb[0]
+		}
+		w, alloc := decode(ps...)
+		t.Logf("%d copies: %d, %d MiB allocated", copies, w.Code, alloc>>20)
+		if w.Code != http.StatusRequestEntityTooLarge || !strings.Contains(w.Body.String(), "MaxInflated") {
+			t.Errorf("%d copies: %d %.200q, want 413 naming MaxInflated", copies, w.Code, w.Body.String())
+		}
+		oneLineText(t, fmt.Sprintf("%d copies", copies), w.Body.String())
+		if alloc > allocBound {
+			t.Errorf("%d copies: the request allocated %d MiB, want at most %d MiB", copies, alloc>>20, allocBound>>20)
+		}
+		allocs = append(allocs, alloc)
+	}
+	if allocs[0] > allocs[1]+16<<20 {
+		t.Errorf("10 copies allocated %d MiB, 2 copies %d MiB: want no more for more copies", allocs[0]>>20, allocs[1]>>20)
+	}
+	// One copy is answered: 40 MiB inflated, then 53 MiB of base64
+	// written through the JSON encoders' buffers.
+	if w, alloc := decode(bomb[0]); w.Code != http.StatusOK || alloc > 6*MaxInflated {
+		t.Errorf("one copy: %d, %d MiB allocated; want 200 within %d MiB", w.Code, alloc>>20, 6*MaxInflated>>20)
+	}
+
+	// References that expand past MaxResponse: 1,100 refs to one 64 KiB
+	// blob (68 MiB expanded) in one small encrypted payload.
+	key, err := store.Put(t.Context(), bytes.Repeat([]byte("x"), DefaultLimit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := strings.Repeat(`{"content_ref":{"key":"`+key+`"}},`, 1100)
+	many, err := cdc.Encode([]*commonpb.Payload{{
+		Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)},
+		Data:     []byte("[" + strings.TrimSuffix(refs, ",") + "]"),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, alloc := decode(many...)
+	t.Logf("1,100 references: %d, %d MiB allocated", w.Code, alloc>>20)
+	if w.Code != http.StatusRequestEntityTooLarge || !strings.Contains(w.Body.String(), "MaxResponse") {
+		t.Errorf("1,100 references of 64 KiB: %d %.200q, want 413 naming MaxResponse", w.Code, w.Body.String())
+	}
+}
