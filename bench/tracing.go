@@ -56,7 +56,7 @@ func tracingOverhead(ctx context.Context, env *benchEnv, p traceParams) ([]row, 
 		return []row{{Section: sec, Figure: stepFig, Missing: why}, {Section: sec, Figure: spanFig, Missing: why}}, nil
 	}
 	defer j.Stop()
-	prov, err := tracing.Start(ctx, tracing.Settings{Endpoint: j.OTLPEndpoint, ServiceName: traceService}, traceService, env.logger)
+	prov, err := tracing.Start(ctx, tracing.Settings{Protocol: tracing.ProtocolGRPC, Endpoint: j.OTLPEndpoint, ServiceName: traceService}, traceService, env.logger)
 	if err != nil {
 		return nil, err
 	}

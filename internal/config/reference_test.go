@@ -31,10 +31,11 @@ const reference = "docs/configuration.md"
 var devReaders = map[string]string{
 	"internal/devserver":   "finds the temporal CLI tests, bench and chaos start",
 	"internal/pgtest":      "finds the PostgreSQL server of the tests",
-	"internal/testenv":     "fails instead of skipping under CI",
-	"internal/mcptest":     "fails instead of skipping under CI",
-	"internal/jaegertest":  "finds the Jaeger tests start (AGENTRUN_JAEGER), fails instead of skipping under CI",
-	"internal/clustertest": "fails instead of skipping under CI",
+	"internal/testkit":     "fails instead of skipping under CI (the one place that reads CI)",
+	"internal/testenv":     "the tests' own settings",
+	"internal/mcptest":     "the tests' own settings",
+	"internal/jaegertest":  "finds the Jaeger tests start (AGENTRUN_JAEGER)",
+	"internal/clustertest": "the tests' own settings",
 	"chaos":                "the crash campaign's own debug and log switches",
 }
 

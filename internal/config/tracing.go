@@ -36,13 +36,13 @@ func parseTracing(e env) (tracing.Settings, error) {
 			continue
 		}
 		if v != tracing.ProtocolGRPC && v != tracing.ProtocolHTTP {
-			return s, fmt.Errorf("%s=%q is not an OTLP protocol agentrun speaks: want grpc (the default, port 4317) or http/protobuf (port 4318)", name, v)
+			return s, fmt.Errorf("%s=%q is not an OTLP protocol agentrun speaks: want http/protobuf (the default, port 4318) or grpc (port 4317)", name, v)
 		}
 		if s.Protocol == "" {
 			s.Protocol = v // the traces protocol wins
 		}
 	}
-	proto := cmp.Or(s.Protocol, tracing.ProtocolGRPC)
+	proto := cmp.Or(s.Protocol, tracing.ProtocolHTTP) // the specification's default
 	for _, name := range []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
 		v := strings.TrimSpace(e.get(name))
 		if v == "" {

@@ -339,7 +339,7 @@ func TestContinueAsNewJaegerTrace(t *testing.T) {
 	script := `{"turns":[{"tool_calls":[{"name":"lookup","args":{"topic":"vpn"}}]},{"tool_calls":[{"name":"lookup","args":{"topic":"mfa"}}]},{"text":"Both policies are in place."}]}`
 	testenv.Start(t, append(f.scripted(t, script), j.Env()...), testenv.Program(t, "worker"))
 
-	p, err := tracing.Start(t.Context(), tracing.Settings{Endpoint: j.OTLPEndpoint}, "agentrun-e2e-client", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	p, err := tracing.Start(t.Context(), tracing.Settings{Protocol: tracing.ProtocolGRPC, Endpoint: j.OTLPEndpoint}, "agentrun-e2e-client", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@
 // tracing is off when no exporter is named and no endpoint is set, and
 // then Start returns a nil *Provider, whose methods add no interceptor, no
 // exporter and no span: the programs run as they did before. On, Start
-// builds a batching exporter: OTLP over gRPC (the default) or
-// http/protobuf, or the console's; the OTLP exporters read the rest of the
+// builds a batching exporter: OTLP over http/protobuf (the default, as
+// the specification says) or gRPC, or the console's; the OTLP exporters read the rest of the
 // standard variables themselves (headers, certificates, timeout,
 // compression). An export that fails (the backend is unreachable, speaks
 // the other protocol) is a warning in the log, once for each kind of

@@ -38,7 +38,7 @@ func TestOff(t *testing.T) {
 func TestUnreachableBackend(t *testing.T) {
 	t.Parallel()
 	var buf syncBuffer
-	p, err := Start(t.Context(), Settings{Endpoint: "http://127.0.0.1:1", Sampler: DefaultSampler, SamplerArg: 1}, ServiceWorker, slog.New(slog.NewTextHandler(&buf, nil)))
+	p, err := Start(t.Context(), Settings{Protocol: ProtocolGRPC, Endpoint: "http://127.0.0.1:1", Sampler: DefaultSampler, SamplerArg: 1}, ServiceWorker, slog.New(slog.NewTextHandler(&buf, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,9 +40,8 @@ type Settings struct {
 	Exporter string
 	// Protocol is the OTLP transport, "grpc" or "http/protobuf"
 	// (OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else
-	// OTEL_EXPORTER_OTLP_PROTOCOL). Default "": grpc, agentrun's default
-	// from before it read these variables (the specification's is
-	// http/protobuf).
+	// OTEL_EXPORTER_OTLP_PROTOCOL). Default "": http/protobuf, the
+	// specification's default.
 	Protocol string
 	// Endpoint is the URL the OTLP exporter sends to: for grpc
 	// http://HOST:PORT (plain) or https://HOST:PORT (TLS); for
@@ -197,18 +196,18 @@ func exporter(ctx context.Context, s Settings) (sdktrace.SpanExporter, error) {
 	switch {
 	case s.Exporter == ExporterConsole:
 		return stdouttrace.New()
-	case s.Protocol == ProtocolHTTP:
-		opts := []otlptracehttp.Option{otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false})}
-		if s.Endpoint != "" {
-			opts = append(opts, otlptracehttp.WithEndpointURL(s.Endpoint))
-		}
-		return otlptracehttp.New(ctx, opts...)
-	default:
+	case s.Protocol == ProtocolGRPC:
 		opts := []otlptracegrpc.Option{otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false})}
 		if s.Endpoint != "" {
 			opts = append(opts, otlptracegrpc.WithEndpointURL(s.Endpoint))
 		}
 		return otlptracegrpc.New(ctx, opts...)
+	default:
+		opts := []otlptracehttp.Option{otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false})}
+		if s.Endpoint != "" {
+			opts = append(opts, otlptracehttp.WithEndpointURL(s.Endpoint))
+		}
+		return otlptracehttp.New(ctx, opts...)
 	}
 }
 
@@ -218,7 +217,7 @@ func (s Settings) describe() string {
 	if s.Exporter == ExporterConsole {
 		return ExporterConsole
 	}
-	return strings.TrimSpace(fmt.Sprintf("otlp %s %s", firstOf(s.Protocol, ProtocolGRPC), firstOf(s.Endpoint, "(the exporter's default endpoint)")))
+	return strings.TrimSpace(fmt.Sprintf("otlp %s %s", firstOf(s.Protocol, ProtocolHTTP), firstOf(s.Endpoint, "(the exporter's default endpoint)")))
 }
 
 // New is tracing through tp (tests: an sdk provider with tracetest's
