@@ -66,25 +66,11 @@ func (c AnthropicConfig) validate() error {
 	if c.APIKey == "" {
 		return fmt.Errorf("anthropic: no API key: set ANTHROPIC_API_KEY")
 	}
-	if c.BaseURL != "" {
-		if err := checkBaseURL(c.BaseURL); err != nil {
-			return fmt.Errorf("anthropic: ANTHROPIC_BASE_URL: %w", err)
-		}
-	}
 	if c.MaxTokens < 0 || c.maxTokens() <= 0 {
 		return fmt.Errorf("anthropic: MaxTokens is %d: want a positive number of tokens", c.MaxTokens)
 	}
-	if c.MaxTokens > 0 && c.Settings.MaxTokens > 0 {
-		return fmt.Errorf("anthropic: max tokens are set twice, %d by AGENTRUN_MAX_TOKENS and %d by max_tokens in the models file: keep one", c.MaxTokens, c.Settings.MaxTokens)
-	}
-	if c.Timeout < 0 {
-		return fmt.Errorf("anthropic: Timeout is %v: want a positive duration, or 0 for %v", c.Timeout, DefaultTimeout)
-	}
-	if c.IdleTimeout < 0 {
-		return fmt.Errorf("anthropic: IdleTimeout is %v: want a positive duration, or 0 for %v", c.IdleTimeout, DefaultIdleTimeout)
-	}
-	if err := CheckSettings("anthropic", c.Settings); err != nil {
-		return fmt.Errorf("anthropic:%s: %w", c.Model, err)
+	if err := c.common().check(); err != nil {
+		return err
 	}
 	// The SDK refuses a non-streaming call that may outlast ten minutes;
 	// say so now rather than on every model step.
@@ -94,10 +80,12 @@ func (c AnthropicConfig) validate() error {
 	return nil
 }
 
-// String describes the configuration without its key.
-func (c AnthropicConfig) String() string {
-	return fmt.Sprintf("anthropic:%s (base URL %q, key %s)", c.Model, redactURL(c.BaseURL), keyState(c.APIKey))
+func (c AnthropicConfig) common() common {
+	return common{"anthropic", c.Model, c.APIKey, c.BaseURL, "ANTHROPIC_BASE_URL", c.MaxTokens, c.Timeout, c.IdleTimeout, c.Settings}
 }
+
+// String describes the configuration without its key.
+func (c AnthropicConfig) String() string { return c.common().String() }
 
 // GoString is String: %#v must not print the key either.
 func (c AnthropicConfig) GoString() string { return c.String() }

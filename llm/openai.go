@@ -66,33 +66,18 @@ func (c OpenAIConfig) validate() error {
 	if c.BaseURL == "" && c.APIKey == "" {
 		return fmt.Errorf("openai: no API key: set OPENAI_API_KEY, or set OPENAI_BASE_URL to a server that needs no key")
 	}
-	if c.BaseURL != "" {
-		if err := checkBaseURL(c.BaseURL); err != nil {
-			return fmt.Errorf("openai: OPENAI_BASE_URL: %w", err)
-		}
-	}
 	if c.MaxTokens < 0 {
 		return fmt.Errorf("openai: MaxTokens is %d: want a positive number of tokens, or 0 for the server's limit", c.MaxTokens)
 	}
-	if c.MaxTokens > 0 && c.Settings.MaxTokens > 0 {
-		return fmt.Errorf("openai: max tokens are set twice, %d by AGENTRUN_MAX_TOKENS and %d by max_tokens in the models file: keep one", c.MaxTokens, c.Settings.MaxTokens)
-	}
-	if c.Timeout < 0 {
-		return fmt.Errorf("openai: Timeout is %v: want a positive duration, or 0 for %v", c.Timeout, DefaultTimeout)
-	}
-	if c.IdleTimeout < 0 {
-		return fmt.Errorf("openai: IdleTimeout is %v: want a positive duration, or 0 for %v", c.IdleTimeout, DefaultIdleTimeout)
-	}
-	if err := CheckSettings("openai", c.Settings); err != nil {
-		return fmt.Errorf("openai:%s: %w", c.Model, err)
-	}
-	return nil
+	return c.common().check()
+}
+
+func (c OpenAIConfig) common() common {
+	return common{"openai", c.Model, c.APIKey, c.BaseURL, "OPENAI_BASE_URL", c.MaxTokens, c.Timeout, c.IdleTimeout, c.Settings}
 }
 
 // String describes the configuration without its key.
-func (c OpenAIConfig) String() string {
-	return fmt.Sprintf("openai:%s (base URL %q, key %s)", c.Model, redactURL(c.BaseURL), keyState(c.APIKey))
-}
+func (c OpenAIConfig) String() string { return c.common().String() }
 
 // GoString is String: %#v must not print the key either.
 func (c OpenAIConfig) GoString() string { return c.String() }
