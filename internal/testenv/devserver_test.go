@@ -83,7 +83,11 @@ func TestDevServerDispatchesAtFullSpeed(t *testing.T) {
 	slices.Sort(gaps)
 	median := gaps[len(gaps)/2]
 	t.Logf("per activity past the first %d: median %v, max %v", burstSteps, median, gaps[len(gaps)-1])
-	if median >= 40*time.Millisecond {
-		t.Errorf("median time per activity past the first %d is %v, want < 40ms: the dev server runs with its default rate limit (~90ms), not devserver.DynamicConfig", burstSteps, median)
+	// The default rate limit spaces dispatches 50 ms apart, two per
+	// activity (~90-100 ms); with devserver.DynamicConfig an idle machine
+	// takes 5-7 ms, and one whose two cores are busy with other tests up
+	// to ~50 ms. The bound lies between the two.
+	if median >= 75*time.Millisecond {
+		t.Errorf("median time per activity past the first %d is %v, want < 75ms: the dev server runs with its default rate limit (~90ms), not devserver.DynamicConfig", burstSteps, median)
 	}
 }
