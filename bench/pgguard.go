@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/fence"
 	"github.com/agentrun/agentrun/internal/pgtest"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/postgres"
@@ -96,7 +97,7 @@ func guardLatency(ctx context.Context, env *benchEnv, p guardParams) ([]row, err
 		step := agent.Step{Name: fmt.Sprintf("tool/%d/0/create_ticket", i), Kind: agent.KindWrite}
 		before := pg.calls
 		start := time.Now()
-		if _, err := j.RunAttempt(ctx, stepRun+"-fenced", step, journal.Attempt{Number: 1}.Here(), time.Minute,
+		if _, err := j.RunAttempt(ctx, stepRun+"-fenced", step, fence.Attempt{Number: 1}.Here(), time.Minute,
 			func(context.Context) (json.RawMessage, error) { return rec.Result, nil }); err != nil {
 			return nil, fmt.Errorf("fenced write step %d: %w", i, err)
 		}

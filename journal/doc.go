@@ -56,20 +56,20 @@
 // # The fence
 //
 // A write's step.started record written by [Journal.RunAttempt] carries the
-// attempt that wrote it ([Attempt]: generation, attempt number, worker, and
+// attempt that wrote it ([fence.Attempt]: generation, attempt number, worker, and
 // its deadline, the start plus the tool's timeout). That attempt holds the
 // step: it runs its tool only while it does (checked right before the tool
 // runs: its deadline on its own clock, and one conditional store statement,
 // an append of nothing after its start, that fails if anyone appended since;
 // then, when other steps appended, its start must still be the step's
 // newest), and its tool's context ends at the deadline. A later attempt that
-// finds that start before the deadline plus [Grace] (2 s) neither probes
-// nor runs the write again: it gets a [*FenceError] (the Temporal workflow
+// finds that start before the deadline plus [fence.Grace] (2 s) neither probes
+// nor runs the write again: it gets a [*fence.Error] (the Temporal workflow
 // waits on a timer, the local driver sleeps), or an [*IndeterminateError]
 // naming the holder when only a person could settle it, whose retry
 // [operator.CheckRetry] refuses until then; a write with an idempotency key runs
 // again at once. A holder whose process certainly ended (same host name,
-// pid namespace and boot id, pid gone: [Attempt.Gone]) holds nothing; a
+// pid namespace and boot id, pid gone: [fence.Attempt.Gone]) holds nothing; a
 // holder from any other host, or from one whose identity is unknown, holds
 // until its deadline. Starts without an attempt (older
 // journals, [Journal.RunStep]) hold nothing.

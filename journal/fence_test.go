@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/fence"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/operator"
 )
@@ -36,7 +37,7 @@ var (
 // tool never returns: the process froze inside it.
 func startedAndFrozen(t *testing.T, j *journal.Journal, step agent.Step) {
 	t.Helper()
-	_, err := j.RunAttempt(t.Context(), "run-1", step, journal.Attempt{Generation: 1, Number: 1, Worker: "1@a"}, 10*time.Second,
+	_, err := j.RunAttempt(t.Context(), "run-1", step, fence.Attempt{Generation: 1, Number: 1, Worker: "1@a"}, 10*time.Second,
 		func(ctx context.Context) (json.RawMessage, error) {
 			d, ok := ctx.Deadline()
 			if !ok || !d.Equal(fenceStart.Add(10*time.Second)) {
@@ -63,8 +64,8 @@ func TestFence(t *testing.T) {
 		want string
 	}{
 		{"probe before the deadline", settleProbe, 6 * time.Second, "fenced"},
-		{"probe within the grace", settleProbe, 10*time.Second + journal.Grace - time.Millisecond, "fenced"},
-		{"probe after the grace", settleProbe, 10*time.Second + journal.Grace, "probed"},
+		{"probe within the grace", settleProbe, 10*time.Second + fence.Grace - time.Millisecond, "fenced"},
+		{"probe after the grace", settleProbe, 10*time.Second + fence.Grace, "probed"},
 		{"nothing before the deadline", nil, 6 * time.Second, "indeterminate"},
 		{"nothing after the grace", nil, 13 * time.Second, "indeterminate-free"},
 		{"key before the deadline", settleKey, 6 * time.Second, "ran"},
@@ -82,14 +83,14 @@ func TestFence(t *testing.T) {
 			before, _ := store.Load("run-1")
 			clock.now = fenceStart.Add(tc.at)
 			ran := 0
-			res, err := j.RunAttempt(t.Context(), "run-1", step, journal.Attempt{Generation: 1, Number: 2, Worker: "2@b"}, 10*time.Second,
+			res, err := j.RunAttempt(t.Context(), "run-1", step, fence.Attempt{Generation: 1, Number: 2, Worker: "2@b"}, 10*time.Second,
 				func(context.Context) (json.RawMessage, error) { ran++; return ticket, nil })
 			after, _ := store.Load("run-1")
-			var fe *journal.FenceError
+			var fe *fence.Error
 			var ind *journal.IndeterminateError
 			switch tc.want {
 			case "fenced":
-				if !errors.As(err, &fe) || !fe.Until().Equal(fenceStart.Add(10*time.Second+journal.Grace)) || fe.Holder.Worker != "1@a" {
+				if !errors.As(err, &fe) || !fe.Until().Equal(fenceStart.Add(10*time.Second+fence.Grace)) || fe.Holder.Worker != "1@a" {
 					t.Fatalf("got %v, want a FenceError naming attempt 1 until the deadline plus the grace", err)
 				}
 				if !strings.Contains(err.Error(), "attempt 1 (worker 1@a) may still be running until 14:00:12 UTC") {
@@ -139,7 +140,7 @@ func TestFenceRecordsTheAttempt(t *testing.T) {
 	ok := func(context.Context) (json.RawMessage, error) {
 		return agent.EncodeToolResult(agent.ToolResult{Content: "TICKET-1"}), nil
 	}
-	if _, err := j.RunAttempt(t.Context(), "run-1", fenceWrite(nil), journal.Attempt{Generation: 1, Number: 3, Worker: "7@h"}, 30*time.Second, ok); err != nil {
+	if _, err := j.RunAttempt(t.Context(), "run-1", fenceWrite(nil), fence.Attempt{Generation: 1, Number: 3, Worker: "7@h"}, 30*time.Second, ok); err != nil {
 		t.Fatal(err)
 	}
 	recs, _ := store.Load("run-1")
@@ -167,9 +168,9 @@ func TestFenceLost(t *testing.T) {
 		j := &journal.Journal{Store: store, Now: clock.Now}
 		store.afterStart = func() { clock.now = fenceStart.Add(11 * time.Second) } // frozen right after its start
 		ran := false
-		_, err := j.RunAttempt(t.Context(), "run-1", fenceWrite(nil), journal.Attempt{Number: 1}, 10*time.Second,
+		_, err := j.RunAttempt(t.Context(), "run-1", fenceWrite(nil), fence.Attempt{Number: 1}, 10*time.Second,
 			func(context.Context) (json.RawMessage, error) { ran = true; return nil, nil })
-		if !errors.Is(err, journal.ErrFenceLost) || ran || !strings.Contains(err.Error(), "the tool did not run") {
+		if !errors.Is(err, fence.ErrLost) || ran || !strings.Contains(err.Error(), "the tool did not run") {
 			t.Fatalf("err %v, ran %v: want ErrFenceLost and the tool not run", err, ran)
 		}
 	})
@@ -180,7 +181,7 @@ func TestFenceLost(t *testing.T) {
 		other := &journal.Journal{Store: store.Store, Now: func() time.Time { return fenceStart.Add(13 * time.Second) }}
 		store.afterStart = func() {
 			// Another host whose clock is ahead takes the step meanwhile.
-			if _, err := other.RunAttempt(t.Context(), "run-1", fenceWrite(settleKey), journal.Attempt{Number: 2}, 10*time.Second,
+			if _, err := other.RunAttempt(t.Context(), "run-1", fenceWrite(settleKey), fence.Attempt{Number: 2}, 10*time.Second,
 				func(context.Context) (json.RawMessage, error) {
 					return agent.EncodeToolResult(agent.ToolResult{Content: "TICKET-1"}), nil
 				}); err != nil {
@@ -188,9 +189,9 @@ func TestFenceLost(t *testing.T) {
 			}
 		}
 		ran := false
-		_, err := j.RunAttempt(t.Context(), "run-1", fenceWrite(settleKey), journal.Attempt{Number: 1}, 10*time.Second,
+		_, err := j.RunAttempt(t.Context(), "run-1", fenceWrite(settleKey), fence.Attempt{Number: 1}, 10*time.Second,
 			func(context.Context) (json.RawMessage, error) { ran = true; return nil, nil })
-		if !errors.Is(err, journal.ErrFenceLost) || ran {
+		if !errors.Is(err, fence.ErrLost) || ran {
 			t.Fatalf("err %v, ran %v: want ErrFenceLost and the tool not run", err, ran)
 		}
 	})
@@ -205,14 +206,14 @@ func TestFenceGenerations(t *testing.T) {
 	clock.now = fenceStart.Add(5 * time.Second)
 	gen2 := fenceWrite(nil)
 	gen2.Name += "#2"
-	_, err := j.RunAttempt(t.Context(), "run-1", gen2, journal.Attempt{Generation: 2, Number: 1}, 10*time.Second,
+	_, err := j.RunAttempt(t.Context(), "run-1", gen2, fence.Attempt{Generation: 2, Number: 1}, 10*time.Second,
 		func(context.Context) (json.RawMessage, error) { t.Fatal("ran"); return nil, nil })
-	var fe *journal.FenceError
+	var fe *fence.Error
 	if !errors.As(err, &fe) || fe.Holder.Worker != "1@a" {
 		t.Fatalf("got %v, want a FenceError naming generation 1's attempt", err)
 	}
 	clock.now = fenceStart.Add(12 * time.Second)
-	if _, err := j.RunAttempt(t.Context(), "run-1", gen2, journal.Attempt{Generation: 2, Number: 1}, 10*time.Second,
+	if _, err := j.RunAttempt(t.Context(), "run-1", gen2, fence.Attempt{Generation: 2, Number: 1}, 10*time.Second,
 		func(context.Context) (json.RawMessage, error) {
 			return agent.EncodeToolResult(agent.ToolResult{Content: "TICKET-1"}), nil
 		}); err != nil {
@@ -251,7 +252,7 @@ func TestLocalRetryRefusedWhileHeld(t *testing.T) {
 	f.run(t, id)
 	f.signal(t, id, operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
 	recs := f.records(t, id)
-	holder := journal.Attempt{Generation: 1, Number: 1, Worker: "driver-a", Deadline: clock.now.Add(10 * time.Second)}.Here()
+	holder := fence.Attempt{Generation: 1, Number: 1, Worker: "driver-a", Deadline: clock.now.Add(10 * time.Second)}.Here()
 	if err := f.j.Store.Append(id, len(recs), journal.Record{Type: journal.StepStarted, Step: ticketStep, Kind: agent.KindWrite, Attempt: &holder}); err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +282,7 @@ func TestGoneZombie(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Wait() //nolint:errcheck
-	a := journal.Attempt{}.Here()
+	a := fence.Attempt{}.Here()
 	a.PID = cmd.Process.Pid
 	if a.Gone() {
 		t.Fatal("a live process is Gone")

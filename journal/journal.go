@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/fence"
 	"github.com/agentrun/agentrun/operator"
 )
 
@@ -175,7 +176,7 @@ type ProbeFunc func(ctx context.Context, step agent.Step) (agent.ProbeAnswer, er
 // An fn error is returned and not recorded. An error from the store means
 // the record may or may not have been written.
 func (j *Journal) RunStep(ctx context.Context, runID string, step agent.Step, fn StepFunc) (json.RawMessage, error) {
-	return j.runAttempt(ctx, runID, step, Attempt{}, 0, fn, nil)
+	return j.runAttempt(ctx, runID, step, fence.Attempt{}, 0, fn, nil)
 }
 
 // gatesFunc returns what a model step's step.completed records about the
@@ -188,23 +189,23 @@ type gatesFunc func(res json.RawMessage) map[string]agent.Gate
 // fn runs only while the attempt holds it, checked right before fn runs
 // (one conditional store statement: the journal still ends at this start,
 // or else this start is still the step's newest), and under a context that
-// ends at the deadline with a cause wrapping ErrAttemptDeadline. A write
-// that finds an earlier attempt's start whose deadline plus Grace has not
-// passed does not probe it or run it again: it returns a *FenceError, or,
-// when nothing but a person could settle it, an *IndeterminateError whose
-// Holder says until when that attempt may run; a write with an idempotency
+// ends at the deadline with a cause wrapping [fence.ErrDeadline]. A write
+// that finds an earlier attempt's start whose deadline plus [fence.Grace]
+// has not passed does not probe it or run it again: it returns a
+// [*fence.Error], or, when nothing but a person could settle it, an
+// *IndeterminateError whose Holder says until when that attempt may run; a write with an idempotency
 // key runs again at once (the key makes the two attempts one effect). The
 // same holds for the first attempt of a generation while the previous
 // generation's last attempt may run. An attempt that no longer holds its
-// step when fn would run returns an error wrapping ErrFenceLost, fn not
+// step when fn would run returns an error wrapping [fence.ErrLost], fn not
 // called. A timeout of 0 records no deadline: nothing is fenced.
-func (j *Journal) RunAttempt(ctx context.Context, runID string, step agent.Step, att Attempt, timeout time.Duration, fn StepFunc) (json.RawMessage, error) {
+func (j *Journal) RunAttempt(ctx context.Context, runID string, step agent.Step, att fence.Attempt, timeout time.Duration, fn StepFunc) (json.RawMessage, error) {
 	return j.runAttempt(ctx, runID, step, att, timeout, fn, nil)
 }
 
 // runAttempt is RunAttempt; gates, when not nil, adds the gating of the
 // calls a model step's result asks for to its step.completed record.
-func (j *Journal) runAttempt(ctx context.Context, runID string, step agent.Step, att Attempt, timeout time.Duration, fn StepFunc, gates gatesFunc) (json.RawMessage, error) {
+func (j *Journal) runAttempt(ctx context.Context, runID string, step agent.Step, att fence.Attempt, timeout time.Duration, fn StepFunc, gates gatesFunc) (json.RawMessage, error) {
 	if err := operator.ValidRunID(runID); err != nil {
 		return nil, err
 	}
@@ -238,7 +239,7 @@ func (j *Journal) runAttempt(ctx context.Context, runID string, step agent.Step,
 				if st.reconcile == nil && (step.Settle == nil || step.Settle.Probe == nil || j.Probe == nil) {
 					return nil, &IndeterminateError{Step: step.Name, Holder: st.holder}
 				}
-				return nil, &FenceError{Step: step.Name, Holder: *st.holder}
+				return nil, &fence.Error{Step: step.Name, Holder: *st.holder}
 			case st.reconcile != nil:
 				// reconciled retry: run it once more, under a new start record
 			case st.holder.Holds(now):
@@ -255,7 +256,7 @@ func (j *Journal) runAttempt(ctx context.Context, runID string, step agent.Step,
 				}
 			}
 		} else if prev := f.steps[previousGeneration(step.Name)]; needsStart(step) && prev != nil && !prev.completed && prev.holder.Holds(now) {
-			return nil, &FenceError{Step: step.Name, Holder: *prev.holder}
+			return nil, &fence.Error{Step: step.Name, Holder: *prev.holder}
 		}
 		fenced := needsStart(step) && timeout > 0
 		if needsStart(step) {
@@ -280,7 +281,7 @@ func (j *Journal) runAttempt(ctx context.Context, runID string, step agent.Step,
 				return nil, err
 			}
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithDeadlineCause(ctx, att.Deadline, fmt.Errorf("step %s: %w (%s)", step.Name, ErrAttemptDeadline, operator.FormatUntil(att.Deadline)))
+			ctx, cancel = context.WithDeadlineCause(ctx, att.Deadline, fmt.Errorf("step %s: %w (%s)", step.Name, fence.ErrDeadline, operator.FormatUntil(att.Deadline)))
 			defer cancel()
 		}
 		res, err := fn(ctx)
@@ -307,9 +308,9 @@ func (j *Journal) runAttempt(ctx context.Context, runID string, step agent.Step,
 // conditional statement: an append of nothing after seen records) or, when
 // other steps appended since, its start is still the step's newest and
 // nothing settled it.
-func (j *Journal) holds(runID, step string, seen int, att Attempt) error {
+func (j *Journal) holds(runID, step string, seen int, att fence.Attempt) error {
 	if !j.now().Before(att.Deadline) {
-		return fmt.Errorf("step %s: %s: %w: its deadline %s passed before the tool ran; the tool did not run", step, &att, ErrFenceLost, operator.FormatUntil(att.Deadline))
+		return fmt.Errorf("step %s: %s: %w: its deadline %s passed before the tool ran; the tool did not run", step, &att, fence.ErrLost, operator.FormatUntil(att.Deadline))
 	}
 	err := j.Store.Append(runID, seen)
 	if !errors.Is(err, ErrConflict) {
@@ -320,7 +321,7 @@ func (j *Journal) holds(runID, step string, seen int, att Attempt) error {
 		return err
 	}
 	if st := fold(recs).steps[step]; st == nil || st.startSeq != seen-1 || st.completed || st.reconcile != nil || st.probed != nil {
-		return fmt.Errorf("step %s: %s: %w: a later attempt took it; the tool did not run", step, &att, ErrFenceLost)
+		return fmt.Errorf("step %s: %s: %w: a later attempt took it; the tool did not run", step, &att, fence.ErrLost)
 	}
 	return nil
 }
@@ -468,7 +469,7 @@ type stepState struct {
 	settles    string             // the Settles mark of its latest start
 	probed     *agent.ProbeAnswer // the probe's answer since its latest start, if any
 	retries    int                // how often a person said retry: its generation is one more
-	holder     *Attempt           // the attempt of its latest start, if recorded
+	holder     *fence.Attempt     // the attempt of its latest start, if recorded
 	startSeq   int                // the index of its latest step.started record
 }
 

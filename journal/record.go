@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/fence"
 	"github.com/agentrun/agentrun/operator"
 )
 
@@ -45,7 +46,7 @@ type Record struct {
 	Settles string `json:"settles,omitempty"` // step.started
 	// Attempt is the attempt that recorded a write's start: it holds the
 	// step until its deadline (absent in older journals: no fence).
-	Attempt *Attempt `json:"attempt,omitempty"` // step.started
+	Attempt *fence.Attempt `json:"attempt,omitempty"` // step.started
 	// Probe is what the probe of an interrupted write answered.
 	Probe  *agent.ProbeAnswer `json:"probe,omitempty"`  // step.probed
 	Result json.RawMessage    `json:"result,omitempty"` // step.completed
@@ -151,7 +152,7 @@ type IndeterminateError struct {
 	Probe *agent.ProbeAnswer
 	// Holder is the attempt that started it last, when that attempt may
 	// still be running: a person's retry waits until it cannot.
-	Holder *Attempt
+	Holder *fence.Attempt
 }
 
 func (e *IndeterminateError) Error() string {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/fence"
 	"github.com/agentrun/agentrun/operator"
 )
 
@@ -127,7 +128,7 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 			}
 			return agent.Outcome{}, &LockLostError{RunID: runID, Step: step.Name, Err: err}
 		}
-		att, timeout := Attempt{Number: 1}.Here(), time.Duration(0)
+		att, timeout := fence.Attempt{Number: 1}.Here(), time.Duration(0)
 		if t, ok := exec.(timeouter); ok && needsStart(step) && step.Call != nil {
 			// A write is fenced: a driver that lost its lock while it runs
 			// the write (its PostgreSQL connection ended) holds it until
@@ -174,10 +175,10 @@ func (j *Journal) Run(ctx context.Context, runID string, input []agent.Message, 
 			}
 			continue // the next load decides the step again: its next attempt
 		}
-		var fence *FenceError
-		if errors.As(err, &fence) {
+		var fenced *fence.Error
+		if errors.As(err, &fenced) {
 			// An earlier driver's attempt may still act: wait until it cannot.
-			if err := sleepUntil(ctx, fence.Until()); err != nil {
+			if err := sleepUntil(ctx, fenced.Until()); err != nil {
 				return agent.Outcome{}, err
 			}
 			continue
