@@ -132,7 +132,7 @@ type Activities struct {
 	// Guard is the journal that makes writes Indeterminate instead of
 	// running them twice; its store must be shared by every worker of the
 	// task queue.
-	Guard *journal.Journal
+	Guard *journal.Guard
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// HeartbeatEvery is how often a running step heartbeats. Default 1s.

@@ -79,7 +79,7 @@ func guardLatency(ctx context.Context, env *benchEnv, p guardParams) ([]row, err
 			return nil, err
 		}
 		for k, s := range stores {
-			j := &journal.Journal{Store: s}
+			j := &journal.Guard{Store: s}
 			step := agent.Step{Name: fmt.Sprintf("tool/%d/0/create_ticket", i), Kind: agent.KindWrite}
 			start := time.Now()
 			if _, err := j.RunStep(ctx, stepRun, step, func(context.Context) (json.RawMessage, error) { return rec.Result, nil }); err != nil {
@@ -93,7 +93,7 @@ func guardLatency(ctx context.Context, env *benchEnv, p guardParams) ([]row, err
 			appendTimes[k] = append(appendTimes[k], time.Since(start))
 		}
 		// The same write fenced, on PostgreSQL, and the store calls of both.
-		j := &journal.Journal{Store: pg}
+		j := &journal.Guard{Store: pg}
 		step := agent.Step{Name: fmt.Sprintf("tool/%d/0/create_ticket", i), Kind: agent.KindWrite}
 		before := pg.calls
 		start := time.Now()

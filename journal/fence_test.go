@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +34,7 @@ var (
 
 // startedAndFrozen records a first attempt's start (timeout 10 s) whose
 // tool never returns: the process froze inside it.
-func startedAndFrozen(t *testing.T, j *journal.Journal, step agent.Step) {
+func startedAndFrozen(t *testing.T, j *journal.Guard, step agent.Step) {
 	t.Helper()
 	_, err := j.RunAttempt(t.Context(), "run-1", step, fence.Attempt{Generation: 1, Number: 1, Worker: "1@a"}, 10*time.Second,
 		func(ctx context.Context) (json.RawMessage, error) {
@@ -74,7 +73,7 @@ func TestFence(t *testing.T) {
 			clock := &fenceClock{now: fenceStart}
 			store := journal.NewMemStore()
 			probes := 0
-			j := &journal.Journal{Store: store, Now: clock.Now, Probe: func(ctx context.Context, s agent.Step) (agent.ProbeAnswer, error) {
+			j := &journal.Guard{Store: store, Now: clock.Now, Probe: func(ctx context.Context, s agent.Step) (agent.ProbeAnswer, error) {
 				probes++
 				return agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeNotFound}, nil
 			}}
@@ -136,7 +135,7 @@ func TestFence(t *testing.T) {
 func TestFenceRecordsTheAttempt(t *testing.T) {
 	clock := &fenceClock{now: fenceStart}
 	store := journal.NewMemStore()
-	j := &journal.Journal{Store: store, Now: clock.Now}
+	j := &journal.Guard{Store: store, Now: clock.Now}
 	ok := func(context.Context) (json.RawMessage, error) {
 		return agent.EncodeToolResult(agent.ToolResult{Content: "TICKET-1"}), nil
 	}
@@ -165,7 +164,7 @@ func TestFenceLost(t *testing.T) {
 	t.Run("deadline", func(t *testing.T) {
 		clock := &fenceClock{now: fenceStart}
 		store := &stallingStore{Store: journal.NewMemStore()}
-		j := &journal.Journal{Store: store, Now: clock.Now}
+		j := &journal.Guard{Store: store, Now: clock.Now}
 		store.afterStart = func() { clock.now = fenceStart.Add(11 * time.Second) } // frozen right after its start
 		ran := false
 		_, err := j.RunAttempt(t.Context(), "run-1", fenceWrite(nil), fence.Attempt{Number: 1}, 10*time.Second,
@@ -177,8 +176,8 @@ func TestFenceLost(t *testing.T) {
 	t.Run("taken", func(t *testing.T) {
 		clock := &fenceClock{now: fenceStart}
 		store := &stallingStore{Store: journal.NewMemStore()}
-		j := &journal.Journal{Store: store, Now: clock.Now}
-		other := &journal.Journal{Store: store.Store, Now: func() time.Time { return fenceStart.Add(13 * time.Second) }}
+		j := &journal.Guard{Store: store, Now: clock.Now}
+		other := &journal.Guard{Store: store.Store, Now: func() time.Time { return fenceStart.Add(13 * time.Second) }}
 		store.afterStart = func() {
 			// Another host whose clock is ahead takes the step meanwhile.
 			if _, err := other.RunAttempt(t.Context(), "run-1", fenceWrite(settleKey), fence.Attempt{Number: 2}, 10*time.Second,
@@ -201,7 +200,7 @@ func TestFenceLost(t *testing.T) {
 // 2) waits for the previous generation's attempt.
 func TestFenceGenerations(t *testing.T) {
 	clock := &fenceClock{now: fenceStart}
-	j := &journal.Journal{Store: journal.NewMemStore(), Now: clock.Now}
+	j := &journal.Guard{Store: journal.NewMemStore(), Now: clock.Now}
 	startedAndFrozen(t, j, fenceWrite(nil))
 	clock.now = fenceStart.Add(5 * time.Second)
 	gen2 := fenceWrite(nil)
@@ -238,63 +237,4 @@ func (s *stallingStore) Append(runID string, seen int, recs ...journal.Record) e
 		}
 	}
 	return err
-}
-
-// TestLocalRetryRefusedWhileHeld: on the local engine too, a person's
-// retry of an Indeterminate write is refused, in one line naming the
-// deadline, while the attempt that started it may still run (a driver
-// that lost its PostgreSQL lock, say), and accepted after.
-func TestLocalRetryRefusedWhileHeld(t *testing.T) {
-	f := newFixture(t)
-	clock := &fenceClock{now: time.Now().UTC()}
-	f.j.Now = clock.Now
-	const id = "held"
-	f.run(t, id)
-	f.signal(t, id, operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
-	recs := f.records(t, id)
-	holder := fence.Attempt{Generation: 1, Number: 1, Worker: "driver-a", Deadline: clock.now.Add(10 * time.Second)}.Here()
-	if err := f.j.Store.Append(id, len(recs), journal.Record{Type: journal.StepStarted, Step: ticketStep, Kind: agent.KindWrite, Attempt: &holder}); err != nil {
-		t.Fatal(err)
-	}
-	info, err := f.j.Show(id)
-	if err != nil || info.Status != agent.StatusIndeterminate || !strings.Contains(info.Reason, "attempt 1 (worker driver-a) may still be running until") {
-		t.Fatalf("show: %+v, %v; want Indeterminate naming the attempt that may still run", info, err)
-	}
-	retry := operator.Signal{Name: operator.SignalReconcile, Step: ticketStep, Outcome: operator.OutcomeRetry}
-	err = f.j.Signal(t.Context(), id, retry)
-	if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), "attempt 1 (worker driver-a) of "+ticketStep+" may still be running until") || strings.Contains(err.Error(), "\n") {
-		t.Fatalf("retry while held: %v, want a one-line refusal naming the deadline", err)
-	}
-	if n := len(f.records(t, id)); n != len(recs)+1 {
-		t.Fatalf("records after the refusal: %d, want %d (nothing written)", n, len(recs)+1)
-	}
-	clock.now = holder.Until()
-	if err := f.j.Signal(t.Context(), id, retry); err != nil {
-		t.Fatalf("retry after the deadline and the grace: %v", err)
-	}
-}
-
-// TestGoneZombie: a process that ended and was not reaped yet holds
-// nothing; a live one does.
-func TestGoneZombie(t *testing.T) {
-	cmd := exec.Command("sleep", "60")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Wait() //nolint:errcheck
-	a := fence.Attempt{}.Here()
-	a.PID = cmd.Process.Pid
-	if a.Gone() {
-		t.Fatal("a live process is Gone")
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !a.Gone() {
-		if time.Now().After(deadline) {
-			t.Fatal("a killed, unreaped process is not Gone")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
