@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/fence"
 	"github.com/agentrun/agentrun/internal/secret"
 	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/journal"
@@ -40,8 +41,8 @@ const (
 	ErrTypeContent = "ContentMissing"
 	// ErrTypeFenced: an earlier attempt of the write may still be running;
 	// this attempt probed nothing and ran nothing. Its details hold the
-	// earlier attempt (journal.Attempt): the workflow waits until its
-	// deadline plus journal.Grace, then runs the step again.
+	// earlier attempt (fence.Attempt): the workflow waits until its
+	// deadline plus fence.Grace, then runs the step again.
 	ErrTypeFenced = "AttemptRunning"
 	// ErrTypeFenceLost: the attempt no longer held its write when the tool
 	// would have run (its deadline passed, or a later attempt took the
@@ -52,8 +53,8 @@ const (
 // A write's activity runs its tool under the tool's timeout, and before it
 // the guard's records and maybe a probe: its start-to-close is the tool's
 // timeout plus WriteSlack, at most MaxWriteStartToClose. The attempt's
-// deadline (journal.Attempt) is its start plus the tool's timeout: a later
-// attempt waits that long, plus journal.Grace, before it settles an
+// deadline (fence.Attempt) is its start plus the tool's timeout: a later
+// attempt waits that long, plus fence.Grace, before it settles an
 // interrupted write.
 const (
 	WriteSlack           = time.Minute
@@ -76,7 +77,7 @@ func CheckWriteTimeouts(set *tools.Set) error {
 		}
 		t := set.Timeout(spec.Name)
 		if t+WriteSlack > MaxWriteStartToClose {
-			return fmt.Errorf("tool %s: its timeout %s leaves no room in its write activity's start-to-close %s for the guard's records and the fence's %s grace; want a timeout of at most %s", spec.Name, t, WriteStartToClose(t), journal.Grace, MaxWriteStartToClose-WriteSlack)
+			return fmt.Errorf("tool %s: its timeout %s leaves no room in its write activity's start-to-close %s for the guard's records and the fence's %s grace; want a timeout of at most %s", spec.Name, t, WriteStartToClose(t), fence.Grace, MaxWriteStartToClose-WriteSlack)
 		}
 	}
 	return nil
@@ -131,7 +132,7 @@ type Activities struct {
 	// Guard is the journal that makes writes Indeterminate instead of
 	// running them twice; its store must be shared by every worker of the
 	// task queue.
-	Guard *journal.Journal
+	Guard *journal.Guard
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// HeartbeatEvery is how often a running step heartbeats. Default 1s.
@@ -147,7 +148,7 @@ type Activities struct {
 	// asks: the text is in the run's history once streamed, as signals
 	// (AGENTRUN_STREAM=off). Default false: runs that ask stream.
 	NoStream bool
-	// Identity names this worker in a write's fence (journal.Attempt), so
+	// Identity names this worker in a write's fence (fence.Attempt), so
 	// that people see which worker may still be running it. Default:
 	// pid@host, as the sdk names a worker.
 	Identity string
@@ -376,7 +377,7 @@ func (a *Activities) callTool(ctx context.Context, in StepInput, decision *strin
 	// The guard's step carries the call and how it may be settled, for the
 	// probe (Guard.Probe).
 	guarded := agent.Step{Name: GuardStep(in), Kind: agent.KindWrite, Call: step.Call, Settle: step.Settle}
-	att := journal.Attempt{Generation: max(in.Generation, 1), Number: int(info.Attempt), Worker: a.Identity}.Here()
+	att := fence.Attempt{Generation: max(in.Generation, 1), Number: int(info.Attempt), Worker: a.Identity}.Here()
 	timeout := a.Exec.Tools.Timeout(step.Call.Name)
 	// The guard's own work (its records, a probe) heartbeats too.
 	res, err := a.heartbeating(ctx, in.Step.Name, func(ctx context.Context) (json.RawMessage, error) {
@@ -393,13 +394,13 @@ func (a *Activities) guardResult(ctx context.Context, in StepInput, step agent.S
 	info := activity.GetInfo(ctx)
 	runID := info.WorkflowExecution.ID
 	var ind *journal.IndeterminateError
-	var fence *journal.FenceError
+	var fenced *fence.Error
 	log := a.log(ctx).With("run_id", runID, "step", in.Step.Name, "attempt", info.Attempt)
 	switch {
-	case errors.As(err, &fence):
-		log.Warn("an earlier attempt of the write may still be running; waiting for it", "holder", fence.Holder.String(), "until", operator.FormatUntil(fence.Until()))
-		return nil, temporal.NewNonRetryableApplicationError(fence.Error(), ErrTypeFenced, nil, fence.Holder)
-	case errors.Is(err, journal.ErrFenceLost):
+	case errors.As(err, &fenced):
+		log.Warn("an earlier attempt of the write may still be running; waiting for it", "holder", fenced.Holder.String(), "until", operator.FormatUntil(fenced.Until()))
+		return nil, temporal.NewNonRetryableApplicationError(fenced.Error(), ErrTypeFenced, nil, fenced.Holder)
+	case errors.Is(err, fence.ErrLost):
 		log.Warn("write attempt gave up before the tool ran: it no longer holds the write", "error", err)
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeFenceLost, nil)
 	case timedOut(err) && step.Settle != nil:
@@ -440,7 +441,7 @@ func (a *Activities) guardResult(ctx context.Context, in StepInput, step agent.S
 // attempt's: tools.Live may see it pass before its timer fires): it may or
 // may not have taken effect.
 func timedOut(err error) bool {
-	return errors.Is(err, tools.ErrTimeout) || errors.Is(err, journal.ErrAttemptDeadline) || errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, tools.ErrTimeout) || errors.Is(err, fence.ErrDeadline) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // GuardStep is the name of a write step in the guard journal: the run key,

@@ -35,7 +35,7 @@ func slowDemo(t *testing.T, delay, timeout time.Duration) (*activities.Activitie
 	}
 	return &activities.Activities{
 		Exec:  &execute.Executor{Model: llm.NewScripted(llm.HandExample()), Tools: set, Content: content.NewMemStore()},
-		Guard: &journal.Journal{Store: journal.NewMemStore()},
+		Guard: &journal.Guard{Store: journal.NewMemStore()},
 	}, tickets
 }
 

@@ -45,7 +45,7 @@
 // refuses its heartbeat). A later attempt that finds an earlier one that
 // may still act fails non-retryably with type AttemptRunning, the earlier
 // attempt in its details, and the workflow waits until that attempt's
-// deadline plus journal.Grace before it runs the step again; an attempt
+// deadline plus fence.Grace before it runs the step again; an attempt
 // that lost its step before the tool ran fails with type FenceLost. A
 // write's activity start-to-close is its tool's timeout plus WriteSlack
 // (WriteStartToClose); CheckWriteTimeouts refuses at start-up a tool whose

@@ -13,7 +13,7 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/fence"
 	"github.com/agentrun/agentrun/metrics"
 	"github.com/agentrun/agentrun/tools"
 )
@@ -163,7 +163,7 @@ func TestSettledMetrics(t *testing.T) {
 	if _, err := call(); err == nil || !strings.Contains(err.Error(), "deadline passed") {
 		t.Fatalf("first attempt: %v, want the attempt's deadline (the tool's timeout) passed", err)
 	}
-	time.Sleep(journal.Grace) // the first attempt holds the write until its deadline plus the grace
+	time.Sleep(fence.Grace) // the first attempt holds the write until its deadline plus the grace
 	res, err := call()
 	if err != nil || !strings.Contains(res, `"content":"TICKET-1"`) || !strings.Contains(res, `"by":"probe"`) {
 		t.Fatalf("second attempt: %s, %v; want TICKET-1 settled by the probe", res, err)

@@ -59,7 +59,7 @@ func newAgentWorker(c client.Client, queue string, script llm.Script, dir string
 	w.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
 	w.RegisterActivity(&activities.Activities{
 		Exec:   &execute.Executor{Model: llm.NewScripted(script), Tools: set, Content: store},
-		Guard:  &journal.Journal{Store: guard},
+		Guard:  &journal.Guard{Store: guard},
 		Logger: logger,
 		Tracer: opts.tracer,
 	})

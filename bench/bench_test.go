@@ -16,10 +16,10 @@ import (
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/agentrun/agentrun/fence"
 	"github.com/agentrun/agentrun/internal/devserver"
 	"github.com/agentrun/agentrun/internal/jaegertest"
 	"github.com/agentrun/agentrun/internal/testkit"
-	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -197,7 +197,7 @@ func TestKillSettledAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 2 || rows[0].Goal != 1 || rows[0].Baseline != ms(p.ToolTimeout+journal.Grace+2*time.Second) {
+	if len(rows) != 2 || rows[0].Goal != 1 || rows[0].Baseline != ms(p.ToolTimeout+fence.Grace+2*time.Second) {
 		t.Fatalf("rows %+v; want first the goal row against the tool's timeout + the grace + 2 s", rows)
 	}
 	// The server notices the kill when the last heartbeat it got is a

@@ -94,8 +94,8 @@
 //     before its effect, a second worker process without the hold joins
 //     the queue and the first is SIGKILLed. The figure is the time from the
 //     kill to the step's ActivityTaskCompleted event, against the tool's
-//     timeout + journal.Grace + 2 s (goal ratio 1). Both workers run on one
-//     host, so the retry sees the killed pid gone (journal.Attempt.Gone)
+//     timeout + fence.Grace + 2 s (goal ratio 1). Both workers run on one
+//     host, so the retry sees the killed pid gone (fence.Attempt.Gone)
 //     and probes without waiting for the killed attempt's deadline; the
 //     figure is then the heartbeat timeout, the first retry interval, the
 //     probe and the write. A trial whose step was not settled by its probe

@@ -133,7 +133,7 @@ func localJournal(ctx context.Context, env *benchEnv, p journalParams) ([]row, e
 // counts the store's fsyncs per step, against the records each step
 // appends (one fsync per record appended is the floor).
 func fsyncsPerStep(ctx context.Context, store *journal.FileStore, steps int, sec string) ([]row, error) {
-	j := &journal.Journal{Store: store}
+	j := &journal.Guard{Store: store}
 	const runID = "run-kinds"
 	if err := store.Append(runID, 0, journal.Record{Type: journal.RunStarted, Input: []agent.Message{{Role: agent.RoleUser, Content: "bench"}}}); err != nil {
 		return nil, err

@@ -15,9 +15,9 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/fence"
 	agentconfig "github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/internal/testenv"
-	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -51,7 +51,7 @@ const holdLine = "hold before create_ticket: waiting to be killed"
 // without the hold joins the queue and the first is SIGKILLed. The figure
 // is the time from the kill to the write step's ActivityTaskCompleted
 // event (the retry on the second worker, settled by its probe), against
-// the tool's timeout + journal.Grace + settleSlack. Each trial must settle
+// the tool's timeout + fence.Grace + settleSlack. Each trial must settle
 // by probe (not found, ran again) and file exactly one ticket.
 func killSettled(ctx context.Context, env *benchEnv, workerBin string, p settleParams) ([]row, error) {
 	began := time.Now()
@@ -84,9 +84,9 @@ func killSettled(ctx context.Context, env *benchEnv, workerBin string, p settleP
 	sec := fmt.Sprintf("Kill → settled, probe-only write: the hand example's create_ticket declared with a probe (find_ticket by title), no idempotency key and a %s timeout; the worker process (cmd worker) holding the approved write before its effect (AGENTRUN_TEST_HOLD_BEFORE) is SIGKILLed while a second worker process polls the same queue, on the same host (so the retry sees the killed pid gone and need not wait for its deadline); each trial settled by probe (not found, ran again) with 1 ticket; %s (the section took %s)",
 		p.ToolTimeout, plural(p.Trials, "trial"), time.Since(began).Round(time.Second))
 	s := ms(median(settles))
-	goal := p.ToolTimeout + journal.Grace + settleSlack
+	goal := p.ToolTimeout + fence.Grace + settleSlack
 	return []row{
-		{Section: sec, Figure: fmt.Sprintf("ms from SIGKILL until the write completes on the other worker, settled by its probe (ActivityTaskCompleted), vs the tool's %s timeout + the %s grace + %s (median)", p.ToolTimeout, journal.Grace, settleSlack),
+		{Section: sec, Figure: fmt.Sprintf("ms from SIGKILL until the write completes on the other worker, settled by its probe (ActivityTaskCompleted), vs the tool's %s timeout + the %s grace + %s (median)", p.ToolTimeout, fence.Grace, settleSlack),
 			Measured: s, Baseline: ms(goal), Unit: "ms", Goal: 1.0},
 		{Section: sec, Figure: "ms from SIGKILL until the write is settled, vs the heartbeat timeout (median; expect at most the timeout plus the 1 s first retry interval, less by the age of the last heartbeat the server got: the SDK sends one per 0.8 × the timeout)",
 			Measured: s, Baseline: ms(workflows.HeartbeatTimeout), Unit: "ms"},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/fence"
 	"github.com/agentrun/agentrun/internal/pgtest"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/postgres"
@@ -78,7 +79,7 @@ func guardLatency(ctx context.Context, env *benchEnv, p guardParams) ([]row, err
 			return nil, err
 		}
 		for k, s := range stores {
-			j := &journal.Journal{Store: s}
+			j := &journal.Guard{Store: s}
 			step := agent.Step{Name: fmt.Sprintf("tool/%d/0/create_ticket", i), Kind: agent.KindWrite}
 			start := time.Now()
 			if _, err := j.RunStep(ctx, stepRun, step, func(context.Context) (json.RawMessage, error) { return rec.Result, nil }); err != nil {
@@ -92,11 +93,11 @@ func guardLatency(ctx context.Context, env *benchEnv, p guardParams) ([]row, err
 			appendTimes[k] = append(appendTimes[k], time.Since(start))
 		}
 		// The same write fenced, on PostgreSQL, and the store calls of both.
-		j := &journal.Journal{Store: pg}
+		j := &journal.Guard{Store: pg}
 		step := agent.Step{Name: fmt.Sprintf("tool/%d/0/create_ticket", i), Kind: agent.KindWrite}
 		before := pg.calls
 		start := time.Now()
-		if _, err := j.RunAttempt(ctx, stepRun+"-fenced", step, journal.Attempt{Number: 1}.Here(), time.Minute,
+		if _, err := j.RunAttempt(ctx, stepRun+"-fenced", step, fence.Attempt{Number: 1}.Here(), time.Minute,
 			func(context.Context) (json.RawMessage, error) { return rec.Result, nil }); err != nil {
 			return nil, fmt.Errorf("fenced write step %d: %w", i, err)
 		}

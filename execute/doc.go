@@ -45,7 +45,7 @@
 // (a model step's retryable llm class, any read failure; never a write,
 // never missing content) and StepRetry (10 attempts, 1 s doubling to 1 m).
 // The Temporal workflow builds its activities' retry policy from these
-// numbers; the local driver (journal.Journal.Retry) follows StepRetry, with
+// numbers; the local driver (local.Engine.Retry) follows StepRetry, with
 // the attempts and first wait its settings give. Describe says a failure
 // in plain words on one line, without secrets.
 //

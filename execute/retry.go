@@ -16,7 +16,7 @@ import (
 
 // The retry policy of model and read steps, on both engines: the Temporal
 // workflow builds its activities' retry policy from these (workflows), and
-// the local driver retries with StepRetry (journal.Journal.Retry).
+// the local driver retries with StepRetry (local.Engine.Retry).
 const (
 	// RetryInterval is the wait before a step's second attempt; each
 	// later wait is RetryBackoff times the last, at most RetryMaxInterval.

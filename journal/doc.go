@@ -1,26 +1,21 @@
 // Package journal records what a run did, so that a run can resume after a
-// crash without redoing a step whose effect is unknown.
+// crash without redoing a step whose effect is unknown: the record format,
+// the stores, and the write guard's decision table.
 //
 // A run's journal is an append-only list of [Record]s (run.started,
 // step.started, step.completed, step.probed, signal, run.completed,
-// run.cancelled, run.stopped); the state of a run is a fold over them.
-// run.cancelled (Journal.Cancel) ends a run: a process driving it stops its
-// running step within a quarter second (within WakeBound, in practice at
-// once, when it follows the run) and nothing runs after it.
-// run.stopped does not end it: a driver whose Retry policy gave up on a
-// model or read step records why ([Stop]: the step, its attempts, how long
-// they took, the last error), and so does a driver stopped by its context
-// (Ctrl-C, SIGTERM) while it retried one (Stop.Interrupted). Show reports
-// it while no later record shows the run went on, and the next Run resumes
-// the run with the step's attempts afresh. A driver retries only model and read steps, never a
-// write. (A program built before run.stopped existed takes one that ends
-// the journal for a torn tail and drops it, which loses only the reason;
-// one followed by other records it refuses as corruption, naming the
-// unknown type.) A [Store] keeps the journals: [FileStore] on disk,
+// run.cancelled, run.stopped); the state of a step is a fold over them
+// ([FoldSteps]). A [Store] keeps the journals: [FileStore] on disk,
 // [MemStore] in memory, and package [github.com/agentrun/agentrun/postgres]
 // in PostgreSQL; every Store passes the conformance suite in
-// [github.com/agentrun/agentrun/journal/storetest]. Journal.RunStep applies the decision table of
-// DESIGN §4; Run and Signal drive the agent loop over a Store.
+// [github.com/agentrun/agentrun/journal/storetest]. [Guard.RunStep]
+// applies the decision table of DESIGN §4; the Temporal activities run
+// their steps through it, and so does the local engine (package
+// [github.com/agentrun/agentrun/local]), which drives runs over a Store and
+// says what run.cancelled, run.stopped and the signal records do. (A
+// program built before run.stopped existed takes one that ends the journal
+// for a torn tail and drops it, which loses only the reason; one followed
+// by other records it refuses as corruption, naming the unknown type.)
 //
 // Only a write step that is not idempotent records step.started, fsynced,
 // before it runs: that record is what makes a crash inside the write
@@ -35,7 +30,7 @@
 // idempotency key argument, a probe, or both); its step.started record says
 // so ("settles": "key", "probe" or "key+probe"). When RunStep finds such a
 // write started and not completed it settles it (see RunStep): a key runs
-// it again with the same key; a probe (Journal.Probe) is asked first, and
+// it again with the same key; a probe (Guard.Probe) is asked first, and
 // its answer is recorded in a step.probed record before anything else
 // happens: found records the probe's result as completed, not found records
 // a new step.started and runs the write again, unknown leaves it to a
@@ -43,50 +38,31 @@
 // this way carries agent.Settled, so nothing is settled silently. A
 // probe-only write whose probe answered unknown is Indeterminate in the
 // fold, like a write that declares nothing; the probe is not asked again.
-// The Idempotency key of a local run is agent.IdempotencyKey of the run id,
-// the step and one more than the person's retries of it.
 //
-// A tool call is gated once, when the model asks for it: Run records the
-// policy's decision about each call of a reply (allow, approval or deny;
-// read or write) in the model step's step.completed record ("gates", by
-// marker), and the loop keeps to it, so a tools file changed while a call
-// waits (the tool now says read, or no approval) does not let it through
-// unapproved. Journals without gates decide from the current tools.
+// A model step's step.completed record may carry the gating of the calls
+// its reply asks for ("gates", by marker: allow, approval or deny; read or
+// write), decided once when the model asked (Guard.RunGated).
 //
 // # The fence
 //
-// A write's step.started record written by [Journal.RunAttempt] carries the
-// attempt that wrote it ([Attempt]: generation, attempt number, worker, and
+// A write's step.started record written by [Guard.RunAttempt] carries the
+// attempt that wrote it ([fence.Attempt]: generation, attempt number, worker, and
 // its deadline, the start plus the tool's timeout). That attempt holds the
 // step: it runs its tool only while it does (checked right before the tool
 // runs: its deadline on its own clock, and one conditional store statement,
 // an append of nothing after its start, that fails if anyone appended since;
 // then, when other steps appended, its start must still be the step's
 // newest), and its tool's context ends at the deadline. A later attempt that
-// finds that start before the deadline plus [Grace] (2 s) neither probes
-// nor runs the write again: it gets a [*FenceError] (the Temporal workflow
+// finds that start before the deadline plus [fence.Grace] (2 s) neither probes
+// nor runs the write again: it gets a [*fence.Error] (the Temporal workflow
 // waits on a timer, the local driver sleeps), or an [*IndeterminateError]
 // naming the holder when only a person could settle it, whose retry
 // [operator.CheckRetry] refuses until then; a write with an idempotency key runs
 // again at once. A holder whose process certainly ended (same host name,
-// pid namespace and boot id, pid gone: [Attempt.Gone]) holds nothing; a
+// pid namespace and boot id, pid gone: [fence.Attempt.Gone]) holds nothing; a
 // holder from any other host, or from one whose identity is unknown, holds
 // until its deadline. Starts without an attempt (older
-// journals, [Journal.RunStep]) hold nothing.
-//
-// A run's budget (agent.Budget: model calls and tokens) is recorded in its
-// run.started record and raised by budget signal records; Run stops a run
-// whose next model call it does not allow as BudgetExceeded. Journals
-// without a budget have the defaults. A message signal record (a user
-// message) goes to the model step after the newest one recorded when it
-// was written; the loop gives it to that call after its tool results. Once a run is Completed or Failed,
-// Signal refuses every input (nothing changes a run after it ended).
-//
-// The signal records are the operator's inputs (operator.Signal): Signal
-// checks each with operator.Check, and the fold applies them with
-// operator.Run.Apply, as the Temporal workflow does; only a reconcile is
-// also kept by its step (done is recorded as the step's step.completed when
-// the run goes on, retry starts the step's next generation).
+// journals, [Guard.RunStep]) hold nothing.
 //
 // # On-disk format
 //
@@ -198,45 +174,25 @@
 // disk that fails an fsync may later lose bytes that a process already
 // counted; such a disk must be replaced, not trusted.
 //
-// # One driver per run
+// # Driver locks and watches
 //
-// Two processes that drive one run at once would each see the other's
-// write in flight as started and not completed: Indeterminate, with a
-// suggestion to retry it that would run it twice. So [Journal.Run] holds
-// the run's driver lock ([Locker]) while it drives the run, and a second
-// Run of that run returns a [*BusyError] (wrapping [ErrBusy]) naming the
-// holder's pid, having written nothing to an existing run (Run checks the
-// input, then takes the lock: of two drivers racing to start a new run,
-// either may write its run.started record, the same for both). A FileStore's lock is an exclusive
-// flock(2) on <dir>/<run id>.lock, beside the journal, which holds the
-// pid of its latest holder; the kernel releases it when the process ends,
-// however it ends, and the file is never removed (removing it would race
-// with a process opening it). [Journal.Signal] and the readers take no
-// driver lock: a person can approve or reconcile while a run is driven.
+// A [Locker] store gives one driver at a time a run's lock ([Lock]); a
+// second one gets a [*BusyError] (wrapping [ErrBusy]) naming the holder's
+// pid. A FileStore's lock is an exclusive flock(2) on <dir>/<run id>.lock,
+// beside the journal, which holds the pid of its latest holder; the kernel
+// releases it when the process ends, however it ends, and the file is
+// never removed (removing it would race with a process opening it). A
+// lock can be lost while its process lives when it lives on a database
+// connection (the PostgreSQL store's): [Lock.Held] says so, and a driver
+// that finds it lost returns a [*LockLostError] (wrapping [ErrLockLost]).
+// A flock lasts as long as its process, so a FileStore's Held checks
+// nothing. A lock that is a [FollowMarker] tells others its driver follows
+// the run: a FileStore's lock file says "PID follow", a PostgreSQL lock's
+// connection calls itself "agentrun follower pid PID on HOST"; a second
+// driver's BusyError says Follows.
 //
-// A lock can be lost while its process lives when it lives on a database
-// connection (the PostgreSQL store's). So Run asks the [Lock] whether it is
-// still held ([Lock.Held]) right before every step, and if not it returns
-// a [*LockLostError] (wrapping [ErrLockLost]) naming the step it did not
-// run; running the run again resumes it. A step already running when the
-// lock goes runs to its end. A flock lasts as long as its process, so a
-// FileStore's Held checks nothing.
-//
-// # Following a run
-//
-// A driver with [Journal.Follow] set does not return where its run waits
-// for a person (AwaitingApproval, Indeterminate, BudgetExceeded) or, a
-// session, for a message (Idle): it keeps the run's lock, marks it as
-// following ([FollowMarker]: a FileStore's lock file says "PID follow", a
-// PostgreSQL lock's connection calls itself "agentrun follower pid PID on
-// HOST"; a second driver's [BusyError] says Follows), and sleeps on a
-// [Watch] of the journal ([Watcher]) until a record lands, or until the
-// first approval timeout of its pending calls or its session's idle time
-// passes. Then it loads the journal and decides again: an approval, a
-// denial, a reconcile, a budget or a message lets it go on; a run.cancelled
-// ends it; an expired call is denied. The running step of a following
-// driver learns of a cancel through the same Watch. No loop polls the
-// journal where the store notifies:
+// A [Watcher] store wakes whoever waits on a run's journal ([Watch]) when
+// a record lands; no loop polls the journal where the store notifies:
 //
 //   - A FileStore's Watch is a file-system notification on the run's file
 //     (fsnotify: inotify on Linux, kqueue elsewhere), which fires as the
@@ -246,14 +202,10 @@
 //     in the append's own statement, delivered when it commits; its Watch
 //     LISTENs on a connection of its own, reconnecting after a failure.
 //   - A Store that is not a Watcher (MemStore) is looked at every
-//     WatchPoll.
+//     WatchPoll ([PollWatch]).
 //
-// [WakeBound] (2 s) bounds how late a following driver wakes after an
-// append returned, on every store; notifications make it milliseconds.
-// A session is a run whose run.started records Session, how long it
-// waits Idle after an answer; a message wakes it (the next model step
-// takes it), and with none for that long after the answer's
-// step.completed, it is Completed with its last answer.
+// [WakeBound] (2 s) bounds how late a waiter wakes after an append
+// returned, on every store; notifications make it milliseconds.
 //
 // # Guarantees
 //

@@ -13,9 +13,9 @@ import (
 
 // A write step that started and never recorded its result is never run
 // again by guesswork: it is Indeterminate until a person reconciles it.
-func ExampleJournal_RunStep() {
+func ExampleGuard_RunStep() {
 	ctx := context.Background()
-	j := &journal.Journal{Store: journal.NewMemStore()}
+	j := &journal.Guard{Store: journal.NewMemStore()}
 	step := agent.Step{Name: "tool/2/0/create_ticket", Kind: agent.KindWrite}
 	crash := func(context.Context) (json.RawMessage, error) {
 		return nil, errors.New("the process died after filing the ticket")

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/journal"
 )
 
@@ -39,7 +40,7 @@ func (s *flaky) Append(runID string, seen int, recs ...journal.Record) error {
 // start or result may not be on disk is never run twice.
 func TestRunStepStoreFaults(t *testing.T) {
 	t.Parallel()
-	write := agent.Step{Name: ticketStep, Kind: agent.KindWrite}
+	write := agent.Step{Name: testenv.TicketStep, Kind: agent.KindWrite}
 	cases := []struct {
 		name       string
 		failAppend int  // which append fails: 1 the start record, 2 the result record
@@ -56,7 +57,7 @@ func TestRunStepStoreFaults(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			store := &flaky{Store: journal.NewMemStore(), written: c.written}
-			j := &journal.Journal{Store: store}
+			j := &journal.Guard{Store: store}
 			calls := 0
 			fn := func(context.Context) (json.RawMessage, error) {
 				calls++

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/fence"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/operator"
 )
@@ -34,9 +34,9 @@ var (
 
 // startedAndFrozen records a first attempt's start (timeout 10 s) whose
 // tool never returns: the process froze inside it.
-func startedAndFrozen(t *testing.T, j *journal.Journal, step agent.Step) {
+func startedAndFrozen(t *testing.T, j *journal.Guard, step agent.Step) {
 	t.Helper()
-	_, err := j.RunAttempt(t.Context(), "run-1", step, journal.Attempt{Generation: 1, Number: 1, Worker: "1@a"}, 10*time.Second,
+	_, err := j.RunAttempt(t.Context(), "run-1", step, fence.Attempt{Generation: 1, Number: 1, Worker: "1@a"}, 10*time.Second,
 		func(ctx context.Context) (json.RawMessage, error) {
 			d, ok := ctx.Deadline()
 			if !ok || !d.Equal(fenceStart.Add(10*time.Second)) {
@@ -63,8 +63,8 @@ func TestFence(t *testing.T) {
 		want string
 	}{
 		{"probe before the deadline", settleProbe, 6 * time.Second, "fenced"},
-		{"probe within the grace", settleProbe, 10*time.Second + journal.Grace - time.Millisecond, "fenced"},
-		{"probe after the grace", settleProbe, 10*time.Second + journal.Grace, "probed"},
+		{"probe within the grace", settleProbe, 10*time.Second + fence.Grace - time.Millisecond, "fenced"},
+		{"probe after the grace", settleProbe, 10*time.Second + fence.Grace, "probed"},
 		{"nothing before the deadline", nil, 6 * time.Second, "indeterminate"},
 		{"nothing after the grace", nil, 13 * time.Second, "indeterminate-free"},
 		{"key before the deadline", settleKey, 6 * time.Second, "ran"},
@@ -73,7 +73,7 @@ func TestFence(t *testing.T) {
 			clock := &fenceClock{now: fenceStart}
 			store := journal.NewMemStore()
 			probes := 0
-			j := &journal.Journal{Store: store, Now: clock.Now, Probe: func(ctx context.Context, s agent.Step) (agent.ProbeAnswer, error) {
+			j := &journal.Guard{Store: store, Now: clock.Now, Probe: func(ctx context.Context, s agent.Step) (agent.ProbeAnswer, error) {
 				probes++
 				return agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeNotFound}, nil
 			}}
@@ -82,14 +82,14 @@ func TestFence(t *testing.T) {
 			before, _ := store.Load("run-1")
 			clock.now = fenceStart.Add(tc.at)
 			ran := 0
-			res, err := j.RunAttempt(t.Context(), "run-1", step, journal.Attempt{Generation: 1, Number: 2, Worker: "2@b"}, 10*time.Second,
+			res, err := j.RunAttempt(t.Context(), "run-1", step, fence.Attempt{Generation: 1, Number: 2, Worker: "2@b"}, 10*time.Second,
 				func(context.Context) (json.RawMessage, error) { ran++; return ticket, nil })
 			after, _ := store.Load("run-1")
-			var fe *journal.FenceError
+			var fe *fence.Error
 			var ind *journal.IndeterminateError
 			switch tc.want {
 			case "fenced":
-				if !errors.As(err, &fe) || !fe.Until().Equal(fenceStart.Add(10*time.Second+journal.Grace)) || fe.Holder.Worker != "1@a" {
+				if !errors.As(err, &fe) || !fe.Until().Equal(fenceStart.Add(10*time.Second+fence.Grace)) || fe.Holder.Worker != "1@a" {
 					t.Fatalf("got %v, want a FenceError naming attempt 1 until the deadline plus the grace", err)
 				}
 				if !strings.Contains(err.Error(), "attempt 1 (worker 1@a) may still be running until 14:00:12 UTC") {
@@ -135,11 +135,11 @@ func TestFence(t *testing.T) {
 func TestFenceRecordsTheAttempt(t *testing.T) {
 	clock := &fenceClock{now: fenceStart}
 	store := journal.NewMemStore()
-	j := &journal.Journal{Store: store, Now: clock.Now}
+	j := &journal.Guard{Store: store, Now: clock.Now}
 	ok := func(context.Context) (json.RawMessage, error) {
 		return agent.EncodeToolResult(agent.ToolResult{Content: "TICKET-1"}), nil
 	}
-	if _, err := j.RunAttempt(t.Context(), "run-1", fenceWrite(nil), journal.Attempt{Generation: 1, Number: 3, Worker: "7@h"}, 30*time.Second, ok); err != nil {
+	if _, err := j.RunAttempt(t.Context(), "run-1", fenceWrite(nil), fence.Attempt{Generation: 1, Number: 3, Worker: "7@h"}, 30*time.Second, ok); err != nil {
 		t.Fatal(err)
 	}
 	recs, _ := store.Load("run-1")
@@ -164,23 +164,23 @@ func TestFenceLost(t *testing.T) {
 	t.Run("deadline", func(t *testing.T) {
 		clock := &fenceClock{now: fenceStart}
 		store := &stallingStore{Store: journal.NewMemStore()}
-		j := &journal.Journal{Store: store, Now: clock.Now}
+		j := &journal.Guard{Store: store, Now: clock.Now}
 		store.afterStart = func() { clock.now = fenceStart.Add(11 * time.Second) } // frozen right after its start
 		ran := false
-		_, err := j.RunAttempt(t.Context(), "run-1", fenceWrite(nil), journal.Attempt{Number: 1}, 10*time.Second,
+		_, err := j.RunAttempt(t.Context(), "run-1", fenceWrite(nil), fence.Attempt{Number: 1}, 10*time.Second,
 			func(context.Context) (json.RawMessage, error) { ran = true; return nil, nil })
-		if !errors.Is(err, journal.ErrFenceLost) || ran || !strings.Contains(err.Error(), "the tool did not run") {
+		if !errors.Is(err, fence.ErrLost) || ran || !strings.Contains(err.Error(), "the tool did not run") {
 			t.Fatalf("err %v, ran %v: want ErrFenceLost and the tool not run", err, ran)
 		}
 	})
 	t.Run("taken", func(t *testing.T) {
 		clock := &fenceClock{now: fenceStart}
 		store := &stallingStore{Store: journal.NewMemStore()}
-		j := &journal.Journal{Store: store, Now: clock.Now}
-		other := &journal.Journal{Store: store.Store, Now: func() time.Time { return fenceStart.Add(13 * time.Second) }}
+		j := &journal.Guard{Store: store, Now: clock.Now}
+		other := &journal.Guard{Store: store.Store, Now: func() time.Time { return fenceStart.Add(13 * time.Second) }}
 		store.afterStart = func() {
 			// Another host whose clock is ahead takes the step meanwhile.
-			if _, err := other.RunAttempt(t.Context(), "run-1", fenceWrite(settleKey), journal.Attempt{Number: 2}, 10*time.Second,
+			if _, err := other.RunAttempt(t.Context(), "run-1", fenceWrite(settleKey), fence.Attempt{Number: 2}, 10*time.Second,
 				func(context.Context) (json.RawMessage, error) {
 					return agent.EncodeToolResult(agent.ToolResult{Content: "TICKET-1"}), nil
 				}); err != nil {
@@ -188,9 +188,9 @@ func TestFenceLost(t *testing.T) {
 			}
 		}
 		ran := false
-		_, err := j.RunAttempt(t.Context(), "run-1", fenceWrite(settleKey), journal.Attempt{Number: 1}, 10*time.Second,
+		_, err := j.RunAttempt(t.Context(), "run-1", fenceWrite(settleKey), fence.Attempt{Number: 1}, 10*time.Second,
 			func(context.Context) (json.RawMessage, error) { ran = true; return nil, nil })
-		if !errors.Is(err, journal.ErrFenceLost) || ran {
+		if !errors.Is(err, fence.ErrLost) || ran {
 			t.Fatalf("err %v, ran %v: want ErrFenceLost and the tool not run", err, ran)
 		}
 	})
@@ -200,19 +200,19 @@ func TestFenceLost(t *testing.T) {
 // 2) waits for the previous generation's attempt.
 func TestFenceGenerations(t *testing.T) {
 	clock := &fenceClock{now: fenceStart}
-	j := &journal.Journal{Store: journal.NewMemStore(), Now: clock.Now}
+	j := &journal.Guard{Store: journal.NewMemStore(), Now: clock.Now}
 	startedAndFrozen(t, j, fenceWrite(nil))
 	clock.now = fenceStart.Add(5 * time.Second)
 	gen2 := fenceWrite(nil)
 	gen2.Name += "#2"
-	_, err := j.RunAttempt(t.Context(), "run-1", gen2, journal.Attempt{Generation: 2, Number: 1}, 10*time.Second,
+	_, err := j.RunAttempt(t.Context(), "run-1", gen2, fence.Attempt{Generation: 2, Number: 1}, 10*time.Second,
 		func(context.Context) (json.RawMessage, error) { t.Fatal("ran"); return nil, nil })
-	var fe *journal.FenceError
+	var fe *fence.Error
 	if !errors.As(err, &fe) || fe.Holder.Worker != "1@a" {
 		t.Fatalf("got %v, want a FenceError naming generation 1's attempt", err)
 	}
 	clock.now = fenceStart.Add(12 * time.Second)
-	if _, err := j.RunAttempt(t.Context(), "run-1", gen2, journal.Attempt{Generation: 2, Number: 1}, 10*time.Second,
+	if _, err := j.RunAttempt(t.Context(), "run-1", gen2, fence.Attempt{Generation: 2, Number: 1}, 10*time.Second,
 		func(context.Context) (json.RawMessage, error) {
 			return agent.EncodeToolResult(agent.ToolResult{Content: "TICKET-1"}), nil
 		}); err != nil {
@@ -237,63 +237,4 @@ func (s *stallingStore) Append(runID string, seen int, recs ...journal.Record) e
 		}
 	}
 	return err
-}
-
-// TestLocalRetryRefusedWhileHeld: on the local engine too, a person's
-// retry of an Indeterminate write is refused, in one line naming the
-// deadline, while the attempt that started it may still run (a driver
-// that lost its PostgreSQL lock, say), and accepted after.
-func TestLocalRetryRefusedWhileHeld(t *testing.T) {
-	f := newFixture(t)
-	clock := &fenceClock{now: time.Now().UTC()}
-	f.j.Now = clock.Now
-	const id = "held"
-	f.run(t, id)
-	f.signal(t, id, operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
-	recs := f.records(t, id)
-	holder := journal.Attempt{Generation: 1, Number: 1, Worker: "driver-a", Deadline: clock.now.Add(10 * time.Second)}.Here()
-	if err := f.j.Store.Append(id, len(recs), journal.Record{Type: journal.StepStarted, Step: ticketStep, Kind: agent.KindWrite, Attempt: &holder}); err != nil {
-		t.Fatal(err)
-	}
-	info, err := f.j.Show(id)
-	if err != nil || info.Status != agent.StatusIndeterminate || !strings.Contains(info.Reason, "attempt 1 (worker driver-a) may still be running until") {
-		t.Fatalf("show: %+v, %v; want Indeterminate naming the attempt that may still run", info, err)
-	}
-	retry := operator.Signal{Name: operator.SignalReconcile, Step: ticketStep, Outcome: operator.OutcomeRetry}
-	err = f.j.Signal(t.Context(), id, retry)
-	if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), "attempt 1 (worker driver-a) of "+ticketStep+" may still be running until") || strings.Contains(err.Error(), "\n") {
-		t.Fatalf("retry while held: %v, want a one-line refusal naming the deadline", err)
-	}
-	if n := len(f.records(t, id)); n != len(recs)+1 {
-		t.Fatalf("records after the refusal: %d, want %d (nothing written)", n, len(recs)+1)
-	}
-	clock.now = holder.Until()
-	if err := f.j.Signal(t.Context(), id, retry); err != nil {
-		t.Fatalf("retry after the deadline and the grace: %v", err)
-	}
-}
-
-// TestGoneZombie: a process that ended and was not reaped yet holds
-// nothing; a live one does.
-func TestGoneZombie(t *testing.T) {
-	cmd := exec.Command("sleep", "60")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Wait() //nolint:errcheck
-	a := journal.Attempt{}.Here()
-	a.PID = cmd.Process.Pid
-	if a.Gone() {
-		t.Fatal("a live process is Gone")
-	}
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !a.Gone() {
-		if time.Now().After(deadline) {
-			t.Fatal("a killed, unreaped process is not Gone")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

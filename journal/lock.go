@@ -15,8 +15,8 @@ import (
 	"github.com/agentrun/agentrun/operator"
 )
 
-// ErrBusy means another process drives the run: [Journal.Run] refused to
-// drive it too, and wrote nothing.
+// ErrBusy means another process drives the run: the local engine
+// (local.Engine.Drive) refused to drive it too, and wrote nothing.
 var ErrBusy = errors.New("run is busy")
 
 // BusyError names the process that drives a run. It unwraps to ErrBusy.
@@ -26,7 +26,7 @@ type BusyError struct {
 	PID int
 	// Host is the driving process's host, "" for this one.
 	Host string
-	// Follows is set when the driver follows the run (Journal.Follow): it
+	// Follows is set when the driver follows the run (local.Engine.Follow): it
 	// waits for the operator's records and goes on when they land.
 	Follows bool
 }
@@ -111,8 +111,8 @@ type Lock interface {
 }
 
 // ErrLockLost means that a process lost a run's driver lock while it drove
-// the run: [Journal.Run] stopped before the next step, because another
-// process may drive the run now. Running it again resumes it (or is
+// the run: the local engine (local.Engine.Drive) stopped before the next
+// step, because another process may drive the run now. Running it again resumes it (or is
 // refused as busy while that other process drives it).
 var ErrLockLost = errors.New("lost the driver lock")
 
@@ -238,18 +238,9 @@ func lockHolder(ctx context.Context, f *os.File) (pid int, follows bool) {
 	return 0, false
 }
 
-// lockRun takes the driver lock of runID when the store is a Locker; a
-// store that is not has a lock that is always held (one process, or
-// MemStore in tests).
-func (j *Journal) lockRun(ctx context.Context, runID string) (Lock, error) {
-	if l, ok := j.Store.(Locker); ok {
-		return l.LockRun(ctx, runID)
-	}
-	return noLock{}, nil
+// FollowMarker is a Lock that can tell others that its driver follows the
+// run (local.Engine.Follow): a BusyError of a second driver says so (Follows),
+// and reconcile's message --wait waits for the answer only then.
+type FollowMarker interface {
+	MarkFollowing()
 }
-
-// noLock is the lock of a store that is not a Locker.
-type noLock struct{}
-
-func (noLock) Held(context.Context) error { return nil }
-func (noLock) Release()                   {}

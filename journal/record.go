@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/fence"
 	"github.com/agentrun/agentrun/operator"
 )
 
@@ -22,7 +23,7 @@ const (
 	RunCompleted  RecordType = "run.completed"  // when the loop answers: the final message
 	RunCancelled  RecordType = "run.cancelled"  // by an operator's cancel: nothing runs after it
 	StepProbed    RecordType = "step.probed"    // a probe's answer about an interrupted write
-	RunStopped    RecordType = "run.stopped"    // by a driver that gave up on a failing step: why; a later Run resumes the run
+	RunStopped    RecordType = "run.stopped"    // by a driver that gave up on a failing step: why; a later Drive resumes the run
 )
 
 // Record is one entry of a run's journal.
@@ -45,7 +46,7 @@ type Record struct {
 	Settles string `json:"settles,omitempty"` // step.started
 	// Attempt is the attempt that recorded a write's start: it holds the
 	// step until its deadline (absent in older journals: no fence).
-	Attempt *Attempt `json:"attempt,omitempty"` // step.started
+	Attempt *fence.Attempt `json:"attempt,omitempty"` // step.started
 	// Probe is what the probe of an interrupted write answered.
 	Probe  *agent.ProbeAnswer `json:"probe,omitempty"`  // step.probed
 	Result json.RawMessage    `json:"result,omitempty"` // step.completed
@@ -67,8 +68,8 @@ type Record struct {
 }
 
 // Stop is why a driver stopped a run it could not take further: a model or
-// read step failed on every attempt it made (Journal.Retry), or with an
-// error that trying again cannot mend. The run is not over: a later Run
+// read step failed on every attempt it made (local.Engine.Retry), or with an
+// error that trying again cannot mend. The run is not over: a later Drive
 // resumes it, and the step's attempts start afresh.
 type Stop struct {
 	// Step is the step that failed.
@@ -92,9 +93,9 @@ type Stop struct {
 // llm/1: NetworkError: connection refused (...)".
 func (s Stop) String() string {
 	if s.Interrupted {
-		return fmt.Sprintf("interrupted after %s over %s: %s: %s", plural(s.Attempts, "failed attempt"), roundDuration(s.Over), s.Step, s.Error)
+		return fmt.Sprintf("interrupted after %s over %s: %s: %s", plural(s.Attempts, "failed attempt"), RoundDuration(s.Over), s.Step, s.Error)
 	}
-	return fmt.Sprintf("stopped after %s over %s: %s: %s", plural(s.Attempts, "attempt"), roundDuration(s.Over), s.Step, s.Error)
+	return fmt.Sprintf("stopped after %s over %s: %s: %s", plural(s.Attempts, "attempt"), RoundDuration(s.Over), s.Step, s.Error)
 }
 
 // plural is "1 attempt", "3 attempts".
@@ -105,9 +106,9 @@ func plural(n int, word string) string {
 	return fmt.Sprintf("%d %ss", n, word)
 }
 
-// roundDuration rounds d for people: to the millisecond below a second,
+// RoundDuration rounds d for people: to the millisecond below a second,
 // to a tenth of a second below a minute, to the second above.
-func roundDuration(d time.Duration) time.Duration {
+func RoundDuration(d time.Duration) time.Duration {
 	switch {
 	case d < time.Second:
 		return d.Round(time.Millisecond)
@@ -151,7 +152,7 @@ type IndeterminateError struct {
 	Probe *agent.ProbeAnswer
 	// Holder is the attempt that started it last, when that attempt may
 	// still be running: a person's retry waits until it cannot.
-	Holder *Attempt
+	Holder *fence.Attempt
 }
 
 func (e *IndeterminateError) Error() string {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/codec"
+	"github.com/agentrun/agentrun/fence"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/journal/storetest"
 	"github.com/agentrun/agentrun/operator"
@@ -58,7 +59,7 @@ func secretRecords() []journal.Record {
 		{Type: journal.RunStarted, Input: agent.UserMessages("who owns the orders database?"), Budget: &agent.Budget{MaxTurns: 9}},
 		{Type: journal.StepCompleted, Step: "llm/1", Kind: agent.KindModel, At: at, Result: json.RawMessage(`{"text":"","tool_calls":[{"name":"create_ticket","args":{"title":"find the data owner"}}]}`),
 			Gates: map[string]agent.Gate{"tool/1/0/create_ticket": {Verdict: agent.RequireApproval, Kind: agent.KindWrite}}},
-		{Type: journal.StepStarted, Step: "tool/1/0/create_ticket", Kind: agent.KindWrite, Attempt: &journal.Attempt{Generation: 1, Number: 1, Worker: "w1", Deadline: at.Add(time.Minute)}},
+		{Type: journal.StepStarted, Step: "tool/1/0/create_ticket", Kind: agent.KindWrite, Attempt: &fence.Attempt{Generation: 1, Number: 1, Worker: "w1", Deadline: at.Add(time.Minute)}},
 		{Type: journal.StepCompleted, Step: "tool/1/0/create_ticket", Kind: agent.KindWrite, At: at, Result: json.RawMessage(`{"content":"filed as TICKET-41"}`)},
 		{Type: journal.SignalRecord, Signal: &operator.Signal{Name: operator.SignalMessage, Content: "ask Maria"}},
 		{Type: journal.StepProbed, Step: "tool/1/0/create_ticket", Probe: &agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeFound, Result: json.RawMessage(`{"content":"purge the archive"}`)}},

@@ -13,7 +13,7 @@ import (
 )
 
 // Watcher is a Store that tells a waiting reader when a run's journal may
-// have grown, so that a driver that follows its run (Journal.Follow) sleeps
+// have grown, so that a driver that follows its run (local.Engine.Follow) sleeps
 // until an operator's record lands instead of polling for it. A Store that
 // is not a Watcher is looked at every WatchPoll.
 type Watcher interface {
@@ -116,18 +116,6 @@ func PollWatch(ctx context.Context, interval time.Duration) Watch {
 			}
 		}
 	}, nil)
-}
-
-// Watch returns a Watch of runID's journal: the store's own when it is a
-// Watcher (a poll every WatchPoll when it cannot watch now), else a poll.
-// Close it when done.
-func (j *Journal) Watch(ctx context.Context, runID string) Watch {
-	if w, ok := j.Store.(Watcher); ok {
-		if wt, err := w.WatchRun(ctx, runID); err == nil {
-			return wt
-		}
-	}
-	return PollWatch(ctx, WatchPoll)
 }
 
 // WatchRun implements Watcher with the file-system notifications of the

@@ -66,7 +66,7 @@ func newScriptHarness(t *testing.T, script llm.Script) *harness {
 	h := &harness{
 		acts: &activities.Activities{
 			Exec:  &execute.Executor{Model: llm.NewScripted(script), Tools: set, Content: content.NewMemStore()},
-			Guard: &journal.Journal{Store: journal.NewMemStore()},
+			Guard: &journal.Guard{Store: journal.NewMemStore()},
 			// The sdk's test environment takes no signals from activities.
 			NoStream: true,
 		},

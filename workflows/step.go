@@ -10,8 +10,8 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/fence"
 	"github.com/agentrun/agentrun/internal/logtext"
-	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/progress"
 )
@@ -118,14 +118,14 @@ func (r *run) completed(s agent.Step, gen int, res json.RawMessage) {
 
 // maxFenceWaits bounds how often one execution of a write waits for an
 // earlier attempt: each wait ends past that attempt's deadline, so a second
-// one means the clocks disagree by more than journal.Grace.
+// one means the clocks disagree by more than fence.Grace.
 const maxFenceWaits = 3
 
 // fencedBy returns the earlier attempt named by an activity failure of
 // type activities.ErrTypeFenced.
-func fencedBy(err error) (journal.Attempt, bool) {
+func fencedBy(err error) (fence.Attempt, bool) {
 	var appErr *temporal.ApplicationError
-	var holder journal.Attempt
+	var holder fence.Attempt
 	if !errors.As(err, &appErr) || appErr.Type() != activities.ErrTypeFenced || !appErr.HasDetails() {
 		return holder, false
 	}
@@ -139,7 +139,7 @@ func fencedBy(err error) (journal.Attempt, bool) {
 // (state, current details, stream) and waits, on a Temporal timer, until
 // that attempt's deadline plus the grace has passed (and a second more:
 // the workflow's clock is the server's, the deadline the worker's).
-func (r *run) waitFence(step string, holder journal.Attempt) {
+func (r *run) waitFence(step string, holder fence.Attempt) {
 	r.state.Fence = &Fence{Step: step, Attempt: holder.String(), Until: holder.Until(), Waiting: true}
 	workflow.GetLogger(r.ctx).Info("waiting for an earlier attempt of a write", "step", step, "holder", holder.String(), "until", operator.FormatUntil(holder.Until()))
 	r.showDetails()
@@ -156,7 +156,7 @@ func (r *run) waitFence(step string, holder journal.Attempt) {
 func (r *run) lastAttempt(s agent.Step, err error) *Fence {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeIndeterminate {
-		var holder journal.Attempt
+		var holder fence.Attempt
 		if appErr.HasDetails() && appErr.Details(&holder) == nil && !holder.Until().IsZero() {
 			return &Fence{Step: s.Name, Attempt: holder.String(), Until: holder.Until()}
 		}
@@ -170,7 +170,7 @@ func (r *run) lastAttempt(s agent.Step, err error) *Fence {
 	if !ok || t <= 0 {
 		return nil
 	}
-	return &Fence{Step: s.Name, Attempt: "the last attempt", Until: workflow.Now(r.ctx).Add(t + journal.Grace)}
+	return &Fence{Step: s.Name, Attempt: "the last attempt", Until: workflow.Now(r.ctx).Add(t + fence.Grace)}
 }
 
 // summarize returns the preview of a step's result and, for a model step

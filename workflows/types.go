@@ -146,7 +146,7 @@ type Fence struct {
 	Step string `json:"step"`
 	// Attempt names it ("attempt 1 (worker 123@host)").
 	Attempt string `json:"attempt"`
-	// Until is its deadline plus journal.Grace: nothing probes or runs the
+	// Until is its deadline plus fence.Grace: nothing probes or runs the
 	// write again before it.
 	Until time.Time `json:"until"`
 	// Waiting is set while the run waits for Until before it settles the

@@ -24,7 +24,7 @@
 // starter --local --id RUN resumes it (ExitStopped).
 //
 // The local driver prints each retry of a failing step as one line
-// (journal.Retrying), with the policy of Settings.LocalRetry: the
+// (local.Retrying), with the policy of Settings.LocalRetry: the
 // engines' execute.StepRetry with the attempts and first wait of
 // AGENTRUN_LOCAL_ATTEMPTS and AGENTRUN_LOCAL_RETRY_INTERVAL.
 package cli

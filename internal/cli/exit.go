@@ -7,6 +7,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/local"
 )
 
 // Exit codes.
@@ -32,7 +33,7 @@ const (
 	// ExitStopped: the local driver stopped the run because a model call
 	// or read failed on every attempt (or with an error that trying again
 	// cannot mend); its journal says why, and starter --local --id RUN
-	// resumes it (a *journal.StoppedError).
+	// resumes it (a *local.StoppedError).
 	ExitStopped = 8
 )
 
@@ -78,7 +79,7 @@ func ExitCode(err error) int {
 	if errors.Is(err, journal.ErrBusy) || errors.Is(err, journal.ErrLockLost) {
 		return ExitBusy
 	}
-	var stopped *journal.StoppedError
+	var stopped *local.StoppedError
 	if errors.As(err, &stopped) {
 		return ExitStopped
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/local"
 	"github.com/agentrun/agentrun/operator"
 )
 
@@ -44,7 +45,7 @@ func (l *Local) onWait(w io.Writer, runID string) func(agent.Outcome) {
 // stoppedFollowing reports a following driver that Ctrl-C or SIGTERM
 // stopped while its run waited, and returns the error carrying the
 // status's exit code (nil for an Idle session).
-func (l *Local) stoppedFollowing(w io.Writer, runID string, stopped *journal.FollowStoppedError) error {
+func (l *Local) stoppedFollowing(w io.Writer, runID string, stopped *local.FollowStoppedError) error {
 	fmt.Fprintf(w, "run %s: stopped following (%v); it is %s as it was: follow it again with %s --follow\n", runID, stopped.Err, stopped.Outcome.Status, l.op().resume(runID))
 	return outcomeErr(stopped.Outcome)
 }
@@ -53,7 +54,7 @@ func (l *Local) stoppedFollowing(w io.Writer, runID string, stopped *journal.Fol
 // (starter --local --follow), asking the store (journal.Holders) without
 // taking the run's lock or writing anything.
 func (l *Local) driverFollows(ctx context.Context, runID string) (bool, error) {
-	h, ok := l.Journal.Store.(journal.Holders)
+	h, ok := l.Engine.Store.(journal.Holders)
 	if !ok {
 		return false, nil
 	}
@@ -76,12 +77,12 @@ const answerCheck = journal.WakeBound
 // With no driver following the run it writes nothing and says in one line
 // what to start.
 func (l *Local) messageWait(ctx context.Context, w io.Writer, runID string, sig operator.Signal) error {
-	before, err := l.Journal.Show(runID)
+	before, err := l.Engine.Show(runID)
 	if err != nil {
 		return err
 	}
 	if before.Status.Terminal() {
-		return l.Journal.Signal(ctx, runID, sig) // refused: the run ended
+		return l.Engine.Signal(ctx, runID, sig) // refused: the run ended
 	}
 	follows, err := l.driverFollows(ctx, runID)
 	if err != nil {
@@ -90,9 +91,9 @@ func (l *Local) messageWait(ctx context.Context, w io.Writer, runID string, sig 
 	if !follows {
 		return usagef("no driver follows run %s, so nothing would answer now: start one with %s --follow, then send the message; or send it without --wait, and the run takes it when resumed", runID, l.op().resume(runID))
 	}
-	watch := l.Journal.Watch(ctx, runID)
+	watch := l.Engine.Watch(ctx, runID)
 	defer watch.Close()
-	if err := l.Journal.Signal(ctx, runID, sig); err != nil {
+	if err := l.Engine.Signal(ctx, runID, sig); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "recorded message for run %s; waiting for the answer of the driver that follows it\n", runID)
@@ -102,7 +103,7 @@ func (l *Local) messageWait(ctx context.Context, w io.Writer, runID string, sig 
 	op.following = true
 	shown := "" // the wait on a person printed last
 	for gone := false; ; {
-		info, err := l.Journal.Show(runID)
+		info, err := l.Engine.Show(runID)
 		if err != nil {
 			return err
 		}

@@ -8,7 +8,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/cluster"
 	"github.com/agentrun/agentrun/internal/config"
-	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/local"
 )
 
 // TestLink: the printed Web UI link follows AGENTRUN_UI_URL when it is set;
@@ -73,7 +73,7 @@ func TestPrintedCounts(t *testing.T) {
 		want    string
 	}{{1, "run run-1: Completed (1 record)\n"}, {0, "(0 records)"}, {9, "(9 records)"}} {
 		b.Reset()
-		if err := printInfo(&b, localEngine(Commands{}), journal.RunInfo{RunID: "run-1", Status: agent.StatusCompleted, Answer: "done", Records: c.records}); err != nil {
+		if err := printInfo(&b, localEngine(Commands{}), local.RunInfo{RunID: "run-1", Status: agent.StatusCompleted, Answer: "done", Records: c.records}); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(b.String(), c.want) {
@@ -98,7 +98,7 @@ func TestPrintedEmptyAnswer(t *testing.T) {
 		t.Errorf("outcome:\n%q", b.String())
 	}
 	b.Reset()
-	if err := printInfo(&b, localEngine(Commands{}), journal.RunInfo{RunID: "run-1", Status: agent.StatusCompleted, Empty: true, Records: 5}); err != nil {
+	if err := printInfo(&b, localEngine(Commands{}), local.RunInfo{RunID: "run-1", Status: agent.StatusCompleted, Empty: true, Records: 5}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), line) {

@@ -12,14 +12,15 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/local"
 	"github.com/agentrun/agentrun/operator"
 )
 
 // Local is the local engine: a journal store (a folder or PostgreSQL), a
 // model and the tools.
 type Local struct {
-	Journal *journal.Journal
-	Exec    *execute.Executor
+	Engine *local.Engine
+	Exec   *execute.Executor
 	// Commands name the programs in printed commands (Settings.Commands).
 	Commands Commands
 	// Retry is the policy of model calls and reads that fail
@@ -38,7 +39,7 @@ func OpenLocal(ctx context.Context, s Settings) (*Local, error) {
 		return nil, err
 	}
 	return &Local{
-		Journal:  &journal.Journal{Store: store, Loop: agent.Loop{Tools: exec.Tools.Specs(), FailOnCut: exec.FailOnCut, FailOnEmpty: exec.FailOnEmpty}, Probe: exec.Probe},
+		Engine:   &local.Engine{Store: store, Loop: agent.Loop{Tools: exec.Tools.Specs(), FailOnCut: exec.FailOnCut, FailOnEmpty: exec.FailOnEmpty}, Probe: exec.Probe},
 		Exec:     exec,
 		Commands: s.Commands,
 		Retry:    s.LocalRetry(),
@@ -56,7 +57,7 @@ func (l *Local) Close() error { return l.Exec.Tools.Close() }
 // journal's Retry), each retry printed to w as one line; when the step
 // fails for good the run stops, its journal says why, and StartLocal
 // prints that with the command that resumes it and returns the
-// *journal.StoppedError (ExitStopped).
+// *local.StoppedError (ExitStopped).
 func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt string, limits Limits) error {
 	if err := operator.ValidRunID(runID); err != nil {
 		return usagef("%v", err)
@@ -78,26 +79,26 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	if exists && limits.Explicit {
 		return errLimitsOfExisting(l.op(), runID)
 	}
-	l.Journal.Limits = limits.Budget
+	l.Engine.Limits = limits.Budget
 	if limits.Session {
-		l.Journal.Session = limits.SessionIdle // a new run's; an existing one keeps its own
+		l.Engine.Session = limits.SessionIdle // a new run's; an existing one keeps its own
 	}
-	l.Journal.Follow = limits.Follow
+	l.Engine.Follow = limits.Follow
 	if limits.Follow {
-		l.Journal.OnWait = l.onWait(w, runID)
+		l.Engine.OnWait = l.onWait(w, runID)
 	}
 	var exec agent.Executor = l.Exec
 	if limits.Stream != nil && *limits.Stream {
 		exec = localText{Executor: l.Exec, w: w}
 	}
-	l.Journal.Retry = l.Retry
-	l.Journal.OnRetry = func(r journal.Retrying) { fmt.Fprintln(w, r.String()) }
-	o, err := l.Journal.Run(ctx, runID, input, exec)
-	var unfollowed *journal.FollowStoppedError
+	l.Engine.Retry = l.Retry
+	l.Engine.OnRetry = func(r local.Retrying) { fmt.Fprintln(w, r.String()) }
+	o, err := l.Engine.Drive(ctx, runID, input, exec)
+	var unfollowed *local.FollowStoppedError
 	if errors.As(err, &unfollowed) {
 		return l.stoppedFollowing(w, runID, unfollowed)
 	}
-	var stopped *journal.StoppedError
+	var stopped *local.StoppedError
 	if errors.As(err, &stopped) {
 		fmt.Fprintf(w, "run %s: %s; resume with %s\n", runID, stopped.Stop, l.op().resume(runID))
 		return err
@@ -120,7 +121,7 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 
 // input returns the recorded input of an existing run.
 func (l *Local) input(runID string) ([]agent.Message, error) {
-	recs, err := l.Journal.Store.Load(runID)
+	recs, err := l.Engine.Store.Load(runID)
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +269,7 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 	if len(args) > 0 {
 		switch args[0] {
 		case "list":
-			runs, err := l.Journal.Waiting()
+			runs, err := l.Engine.Waiting()
 			if err != nil {
 				return err
 			}
@@ -293,11 +294,11 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 		case "show":
 			runID, name, _ := showArgs(args)
 			if name != "" {
-				step, res, err := l.Journal.Step(runID, name)
+				step, res, err := l.Engine.Step(runID, name)
 				if errors.Is(err, operator.ErrInvalid) {
 					// Not a step the loop runs yet: a call waiting for a
 					// person is shown whole.
-					info, ierr := l.Journal.Show(runID)
+					info, ierr := l.Engine.Show(runID)
 					if ierr != nil {
 						return ierr
 					}
@@ -310,12 +311,12 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 				}
 				return printStep(ctx, w, l.Exec, runID, step, res)
 			}
-			info, err := l.Journal.Show(runID)
+			info, err := l.Engine.Show(runID)
 			if err != nil {
 				return err
 			}
 			op := l.op()
-			if h, ok := l.Journal.Store.(journal.Holders); ok {
+			if h, ok := l.Engine.Store.(journal.Holders); ok {
 				if d, err := h.Holder(ctx, runID); err == nil {
 					op.asked, op.driver = true, d
 					op.following = d != nil && d.Follows // for the line under the commands
@@ -324,10 +325,10 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 			return printInfo(w, op, info)
 		case "cancel":
 			runID, _ := cancelArgs(args)
-			if err := l.Journal.Cancel(ctx, runID); err != nil {
+			if err := l.Engine.Cancel(ctx, runID); err != nil {
 				return err
 			}
-			info, err := l.Journal.Show(runID)
+			info, err := l.Engine.Show(runID)
 			if err != nil {
 				return err
 			}
@@ -344,7 +345,7 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 	}
 	if (sig.Name == operator.SignalApprove || sig.Name == operator.SignalDeny) && sig.Digest == "" {
 		// Decide on the arguments pending now, and say which they were.
-		if info, err := l.Journal.Show(runID); err == nil {
+		if info, err := l.Engine.Show(runID); err == nil {
 			if p, ok := pendingCall(agent.Outcome{Status: info.Status, Pending: info.Pending}, sig.Marker); ok {
 				sig.Digest = p.Digest
 			}
@@ -352,7 +353,7 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 	}
 	// Asked before the record lands: a follower may finish the run at once.
 	follows, _ := l.driverFollows(ctx, runID)
-	if err := l.Journal.Signal(ctx, runID, sig); err != nil {
+	if err := l.Engine.Signal(ctx, runID, sig); err != nil {
 		return err
 	}
 	what := fmt.Sprintf("recorded %s for run %s", sig.Name, runID)
@@ -370,7 +371,7 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 // op is how printed commands reach the local engine's runs.
 func (l *Local) op() engine { return localEngine(l.Commands) }
 
-func printInfo(w io.Writer, op engine, info journal.RunInfo) error {
+func printInfo(w io.Writer, op engine, info local.RunInfo) error {
 	v := runView{
 		Header:  fmt.Sprintf("run %s: %s (%s)", info.RunID, info.Status, plural(info.Records, "record")),
 		Outcome: agent.Outcome{Status: info.Status, Pending: info.Pending, Step: info.Indeterminate, Reason: info.Reason, Answer: info.Answer, CutOff: info.CutOff, Empty: info.Empty},
@@ -392,7 +393,7 @@ func printInfo(w io.Writer, op engine, info journal.RunInfo) error {
 // stoppedLine says, for a local run that is Running, why its last driver
 // stopped (run.stopped) and whether a driver runs it now, with the command
 // that resumes it when none does; "" when there is nothing to say.
-func stoppedLine(op engine, info journal.RunInfo) string {
+func stoppedLine(op engine, info local.RunInfo) string {
 	if info.Status != agent.StatusRunning {
 		return ""
 	}

@@ -103,7 +103,7 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	w.RegisterWorkflowWithOptions(workflows.Workflow(workflows.Test{WorkflowChange: s.Test.WorkflowChange}), workflows.RegisterOptions)
 	w.RegisterActivity(&activities.Activities{
 		Exec:     exec,
-		Guard:    &journal.Journal{Store: store, Probe: exec.Probe},
+		Guard:    &journal.Guard{Store: store, Probe: exec.Probe},
 		Logger:   logger,
 		Metrics:  recorder,
 		NoStream: s.NoStream,

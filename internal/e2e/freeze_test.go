@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun/fence"
 	"github.com/agentrun/agentrun/internal/testenv"
-	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -103,8 +103,8 @@ func TestFrozenWorkerWrite(t *testing.T) {
 				}
 				// The frozen attempt started just before the freeze: its fence
 				// ends its tool's timeout plus the grace after that.
-				if u := st.Fence.Until; u.Before(frozen.Add(freezeTimeout)) || u.After(frozen.Add(freezeTimeout+journal.Grace+time.Second)) {
-					t.Errorf("the fence ends %s after the freeze, want the tool's timeout %s plus the grace %s", u.Sub(frozen), freezeTimeout, journal.Grace)
+				if u := st.Fence.Until; u.Before(frozen.Add(freezeTimeout)) || u.After(frozen.Add(freezeTimeout+fence.Grace+time.Second)) {
+					t.Errorf("the fence ends %s after the freeze, want the tool's timeout %s plus the grace %s", u.Sub(frozen), freezeTimeout, fence.Grace)
 				}
 			case "none":
 				st := waitStatus(t, srv, run, "Indeterminate", 3*time.Minute)

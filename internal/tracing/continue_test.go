@@ -49,7 +49,7 @@ func TestContinueAsNewOneTrace(t *testing.T) {
 	}
 	acts := &activities.Activities{
 		Exec:      &execute.Executor{Model: llm.NewScripted(script), Tools: set, Content: content.NewMemStore()},
-		Guard:     &journal.Journal{Store: journal.NewMemStore()},
+		Guard:     &journal.Guard{Store: journal.NewMemStore()},
 		NoStream:  true,
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Tracer:    p.Tracer(),

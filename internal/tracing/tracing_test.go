@@ -66,7 +66,7 @@ func handExampleBy(t *testing.T, p *tracing.Provider, byUpdate bool) workflows.S
 	env.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
 	env.RegisterActivity(&activities.Activities{
 		Exec:     &execute.Executor{Model: llm.NewScripted(llm.HandExample()), Tools: set, Content: content.NewMemStore()},
-		Guard:    &journal.Journal{Store: journal.NewMemStore()},
+		Guard:    &journal.Guard{Store: journal.NewMemStore()},
 		NoStream: true,
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Tracer:   p.Tracer(),

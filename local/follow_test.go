@@ -1,4 +1,4 @@
-package journal_test
+package local_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/local"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/tools"
 )
@@ -29,12 +30,12 @@ type followResult struct {
 	err error
 }
 
-func follow(ctx context.Context, j *journal.Journal, id string, input []agent.Message, exec agent.Executor) *following {
+func follow(ctx context.Context, j *local.Engine, id string, input []agent.Message, exec agent.Executor) *following {
 	f := &following{waits: make(chan agent.Outcome, 16), done: make(chan followResult, 1)}
 	j.Follow = true
 	j.OnWait = func(o agent.Outcome) { f.waits <- o }
 	go func() {
-		o, err := j.Run(ctx, id, input, exec)
+		o, err := j.Drive(ctx, id, input, exec)
 		f.done <- followResult{o, err}
 	}()
 	return f
@@ -68,13 +69,13 @@ func (f *following) result(t *testing.T) followResult {
 }
 
 // operatorOf is another process's journal over the fixture's folder.
-func operatorOf(t *testing.T, f *fixture) *journal.Journal {
+func operatorOf(t *testing.T, f *fixture) *local.Engine {
 	t.Helper()
 	store, err := journal.NewFileStore(f.j.Store.(*journal.FileStore).Dir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &journal.Journal{Store: store, Loop: f.j.Loop}
+	return &local.Engine{Store: store, Loop: f.j.Loop}
 }
 
 // TestFollowApproval: a following driver of the hand example waits
@@ -90,7 +91,7 @@ func TestFollowApproval(t *testing.T) {
 		t.Fatalf("waits on %+v, want %s", o.Pending, ticketStep)
 	}
 	op := operatorOf(t, f)
-	_, err := op.Run(t.Context(), "hand", agent.UserMessages(prompt), f.exec)
+	_, err := op.Drive(t.Context(), "hand", agent.UserMessages(prompt), f.exec)
 	var busy *journal.BusyError
 	if !errors.As(err, &busy) || !busy.Follows || !strings.Contains(err.Error(), "follows it") {
 		t.Fatalf("a second driver: %v, want a *BusyError saying the driver follows", err)
@@ -142,7 +143,7 @@ func TestFollowCancelAndStop(t *testing.T) {
 	n := len(f.records(t, "stopped"))
 	cancel()
 	r := fl.result(t)
-	var stopped *journal.FollowStoppedError
+	var stopped *local.FollowStoppedError
 	if !errors.As(r.err, &stopped) || !errors.Is(r.err, context.Canceled) || r.o.Status != agent.StatusAwaitingApproval {
 		t.Fatalf("stopped while waiting: %+v, %v; want AwaitingApproval and a *FollowStoppedError", r.o, r.err)
 	}
@@ -170,12 +171,12 @@ func TestFollowSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	exec := &execute.Executor{Model: llm.NewScripted(script), Tools: set, Content: content.NewMemStore()}
-	j := &journal.Journal{Store: store, Loop: agent.Loop{Tools: set.Specs()}, Session: 2 * time.Second}
+	j := &local.Engine{Store: store, Loop: agent.Loop{Tools: set.Specs()}, Session: 2 * time.Second}
 	fl := follow(t.Context(), j, "session", agent.UserMessages("hello"), exec)
 	if o := fl.wait(t, agent.StatusIdle); o.Answer != "answer 1: hello" {
 		t.Fatalf("first answer %q", o.Answer)
 	}
-	op := &journal.Journal{Store: store, Loop: j.Loop}
+	op := &local.Engine{Store: store, Loop: j.Loop}
 	if err := op.Signal(t.Context(), "session", operator.Signal{Name: operator.SignalMessage, Content: "and staging"}); err != nil {
 		t.Fatal(err)
 	}

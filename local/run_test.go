@@ -1,4 +1,4 @@
-package journal_test
+package local_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/local"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/tools"
 )
@@ -61,7 +62,7 @@ func (c *counting) count(prefix string) int {
 }
 
 type fixture struct {
-	j       *journal.Journal
+	j       *local.Engine
 	exec    *counting
 	tickets string
 }
@@ -79,7 +80,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	return &fixture{
-		j:       &journal.Journal{Store: store, Loop: agent.Loop{Tools: set.Specs()}},
+		j:       &local.Engine{Store: store, Loop: agent.Loop{Tools: set.Specs()}},
 		exec:    &counting{inner: &execute.Executor{Model: llm.NewScripted(llm.HandExample()), Tools: set, Content: content.NewMemStore()}, calls: map[string]int{}},
 		tickets: tickets,
 	}
@@ -87,7 +88,7 @@ func newFixture(t *testing.T) *fixture {
 
 func (f *fixture) run(t *testing.T, id string) agent.Outcome {
 	t.Helper()
-	o, err := f.j.Run(t.Context(), id, agent.UserMessages(prompt), f.exec)
+	o, err := f.j.Drive(t.Context(), id, agent.UserMessages(prompt), f.exec)
 	if err != nil {
 		t.Fatalf("run %s: %v", id, err)
 	}
@@ -174,7 +175,7 @@ func TestHandExample(t *testing.T) {
 }
 
 // describeSteps renders Show's steps as "name kind state starts".
-func describeSteps(steps []journal.StepInfo) []string {
+func describeSteps(steps []local.StepInfo) []string {
 	out := make([]string, len(steps))
 	for i, s := range steps {
 		out[i] = fmt.Sprintf("%s %s %s %d", s.Name, s.Kind, s.State, s.Starts)
@@ -189,7 +190,7 @@ func toIndeterminate(t *testing.T, f *fixture, id string) {
 	f.run(t, id)
 	f.signal(t, id, operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
 	f.exec.crashAfter = ticketStep
-	if _, err := f.j.Run(t.Context(), id, agent.UserMessages(prompt), f.exec); err == nil {
+	if _, err := f.j.Drive(t.Context(), id, agent.UserMessages(prompt), f.exec); err == nil {
 		t.Fatal("the crashing run returned no error")
 	}
 	if n := f.ticketCount(t); n != 1 {
@@ -253,7 +254,7 @@ func TestIndeterminateWrite(t *testing.T) {
 		toIndeterminate(t, f, "ind-twice")
 		f.signal(t, "ind-twice", operator.Signal{Name: operator.SignalReconcile, Step: ticketStep, Outcome: operator.OutcomeRetry})
 		f.exec.crashAfter = ticketStep
-		if _, err := f.j.Run(t.Context(), "ind-twice", agent.UserMessages(prompt), f.exec); err == nil {
+		if _, err := f.j.Drive(t.Context(), "ind-twice", agent.UserMessages(prompt), f.exec); err == nil {
 			t.Fatal("the crashing retry returned no error")
 		}
 		o := f.run(t, "ind-twice")
@@ -270,7 +271,7 @@ func TestReadStepRerunsAfterCrash(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	f.exec.crashAfter = "tool/1/0/lookup"
-	if _, err := f.j.Run(t.Context(), "read", agent.UserMessages(prompt), f.exec); err == nil {
+	if _, err := f.j.Drive(t.Context(), "read", agent.UserMessages(prompt), f.exec); err == nil {
 		t.Fatal("the crashing run returned no error")
 	}
 	o := f.run(t, "read")
@@ -297,7 +298,7 @@ func TestInputMismatch(t *testing.T) {
 	if o.Status != agent.StatusAwaitingApproval || f.exec.count("llm/") != 2 {
 		t.Fatalf("resume with the same input: %+v after %d model calls, want AwaitingApproval after 2", o, f.exec.count("llm/"))
 	}
-	_, err := f.j.Run(t.Context(), "same", agent.UserMessages("another prompt"), f.exec)
+	_, err := f.j.Drive(t.Context(), "same", agent.UserMessages("another prompt"), f.exec)
 	if !errors.Is(err, operator.ErrInputMismatch) {
 		t.Fatalf("other input: err %v, want ErrInputMismatch", err)
 	}
@@ -368,83 +369,6 @@ func TestDenyTellsTheModel(t *testing.T) {
 	}
 	if n := f.exec.count(ticketStep); n != 0 {
 		t.Fatalf("create_ticket calls: %d, want 0", n)
-	}
-}
-
-// TestRunStepCosts: a model step, a read step and an idempotent write each
-// cost one append and one fsync (their step.completed record); a write
-// costs two of each, its start record being fsynced before it runs. A
-// recorded step costs nothing; a model or read step that fails (or whose
-// process dies) inside leaves nothing, and runs again.
-func TestRunStepCosts(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		step        agent.Step
-		wantRecords []string
-	}{
-		{agent.Step{Name: "llm/1", Kind: agent.KindModel}, []string{"step.completed llm/1 model"}},
-		{agent.Step{Name: "tool/1/0/lookup", Kind: agent.KindRead}, []string{"step.completed tool/1/0/lookup read"}},
-		{agent.Step{Name: "tool/1/0/put", Kind: agent.KindWrite, Idempotent: true}, []string{"step.completed tool/1/0/put write idempotent"}},
-		{agent.Step{Name: ticketStep, Kind: agent.KindWrite}, []string{"step.started " + ticketStep + " write", "step.completed " + ticketStep + " write"}},
-	}
-	for _, c := range cases {
-		t.Run(c.step.Name, func(t *testing.T) {
-			t.Parallel()
-			store, err := journal.NewFileStore(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			j := &journal.Journal{Store: store}
-			if err := store.Append("r", 0, journal.Record{Type: journal.RunStarted, Input: agent.UserMessages(prompt)}); err != nil {
-				t.Fatal(err)
-			}
-			calls := 0
-			result := agent.EncodeToolResult(agent.ToolResult{Content: "done"})
-			fail := errors.New("the step failed")
-			fn := func(context.Context) (json.RawMessage, error) {
-				calls++
-				if calls == 1 && c.step.Kind != agent.KindWrite {
-					return nil, fail
-				}
-				return result, nil
-			}
-			before := store.Stats()
-			if c.step.Kind != agent.KindWrite { // a failure inside leaves nothing
-				if _, err := j.RunStep(t.Context(), "r", c.step, fn); !errors.Is(err, fail) {
-					t.Fatalf("failing RunStep: %v, want the step's error", err)
-				}
-				if st := store.Stats(); st.Appends != before.Appends || st.Fsyncs != before.Fsyncs {
-					t.Fatalf("a failed %s step cost %d appends, %d fsyncs; want none", c.step.Kind, st.Appends-before.Appends, st.Fsyncs-before.Fsyncs)
-				}
-			}
-			res, err := j.RunStep(t.Context(), "r", c.step, fn)
-			if err != nil || string(res) != string(result) {
-				t.Fatalf("RunStep = %s, %v; want %s", res, err, result)
-			}
-			after := store.Stats()
-			wantAppends := int64(len(c.wantRecords))
-			if n := after.Appends - before.Appends; n != wantAppends {
-				t.Errorf("appends: %d, want %d", n, wantAppends)
-			}
-			if n := after.Fsyncs - before.Fsyncs; n != wantAppends {
-				t.Errorf("fsyncs: %d, want %d", n, wantAppends)
-			}
-			recs, err := store.Load("r")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := testenv.Describe(recs[1:]); strings.Join(got, "|") != strings.Join(c.wantRecords, "|") {
-				t.Fatalf("records: %q, want %q", got, c.wantRecords)
-			}
-			// Recorded: the result, without calling fn or writing.
-			n := calls
-			if res, err := j.RunStep(t.Context(), "r", c.step, fn); err != nil || string(res) != string(result) || calls != n {
-				t.Fatalf("recorded step: %s, %v after %d more calls; want the result, no call", res, err, calls-n)
-			}
-			if st := store.Stats(); st.Appends != after.Appends || st.Fsyncs != after.Fsyncs {
-				t.Fatal("a recorded step wrote")
-			}
-		})
 	}
 }
 

@@ -1,4 +1,4 @@
-package journal_test
+package local_test
 
 import (
 	"context"
@@ -56,7 +56,7 @@ func cancelDuring(t *testing.T, f *fixture, id, at string, effect bool) agent.Ou
 	}
 	done := make(chan result, 1)
 	go func() {
-		o, err := f.j.Run(t.Context(), id, agent.UserMessages(prompt), b)
+		o, err := f.j.Drive(t.Context(), id, agent.UserMessages(prompt), b)
 		done <- result{o, err}
 	}()
 	<-b.started

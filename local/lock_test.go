@@ -1,4 +1,4 @@
-package journal_test
+package local_test
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func TestRunIsBusyWhileDriven(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"busy", "busy"} { // twice: a refused driver leaves the lock as it was
-		_, err = f.j.Run(t.Context(), id, agent.UserMessages(prompt), f.exec)
+		_, err = f.j.Drive(t.Context(), id, agent.UserMessages(prompt), f.exec)
 		var be *journal.BusyError
 		if !errors.As(err, &be) || !errors.Is(err, journal.ErrBusy) || be.PID != os.Getpid() || be.RunID != "busy" {
 			t.Fatalf("Run while locked: %v, want a *BusyError with pid %d", err, os.Getpid())
@@ -56,7 +56,7 @@ func TestRunIsBusyWhileDriven(t *testing.T) {
 	if got := len(f.records(t, "busy")); got != n {
 		t.Fatalf("records: %d after a refused Run, want %d", got, n)
 	}
-	if _, err := f.j.Run(t.Context(), "new", agent.UserMessages(prompt), f.exec); err != nil {
+	if _, err := f.j.Drive(t.Context(), "new", agent.UserMessages(prompt), f.exec); err != nil {
 		t.Fatalf("another run is not busy: %v", err)
 	}
 	lock.Release()
@@ -160,7 +160,7 @@ func TestRunStopsWhenLockLost(t *testing.T) {
 			f := newFixture(t)
 			s := &lostLockStore{FileStore: f.j.Store.(*journal.FileStore), held: c.held}
 			f.j.Store = s
-			_, err := f.j.Run(t.Context(), "lost", agent.UserMessages(prompt), f.exec)
+			_, err := f.j.Drive(t.Context(), "lost", agent.UserMessages(prompt), f.exec)
 			var lost *journal.LockLostError
 			if !errors.As(err, &lost) || !errors.Is(err, journal.ErrLockLost) || !errors.Is(err, errConnGone) || errors.Is(err, journal.ErrBusy) {
 				t.Fatalf("Run: %v, want a *LockLostError wrapping ErrLockLost and the lock's reason", err)

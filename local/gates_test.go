@@ -1,4 +1,4 @@
-package journal_test
+package local_test
 
 import (
 	"testing"

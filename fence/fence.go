@@ -1,4 +1,4 @@
-package journal
+package fence
 
 import (
 	"bytes"
@@ -161,27 +161,27 @@ func (a *Attempt) MayRun() string {
 // was probed, run or written.
 var ErrFenced = errors.New("an earlier attempt may still be running")
 
-// ErrFenceLost: the attempt no longer holds its write (its deadline passed,
+// ErrLost: the attempt no longer holds its write (its deadline passed,
 // or a later attempt took the step); the tool did not run.
-var ErrFenceLost = errors.New("the attempt no longer holds the write")
+var ErrLost = errors.New("the attempt no longer holds the write")
 
-// ErrAttemptDeadline is the cause of a fenced write's context ending at its
+// ErrDeadline is the cause of a fenced write's context ending at its
 // deadline: the tool may or may not have acted.
-var ErrAttemptDeadline = errors.New("the attempt's deadline passed")
+var ErrDeadline = errors.New("the attempt's deadline passed")
 
-// FenceError says which earlier attempt of a write may still be running,
+// Error says which earlier attempt of a write may still be running,
 // and from when a later attempt may act. It unwraps to ErrFenced.
-type FenceError struct {
+type Error struct {
 	Step   string
 	Holder Attempt
 }
 
-func (e *FenceError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("step %s: %s; nothing runs before then", e.Step, e.Holder.MayRun())
 }
 
 // Unwrap returns ErrFenced.
-func (e *FenceError) Unwrap() error { return ErrFenced }
+func (e *Error) Unwrap() error { return ErrFenced }
 
 // Until is when a later attempt may act.
-func (e *FenceError) Until() time.Time { return e.Holder.Until() }
+func (e *Error) Until() time.Time { return e.Holder.Until() }

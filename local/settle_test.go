@@ -1,4 +1,4 @@
-package journal_test
+package local_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/local"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/tools"
 )
@@ -52,7 +53,7 @@ func settleFixture(t *testing.T, override tools.Override) (*fixture, *atomic.Int
 	}
 	exec := &execute.Executor{Model: llm.NewScripted(llm.HandExample()), Tools: set, Content: content.NewMemStore()}
 	probes := &atomic.Int32{}
-	j := &journal.Journal{Store: store, Loop: agent.Loop{Tools: set.Specs()},
+	j := &local.Engine{Store: store, Loop: agent.Loop{Tools: set.Specs()},
 		Probe: func(ctx context.Context, s agent.Step) (agent.ProbeAnswer, error) {
 			probes.Add(1)
 			return exec.Probe(ctx, s)
@@ -103,7 +104,7 @@ func TestSettleInterruptedWrite(t *testing.T) {
 			}
 			f.signal(t, run, operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
 			f.exec.crashAfter = ticketStep
-			if _, err := f.j.Run(t.Context(), run, agent.UserMessages(prompt), &crashing{counting: f.exec, before: c.before}); err == nil {
+			if _, err := f.j.Drive(t.Context(), run, agent.UserMessages(prompt), &crashing{counting: f.exec, before: c.before}); err == nil {
 				t.Fatal("the crashed run returned no error")
 			}
 			o := f.run(t, run)

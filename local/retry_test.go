@@ -1,4 +1,4 @@
-package journal_test
+package local_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/local"
 	"github.com/agentrun/agentrun/operator"
 )
 
@@ -50,10 +51,10 @@ func quickRetry(attempts int) execute.Retry {
 var refused = &llm.Error{Class: llm.ClassNetwork, Message: `Post "http://127.0.0.1:9/v1/chat/completions": dial tcp 127.0.0.1:9: connect: connection refused`}
 
 // notes collects what Run tells OnRetry.
-func notes(j *journal.Journal) func() []string {
+func notes(j *local.Engine) func() []string {
 	var mu sync.Mutex
 	var out []string
-	j.OnRetry = func(r journal.Retrying) {
+	j.OnRetry = func(r local.Retrying) {
 		mu.Lock()
 		defer mu.Unlock()
 		out = append(out, r.String())
@@ -75,7 +76,7 @@ func TestRunRetriesTransientSteps(t *testing.T) {
 	f.j.Retry = quickRetry(5)
 	told := notes(f.j)
 	ex := &failing{inner: f.exec, fails: map[string]int{"llm/1": 2, "tool/1/0/lookup": 1}, err: refused}
-	o, err := f.j.Run(t.Context(), "retry", agent.UserMessages(prompt), ex)
+	o, err := f.j.Drive(t.Context(), "retry", agent.UserMessages(prompt), ex)
 	if err != nil || o.Status != agent.StatusAwaitingApproval {
 		t.Fatalf("run: %+v, %v; want AwaitingApproval", o, err)
 	}
@@ -111,8 +112,8 @@ func TestRunStopsAfterAttempts(t *testing.T) {
 	f.j.Retry = quickRetry(3)
 	told := notes(f.j)
 	ex := &failing{inner: f.exec, fails: map[string]int{"llm/1": -1}, err: refused}
-	_, err := f.j.Run(t.Context(), "stop", agent.UserMessages(prompt), ex)
-	var stopped *journal.StoppedError
+	_, err := f.j.Drive(t.Context(), "stop", agent.UserMessages(prompt), ex)
+	var stopped *local.StoppedError
 	if !errors.As(err, &stopped) || !errors.Is(err, refused) {
 		t.Fatalf("run: %v (%T), want a *StoppedError wrapping the last error", err, err)
 	}
@@ -145,7 +146,7 @@ func TestRunStopsAfterAttempts(t *testing.T) {
 	ex.mu.Lock()
 	ex.fails["llm/1"] = 2 // two more refusals: the attempts start afresh
 	ex.mu.Unlock()
-	o, err := f.j.Run(t.Context(), "stop", agent.UserMessages(prompt), ex)
+	o, err := f.j.Drive(t.Context(), "stop", agent.UserMessages(prompt), ex)
 	if err != nil || o.Status != agent.StatusAwaitingApproval {
 		t.Fatalf("resumed run: %+v, %v; want AwaitingApproval", o, err)
 	}
@@ -170,8 +171,8 @@ func TestRunDoesNotRetryPermanentFailures(t *testing.T) {
 	told := notes(f.j)
 	auth := &llm.Error{Class: llm.ClassAuth, StatusCode: 401, Message: "Incorrect API key provided"}
 	ex := &failing{inner: f.exec, fails: map[string]int{"llm/1": 1}, err: auth}
-	_, err := f.j.Run(t.Context(), "auth", agent.UserMessages(prompt), ex)
-	var stopped *journal.StoppedError
+	_, err := f.j.Drive(t.Context(), "auth", agent.UserMessages(prompt), ex)
+	var stopped *local.StoppedError
 	if !errors.As(err, &stopped) || stopped.Stop.Attempts != 1 || stopped.Stop.Error != "Authentication (HTTP 401): Incorrect API key provided" {
 		t.Fatalf("run: %v, want stopped after 1 attempt with the provider's words", err)
 	}
@@ -185,7 +186,7 @@ func TestRunDoesNotRetryPermanentFailures(t *testing.T) {
 		t.Fatalf("run: %+v", o)
 	}
 	f.signal(t, "write", operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
-	_, err = f.j.Run(t.Context(), "write", agent.UserMessages(prompt), f.exec)
+	_, err = f.j.Drive(t.Context(), "write", agent.UserMessages(prompt), f.exec)
 	if err == nil || errors.As(err, &stopped) {
 		t.Fatalf("the failed write: %v, want its error, not a stop", err)
 	}
@@ -214,21 +215,21 @@ func TestRunRetryWaitEnds(t *testing.T) {
 	f.j.Retry = slow
 	ex := &failing{inner: f.exec, fails: map[string]int{"llm/1": -1}, err: refused}
 
-	f.j.OnRetry = func(r journal.Retrying) {
+	f.j.OnRetry = func(r local.Retrying) {
 		if r.RunID == "cancel" {
 			go func() { _ = f.j.Cancel(context.Background(), "cancel") }()
 		}
 	}
 	began := time.Now()
-	o, err := f.j.Run(t.Context(), "cancel", agent.UserMessages(prompt), ex)
+	o, err := f.j.Drive(t.Context(), "cancel", agent.UserMessages(prompt), ex)
 	if err != nil || o.Status != agent.StatusCancelled || time.Since(began) > 10*time.Second {
 		t.Fatalf("run: %+v, %v after %v; want Cancelled at once", o, err, time.Since(began))
 	}
 
 	ctx, cancel := context.WithCancel(t.Context())
-	f.j.OnRetry = func(journal.Retrying) { cancel() }
+	f.j.OnRetry = func(local.Retrying) { cancel() }
 	began = time.Now()
-	_, err = f.j.Run(ctx, "interrupt", agent.UserMessages(prompt), ex)
+	_, err = f.j.Drive(ctx, "interrupt", agent.UserMessages(prompt), ex)
 	if !errors.Is(err, context.Canceled) || time.Since(began) > 10*time.Second {
 		t.Fatalf("run: %v after %v; want context.Canceled at once", err, time.Since(began))
 	}

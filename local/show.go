@@ -1,0 +1,179 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
+)
+
+// StepInfo is one step of a run as Show reports it.
+type StepInfo struct {
+	Name   string     `json:"name"`
+	Kind   agent.Kind `json:"kind"`
+	State  string     `json:"state"` // "completed", "started" or "reconciled"
+	Starts int        `json:"starts"`
+	Result string     `json:"result,omitempty"`
+	// Settled says how an interrupted write was settled without a person.
+	Settled *agent.Settled `json:"settled,omitempty"`
+}
+
+// RunInfo is a run as Show reports it.
+type RunInfo struct {
+	RunID         string          `json:"run_id"`
+	Status        agent.Status    `json:"status"`
+	Pending       []agent.Pending `json:"pending,omitempty"`
+	Indeterminate string          `json:"indeterminate,omitempty"`
+	// Probe is what the Indeterminate write's probe answered, if it has one.
+	Probe  *agent.ProbeAnswer `json:"probe,omitempty"`
+	Answer string             `json:"answer,omitempty"`
+	CutOff bool               `json:"cut_off,omitempty"` // the answer was cut off by the model's length limit
+	Empty  bool               `json:"empty,omitempty"`   // the answer has no text: the model returned nothing
+	Reason string             `json:"reason,omitempty"`
+	// Budget is the run's limits; Turns and Usage what it used of them.
+	Budget  agent.Budget `json:"budget"`
+	Turns   int          `json:"turns"`
+	Usage   agent.Usage  `json:"usage"`
+	Steps   []StepInfo   `json:"steps"`
+	Records int          `json:"records"`
+	// Stopped is why the last driver of a Running run stopped it (Drive's
+	// Retry gave up on a step): resume it with Drive.
+	Stopped *journal.Stop `json:"stopped,omitempty"`
+}
+
+// Show reports a run's status, what it waits for, and its steps in the
+// order they first appear in a step.started or step.completed record. A
+// step's Starts counts its step.started records: 0 for a model or read
+// step, which is recorded only once it completed.
+func (j *Engine) Show(runID string) (RunInfo, error) {
+	if err := operator.ValidRunID(runID); err != nil {
+		return RunInfo{}, err
+	}
+	recs, err := j.Store.Load(runID)
+	if err != nil {
+		return RunInfo{}, err
+	}
+	st := fold(recs)
+	if !st.started {
+		return RunInfo{}, fmt.Errorf("%w %q: no journal for it; see the runs with the list command", operator.ErrUnknownRun, runID)
+	}
+	info := RunInfo{RunID: runID, Records: len(recs), Status: agent.StatusCompleted, Answer: st.answer, Budget: st.ops.Budget.WithDefaults()}
+	info.Turns, info.Usage = st.usage()
+	switch {
+	case st.completed:
+		o := j.final(st)
+		info.CutOff, info.Empty = o.CutOff, o.Empty
+	case st.cancelled:
+		o := st.cancelledOutcome()
+		info.Status, info.Reason = o.Status, o.Reason
+	default:
+		d := j.decide(st)
+		info.Status = agent.StatusRunning
+		if o := d.Outcome; o != nil {
+			info.Status, info.Pending, info.Indeterminate, info.Answer, info.Reason = o.Status, o.Pending, o.Step, o.Answer, o.Reason
+			if ss := st.steps[o.Step]; ss != nil && o.Status == agent.StatusIndeterminate {
+				info.Probe = ss.Probed
+				if ss.Holder.Holds(j.now()) {
+					// Its attempt may still act: a retry is refused until then.
+					info.Reason = strings.TrimPrefix(info.Reason+"; "+ss.Holder.MayRun()+"; a retry is refused until then", "; ")
+				}
+			}
+			if o.Status == agent.StatusCompleted {
+				info.Status = agent.StatusRunning // answered, not yet recorded: the next run records it
+			}
+		}
+		if info.Status == agent.StatusRunning {
+			info.Stopped = st.stopped
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range recs {
+		if r.Type != journal.StepStarted && r.Type != journal.StepCompleted || seen[r.Step] {
+			continue
+		}
+		seen[r.Step] = true
+		s := st.steps[r.Step]
+		si := StepInfo{Name: r.Step, Kind: s.Kind, Starts: s.Starts, State: "started"}
+		if s.Completed {
+			si.State, si.Result = "completed", agent.Summarize(s.Result)
+			if s.Kind == agent.KindWrite {
+				si.Settled = agent.SettledOf(s.Result)
+			}
+		} else if s.Reconcile != nil {
+			si.State = "reconciled " + s.Reconcile.Outcome
+		}
+		info.Steps = append(info.Steps, si)
+	}
+	return info, nil
+}
+
+// final returns the outcome the recorded replies of a completed run lead
+// to, for its flags: whether the final answer was cut off by the model's
+// length limit (CutOff), whether it has no text (Empty).
+func (j *Engine) final(st *state) agent.Outcome {
+	l := j.Loop
+	l.FailOnCut, l.FailOnEmpty = false, false
+	if o := l.Next(agent.Start(st.input), st.facts()).Outcome; o != nil {
+		return *o
+	}
+	return agent.Outcome{}
+}
+
+// Waiting returns the runs that wait on a person: AwaitingApproval,
+// Indeterminate or BudgetExceeded, and Running runs whose driver stopped
+// them (RunInfo.Stopped: someone must resume them).
+func (j *Engine) Waiting() ([]RunInfo, error) {
+	ids, err := j.Store.List()
+	if err != nil {
+		return nil, err
+	}
+	var out []RunInfo
+	for _, id := range ids {
+		info, err := j.Show(id)
+		if errors.Is(err, operator.ErrUnknownRun) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if operator.WaitsOnPerson(info.Status) || info.Stopped != nil {
+			out = append(out, info)
+		}
+	}
+	return out, nil
+}
+
+// Reconcile settles an indeterminate write step: outcome "done" records
+// result as the step's result (the tool never runs again), "retry" lets
+// the step run once more. It is Signal with a reconcile payload.
+func (j *Engine) Reconcile(ctx context.Context, runID, step, outcome, result string) error {
+	return j.Signal(ctx, runID, operator.Signal{Name: operator.SignalReconcile, Step: step, Outcome: outcome, Result: result})
+}
+
+// Step returns a step of a run as the loop executes it, with its input,
+// and its recorded result (nil when it has none yet). An unknown run wraps
+// operator.ErrUnknownRun; a step the run never reached wraps operator.ErrInvalid.
+func (j *Engine) Step(runID, name string) (agent.Step, json.RawMessage, error) {
+	if err := operator.ValidRunID(runID); err != nil {
+		return agent.Step{}, nil, err
+	}
+	recs, err := j.Store.Load(runID)
+	if err != nil {
+		return agent.Step{}, nil, err
+	}
+	st := fold(recs)
+	if !st.started {
+		return agent.Step{}, nil, fmt.Errorf("%w %q: no journal for it; see the runs with the list command", operator.ErrUnknownRun, runID)
+	}
+	facts := st.facts()
+	step, ok := j.Loop.Find(agent.Start(st.input), facts, name)
+	if !ok {
+		return agent.Step{}, nil, fmt.Errorf("%w step %s: run %s has not reached it", operator.ErrInvalid, name, runID)
+	}
+	return step, facts.Results[name], nil
+}
