@@ -106,7 +106,7 @@ func (l *Local) messageWait(ctx context.Context, w io.Writer, runID string, sig 
 		if err != nil {
 			return err
 		}
-		o := agent.Outcome{Status: info.Status, Pending: info.Pending, Step: info.Indeterminate, Reason: info.Reason, Answer: info.Answer, CutOff: info.CutOff, Empty: info.Empty}
+		o := infoOutcome(info)
 		answered := info.Turns > before.Turns // a model step after the message
 		switch {
 		case info.Status.Terminal() || info.Status == agent.StatusIdle && answered:
