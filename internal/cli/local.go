@@ -130,6 +130,8 @@ func (l *Local) input(runID string) ([]agent.Message, error) {
 	return recs[0].Input, nil
 }
 
+var _ runs = (*Local)(nil)
+
 // ReconcileLocal runs one operator command against the local journal.
 func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) error {
 	return reconcile(ctx, w, l, args)

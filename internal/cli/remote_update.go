@@ -16,6 +16,8 @@ import (
 	"github.com/agentrun/agentrun/workflows"
 )
 
+var _ runs = (*Remote)(nil)
+
 // Reconcile runs one operator command against the cluster. approve, deny,
 // done and retry are updates: the run answers at once, and a refused input
 // is an error here, not a silent no-op.

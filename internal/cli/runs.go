@@ -39,11 +39,6 @@ type runs interface {
 	cancel(ctx context.Context, w io.Writer, runID string) error
 }
 
-var (
-	_ runs = (*Remote)(nil)
-	_ runs = (*Local)(nil)
-)
-
 // reconcile runs one operator command (reconcile's arguments) over an
 // engine's runs.
 func reconcile(ctx context.Context, w io.Writer, e runs, args []string) error {
