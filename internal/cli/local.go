@@ -137,17 +137,15 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 	return reconcile(ctx, w, l, args)
 }
 
-func (l *Local) printed() engine { return l.op() }
-
 func (l *Local) list(_ context.Context, w io.Writer) error {
-	runs, err := l.Journal.Waiting()
+	waiting, err := l.Journal.Waiting()
 	if err != nil {
 		return err
 	}
-	if len(runs) == 0 {
+	if len(waiting) == 0 {
 		fmt.Fprintln(w, "no run waits on a person")
 	}
-	for _, r := range runs {
+	for _, r := range waiting {
 		what := r.Indeterminate
 		if r.Status == agent.StatusAwaitingApproval {
 			markers := make([]string, len(r.Pending))

@@ -16,8 +16,6 @@ import (
 	"github.com/agentrun/agentrun/workflows"
 )
 
-func (r *Remote) printed() engine { return r.op() }
-
 // admit refuses a command for a run that is unknown or ended, and returns
 // the run's first execution, which an input is pinned to.
 func (r *Remote) admit(ctx context.Context, cmd, runID string) (string, error) {

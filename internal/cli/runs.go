@@ -15,8 +15,8 @@ import (
 // Temporal cluster (*Remote) or in the local journal (*Local). Each
 // command is written once, in reconcile, over it.
 type runs interface {
-	// printed is how the commands printed for a person reach its runs.
-	printed() engine
+	// op is how the commands printed for a person reach its runs.
+	op() engine
 	// list prints the runs that wait on a person.
 	list(ctx context.Context, w io.Writer) error
 	// show prints a run: its status, what unblocks it, its steps.
@@ -95,7 +95,7 @@ func showStep(ctx context.Context, w io.Writer, e runs, runID, name string) erro
 				if err != nil {
 					return err
 				}
-				return printPending(ctx, w, e.printed(), ex, runID, p)
+				return printPending(ctx, w, e.op(), ex, runID, p)
 			}
 		}
 	}
