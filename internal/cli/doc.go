@@ -7,7 +7,7 @@
 // print goes through one terminal writer (termsafe.go), which escapes the
 // control characters of the model's and tools' text, streamed text too.
 //
-// Each reconcile command is written once (runs.go) over the runs
+// Each reconcile command is written once (operate, runs.go) over the runs
 // interface, which both engines implement: *Remote on a Temporal cluster
 // (remote_runs.go, remote_update.go), *Local over the local journal
 // (local.go, the one file that calls the local engine). The digest an

@@ -134,7 +134,7 @@ var _ runs = (*Local)(nil)
 
 // ReconcileLocal runs one operator command against the local journal.
 func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) error {
-	return reconcile(ctx, w, l, args)
+	return operate(ctx, w, l, args)
 }
 
 func (l *Local) list(_ context.Context, w io.Writer) error {

@@ -22,7 +22,7 @@ var _ runs = (*Remote)(nil)
 // done and retry are updates: the run answers at once, and a refused input
 // is an error here, not a silent no-op.
 func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) error {
-	return reconcile(ctx, w, r, args)
+	return operate(ctx, w, r, args)
 }
 
 // send gives the run the input sig as an update to the execution to,

@@ -13,7 +13,7 @@ import (
 
 // runs is what the operator commands need of an engine: the runs on a
 // Temporal cluster (*Remote) or in the local journal (*Local). Each
-// command is written once, in reconcile, over it.
+// command is written once, in operate, over it.
 type runs interface {
 	// op is how the commands printed for a person reach its runs.
 	op() engine
@@ -39,9 +39,9 @@ type runs interface {
 	cancel(ctx context.Context, w io.Writer, runID string) error
 }
 
-// reconcile runs one operator command (reconcile's arguments) over an
+// operate runs one operator command (reconcile's arguments) over an
 // engine's runs.
-func reconcile(ctx context.Context, w io.Writer, e runs, args []string) error {
+func operate(ctx context.Context, w io.Writer, e runs, args []string) error {
 	if err := CheckOperatorArgs(args); err != nil {
 		return err
 	}
