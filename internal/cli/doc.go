@@ -7,6 +7,16 @@
 // print goes through one terminal writer (termsafe.go), which escapes the
 // control characters of the model's and tools' text, streamed text too.
 //
+// Each reconcile command is written once (operate, runs.go) over the runs
+// interface, which both engines implement: *Remote on a Temporal cluster
+// (remote_runs.go, remote_update.go), *Local over the local journal
+// (local.go, the one file that calls the local engine). The digest an
+// approve or deny without --digest is pinned to is filled there, from the
+// arguments pending now; an unknown or ended run is refused by the
+// engine's admit (on Temporal) or in the append that would record the
+// input (locally). --wait and message --wait on Temporal are one polling
+// loop (watch.go).
+//
 // Settings (settings.go) are what the programs run with: the configuration
 // their main loaded once (internal/config, the one reader of the
 // environment) and how to name the programs in printed commands; they open

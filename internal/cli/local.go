@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
@@ -131,225 +131,75 @@ func (l *Local) input(runID string) ([]agent.Message, error) {
 	return recs[0].Input, nil
 }
 
-// ReconcileUsage is the reconcile tool's command summary.
-const ReconcileUsage = `commands:
-  list                       runs waiting on a person (with --local, stopped runs too)
-  show RUN                   status, pending markers and steps of a run
-  show RUN --step STEP       one step's whole input and output (e.g. llm/7, tool/7/0/echo)
-  approve RUN MARKER [--digest D]
-                             let a gated tool call run; with --digest (as show prints
-                             it) only while those arguments are pending
-  deny RUN MARKER REASON [--digest D]
-                             refuse it; the model reads the reason
-  done RUN STEP RESULT       settle an indeterminate write: it took effect with RESULT
-  retry RUN STEP             settle an indeterminate write: run it once more
-  cancel RUN                 end the run as Cancelled: a running model call or read stops;
-                             a write that was running is named, as it may have taken effect
-  budget RUN MAX_TURNS [MAX_TOKENS]
-                             raise a run's limits on model calls and tokens
-                             (each above what it used; 0 keeps a limit)
-  message RUN TEXT... [--wait]
-                             add a user message before the run's next model call
-                             (wakes an Idle session); --wait prints the answer to it`
-
-// operatorArgs names the arguments of each operator command.
-var operatorArgs = map[string]string{
-	operator.SignalApprove: "RUN MARKER [--digest D]",
-	operator.SignalDeny:    "RUN MARKER REASON [--digest D]",
-	"done":                 "RUN STEP RESULT",
-	"retry":                "RUN STEP",
-}
-
-// commandNames are the reconcile tool's commands, for error messages.
-const commandNames = "list, show, approve, deny, done, retry, budget or message"
-
-// ParseOperator turns reconcile arguments into a signal, or says in one
-// line what is wrong. It does not handle list and show.
-func ParseOperator(args []string) (runID string, sig operator.Signal, err error) {
-	if len(args) == 0 {
-		return "", sig, usagef("missing command: want %s", commandNames)
-	}
-	switch args[0] {
-	case operator.SignalBudget:
-		return parseBudget(args)
-	case operator.SignalMessage:
-		return parseMessage(args)
-	}
-	spec, ok := operatorArgs[args[0]]
-	if !ok {
-		return "", sig, usagef("unknown command %q: want %s", args[0], commandNames)
-	}
-	var digest string
-	if args[0] == operator.SignalApprove || args[0] == operator.SignalDeny {
-		if args, digest, err = digestFlag(args); err != nil {
-			return "", sig, err
-		}
-	}
-	n := len(strings.Fields(strings.Split(spec, " [")[0])) // options not counted
-	if len(args)-1 < n || (len(args)-1 > n && args[0] != operator.SignalDeny) {
-		return "", sig, usagef("%s takes %s; got %d argument(s)", args[0], spec, len(args)-1)
-	}
-	runID = args[1]
-	if err := operator.ValidRunID(runID); err != nil {
-		return "", sig, usagef("%v", err)
-	}
-	switch args[0] {
-	case operator.SignalApprove:
-		sig = operator.Signal{Name: operator.SignalApprove, Marker: args[2]}
-	case operator.SignalDeny:
-		sig = operator.Signal{Name: operator.SignalDeny, Marker: args[2], Reason: strings.Join(args[3:], " ")}
-	case "done":
-		sig = operator.Signal{Name: operator.SignalReconcile, Step: args[2], Outcome: operator.OutcomeDone, Result: args[3]}
-	case "retry":
-		sig = operator.Signal{Name: operator.SignalReconcile, Step: args[2], Outcome: operator.OutcomeRetry}
-	}
-	sig.Digest = digest
-	if sig.Name == operator.SignalReconcile {
-		err = operator.CheckReconcile(sig)
-	} else {
-		err = operator.CheckDecision(sig)
-	}
-	if err != nil {
-		return "", sig, usagef("%v", err)
-	}
-	return runID, sig, nil
-}
-
-// digestFlag takes --digest D (or --digest=D) out of the arguments of an
-// approve or deny: the arguments digest the decision is pinned to.
-func digestFlag(args []string) ([]string, string, error) {
-	var rest []string
-	digest, seen := "", false
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		name, value, hasValue := strings.Cut(a, "=")
-		if name != "--digest" && name != "-digest" {
-			rest = append(rest, a)
-			continue
-		}
-		if seen {
-			return nil, "", usagef("%s: --digest is given twice; want it once", args[0])
-		}
-		seen = true
-		if !hasValue {
-			if i+1 == len(args) {
-				return nil, "", usagef("%s: --digest needs a value; want %s", args[0], agent.DigestFormat)
-			}
-			i++
-			value = args[i]
-		}
-		if !agent.ValidDigest(value) {
-			return nil, "", usagef("%s: --digest %q: want %s", args[0], agent.Clip(value, 80), agent.DigestFormat)
-		}
-		digest = value
-	}
-	return rest, digest, nil
-}
-
-// pendingCall returns the call pending at marker in o, if any.
-func pendingCall(o agent.Outcome, marker string) (agent.Pending, bool) {
-	if o.Status == agent.StatusAwaitingApproval {
-		for _, p := range o.Pending {
-			if p.Marker == marker {
-				return p, true
-			}
-		}
-	}
-	return agent.Pending{}, false
-}
+var _ runs = (*Local)(nil)
 
 // ReconcileLocal runs one operator command against the local journal.
 func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) error {
-	if err := CheckOperatorArgs(args); err != nil {
-		return err
-	}
-	tw := newTermWriter(w)
-	defer tw.Flush()
-	w = tw
-	if len(args) > 0 {
-		switch args[0] {
-		case "list":
-			runs, err := l.Engine.Waiting()
-			if err != nil {
-				return err
-			}
-			if len(runs) == 0 {
-				fmt.Fprintln(w, "no run waits on a person")
-			}
-			for _, r := range runs {
-				what := r.Indeterminate
-				if r.Status == agent.StatusAwaitingApproval {
-					markers := make([]string, len(r.Pending))
-					for i, p := range r.Pending {
-						markers[i] = p.Marker
-					}
-					what = strings.Join(markers, ", ")
-				}
-				if r.Stopped != nil {
-					what = fmt.Sprintf("stopped at %s; resume with %s", r.Stopped.Step, l.op().resume(r.RunID))
-				}
-				fmt.Fprintf(w, "%s\t%s\t%s\n", r.RunID, r.Status, what)
-			}
-			return nil
-		case "show":
-			runID, name, _ := showArgs(args)
-			if name != "" {
-				step, res, err := l.Engine.Step(runID, name)
-				if errors.Is(err, operator.ErrInvalid) {
-					// Not a step the loop runs yet: a call waiting for a
-					// person is shown whole.
-					info, ierr := l.Engine.Show(runID)
-					if ierr != nil {
-						return ierr
-					}
-					if p, ok := pendingCall(agent.Outcome{Status: info.Status, Pending: info.Pending}, name); ok {
-						return printPending(ctx, w, l.op(), l.Exec, runID, p)
-					}
-				}
-				if err != nil {
-					return err
-				}
-				return printStep(ctx, w, l.Exec, runID, step, res)
-			}
-			info, err := l.Engine.Show(runID)
-			if err != nil {
-				return err
-			}
-			op := l.op()
-			if h, ok := l.Engine.Store.(journal.Holders); ok {
-				if d, err := h.Holder(ctx, runID); err == nil {
-					op.asked, op.driver = true, d
-					op.following = d != nil && d.Follows // for the line under the commands
-				}
-			}
-			return printInfo(w, op, info)
-		case "cancel":
-			runID, _ := cancelArgs(args)
-			if err := l.Engine.Cancel(ctx, runID); err != nil {
-				return err
-			}
-			info, err := l.Engine.Show(runID)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(w, "run %s: Cancelled: %s\n  a process driving it stops its running step within a second; nothing runs after it\n", runID, info.Reason)
-			return nil
-		}
-	}
-	runID, sig, err := ParseOperator(args)
+	return operate(ctx, w, l, args)
+}
+
+func (l *Local) list(_ context.Context, w io.Writer) error {
+	waiting, err := l.Engine.Waiting()
 	if err != nil {
 		return err
 	}
-	if sig.Name == operator.SignalMessage && messageWait(args) {
-		return l.messageWait(ctx, w, runID, sig)
+	if len(waiting) == 0 {
+		fmt.Fprintln(w, "no run waits on a person")
 	}
-	if (sig.Name == operator.SignalApprove || sig.Name == operator.SignalDeny) && sig.Digest == "" {
-		// Decide on the arguments pending now, and say which they were.
-		if info, err := l.Engine.Show(runID); err == nil {
-			if p, ok := pendingCall(agent.Outcome{Status: info.Status, Pending: info.Pending}, sig.Marker); ok {
-				sig.Digest = p.Digest
+	for _, r := range waiting {
+		what := r.Indeterminate
+		if r.Status == agent.StatusAwaitingApproval {
+			markers := make([]string, len(r.Pending))
+			for i, p := range r.Pending {
+				markers[i] = p.Marker
 			}
+			what = strings.Join(markers, ", ")
 		}
+		if r.Stopped != nil {
+			what = fmt.Sprintf("stopped at %s; resume with %s", r.Stopped.Step, l.op().resume(r.RunID))
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\n", r.RunID, r.Status, what)
+	}
+	return nil
+}
+
+func (l *Local) show(ctx context.Context, w io.Writer, runID string) error {
+	info, err := l.Engine.Show(runID)
+	if err != nil {
+		return err
+	}
+	op := l.op()
+	if h, ok := l.Engine.Store.(journal.Holders); ok {
+		if d, err := h.Holder(ctx, runID); err == nil {
+			op.asked, op.driver = true, d
+			op.following = d != nil && d.Follows // for the line under the commands
+		}
+	}
+	return printInfo(w, op, info)
+}
+
+func (l *Local) step(_ context.Context, runID, name string) (agent.Step, json.RawMessage, error) {
+	step, res, err := l.Engine.Step(runID, name)
+	if errors.Is(err, operator.ErrInvalid) {
+		err = noStep{err} // not a step the loop runs yet
+	}
+	return step, res, err
+}
+
+func (l *Local) content() (*execute.Executor, error) { return l.Exec, nil }
+
+func (l *Local) standing(_ context.Context, runID string) (agent.Outcome, error) {
+	info, err := l.Engine.Show(runID)
+	return infoOutcome(info), err
+}
+
+// admit leaves the checks to the journal: it refuses an unknown or ended
+// run in the append that would record the input (operator.Ended).
+func (l *Local) admit(context.Context, string, string) (string, error) { return "", nil }
+
+func (l *Local) send(ctx context.Context, w io.Writer, _, runID, _ string, sig operator.Signal, wait bool) error {
+	if sig.Name == operator.SignalMessage && wait {
+		return l.messageWait(ctx, w, runID, sig)
 	}
 	// Asked before the record lands: a follower may finish the run at once.
 	follows, _ := l.driverFollows(ctx, runID)
@@ -368,13 +218,30 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 	return nil
 }
 
+func (l *Local) cancel(ctx context.Context, w io.Writer, runID string) error {
+	if err := l.Engine.Cancel(ctx, runID); err != nil {
+		return err
+	}
+	info, err := l.Engine.Show(runID)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "run %s: Cancelled: %s\n  a process driving it stops its running step within a second; nothing runs after it\n", runID, info.Reason)
+	return nil
+}
+
+// infoOutcome is where a local run stands, as the outcome printed of it.
+func infoOutcome(info local.RunInfo) agent.Outcome {
+	return agent.Outcome{Status: info.Status, Pending: info.Pending, Step: info.Indeterminate, Reason: info.Reason, Answer: info.Answer, CutOff: info.CutOff, Empty: info.Empty}
+}
+
 // op is how printed commands reach the local engine's runs.
 func (l *Local) op() engine { return localEngine(l.Commands) }
 
 func printInfo(w io.Writer, op engine, info local.RunInfo) error {
 	v := runView{
 		Header:  fmt.Sprintf("run %s: %s (%s)", info.RunID, info.Status, plural(info.Records, "record")),
-		Outcome: agent.Outcome{Status: info.Status, Pending: info.Pending, Step: info.Indeterminate, Reason: info.Reason, Answer: info.Answer, CutOff: info.CutOff, Empty: info.Empty},
+		Outcome: infoOutcome(info),
 	}
 	v.Stopped = stoppedLine(op, info)
 	for _, s := range info.Steps {
@@ -420,64 +287,104 @@ func stoppedLine(op engine, info local.RunInfo) string {
 	}
 }
 
-// CheckOperatorArgs checks reconcile arguments before anything is opened
-// or connected, so that a typo is a one-line usage error that touched
-// nothing.
-func CheckOperatorArgs(args []string) error {
-	if len(args) > 0 {
-		switch args[0] {
-		case "list":
-			if len(args) != 1 {
-				return usagef("list takes no arguments; got %d", len(args)-1)
+// onWait is how a following local driver says it waits: where the run
+// stands with the commands that unblock it, and that it goes on by itself.
+func (l *Local) onWait(w io.Writer, runID string) func(agent.Outcome) {
+	op := l.op()
+	op.following = true
+	return func(o agent.Outcome) { printOutcome(w, op, runID, o) }
+}
+
+// stoppedFollowing reports a following driver that Ctrl-C or SIGTERM
+// stopped while its run waited, and returns the error carrying the
+// status's exit code (nil for an Idle session).
+func (l *Local) stoppedFollowing(w io.Writer, runID string, stopped *local.FollowStoppedError) error {
+	fmt.Fprintf(w, "run %s: stopped following (%v); it is %s as it was: follow it again with %s --follow\n", runID, stopped.Err, stopped.Outcome.Status, l.op().resume(runID))
+	return outcomeErr(stopped.Outcome)
+}
+
+// driverFollows reports whether a process drives runID and follows it
+// (starter --local --follow), asking the store (journal.Holders) without
+// taking the run's lock or writing anything.
+func (l *Local) driverFollows(ctx context.Context, runID string) (bool, error) {
+	h, ok := l.Engine.Store.(journal.Holders)
+	if !ok {
+		return false, nil
+	}
+	busy, err := h.Holder(ctx, runID)
+	if err != nil {
+		return false, err
+	}
+	return busy != nil && busy.Follows, nil
+}
+
+// answerCheck is how often message --wait makes sure the driver it waits
+// for still follows the run (a driver that dies writes nothing). The
+// answer itself wakes it through the journal's Watch.
+const answerCheck = journal.WakeBound
+
+// messageWait sends the message sig to a local run that a driver follows
+// and prints the answer to it: where the run stands once a model step
+// after the message answered (Idle, or ended). A wait on a person before
+// that is printed with what unblocks it, and the wait goes on.
+// With no driver following the run it writes nothing and says in one line
+// what to start.
+func (l *Local) messageWait(ctx context.Context, w io.Writer, runID string, sig operator.Signal) error {
+	before, err := l.Engine.Show(runID)
+	if err != nil {
+		return err
+	}
+	if before.Status.Terminal() {
+		return l.Engine.Signal(ctx, runID, sig) // refused: the run ended
+	}
+	follows, err := l.driverFollows(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if !follows {
+		return usagef("no driver follows run %s, so nothing would answer now: start one with %s --follow, then send the message; or send it without --wait, and the run takes it when resumed", runID, l.op().resume(runID))
+	}
+	watch := l.Engine.Watch(ctx, runID)
+	defer watch.Close()
+	if err := l.Engine.Signal(ctx, runID, sig); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "recorded message for run %s; waiting for the answer of the driver that follows it\n", runID)
+	check := time.NewTicker(answerCheck)
+	defer check.Stop()
+	op := l.op()
+	op.following = true
+	shown := "" // the wait on a person printed last
+	for gone := false; ; {
+		info, err := l.Engine.Show(runID)
+		if err != nil {
+			return err
+		}
+		o := infoOutcome(info)
+		answered := info.Turns > before.Turns // a model step after the message
+		switch {
+		case info.Status.Terminal() || info.Status == agent.StatusIdle && answered:
+			printOutcome(w, op, runID, o)
+			return outcomeErr(o)
+		case answered && operator.WaitsOnPerson(info.Status):
+			// It stops on a person first: say so, with what unblocks it,
+			// and wait on, as on Temporal.
+			if key := fmt.Sprint(o.Status, o.Step, o.Reason, o.Pending); key != shown {
+				printOutcome(w, op, runID, o)
+				shown = key
 			}
-			return nil
-		case "show":
-			_, _, err := showArgs(args)
-			return err
-		case "cancel":
-			_, err := cancelArgs(args)
-			return err
+		}
+		if gone {
+			return fmt.Errorf("the driver that followed run %s stopped before it answered; the message is recorded: resume the run with %s --follow", runID, l.op().resume(runID))
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("stopped waiting for the answer (%v); the message is recorded: see the run with %s", ctx.Err(), l.op().reconcile("show", runID))
+		case <-watch.C():
+		case <-check.C:
+			if follows, err := l.driverFollows(ctx, runID); err == nil && !follows {
+				gone = true // one more look: it may have answered as it stopped
+			}
 		}
 	}
-	_, _, err := ParseOperator(args)
-	return err
-}
-
-// cancelArgs checks the arguments of cancel and returns its run id.
-func cancelArgs(args []string) (string, error) {
-	if len(args) != 2 {
-		return "", usagef("cancel takes RUN; got %d argument(s)", len(args)-1)
-	}
-	if err := operator.ValidRunID(args[1]); err != nil {
-		return "", usagef("%v", err)
-	}
-	return args[1], nil
-}
-
-// parseMessage turns "message RUN TEXT... [--wait]" into a signal.
-func parseMessage(args []string) (string, operator.Signal, error) {
-	sig := operator.Signal{Name: operator.SignalMessage}
-	var words []string
-	for _, a := range args[1:] {
-		if a != "--wait" && a != "-wait" {
-			words = append(words, a)
-		}
-	}
-	if len(words) < 2 {
-		return "", sig, usagef("message takes RUN TEXT... [--wait]; got %d argument(s)", len(words))
-	}
-	runID := words[0]
-	if err := operator.ValidRunID(runID); err != nil {
-		return "", sig, usagef("%v", err)
-	}
-	sig.Content = strings.Join(words[1:], " ")
-	if err := operator.CheckMessage(sig); err != nil {
-		return "", sig, usagef("%v", err)
-	}
-	return runID, sig, nil
-}
-
-// messageWait reports whether a message command asks to wait for the answer.
-func messageWait(args []string) bool {
-	return len(args) > 0 && args[0] == operator.SignalMessage && (slices.Contains(args, "--wait") || slices.Contains(args, "-wait"))
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -123,4 +126,86 @@ func transient(err error) bool {
 	)
 	return errors.As(err, &unavailable) || errors.As(err, &deadline) || errors.As(err, &canceled) ||
 		errors.Is(err, context.DeadlineExceeded)
+}
+
+// follow prints each status change of a run until it ends, and returns
+// the error that carries the exit code of its outcome.
+func (r *Remote) follow(ctx context.Context, out io.Writer, runID string) error {
+	w := r.followText(ctx, out, runID) // the model's text as it comes
+	defer w.Close()
+	return r.await(ctx, w, runID, awaitRule{
+		// A session answered: it waits for a message, not for us.
+		done: func(st workflows.State) bool { return st.Status == agent.StatusIdle },
+		shown: func(st workflows.State) bool {
+			return st.Status != agent.StatusCompleted && st.Status != agent.StatusFailed
+		},
+		raise: true,
+	})
+}
+
+// answer waits for the run's answer to a message given to model step
+// step (an answer from that model call or a later one) and prints it; a
+// run that stops on something else first is printed as --wait prints it.
+func (r *Remote) answer(ctx context.Context, w *liveText, runID, step string) error {
+	n, _ := agent.StepTurn(step)
+	return r.await(ctx, w, runID, awaitRule{
+		done: func(st workflows.State) bool { return st.Status == agent.StatusIdle && st.AnswerTurn >= n },
+		shown: func(st workflows.State) bool {
+			return st.Status == agent.StatusAwaitingApproval || st.Status == agent.StatusIndeterminate || st.Status == agent.StatusBudgetExceeded
+		},
+	})
+}
+
+// awaitRule is what a wait on a running run looks for: the state that
+// ends it, the states printed on the way (each change once), and whether
+// a budget exceeded is printed with its Temporal CLI raise.
+type awaitRule struct {
+	done, shown func(workflows.State) bool
+	raise       bool
+}
+
+// await looks at a run every Poll until it ends or reaches rule.done,
+// printing where it stands; an end returns the error that carries the
+// exit code of its outcome.
+func (r *Remote) await(ctx context.Context, w *liveText, runID string, rule awaitRule) error {
+	poll := r.Poll
+	if poll <= 0 {
+		poll = 500 * time.Millisecond
+	}
+	wt := r.watch(w, runID)
+	last := ""
+	for {
+		desc, st, seen, err := wt.look(ctx)
+		switch {
+		case err != nil:
+			return err
+		case !seen:
+		case !running(desc):
+			w.wait(ctx, r, runID)
+			return r.closed(ctx, w, runID, desc)
+		case rule.done(st):
+			w.wait(ctx, r, runID)
+			printOutcome(w, r.op(), runID, outcomeOf(st))
+			return nil
+		case rule.shown(st):
+			if key := stateKey(st); key != last {
+				w.wait(ctx, r, runID)
+				printOutcome(w, r.op(), runID, outcomeOf(st))
+				if rule.raise && st.Status == agent.StatusBudgetExceeded {
+					fmt.Fprintf(w, "         or: %s\n", r.op().signal(runID, operator.SignalBudget, operator.RaiseHint(st.Budget, st.Turns, st.Usage)))
+				}
+				last = key
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(poll):
+		}
+	}
+}
+
+func stateKey(st workflows.State) string {
+	b, _ := json.Marshal([]any{st.Status, st.Pending, st.Indeterminate, len(st.Rejected)})
+	return string(b)
 }

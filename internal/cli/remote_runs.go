@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/workflows"
+)
+
+// admit refuses a command for a run that is unknown or ended, and returns
+// the run's first execution, which an input is pinned to.
+func (r *Remote) admit(ctx context.Context, cmd, runID string) (string, error) {
+	desc, err := r.describe(ctx, runID)
+	if err != nil {
+		return "", err
+	}
+	if status, ended := endedStatus(desc.status); ended {
+		return "", fmt.Errorf("%s refused: run %s is already %s; nothing changes a run after it ended", cmd, runID, status)
+	}
+	return desc.first, nil
+}
+
+func (r *Remote) standing(ctx context.Context, runID string) (agent.Outcome, error) {
+	st, err := r.state(ctx, runID)
+	return outcomeOf(st), err
+}
+
+// step finds a step in the run's history (findStep).
+func (r *Remote) step(ctx context.Context, runID, name string) (agent.Step, json.RawMessage, error) {
+	return r.findStep(ctx, runID, name)
+}
+
+// content reads refs from the content store, which must be the workers'
+// (AGENTRUN_JOURNAL).
+func (r *Remote) content() (*execute.Executor, error) {
+	store, err := r.Settings.Content()
+	if err != nil {
+		return nil, err
+	}
+	return &execute.Executor{Content: store}, nil
+}
+
+// cancelWait bounds how long cancel waits for the run to end.
+const cancelWait = 30 * time.Second
+
+// cancel requests the cancellation of a running run (Temporal's own
+// cancel, as `temporal workflow cancel` sends it) and waits for the run to
+// end, printing how it ended.
+func (r *Remote) cancel(ctx context.Context, w io.Writer, runID string) error {
+	desc, err := r.describe(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if ended, ok := endedStatus(desc.status); ok {
+		return fmt.Errorf("cancel refused: run %s is already %s", runID, ended)
+	}
+	if err := r.Conn.CancelWorkflow(ctx, runID, ""); err != nil {
+		return fmt.Errorf("cancel run %s: %w", runID, err)
+	}
+	wctx, stop := context.WithTimeout(ctx, cancelWait)
+	defer stop()
+	for {
+		desc, err = r.describe(wctx, runID)
+		if err == nil && desc.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			return r.closed(ctx, w, runID, desc)
+		}
+		select {
+		case <-wctx.Done():
+			fmt.Fprintf(w, "cancel requested for run %s; it ends Cancelled once a worker on task queue %s picks it up\n  Web UI: %s\n", runID, r.Settings.TaskQueue, r.Link(runID))
+			return nil
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func (r *Remote) list(ctx context.Context, w io.Writer) error {
+	query := workflows.WaitingQuery()
+	var token []byte
+	n := 0
+	for {
+		resp, err := r.Conn.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: r.Conn.Namespace, Query: query, NextPageToken: token})
+		if err != nil {
+			return fmt.Errorf("list runs: %w", err)
+		}
+		for _, e := range resp.GetExecutions() {
+			sa := e.GetSearchAttributes().GetIndexedFields()
+			var status, step string
+			if p := sa[operator.StatusAttribute]; p != nil {
+				_ = json.Unmarshal(p.GetData(), &status)
+			}
+			if p := sa[operator.StepAttribute]; p != nil {
+				_ = json.Unmarshal(p.GetData(), &step)
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\n", e.GetExecution().GetWorkflowId(), status, step)
+			n++
+		}
+		token = resp.GetNextPageToken()
+		if len(token) == 0 {
+			break
+		}
+	}
+	if n == 0 {
+		fmt.Fprintln(w, "no run waits on a person")
+	}
+	return nil
+}
+
+func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
+	if err := operator.ValidRunID(runID); err != nil {
+		return usagef("%v", err)
+	}
+	desc, err := r.describe(ctx, runID)
+	if err != nil {
+		return err
+	}
+	st, err := r.state(ctx, runID)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return r.showFromHistory(ctx, w, runID, desc, err)
+	}
+	v := runView{
+		Header:  fmt.Sprintf("run %s: %s (workflow %s)", runID, st.Status, workflowStatus(desc.status)),
+		Outcome: outcomeOf(st),
+	}
+	if n := st.StepCount - len(st.Steps); n > 0 {
+		v.Steps = append(v.Steps, fmt.Sprintf("(%s earlier; see one with --step STEP)", plural(n, "step")))
+	}
+	for _, s := range st.Steps {
+		note := ""
+		if s.Reconciled {
+			note = " (reconciled)"
+		}
+		if s.Settled != nil {
+			note = " (" + s.Settled.String() + ")"
+		}
+		v.Steps = append(v.Steps, fmt.Sprintf("%-28s %-5s %s%s", s.Name, s.Kind, s.Preview, note))
+	}
+	if f := st.Fence; f != nil {
+		// An earlier attempt of a write may still act: what the run waits
+		// for, or until when a retry is refused.
+		what := "a retry is refused until then"
+		if f.Waiting {
+			what = "the run waits until then before it settles the write by itself"
+		}
+		v.Tail = append(v.Tail, fmt.Sprintf("fence: %s; %s", f.String(), what))
+	}
+	for _, e := range st.Expired {
+		v.Tail = append(v.Tail, fmt.Sprintf("approval expired: %s (%s) waited %s and was denied", e.Marker, e.Tool, e.After))
+	}
+	if rt := st.Retry; rt != nil {
+		v.Tail = append(v.Tail, "retrying "+rt.String())
+	}
+	v.Tail = append(v.Tail, budgetLine(st.Turns, st.Usage, st.Budget))
+	for _, rj := range st.Rejected {
+		v.Tail = append(v.Tail, fmt.Sprintf("rejected %s %s: %s", rj.Signal, rj.Payload, rj.Reason))
+	}
+	v.Tail = append(v.Tail, "Web UI: "+r.Link(runID))
+	printRun(w, r.op(), runID, v)
+	return nil
+}
