@@ -108,7 +108,7 @@ func TestDecodeBoundsInflation(t *testing.T) {
 	// The bound on what a refused request allocates: MaxInflated
 	// inflated, as much again for the buffers that grow while inflating
 	// and the copy of the payload's data, and some.
-	const allocBound = 4 * MaxInflated
+	const allocBound = memScale * 4 * MaxInflated
 	var allocs []uint64
 	for _, copies := range []int{10, 2} {
 		ps := make([]*commonpb.Payload, copies)
@@ -126,13 +126,13 @@ func TestDecodeBoundsInflation(t *testing.T) {
 		}
 		allocs = append(allocs, alloc)
 	}
-	if allocs[0] > allocs[1]+16<<20 {
+	if allocs[0] > allocs[1]+memScale*16<<20 {
 		t.Errorf("10 copies allocated %d MiB, 2 copies %d MiB: want no more for more copies", allocs[0]>>20, allocs[1]>>20)
 	}
 	// One copy is answered: 40 MiB inflated, then 53 MiB of base64
 	// written through the JSON encoders' buffers.
-	if w, alloc := decode(bomb[0]); w.Code != http.StatusOK || alloc > 6*MaxInflated {
-		t.Errorf("one copy: %d, %d MiB allocated; want 200 within %d MiB", w.Code, alloc>>20, 6*MaxInflated>>20)
+	if w, alloc := decode(bomb[0]); w.Code != http.StatusOK || alloc > memScale*6*MaxInflated {
+		t.Errorf("one copy: %d, %d MiB allocated; want 200 within %d MiB", w.Code, alloc>>20, memScale*6*MaxInflated>>20)
 	}
 
 	// References that expand past MaxResponse: 1,100 refs to one 64 KiB

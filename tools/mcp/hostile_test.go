@@ -38,7 +38,7 @@ const hostileBytes = 200 << 20
 
 // maxChildRSS bounds the client's peak resident memory: a server's
 // messages are bounded at 16 MiB; reading 200 MiB whole took 1.6 GB.
-const maxChildRSS = 300 << 20
+const maxChildRSS = memScale * 300 << 20
 
 // hostileTimeout is the connect timeout of the clients under test, and
 // what a hostile list must end within.
