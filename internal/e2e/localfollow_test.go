@@ -170,10 +170,12 @@ func TestLocalSessionAnswersTwo(t *testing.T) {
 	eachLocalBackend(t, func(t *testing.T, b localBackend) {
 		const run = "local-session"
 		p := testenv.Start(t, b.env, starter, "--local", "--session", "--id", run, "hello")
-		if err := p.WaitLogged(t.Context(), "answer 1: hello", time.Minute); err != nil {
-			t.Fatal(err)
+		// The follow line is the last the driver prints before it waits; the
+		// answer, the state and the command come before it.
+		if err := p.WaitLogged(t.Context(), "this driver follows the run", time.Minute); err != nil {
+			t.Fatalf("%v\n%s", err, p.Output())
 		}
-		if !p.Logged("run "+run+": Idle") || !p.Logged("message "+run+" TEXT... --wait") {
+		if !p.Logged("answer 1: hello") || !p.Logged("run "+run+": Idle") || !p.Logged("message "+run+" TEXT... --wait") {
 			t.Fatalf("the session does not say it waits Idle for a message:\n%s", p.Output())
 		}
 		for i, msg := range []string{"also check the staging database", "and the replica"} {

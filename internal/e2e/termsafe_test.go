@@ -95,8 +95,8 @@ func TestLocalProgramsPrintControlsEscaped(t *testing.T) {
 
 	const run = "hostile-session"
 	p := testenv.Start(t, env, starter, "--local", "--session", "--id", run, "hi")
-	if err := p.WaitLogged(t.Context(), "run "+run+": Idle", time.Minute); err != nil {
-		t.Fatal(err)
+	if err := p.WaitLogged(t.Context(), "this driver follows the run", time.Minute); err != nil {
+		t.Fatalf("%v\n%s", err, p.Output()) // the last line before it waits for a message
 	}
 	code, out = testenv.Run(t, env, time.Minute, reconcile, "--local", "message", run, "more", "--wait")
 	if code != 0 || !strings.Contains(out, "turn 2") {
