@@ -39,7 +39,7 @@ temporal-server: $(TEMPORAL_SERVER)
 # The Temporal server $(TEMPORAL_SERVER_VERSION) (the release the CLI carries),
 # its SQL schema tool and the Web UI server (the CLI's ui-server module),
 # from build/temporal-server/go.mod, and again when it changes: what make
-# cluster and the cluster tests run (internal/clustertest). The server is
+# cluster and the cluster tests run (internal/testkit/clustertest). The server is
 # built last: its file stands for all three.
 $(TEMPORAL_SERVER): build/temporal-server/go.mod build/temporal-server/go.sum
 	@echo "building the Temporal server $(TEMPORAL_SERVER_VERSION), temporal-sql-tool and temporal-ui-server into ./bin (several minutes the first time)"
@@ -51,7 +51,7 @@ jaeger: $(JAEGER)
 
 # Jaeger's all-in-one program (v2: an OpenTelemetry Collector with Jaeger's
 # in-memory trace store and query API), which the tracing tests start on
-# loopback (internal/jaegertest); built from build/jaeger/go.mod, and again
+# loopback (internal/testkit/jaegertest); built from build/jaeger/go.mod, and again
 # when it changes.
 $(JAEGER): build/jaeger/go.mod build/jaeger/go.sum
 	@echo "building Jaeger $(JAEGER_VERSION) into ./bin (several minutes the first time)"
@@ -88,9 +88,9 @@ dev-server: $(TEMPORAL)
 # history shards, SQL visibility) with the configuration and set-up scripts
 # in deploy/ that the compose file runs, agentrun's search attributes and
 # database, and the Web UI, at the demo's addresses (localhost:7233,
-# http://localhost:8233); make stop stops it (internal/clustertest).
+# http://localhost:8233); make stop stops it (internal/testkit/clustertest).
 cluster: $(TEMPORAL) $(TEMPORAL_SERVER) build
-	$(GO) build -o bin/agentrun-cluster ./internal/clustertest/cmd/cluster
+	$(GO) build -o bin/agentrun-cluster ./internal/testkit/clustertest/cmd/cluster
 	bash scripts/cluster.sh
 
 worker: $(TEMPORAL) build
@@ -104,7 +104,7 @@ test: $(TEMPORAL) $(TEMPORAL_SERVER) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) buil
 	$(GO) test -count=1 -timeout 30m ./...
 
 # bench: AgentRun's step overhead (on the dev server, and on a real cluster
-# it starts: the server on PostgreSQL, internal/clustertest; plain,
+# it starts: the server on PostgreSQL, internal/testkit/clustertest; plain,
 # encrypted, traced to a Jaeger it starts), the journal's appends (file and
 # PostgreSQL), the history cost of streamed model text, kill → resume across
 # worker processes and 1,000 runs parked on approval, against baselines
@@ -122,7 +122,7 @@ bench: $(TEMPORAL) $(TEMPORAL_SERVER) $(JAEGER)
 # Temporal a worker frozen (SIGSTOP) or cut off from the frontend or from
 # PostgreSQL (a toxiproxy proxy) past the heartbeat timeout, in three
 # settle modes of create_ticket; prints the table and writes it to BENCHMARKS.md.
-# On a real cluster (the server on PostgreSQL, internal/clustertest) also
+# On a real cluster (the server on PostgreSQL, internal/testkit/clustertest) also
 # the server process killed and its PostgreSQL restarted (cluster/server,
 # cluster/server-postgres).
 # CHAOS_FLAGS="-trials 12" for a shorter one, -points local/model,freeze-model,... for some points.
@@ -173,7 +173,7 @@ race: $(TEMPORAL) $(TEMPORAL_SERVER) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS)
 	$(GO) test -count=1 -race -timeout 20m $$($(GO) list ./... | grep -v -E '^github.com/agentrun/agentrun/($(RACE_SKIP))$$')
 
 # test-encrypted: the workflow and end-to-end suites again with a payload
-# key set in the tests' environment (internal/testenv.SuiteKeys): every
+# key set in the tests' environment (internal/testkit/testenv.SuiteKeys): every
 # worker, starter and reconcile they start, and the tests' own client,
 # encrypt with it. The key is a fixed test key, never a real one.
 TEST_KEY := k1:WlpaWlpaWlpaWlpaWlpaWlpaWlpaWlpaWlpaWlpaWlo=

@@ -19,12 +19,12 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/fence"
-	"github.com/agentrun/agentrun/internal/secret"
-	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/metrics"
 	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/plumbing/secret"
+	"github.com/agentrun/agentrun/plumbing/tracing"
 	"github.com/agentrun/agentrun/tools"
 )
 
@@ -157,7 +157,7 @@ type Activities struct {
 	// environment has no server to signal, so its tests set it.
 	SignalRun func(ctx context.Context, n RetryNotice) error
 	// Tracer, when not nil, records a span per step attempt with the
-	// GenAI conventions' attributes (trace.go, package internal/tracing).
+	// GenAI conventions' attributes (trace.go, package plumbing/tracing).
 	// Default nil: tracing off, no span.
 	Tracer trace.Tracer
 	// Capture puts prompt, completion and tool text on those spans

@@ -15,7 +15,7 @@
 // declare), and one its policy denies. CallModel refuses a tool-spec key
 // other than the one of the tools the worker lists (Executor.ToolsKey), so
 // the model is offered only the worker's tools. A provider's error text is
-// scrubbed of the worker's secrets (package internal/secret) before it
+// scrubbed of the worker's secrets (package plumbing/secret) before it
 // reaches the run's history.
 //
 // The write guard: CallTool runs a write that is not idempotent through
@@ -91,7 +91,7 @@
 // carries it (package metrics). Nothing is recorded in workflow code.
 //
 // Traces: with Activities.Tracer set (tracing on, package
-// internal/tracing), each attempt of a step is one span under the sdk
+// plumbing/tracing), each attempt of a step is one span under the sdk
 // interceptor's RunActivity span, named by the GenAI semantic conventions:
 // "chat {model}" for CallModel (provider, request and response model,
 // tokens, finish reason) and "execute_tool {name}" for CallTool (the

@@ -11,7 +11,7 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
 
 // TestCallToolRefusesWhatTheWorkerDoesNotOffer: a tool step that does not

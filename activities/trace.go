@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/tracing"
+	"github.com/agentrun/agentrun/plumbing/tracing"
 )
 
 // stepAttrs are the attributes every step attempt's span carries.
@@ -26,7 +26,7 @@ func stepAttrs(ctx context.Context, step string) []attribute.KeyValue {
 }
 
 // startChat starts the span of a model step attempt (package
-// internal/tracing: "chat {model}"); a no-op span without a Tracer.
+// plumbing/tracing: "chat {model}"); a no-op span without a Tracer.
 func (a *Activities) startChat(ctx context.Context, in StepInput) (context.Context, trace.Span) {
 	if a.Tracer == nil {
 		return ctx, trace.SpanFromContext(context.Background())

@@ -23,7 +23,7 @@ import (
 	tlog "go.temporal.io/sdk/log"
 	"google.golang.org/grpc"
 
-	"github.com/agentrun/agentrun/internal/devserver"
+	"github.com/agentrun/agentrun/internal/testkit/devserver"
 )
 
 // config is the bench's one settings struct.

@@ -17,9 +17,9 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/agentrun/agentrun/fence"
-	"github.com/agentrun/agentrun/internal/devserver"
-	"github.com/agentrun/agentrun/internal/jaegertest"
 	"github.com/agentrun/agentrun/internal/testkit"
+	"github.com/agentrun/agentrun/internal/testkit/devserver"
+	"github.com/agentrun/agentrun/internal/testkit/jaegertest"
 	"github.com/agentrun/agentrun/workflows"
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentrun/agentrun/internal/clustertest"
+	"github.com/agentrun/agentrun/internal/testkit/clustertest"
 )
 
 // clusterFigures are the step overhead section's figures that the cluster
@@ -20,7 +20,7 @@ var clusterFigures = []string{
 const clusterPrefix = "cluster: "
 
 // clusterStepOverhead is the step overhead section again on a real
-// Temporal cluster that it starts and stops (internal/clustertest: the
+// Temporal cluster that it starts and stops (internal/testkit/clustertest: the
 // server built by make temporal-server on a private PostgreSQL, 4 history
 // shards, SQL visibility, deploy/'s configuration and dynamic config, the
 // ones docker-compose.yml runs): AgentRun against a bare chain of no-op

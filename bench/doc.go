@@ -5,7 +5,7 @@
 // `go run ./bench` from the module root.
 //
 // It starts its own Temporal dev server from the pinned CLI
-// ($AGENTRUN_TEMPORAL_CLI or bin/temporal; internal/devserver: in memory,
+// ($AGENTRUN_TEMPORAL_CLI or bin/temporal; internal/testkit/devserver: in memory,
 // headless, agentrun's search attributes, and the dynamic config every dev
 // server of the project runs with), and runs its workers in its own
 // process, except in the three sections that run worker processes (cmd
@@ -24,7 +24,7 @@
 //     counted by a gRPC interceptor on its own client.
 //   - Step overhead on a real cluster (cluster.go): the same comparison, T
 //     and rounds, on a Temporal cluster the section starts and stops
-//     (internal/clustertest: the server built by make temporal-server on a
+//     (internal/testkit/clustertest: the server built by make temporal-server on a
 //     private PostgreSQL, 4 history shards, SQL visibility, deploy/'s
 //     configuration and dynamic config, as docker-compose.yml runs it):
 //     ms per activity, the median step cycle and the workers' RPCs per
@@ -45,7 +45,7 @@
 //     400-byte outputs) on two workers, one traced (the sdk's tracing
 //     interceptor on its client and worker, agentrun's step spans, every
 //     run sampled, exported over OTLP/gRPC to a Jaeger the section starts
-//     on loopback, internal/jaegertest) and one not; rounds alternate
+//     on loopback, internal/testkit/jaegertest) and one not; rounds alternate
 //     which side goes first. Figures: the median time per activity,
 //     traced against untraced (goal 1.05); and, read back from Jaeger
 //     after a flush, the step spans (chat, execute_tool) per traced step,
@@ -74,7 +74,7 @@
 //   - Guard journal on PostgreSQL: RunStep of a write step (step.started,
 //     step.completed) and a plain Append of one record against
 //     postgres.DB.Guard() on a private PostgreSQL cluster (started through
-//     internal/pgtest.Start, as the tests start theirs), interleaved with
+//     internal/testkit/pgtest.Start, as the tests start theirs), interleaved with
 //     the same on a journal.FileStore in the bench's folder; medians, no
 //     goal. Without PostgreSQL binaries the rows say "not measured".
 //   - Kill → resume: two worker processes on one queue, the demo lookup

@@ -17,7 +17,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/fence"
 	agentconfig "github.com/agentrun/agentrun/internal/config"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/fence"
-	"github.com/agentrun/agentrun/internal/pgtest"
+	"github.com/agentrun/agentrun/internal/testkit/pgtest"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/postgres"
 )

@@ -10,9 +10,10 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/content"
-	"github.com/agentrun/agentrun/internal/jaegertest"
-	"github.com/agentrun/agentrun/internal/tracing"
+	"github.com/agentrun/agentrun/internal/testkit/jaegertest"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/plumbing/tracing"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -56,7 +57,7 @@ func tracingOverhead(ctx context.Context, env *benchEnv, p traceParams) ([]row, 
 		return []row{{Section: sec, Figure: stepFig, Missing: why}, {Section: sec, Figure: spanFig, Missing: why}}, nil
 	}
 	defer j.Stop()
-	prov, err := tracing.Start(ctx, tracing.Settings{Protocol: tracing.ProtocolGRPC, Endpoint: j.OTLPEndpoint, ServiceName: traceService}, traceService, env.logger)
+	prov, err := tracing.Start(ctx, tracing.Settings{Protocol: tracing.ProtocolGRPC, Endpoint: j.OTLPEndpoint, ServiceName: traceService}, traceService, operator.Signals(), env.logger)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
 
 // workerStopTimeout bounds a graceful stop (SIGTERM) before SIGKILL.

@@ -13,10 +13,10 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/agentrun/agentrun/internal/clustertest"
-	"github.com/agentrun/agentrun/internal/devserver"
-	"github.com/agentrun/agentrun/internal/pgtest"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/clustertest"
+	"github.com/agentrun/agentrun/internal/testkit/devserver"
+	"github.com/agentrun/agentrun/internal/testkit/pgtest"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
 
 // Config is one campaign.

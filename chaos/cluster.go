@@ -6,12 +6,12 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/agentrun/agentrun/internal/clustertest"
+	"github.com/agentrun/agentrun/internal/testkit/clustertest"
 )
 
 // engineCluster is the Temporal engine on a real cluster instead of the
 // dev server: a fleet of three workers, as on engineTemporal, against the
-// Temporal server on PostgreSQL (internal/clustertest: 4 history shards,
+// Temporal server on PostgreSQL (internal/testkit/clustertest: 4 history shards,
 // SQL visibility, deploy/'s configuration, the one docker-compose.yml
 // runs), the workers' journal in the database agentrun on the same
 // PostgreSQL, as in the compose file.

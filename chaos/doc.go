@@ -12,8 +12,8 @@
 //
 // Kill points on the Temporal engine (a fleet of three worker processes,
 // each on its own empty host folder, sharing a private PostgreSQL
-// (internal/pgtest) and a tuned dev server on a SQLite file
-// (internal/devserver)):
+// (internal/testkit/pgtest) and a tuned dev server on a SQLite file
+// (internal/testkit/devserver)):
 //
 //  1. model: the worker holding the chosen CallModel SIGKILLed (the
 //     script's delay on that turn keeps it there);
@@ -49,7 +49,7 @@
 //  9. freeze-write-after: likewise after its effect;
 //  10. freeze-model: SIGSTOP inside the chosen model call;
 //  11. cut-temporal: the worker reaches the Temporal frontend through a
-//     proxy (internal/netfault: Shopify's toxiproxy, run in the campaign's
+//     proxy (internal/testkit/netfault: Shopify's toxiproxy, run in the campaign's
 //     process on 127.0.0.1), which is cut while it holds create_ticket
 //     before its effect; the write goes on 8 s after it began (a second
 //     after the heal, or still cut off if the retry took longer);
@@ -86,7 +86,7 @@
 //
 // Kill points on a real Temporal cluster (engine cluster, chaos/cluster.go):
 // the fleet of three as on the dev server, against the Temporal server on
-// PostgreSQL that internal/clustertest starts with deploy/'s configuration
+// PostgreSQL that internal/testkit/clustertest starts with deploy/'s configuration
 // (4 history shards, SQL visibility; the one docker-compose.yml runs),
 // the journal in the database agentrun on the same PostgreSQL, as in the
 // compose file; the cluster starts with the first cluster trial:

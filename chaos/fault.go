@@ -12,8 +12,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/agentrun/agentrun/internal/config"
-	"github.com/agentrun/agentrun/internal/netfault"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/netfault"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/workflows"
 )
 

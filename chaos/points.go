@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/llm"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrun/agentrun/internal/durable/durabletest"
+	"github.com/agentrun/agentrun/plumbing/durable/durabletest"
 )
 
 func newFaultStore(t *testing.T) (*FileStore, *durabletest.FaultFS) {

@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
-	"github.com/agentrun/agentrun/internal/durable"
+	"github.com/agentrun/agentrun/plumbing/durable"
 )
 
 // FileStore is the durable Store: one file per blob, <dir>/<2 hex>/<62 hex>,

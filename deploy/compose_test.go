@@ -16,9 +16,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/agentrun/agentrun/internal/clustertest"
 	"github.com/agentrun/agentrun/internal/config"
-	"github.com/agentrun/agentrun/internal/devserver"
+	"github.com/agentrun/agentrun/internal/testkit/clustertest"
+	"github.com/agentrun/agentrun/internal/testkit/devserver"
 )
 
 // Paths from this package's folder, where go test runs.
@@ -681,7 +681,7 @@ func TestDockerignoreKeepsSources(t *testing.T) {
 	}
 	// The build needs the module files and every package; bin/ holds a
 	// 250 MB CLI that must stay out of the build context.
-	for _, keep := range []string{"go.mod", "go.sum", "worker", "starter", "reconcile", "codecserver", "internal", "agent"} {
+	for _, keep := range []string{"go.mod", "go.sum", "worker", "starter", "reconcile", "codecserver", "internal", "plumbing", "agent"} {
 		for _, p := range patterns {
 			if ok, _ := filepath.Match(p, keep); ok {
 				t.Errorf(".dockerignore pattern %q excludes %s, which the build needs", p, keep)
@@ -738,7 +738,7 @@ func TestComposeWorkerVersioning(t *testing.T) {
 
 // TestComposeAndClusterShareServerFiles: the compose file's Temporal
 // services run the scripts that `make cluster` and the cluster tests run
-// (internal/clustertest), and the server reads the one configuration next
+// (internal/testkit/clustertest), and the server reads the one configuration next
 // to its script, so the two topologies cannot drift.
 func TestComposeAndClusterShareServerFiles(t *testing.T) {
 	c := loadCompose(t)

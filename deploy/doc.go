@@ -29,7 +29,7 @@
 //   - temporal-ui.yaml: the Web UI server's configuration for make cluster
 //     (the compose file runs the temporalio/ui image instead).
 //
-// `make cluster` and the cluster tests (internal/clustertest) run the
+// `make cluster` and the cluster tests (internal/testkit/clustertest) run the
 // same temporal-server.sh, temporal-schema.sh and temporal-setup.sh on
 // this machine without Docker (the server built by make temporal-server,
 // Debian's PostgreSQL), so the compose topology runs here too; the test

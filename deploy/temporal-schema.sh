@@ -1,7 +1,7 @@
 #!/bin/sh
 # One-shot schema setup for the Temporal server on PostgreSQL: run by the
 # temporal-schema service of docker-compose.yml (in temporalio/admin-tools),
-# by `make cluster` and by the cluster tests (internal/clustertest), with
+# by `make cluster` and by the cluster tests (internal/testkit/clustertest), with
 # the temporal-sql-tool of the server's release (the image's, or ./bin's
 # from make temporal-server).
 #

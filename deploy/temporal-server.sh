@@ -3,7 +3,7 @@
 # services in one process) with the configuration temporal-server.yaml next
 # to this script and the dynamic config dynamicconfig/development-sql.yaml.
 # Run by the temporal service of docker-compose.yml (in temporalio/server),
-# by `make cluster` and by the cluster tests (internal/clustertest), so that
+# by `make cluster` and by the cluster tests (internal/testkit/clustertest), so that
 # all three run one configuration.
 #
 # Environment: what temporal-server.yaml reads (POSTGRES_SEEDS, DB_PORT,

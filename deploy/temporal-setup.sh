@@ -8,7 +8,7 @@
 #      must exist before the first run starts (the worker also checks at
 #      start-up). Creating an existing attribute of the same type is a no-op.
 # Safe to run again. Also run by `make cluster` and the cluster tests
-# (internal/clustertest); TEMPORAL_CLI names the temporal CLI (default
+# (internal/testkit/clustertest); TEMPORAL_CLI names the temporal CLI (default
 # temporal, on PATH).
 set -eu
 

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/secret"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/plumbing/secret"
 )
 
 // The retry policy of model and read steps, on both engines: the Temporal

@@ -13,8 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/agentrun/agentrun/internal/durable"
 	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/plumbing/durable"
 )
 
 // FileStore is the durable Store: one file per run, <dir>/<run id>.jsonl,

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrun/agentrun/internal/durable/durabletest"
 	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/plumbing/durable/durabletest"
 )
 
 // encodeTestRecords returns the file content of a journal holding recs.

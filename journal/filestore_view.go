@@ -11,7 +11,7 @@ import (
 	"syscall"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/durable"
+	"github.com/agentrun/agentrun/plumbing/durable"
 )
 
 // maxCachedRuns bounds how many runs a FileStore keeps a view of; the least

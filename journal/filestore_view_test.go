@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/durable/durabletest"
 	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/plumbing/durable/durabletest"
 )
 
 // The tests in this file check what a FileStore remembers between calls

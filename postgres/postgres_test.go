@@ -17,7 +17,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/content"
 	contentstoretest "github.com/agentrun/agentrun/content/storetest"
-	"github.com/agentrun/agentrun/internal/pgtest"
+	"github.com/agentrun/agentrun/internal/testkit/pgtest"
 	"github.com/agentrun/agentrun/journal"
 	journalstoretest "github.com/agentrun/agentrun/journal/storetest"
 	"github.com/agentrun/agentrun/operator"

@@ -20,7 +20,7 @@ import (
 
 	"github.com/agentrun/agentrun/internal/cli"
 	"github.com/agentrun/agentrun/internal/config"
-	"github.com/agentrun/agentrun/internal/tracing"
+	"github.com/agentrun/agentrun/plumbing/tracing"
 )
 
 func main() {

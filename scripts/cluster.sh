@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make cluster: the compose file's topology on this machine without Docker
-# (internal/clustertest/cmd/cluster, built into bin/agentrun-cluster): a
+# (internal/testkit/clustertest/cmd/cluster, built into bin/agentrun-cluster): a
 # private PostgreSQL, the Temporal server on it with deploy/'s configuration
 # and set-up scripts (the ones docker-compose.yml runs), agentrun's
 # database, and the Web UI. Runs in the background until make stop; logs in

@@ -5,7 +5,7 @@
 # through the codec server there (scripts/codecserver.sh).
 # The dynamic config values lift the dev server's own rate limit of ~90 ms
 # per activity, and let an old worker deployment version report "drained"
-# within seconds (internal/devserver.DynamicConfig, checked against this file).
+# within seconds (internal/testkit/devserver.DynamicConfig, checked against this file).
 source "$(dirname "$0")/lib.sh"
 if bin/temporal operator cluster health >/dev/null 2>&1; then
   echo "Temporal already answers at $TEMPORAL_ADDRESS"

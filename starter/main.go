@@ -33,8 +33,8 @@ import (
 
 	"github.com/agentrun/agentrun/internal/cli"
 	"github.com/agentrun/agentrun/internal/config"
-	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/plumbing/tracing"
 )
 
 func main() {

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/streams"
 )
 

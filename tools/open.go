@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/agentrun/agentrun/internal/secret"
+	"github.com/agentrun/agentrun/plumbing/secret"
 	"github.com/agentrun/agentrun/tools/mcp"
 )
 

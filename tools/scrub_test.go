@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/mcptest"
-	"github.com/agentrun/agentrun/internal/secret"
+	"github.com/agentrun/agentrun/internal/testkit/mcptest"
+	"github.com/agentrun/agentrun/plumbing/secret"
 	"github.com/agentrun/agentrun/tools/mcp"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/secret"
+	"github.com/agentrun/agentrun/plumbing/secret"
 )
 
 // Tool is one executable tool.
@@ -121,7 +121,7 @@ func (s *Set) Timeout(name string) time.Duration {
 // delivered in time, or together with its context ending, is returned as
 // is. If ctx ends first, Call returns the tool's error or ctx's. A result's
 // content and an error's message are scrubbed of the worker's secrets
-// (package internal/secret).
+// (package plumbing/secret).
 func (s *Set) Call(ctx context.Context, name string, args json.RawMessage) (agent.ToolResult, error) {
 	i := s.index(name)
 	if i < 0 {

@@ -26,7 +26,7 @@ import (
 	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/execute"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/operator"

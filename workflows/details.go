@@ -8,9 +8,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/mdtext"
-	"github.com/agentrun/agentrun/internal/shell"
 	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/plumbing/mdtext"
+	"github.com/agentrun/agentrun/plumbing/shell"
 )
 
 // SignalCommand is the Temporal CLI command that sends an operator signal,
@@ -64,7 +64,7 @@ func plural(n int, word string) string {
 // (the frame does not wrap them), and a rule closes the text.
 //
 // Every value the run did not write itself (answers, arguments, tool
-// values, names, reasons, errors) goes through internal/mdtext: in a block,
+// values, names, reasons, errors) goes through plumbing/mdtext: in a block,
 // a code span or escaped, never as markdown or HTML of its own, since the
 // UI renders both (a model's answer must not draw an approval section).
 func details(namespace, runID string, s *State) string {

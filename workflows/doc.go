@@ -128,7 +128,7 @@
 // AGENTRUN_TEST_WORKFLOW_CHANGE=1 is such a change, for tests only
 // (testchange.go).
 //
-// Traces (package internal/tracing, when the worker traces): a wait for a
+// Traces (package plumbing/tracing, when the worker traces): a wait for a
 // person that an input answers (an approve, deny, reconcile, budget or
 // message by signal or update, an approval timeout, a session's idle
 // timer) is one span "wait {kind}" in the run's trace, from when the run

@@ -10,9 +10,9 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/logtext"
-	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/plumbing/logtext"
+	"github.com/agentrun/agentrun/plumbing/tracing"
 	"github.com/agentrun/agentrun/progress"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/logtext"
+	"github.com/agentrun/agentrun/plumbing/logtext"
 	"github.com/agentrun/agentrun/progress"
 )
 

@@ -11,8 +11,8 @@ import (
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/fence"
-	"github.com/agentrun/agentrun/internal/logtext"
 	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/plumbing/logtext"
 	"github.com/agentrun/agentrun/progress"
 )
 

@@ -4,8 +4,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/plumbing/tracing"
 )
 
 // waitKinds name the waits for a person in traces, by the run's status.

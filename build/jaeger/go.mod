@@ -1,7 +1,7 @@
 // Jaeger's all-in-one program, v1.76.0 (Jaeger v2.13.0: an OpenTelemetry
 // Collector with Jaeger's trace stores and query API), that the tracing tests
-// start on loopback (internal/jaegertest, its configuration in
-// internal/jaegertest/config.yaml), built by make jaeger into ./bin. The
+// start on loopback (internal/testkit/jaegertest, its configuration in
+// internal/testkit/jaegertest/config.yaml), built by make jaeger into ./bin. The
 // Go-module build serves OTLP (gRPC and HTTP) and the query API (/api/...),
 // and a placeholder page instead of the web UI, whose assets are built with
 // npm in Jaeger's own release. The released module, nothing raised.

@@ -1,5 +1,5 @@
 // The Temporal server that `make cluster` and the cluster tests run
-// (internal/clustertest), and its SQL schema tool, built by make
+// (internal/testkit/clustertest), and its SQL schema tool, built by make
 // temporal-server into ./bin: go.temporal.io/server v1.29.1, the release the
 // temporal CLI in build/temporal-cli carries, with that module's pins (so the
 // two share one module cache and one set of dependency versions, including

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
 
 // TestBadInputWritesNothing: every refused run id, marker, step, outcome

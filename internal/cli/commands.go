@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/agentrun/agentrun/internal/shell"
+	"github.com/agentrun/agentrun/plumbing/shell"
 )
 
 // Commands name the programs in the commands the starter and reconcile

@@ -15,8 +15,8 @@ import (
 
 	"github.com/agentrun/agentrun/internal/cli"
 	"github.com/agentrun/agentrun/internal/config"
-	"github.com/agentrun/agentrun/internal/pgtest"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/pgtest"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/postgres"
 )

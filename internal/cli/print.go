@@ -5,9 +5,9 @@ import (
 	"io"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/shell"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/plumbing/shell"
 	"github.com/agentrun/agentrun/workflows"
 )
 

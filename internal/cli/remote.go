@@ -22,9 +22,9 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/cluster"
-	"github.com/agentrun/agentrun/internal/logtext"
-	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/plumbing/logtext"
+	"github.com/agentrun/agentrun/plumbing/tracing"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -49,7 +49,7 @@ type Remote struct {
 // connection.
 func DialRemote(ctx context.Context, s Settings, service string, verbose bool) (*Remote, error) {
 	logger := logtext.For(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), s.Config.Codec != nil)
-	tr, err := tracing.Start(ctx, s.Config.Tracing, service, logger) // nil: off
+	tr, err := tracing.Start(ctx, s.Config.Tracing, service, operator.Signals(), logger) // nil: off
 	if err != nil {
 		return nil, err
 	}

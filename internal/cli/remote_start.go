@@ -12,8 +12,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/shell"
 	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/plumbing/shell"
 	"github.com/agentrun/agentrun/workflows"
 )
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/agentrun/agentrun/internal/pgtest"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/pgtest"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
 
 // Keys of the sealed journal tests: k1, and k2 for a key that is not it.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun/internal/cli"
 	"github.com/agentrun/agentrun/internal/config"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
 
 // TestSettingErrorsExitTwo: every setting a program cannot use exits with

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
 
 // TestShowPrintsWhatUnblocksLocal: reconcile --local show prints, for a

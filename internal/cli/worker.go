@@ -12,10 +12,11 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/internal/cluster"
-	"github.com/agentrun/agentrun/internal/logtext"
-	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/metrics"
+	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/plumbing/logtext"
+	"github.com/agentrun/agentrun/plumbing/tracing"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -66,7 +67,7 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	tr, err := tracing.Start(ctx, s.Tracing, tracing.ServiceWorker, logger) // nil: off
+	tr, err := tracing.Start(ctx, s.Tracing, tracing.ServiceWorker, operator.Signals(), logger) // nil: off
 	if err != nil {
 		return err
 	}

@@ -20,8 +20,8 @@ import (
 
 	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/internal/config"
-	"github.com/agentrun/agentrun/internal/secret"
 	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/plumbing/secret"
 )
 
 // SearchAttributes are the attributes AgentRun upserts, with their types.
@@ -107,7 +107,7 @@ func WithCodec(opts *client.Options, cdc *codec.Codec) {
 // workers send, and decrypts what they receive (config.Config's Codec).
 //
 // interceptors go on the client and on every worker built from it: the
-// tracing interceptor (internal/tracing's Provider.ClientInterceptors),
+// tracing interceptor (plumbing/tracing's Provider.ClientInterceptors),
 // none when tracing is off.
 func Dial(ctx context.Context, logger *slog.Logger, metrics client.MetricsHandler, cdc *codec.Codec, interceptors ...interceptor.ClientInterceptor) (*Conn, error) {
 	opts, err := Options(logger)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/agentrun/agentrun/internal/cluster"
 	"github.com/agentrun/agentrun/internal/config"
-	"github.com/agentrun/agentrun/internal/secret"
+	"github.com/agentrun/agentrun/plumbing/secret"
 )
 
 // TestOptionsTLSKeyMode: the TLS client key file is a key file: mode 0644

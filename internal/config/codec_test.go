@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/internal/config"
-	"github.com/agentrun/agentrun/internal/secret"
+	"github.com/agentrun/agentrun/plumbing/secret"
 )
 
 // TestCodecSettings: the encryption keys come from AGENTRUN_CODEC_KEYS or

@@ -17,10 +17,10 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/execute"
-	"github.com/agentrun/agentrun/internal/secret"
-	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/metrics"
+	"github.com/agentrun/agentrun/plumbing/secret"
+	"github.com/agentrun/agentrun/plumbing/tracing"
 	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -187,7 +187,7 @@ type Config struct {
 	// (sessions, starter --wait or --stream) stream.
 	NoStream bool
 
-	// --- Tracing (OpenTelemetry: package internal/tracing) ---
+	// --- Tracing (OpenTelemetry: package plumbing/tracing) ---
 
 	// Tracing exports every run as one trace over OTLP: on when
 	// OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
@@ -548,7 +548,7 @@ func parseCodec(e env) (*codec.Codec, error) {
 
 // codecKeyForms are the texts the codec's keys may show up as: each key's
 // bytes, their base64 (as the settings write it) and their hex. The
-// scrubber (package internal/secret) adds the other encodings of each.
+// scrubber (package plumbing/secret) adds the other encodings of each.
 func codecKeyForms(keys []codec.Key) []string {
 	var out []string
 	for _, k := range keys {

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/internal/config"
-	"github.com/agentrun/agentrun/internal/tracing"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/plumbing/tracing"
 	"github.com/agentrun/agentrun/tools"
 )
 

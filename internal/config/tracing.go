@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentrun/agentrun/internal/tracing"
+	"github.com/agentrun/agentrun/plumbing/tracing"
 )
 
 // parseTracing reads the tracing settings, OpenTelemetry's standard

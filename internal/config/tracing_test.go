@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/internal/config"
-	"github.com/agentrun/agentrun/internal/tracing"
+	"github.com/agentrun/agentrun/plumbing/tracing"
 )
 
 // TestTracingSettings: tracing is off without an endpoint or an exporter,

@@ -9,7 +9,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
 
 // eventCount counts the events in the history of a run's latest execution.

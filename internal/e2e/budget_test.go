@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
 
 // TestBudgetOnDevServer: a run started with --max-turns 1 stops as

@@ -8,10 +8,10 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/agentrun/agentrun/internal/clustertest"
+	"github.com/agentrun/agentrun/internal/testkit/clustertest"
 )
 
-// The fleet tests again on a real Temporal cluster (internal/clustertest:
+// The fleet tests again on a real Temporal cluster (internal/testkit/clustertest:
 // the server on PostgreSQL, 4 history shards, SQL visibility, started once
 // per test process with deploy/'s configuration and scripts, the ones
 // docker-compose.yml runs) instead of the CLI's dev server.

@@ -20,7 +20,7 @@ import (
 
 	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/internal/cluster"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/workflows"
 )
 

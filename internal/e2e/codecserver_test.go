@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrun/agentrun/internal/devserver"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/devserver"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/llm"
 )
 

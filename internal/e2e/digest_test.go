@@ -11,7 +11,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
 
 // TestApproveWhatYouSawOnDevServer: on a dev server with a real worker

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/fence"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/workflows"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
 
 // TestStreamIdleTimeoutOnWorker: a real worker with

@@ -8,7 +8,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/tools"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/cli"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
 
 // TestApprovalExpiresWithNoWorker: with AGENTRUN_APPROVAL_TIMEOUT=3s the

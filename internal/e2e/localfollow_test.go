@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrun/agentrun/internal/pgtest"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/pgtest"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/postgres"
 )

@@ -13,8 +13,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agentrun/agentrun/internal/mcptest"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/mcptest"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
 
 // TestCodecLogsHoldNoPayloadText: with the codec's keys set, the workers'

@@ -15,8 +15,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/mcptest"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/mcptest"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/workflows"
 )
 

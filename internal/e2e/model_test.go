@@ -13,7 +13,7 @@ import (
 	sdkpb "go.temporal.io/api/sdk/v1"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
 
 // TestModelRequestTimeout: a real worker on openai:test-model with

@@ -9,7 +9,7 @@ import (
 
 	"go.temporal.io/sdk/worker"
 
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/workflows"
 )
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrun/agentrun/internal/netfault"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/netfault"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/tools"
 )
 

@@ -17,7 +17,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/workflows"
 )
 

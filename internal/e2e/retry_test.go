@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/netfault"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/netfault"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
 
 // TestModelServerDownThenBack runs two runs against OpenAI-compatible

@@ -12,7 +12,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/agentrun/agentrun/codec"
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/workflows"
 )
 

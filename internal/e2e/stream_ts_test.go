@@ -16,7 +16,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/progress"
 	"github.com/agentrun/agentrun/streams"
 	"github.com/agentrun/agentrun/workflows"

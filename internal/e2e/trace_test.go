@@ -19,9 +19,10 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/cluster"
-	"github.com/agentrun/agentrun/internal/jaegertest"
-	"github.com/agentrun/agentrun/internal/testenv"
-	"github.com/agentrun/agentrun/internal/tracing"
+	"github.com/agentrun/agentrun/internal/testkit/jaegertest"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
+	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/plumbing/tracing"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -339,7 +340,7 @@ func TestContinueAsNewJaegerTrace(t *testing.T) {
 	script := `{"turns":[{"tool_calls":[{"name":"lookup","args":{"topic":"vpn"}}]},{"tool_calls":[{"name":"lookup","args":{"topic":"mfa"}}]},{"text":"Both policies are in place."}]}`
 	testenv.Start(t, append(f.scripted(t, script), j.Env()...), testenv.Program(t, "worker"))
 
-	p, err := tracing.Start(t.Context(), tracing.Settings{Protocol: tracing.ProtocolGRPC, Endpoint: j.OTLPEndpoint}, "agentrun-e2e-client", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	p, err := tracing.Start(t.Context(), tracing.Settings{Protocol: tracing.ProtocolGRPC, Endpoint: j.OTLPEndpoint}, "agentrun-e2e-client", operator.Signals(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

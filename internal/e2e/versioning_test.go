@@ -14,7 +14,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
 
 // TestWorkerVersioningUpgrade: a rolling upgrade of a versioned fleet on a

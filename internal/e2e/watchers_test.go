@@ -11,7 +11,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/agentrun/agentrun/internal/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/streams"
 	"github.com/agentrun/agentrun/workflows"
 )

@@ -24,9 +24,9 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/agentrun/agentrun/codec"
-	"github.com/agentrun/agentrun/internal/devserver"
-	"github.com/agentrun/agentrun/internal/testenv"
 	"github.com/agentrun/agentrun/internal/testkit"
+	"github.com/agentrun/agentrun/internal/testkit/devserver"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/workflows"
 )
 

@@ -23,8 +23,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/logtext"
-	"github.com/agentrun/agentrun/internal/secret"
+	"github.com/agentrun/agentrun/plumbing/logtext"
+	"github.com/agentrun/agentrun/plumbing/secret"
 )
 
 // Server says how to reach one MCP server: exactly one of Command (a local

@@ -19,7 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/mcptest"
+	"github.com/agentrun/agentrun/internal/testkit/mcptest"
 )
 
 func connect(t *testing.T, srv Server) *Client {

@@ -16,7 +16,7 @@
 // Temporal credentials or AGENTRUN_JOURNAL unless Env names them. An HTTP
 // server gets Headers on requests to its URL's host only: a redirect to
 // another host gets none. A stdio server's stderr, quoted in errors, is
-// scrubbed of the worker's secret values (package internal/secret).
+// scrubbed of the worker's secret values (package plumbing/secret).
 //
 // A Tool's spec carries the server's name, description and input JSON
 // schema. Its kind comes from its annotations: readOnlyHint true makes it a

@@ -16,7 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/mcptest"
+	"github.com/agentrun/agentrun/internal/testkit/mcptest"
 )
 
 // The tests in this file check that nothing the client does waits without a

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentrun/agentrun/internal/mcptest"
+	"github.com/agentrun/agentrun/internal/testkit/mcptest"
 )
 
 // TestStdioServerSeesMinimalEnvironment: the npm everything server, started

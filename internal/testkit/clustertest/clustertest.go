@@ -1,0 +1,599 @@
+package clustertest
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+
+	"github.com/agentrun/agentrun/internal/cluster"
+	"github.com/agentrun/agentrun/internal/testkit"
+	"github.com/agentrun/agentrun/internal/testkit/devserver"
+	"github.com/agentrun/agentrun/internal/testkit/pgtest"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
+)
+
+// The files under deploy/ that every cluster runs, from the repository's
+// root: docker-compose.yml's services run the same ones (go test ./deploy
+// checks it).
+const (
+	ServerScript = "deploy/temporal-server.sh"
+	ServerConfig = "deploy/temporal-server.yaml"
+	SchemaScript = "deploy/temporal-schema.sh"
+	SetupScript  = "deploy/temporal-setup.sh"
+	UIConfig     = "deploy/temporal-ui.yaml"
+	// AgentrunDBScript creates agentrun's own role and database (the
+	// workers' AGENTRUN_JOURNAL) on the same PostgreSQL.
+	AgentrunDBScript = "deploy/agentrun-db.sh"
+)
+
+// The programs under bin/ (make temporal-server builds them).
+const (
+	serverProgram = "bin/temporal-server"
+	sqlTool       = "bin/temporal-sql-tool"
+	uiProgram     = "bin/temporal-ui-server"
+)
+
+// Bounds on each stage. The schema takes ~6 s and the server ~10 s to
+// answer on an idle 2-core machine; a loaded one (a test run) takes
+// several times that. temporal-setup.sh waits for the server by itself,
+// up to 3 minutes. A stopped server gets stopTimeout to shut down in order
+// before it is killed.
+const (
+	schemaTimeout = 3 * time.Minute
+	setupTimeout  = 4 * time.Minute
+	healthTimeout = 3 * time.Minute
+	uiTimeout     = time.Minute
+	stopTimeout   = 30 * time.Second
+)
+
+// Ports are the server's ports on 127.0.0.1.
+type Ports struct {
+	Frontend, HTTP               int // the frontend's gRPC and HTTP ports: clients use these
+	FrontendMembership           int
+	History, HistoryMembership   int
+	Matching, MatchingMembership int
+	Worker, WorkerMembership     int
+}
+
+// DefaultPorts are the server's own defaults, as in docker-compose.yml:
+// the frontend on 7233.
+func DefaultPorts() Ports {
+	return Ports{Frontend: 7233, HTTP: 7243, FrontendMembership: 6933, History: 7234, HistoryMembership: 6934,
+		Matching: 7235, MatchingMembership: 6935, Worker: 7239, WorkerMembership: 6939}
+}
+
+func (p Ports) list() []struct {
+	name string
+	port int
+} {
+	return []struct {
+		name string
+		port int
+	}{
+		{"the frontend", p.Frontend}, {"the frontend's HTTP API", p.HTTP}, {"the frontend's membership", p.FrontendMembership},
+		{"history", p.History}, {"history's membership", p.HistoryMembership},
+		{"matching", p.Matching}, {"matching's membership", p.MatchingMembership},
+		{"the worker service", p.Worker}, {"the worker service's membership", p.WorkerMembership},
+	}
+}
+
+func (p Ports) env() []string {
+	return []string{
+		"FRONTEND_GRPC_PORT=" + strconv.Itoa(p.Frontend), "FRONTEND_HTTP_PORT=" + strconv.Itoa(p.HTTP),
+		"FRONTEND_MEMBERSHIP_PORT=" + strconv.Itoa(p.FrontendMembership),
+		"HISTORY_GRPC_PORT=" + strconv.Itoa(p.History), "HISTORY_MEMBERSHIP_PORT=" + strconv.Itoa(p.HistoryMembership),
+		"MATCHING_GRPC_PORT=" + strconv.Itoa(p.Matching), "MATCHING_MEMBERSHIP_PORT=" + strconv.Itoa(p.MatchingMembership),
+		"WORKER_GRPC_PORT=" + strconv.Itoa(p.Worker), "WORKER_MEMBERSHIP_PORT=" + strconv.Itoa(p.WorkerMembership),
+	}
+}
+
+// freePorts returns ports on 127.0.0.1 that were free a moment ago, all
+// different, between 20000 and 32767: the server keeps its membership
+// ports in a smallint column (a port from the kernel's ephemeral range,
+// above 32767, stops it at start: "value ... is out of range for type
+// smallint"), and the range stays clear of the kernel's ephemeral ports.
+func freePorts() (Ports, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	next := func() int {
+		for range 200 {
+			port := 20000 + rand.IntN(12000)
+			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+			if err == nil {
+				ls = append(ls, l)
+				return port
+			}
+		}
+		return 0
+	}
+	p := Ports{next(), next(), next(), next(), next(), next(), next(), next(), next()}
+	for _, e := range p.list() {
+		if e.port == 0 {
+			return p, errors.New("no free port on 127.0.0.1 between 20000 and 32000")
+		}
+	}
+	return p, nil
+}
+
+// Options say where a cluster keeps its state and listens.
+type Options struct {
+	// Root is the repository's root, with deploy/ and bin/; "" finds it
+	// (go env GOMOD).
+	Root string
+	// Dir is the folder for the logs (schema.log, server.log, setup.log,
+	// ui.log), created if missing. Required.
+	Dir string
+	// PostgresURL is the URL of a superuser's maintenance database on the
+	// PostgreSQL to keep Temporal's databases on; "" starts a private
+	// PostgreSQL (pgtest.StartCluster, Debian's binaries), stopped with the
+	// cluster.
+	PostgresURL string
+	// Database names the default store's database; the visibility store's
+	// is Database + "_visibility". Default "temporal".
+	Database string
+	// Ports are the server's ports; nil picks free ones.
+	Ports *Ports
+	// UIPort is the Web UI's port on 127.0.0.1; 0 starts no Web UI.
+	UIPort int
+	// CLI is the temporal CLI that registers the search attributes; ""
+	// is devserver.CLI() (bin/temporal or $AGENTRUN_TEMPORAL_CLI).
+	CLI string
+	// LogLevel is the server's log level; default "warn".
+	LogLevel string
+}
+
+// Cluster is a running Temporal server on PostgreSQL, with its Web UI when
+// asked for.
+type Cluster struct {
+	// HostPort is the frontend's address.
+	HostPort string
+	// UIURL is the Web UI's address, "" without one.
+	UIURL string
+	// CLI is the temporal CLI.
+	CLI string
+	// Client is a client of the cluster's namespace default (with the
+	// suite's codec when testenv.SuiteKeys is set).
+	Client client.Client
+
+	opts    Options
+	ports   Ports
+	pgURL   string // the maintenance database: holds a password
+	pg      *pgtest.Cluster
+	env     []string
+	mu      sync.Mutex
+	server  *proc
+	ui      *proc
+	dropDBs bool
+}
+
+// proc is a child process and the channel closed when it exits.
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// Start starts a cluster: PostgreSQL (or opts.PostgresURL), the schemas
+// (SchemaScript), the server (ServerScript with ServerConfig), agentrun's
+// search attributes and the namespace default (SetupScript), and the Web
+// UI when opts.UIPort is set. On an error it stops what it started. Stop
+// it with Stop.
+func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
+	if opts.Dir == "" {
+		return nil, errors.New("clustertest: Options.Dir is empty")
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	if opts.Root == "" {
+		if opts.Root, err = testkit.ModuleRoot(); err != nil {
+			return nil, err
+		}
+	}
+	opts.Database = cmp.Or(opts.Database, "temporal")
+	opts.LogLevel = cmp.Or(opts.LogLevel, "warn")
+	if opts.CLI == "" {
+		if opts.CLI, err = devserver.CLI(); err != nil {
+			return nil, err
+		}
+	}
+	progs := []string{serverProgram, sqlTool}
+	if opts.UIPort != 0 {
+		progs = append(progs, uiProgram)
+	}
+	for _, p := range progs {
+		if _, err := os.Stat(filepath.Join(opts.Root, p)); err != nil {
+			return nil, fmt.Errorf("no %s: run make temporal-server", p)
+		}
+	}
+	c = &Cluster{opts: opts, CLI: opts.CLI}
+	if opts.Ports != nil {
+		c.ports = *opts.Ports
+	} else if c.ports, err = freePorts(); err != nil {
+		return nil, err
+	}
+	if err := c.checkPorts(); err != nil {
+		return nil, err
+	}
+	c.HostPort = net.JoinHostPort("127.0.0.1", strconv.Itoa(c.ports.Frontend))
+
+	defer func() {
+		if err != nil {
+			c.Stop()
+			c = nil
+		}
+	}()
+	c.pgURL = opts.PostgresURL
+	if c.pgURL == "" {
+		if c.pg, err = pgtest.StartCluster(); err != nil {
+			// pgtest's advice to name a server by URL is for tests.
+			return c, fmt.Errorf("PostgreSQL: %s", strings.TrimSuffix(err.Error(), ", or set "+pgtest.EnvURL))
+		}
+		c.pgURL = c.pg.URL()
+	} else {
+		c.dropDBs = true
+	}
+	u, err := url.Parse(c.pgURL)
+	if err != nil {
+		return c, errors.New("the PostgreSQL URL does not parse")
+	}
+	pw, _ := u.User.Password()
+	c.env = append(os.Environ(),
+		"DB=postgres12",
+		"POSTGRES_SEEDS="+u.Hostname(), "DB_PORT="+cmp.Or(u.Port(), "5432"),
+		"POSTGRES_USER="+u.User.Username(), "POSTGRES_PWD="+pw, "SQL_PASSWORD="+pw,
+		"DBNAME="+opts.Database, "VISIBILITY_DBNAME="+opts.Database+"_visibility",
+		"TEMPORAL_SQL_TOOL="+filepath.Join(opts.Root, sqlTool),
+		"TEMPORAL_SERVER="+filepath.Join(opts.Root, serverProgram),
+		"TEMPORAL_CLI="+opts.CLI,
+		"TEMPORAL_ADDRESS="+c.HostPort, "TEMPORAL_NAMESPACE=default",
+		"LOG_LEVEL="+opts.LogLevel,
+		"BIND_ON_IP=127.0.0.1",
+		// What a user's environment might set for the server: the
+		// script's default, next to the configuration, applies.
+		"DYNAMIC_CONFIG_FILE_PATH=",
+	)
+	c.env = append(c.env, c.ports.env()...)
+
+	sctx, cancel := context.WithTimeout(ctx, schemaTimeout)
+	defer cancel()
+	if err := c.script(sctx, SchemaScript, "schema.log"); err != nil {
+		return c, err
+	}
+	if err := c.startServer(); err != nil {
+		return c, err
+	}
+	if err := c.setup(ctx); err != nil {
+		return c, err
+	}
+	if opts.UIPort != 0 {
+		if err := c.startUI(ctx); err != nil {
+			return c, err
+		}
+	}
+	if c.Client, err = c.dial(ctx); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// checkPorts returns an error naming the first port of the cluster (or its
+// Web UI) that is in use.
+func (c *Cluster) checkPorts() error {
+	ps := c.ports.list()
+	if c.opts.UIPort != 0 {
+		ps = append(ps, struct {
+			name string
+			port int
+		}{"the Web UI", c.opts.UIPort})
+	}
+	for _, p := range ps {
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p.port)))
+		if err != nil {
+			return fmt.Errorf("port %d (%s) is in use on 127.0.0.1: stop what listens there (make stop stops make demo's dev server)", p.port, p.name)
+		}
+		l.Close()
+	}
+	return nil
+}
+
+// script runs one of the deploy scripts with the cluster's environment,
+// its output in the log file name; an error carries the log's end.
+func (c *Cluster) script(ctx context.Context, script, log string) error {
+	f, err := os.Create(filepath.Join(c.opts.Dir, log))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cmd := exec.CommandContext(ctx, "sh", filepath.Join(c.opts.Root, script))
+	cmd.Env, cmd.Stdout, cmd.Stderr, cmd.Dir = c.env, f, f, c.opts.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %v: %s", script, err, c.logTail(log))
+	}
+	return nil
+}
+
+// start starts a long-running child, its output appended to the log file
+// name.
+func (c *Cluster) start(log string, name string, args ...string) (*proc, error) {
+	f, err := os.OpenFile(filepath.Join(c.opts.Dir, log), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Env, cmd.Stdout, cmd.Stderr, cmd.Dir = c.env, f, f, c.opts.Dir
+	// The child dies with the process that started it (a test binary
+	// killed at its timeout, make cluster's supervisor killed).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &proc{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		f.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// stop sends SIGTERM and waits up to stopTimeout, then kills.
+func (p *proc) stop() {
+	if p == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(stopTimeout):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+func (c *Cluster) startServer() error {
+	p, err := c.start("server.log", "sh", filepath.Join(c.opts.Root, ServerScript))
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.server = p
+	c.mu.Unlock()
+	return nil
+}
+
+// setup runs SetupScript (it waits for the server to answer), and fails
+// at once if the server exits meanwhile.
+func (c *Cluster) setup(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, setupTimeout)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- c.script(ctx, SetupScript, "setup.log") }()
+	select {
+	case err := <-errc:
+		return err
+	case <-c.server.done:
+		cancel()
+		<-errc
+		return fmt.Errorf("the Temporal server exited (%v): %s", c.server.err, c.logTail("server.log"))
+	}
+}
+
+func (c *Cluster) startUI(ctx context.Context) error {
+	c.env = append(c.env, "TEMPORAL_UI_PORT="+strconv.Itoa(c.opts.UIPort))
+	p, err := c.start("ui.log", filepath.Join(c.opts.Root, uiProgram),
+		"--root", filepath.Join(c.opts.Root, "deploy"), "--config", ".", "--env", strings.TrimSuffix(filepath.Base(UIConfig), ".yaml"), "start")
+	if err != nil {
+		return err
+	}
+	c.ui = p
+	c.UIURL = "http://127.0.0.1:" + strconv.Itoa(c.opts.UIPort)
+	deadline := time.Now().Add(uiTimeout)
+	for {
+		resp, err := http.Get(c.UIURL + "/api/v1/settings")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("the Web UI server exited (%v): %s", p.err, c.logTail("ui.log"))
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the Web UI did not answer at %s within %v: %s", c.UIURL, uiTimeout, c.logTail("ui.log"))
+		}
+	}
+}
+
+// dial returns a client of the namespace default, with the suite's codec
+// when one is set.
+func (c *Cluster) dial(ctx context.Context) (client.Client, error) {
+	opts := client.Options{HostPort: c.HostPort, Namespace: "default",
+		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	cdc, err := testenv.SuiteCodec()
+	if err != nil {
+		return nil, err
+	}
+	if cdc != nil {
+		cluster.WithCodec(&opts, cdc)
+	}
+	return client.DialContext(ctx, opts)
+}
+
+// RestartServer stops the server process (SIGTERM, then SIGKILL after
+// stopTimeout), or with kill set kills it at once (SIGKILL), calls down
+// while it is down, then starts it again on the same ports and
+// databases and waits until it answers. If down panics the server is
+// started again all the same.
+func (c *Cluster) RestartServer(ctx context.Context, kill bool, down func()) (err error) {
+	c.mu.Lock()
+	p := c.server
+	c.mu.Unlock()
+	if kill {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	} else {
+		p.stop()
+	}
+	defer func() {
+		if serr := c.startServer(); serr != nil {
+			err = errors.Join(err, serr)
+			return
+		}
+		if herr := c.WaitHealthy(ctx); herr != nil {
+			err = errors.Join(err, herr)
+		}
+	}()
+	down()
+	return nil
+}
+
+// WaitHealthy waits until the frontend answers a health check and the
+// namespace default answers.
+func (c *Cluster) WaitHealthy(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
+	defer cancel()
+	var last error
+	for {
+		c.mu.Lock()
+		p := c.server
+		c.mu.Unlock()
+		hctx, hcancel := context.WithTimeout(ctx, 5*time.Second)
+		_, last = c.Client.CheckHealth(hctx, &client.CheckHealthRequest{})
+		if last == nil {
+			_, last = c.Client.WorkflowService().GetSystemInfo(hctx, nil)
+		}
+		hcancel()
+		if last == nil {
+			return nil
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("the Temporal server exited (%v): %s", p.err, c.logTail("server.log"))
+		case <-ctx.Done():
+			return fmt.Errorf("the Temporal server at %s did not answer within %v: %v", c.HostPort, healthTimeout, last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// RestartPostgres restarts the private PostgreSQL that Start started (not
+// one given by Options.PostgresURL: that is pgtest.Restart's), calling
+// down while it is stopped.
+func (c *Cluster) RestartPostgres(ctx context.Context, down func()) error {
+	if c.pg == nil {
+		return errors.New("the cluster's PostgreSQL is not its own: restart it where it was started (pgtest.Restart)")
+	}
+	return c.pg.Restart(ctx, down)
+}
+
+// ServerPID is the server process's pid.
+func (c *Cluster) ServerPID() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.server.cmd.Process.Pid
+}
+
+// Stop stops the Web UI, the server and the private PostgreSQL, and drops
+// Temporal's databases from a PostgreSQL given by Options.PostgresURL.
+// Safe on a cluster that started only in part.
+func (c *Cluster) Stop() {
+	if c.Client != nil {
+		c.Client.Close()
+	}
+	c.ui.stop()
+	c.mu.Lock()
+	p := c.server
+	c.mu.Unlock()
+	p.stop()
+	if c.pg != nil {
+		c.pg.Stop()
+	}
+	if c.dropDBs {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for _, db := range []string{c.opts.Database, c.opts.Database + "_visibility"} {
+			if err := dropDatabase(ctx, c.pgURL, db); err != nil {
+				fmt.Fprintf(os.Stderr, "clustertest: drop database %s: %v\n", db, err)
+			}
+		}
+	}
+}
+
+// AgentrunDatabase creates the role and database agentrun (password
+// agentrun, as in docker-compose.yml) on the cluster's PostgreSQL with
+// AgentrunDBScript, and returns the URL the workers' AGENTRUN_JOURNAL
+// takes. It needs psql and pg_isready (Debian's postgresql-client).
+func (c *Cluster) AgentrunDatabase(ctx context.Context) (string, error) {
+	u, err := url.Parse(c.pgURL)
+	if err != nil {
+		return "", errors.New("the PostgreSQL URL does not parse")
+	}
+	pw, _ := u.User.Password()
+	env := append(c.env, "PGHOST="+u.Hostname(), "PGPORT="+cmp.Or(u.Port(), "5432"), "PGUSER="+u.User.Username(),
+		"PGPASSWORD="+pw, "DB_USER=agentrun", "DB_NAME=agentrun", "DB_PASSWORD=agentrun")
+	saved := c.env
+	c.env = env
+	err = c.script(ctx, AgentrunDBScript, "agentrun-db.log")
+	c.env = saved
+	if err != nil {
+		return "", err
+	}
+	j := url.URL{Scheme: "postgres", User: url.UserPassword("agentrun", "agentrun"), Host: u.Host, Path: "/agentrun", RawQuery: "sslmode=disable"}
+	return j.String(), nil
+}
+
+// Env returns the environment for a child process that talks to the
+// cluster.
+func (c *Cluster) Env(extra ...string) []string {
+	return append(append(os.Environ(), "TEMPORAL_ADDRESS="+c.HostPort, "TEMPORAL_NAMESPACE=default"), extra...)
+}
+
+// Server is the cluster as a testenv.Server, for the helpers that take
+// one (the fleet tests).
+func (c *Cluster) Server() *testenv.Server {
+	return &testenv.Server{HostPort: c.HostPort, Client: c.Client, CLI: c.CLI}
+}
+
+// logTail is the end of a log file of the cluster, on one line.
+func (c *Cluster) logTail(name string) string {
+	b, _ := os.ReadFile(filepath.Join(c.opts.Dir, name))
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > 8 {
+		lines = lines[len(lines)-8:]
+	}
+	s := strings.Join(lines, " | ")
+	if len(s) > 1500 {
+		s = "..." + s[len(s)-1500:]
+	}
+	return fmt.Sprintf("%s (log %s)", s, filepath.Join(c.opts.Dir, name))
+}
