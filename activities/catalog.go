@@ -1,0 +1,70 @@
+package activities
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/llm"
+)
+
+// The catalog a run records once at its start: the model and the tools on offer.
+
+// Catalog is what a run records once at its start: the model's name (for
+// step summaries), the tools offered to the model as the policy sees them
+// (names, kinds, approval; descriptions and schemas are in the content
+// store under ToolsKey, which model steps refer to).
+type Catalog struct {
+	Model    string           `json:"model"`
+	Tools    []agent.ToolSpec `json:"tools"`
+	ToolsKey string           `json:"tools_key,omitempty"`
+	// Timeouts holds each tool's timeout, so that a step's activity
+	// outlives the call it makes.
+	Timeouts map[string]time.Duration `json:"timeouts,omitempty"`
+	// ModelTimeout is the model's request timeout, so that a model step's
+	// activity outlives the request; 0 in runs recorded before it was.
+	ModelTimeout time.Duration `json:"model_timeout,omitempty"`
+	// FailOnCut makes a final answer cut off by the model's length limit
+	// fail the run (AGENTRUN_FAIL_ON_CUT_ANSWER on the worker that listed
+	// the tools); recorded once, so every worker decides alike.
+	FailOnCut bool `json:"fail_on_cut,omitempty"`
+	// FailOnEmpty makes a final answer with no text fail the run
+	// (AGENTRUN_FAIL_ON_EMPTY_ANSWER on the worker that listed the tools);
+	// recorded once, like FailOnCut. False in runs recorded before it was.
+	FailOnEmpty bool `json:"fail_on_empty,omitempty"`
+}
+
+// ListTools returns the model's name and the tools on offer, and keeps
+// their full specs in the content store. It heartbeats like the steps, so
+// that a worker that dies holding it is noticed within the heartbeat
+// timeout.
+func (a *Activities) ListTools(ctx context.Context) (Catalog, error) {
+	var c Catalog
+	_, err := a.heartbeating(ctx, "tools", func(ctx context.Context) (json.RawMessage, error) {
+		if err := a.holdInList(ctx); err != nil { // a test-only crash point; inert unless set
+			return nil, err
+		}
+		var err error
+		c, err = a.listTools(ctx)
+		return nil, err
+	})
+	return c, err
+}
+
+func (a *Activities) listTools(ctx context.Context) (Catalog, error) {
+	key, err := a.Exec.PutTools(ctx)
+	if err != nil {
+		return Catalog{}, fmt.Errorf("keep the tool specs: %w", err)
+	}
+	c := Catalog{Model: a.Exec.Model.Name(), ToolsKey: key, Timeouts: map[string]time.Duration{},
+		ModelTimeout: cmp.Or(a.Exec.ModelTimeout, llm.DefaultTimeout), FailOnCut: a.Exec.FailOnCut, FailOnEmpty: a.Exec.FailOnEmpty}
+	for _, t := range a.Exec.Tools.Specs() {
+		t.Description, t.Schema = "", nil
+		c.Tools = append(c.Tools, t)
+		c.Timeouts[t.Name] = a.Exec.Tools.Timeout(t.Name)
+	}
+	return c, nil
+}
