@@ -7,17 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -63,79 +60,6 @@ const (
 	uiTimeout     = time.Minute
 	stopTimeout   = 30 * time.Second
 )
-
-// Ports are the server's ports on 127.0.0.1.
-type Ports struct {
-	Frontend, HTTP               int // the frontend's gRPC and HTTP ports: clients use these
-	FrontendMembership           int
-	History, HistoryMembership   int
-	Matching, MatchingMembership int
-	Worker, WorkerMembership     int
-}
-
-// DefaultPorts are the server's own defaults, as in docker-compose.yml:
-// the frontend on 7233.
-func DefaultPorts() Ports {
-	return Ports{Frontend: 7233, HTTP: 7243, FrontendMembership: 6933, History: 7234, HistoryMembership: 6934,
-		Matching: 7235, MatchingMembership: 6935, Worker: 7239, WorkerMembership: 6939}
-}
-
-func (p Ports) list() []struct {
-	name string
-	port int
-} {
-	return []struct {
-		name string
-		port int
-	}{
-		{"the frontend", p.Frontend}, {"the frontend's HTTP API", p.HTTP}, {"the frontend's membership", p.FrontendMembership},
-		{"history", p.History}, {"history's membership", p.HistoryMembership},
-		{"matching", p.Matching}, {"matching's membership", p.MatchingMembership},
-		{"the worker service", p.Worker}, {"the worker service's membership", p.WorkerMembership},
-	}
-}
-
-func (p Ports) env() []string {
-	return []string{
-		"FRONTEND_GRPC_PORT=" + strconv.Itoa(p.Frontend), "FRONTEND_HTTP_PORT=" + strconv.Itoa(p.HTTP),
-		"FRONTEND_MEMBERSHIP_PORT=" + strconv.Itoa(p.FrontendMembership),
-		"HISTORY_GRPC_PORT=" + strconv.Itoa(p.History), "HISTORY_MEMBERSHIP_PORT=" + strconv.Itoa(p.HistoryMembership),
-		"MATCHING_GRPC_PORT=" + strconv.Itoa(p.Matching), "MATCHING_MEMBERSHIP_PORT=" + strconv.Itoa(p.MatchingMembership),
-		"WORKER_GRPC_PORT=" + strconv.Itoa(p.Worker), "WORKER_MEMBERSHIP_PORT=" + strconv.Itoa(p.WorkerMembership),
-	}
-}
-
-// freePorts returns ports on 127.0.0.1 that were free a moment ago, all
-// different, between 20000 and 32767: the server keeps its membership
-// ports in a smallint column (a port from the kernel's ephemeral range,
-// above 32767, stops it at start: "value ... is out of range for type
-// smallint"), and the range stays clear of the kernel's ephemeral ports.
-func freePorts() (Ports, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	next := func() int {
-		for range 200 {
-			port := 20000 + rand.IntN(12000)
-			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-			if err == nil {
-				ls = append(ls, l)
-				return port
-			}
-		}
-		return 0
-	}
-	p := Ports{next(), next(), next(), next(), next(), next(), next(), next(), next()}
-	for _, e := range p.list() {
-		if e.port == 0 {
-			return p, errors.New("no free port on 127.0.0.1 between 20000 and 32000")
-		}
-	}
-	return p, nil
-}
 
 // Options say where a cluster keeps its state and listens.
 type Options struct {
@@ -186,13 +110,6 @@ type Cluster struct {
 	server  *proc
 	ui      *proc
 	dropDBs bool
-}
-
-// proc is a child process and the channel closed when it exits.
-type proc struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
 }
 
 // Start starts a cluster: PostgreSQL (or opts.PostgresURL), the schemas
@@ -299,82 +216,6 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	return c, nil
 }
 
-// checkPorts returns an error naming the first port of the cluster (or its
-// Web UI) that is in use.
-func (c *Cluster) checkPorts() error {
-	ps := c.ports.list()
-	if c.opts.UIPort != 0 {
-		ps = append(ps, struct {
-			name string
-			port int
-		}{"the Web UI", c.opts.UIPort})
-	}
-	for _, p := range ps {
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p.port)))
-		if err != nil {
-			return fmt.Errorf("port %d (%s) is in use on 127.0.0.1: stop what listens there (make stop stops make demo's dev server)", p.port, p.name)
-		}
-		l.Close()
-	}
-	return nil
-}
-
-// script runs one of the deploy scripts with the cluster's environment,
-// its output in the log file name; an error carries the log's end.
-func (c *Cluster) script(ctx context.Context, script, log string) error {
-	f, err := os.Create(filepath.Join(c.opts.Dir, log))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	cmd := exec.CommandContext(ctx, "sh", filepath.Join(c.opts.Root, script))
-	cmd.Env, cmd.Stdout, cmd.Stderr, cmd.Dir = c.env, f, f, c.opts.Dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s: %v: %s", script, err, c.logTail(log))
-	}
-	return nil
-}
-
-// start starts a long-running child, its output appended to the log file
-// name.
-func (c *Cluster) start(log string, name string, args ...string) (*proc, error) {
-	f, err := os.OpenFile(filepath.Join(c.opts.Dir, log), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(name, args...)
-	cmd.Env, cmd.Stdout, cmd.Stderr, cmd.Dir = c.env, f, f, c.opts.Dir
-	// The child dies with the process that started it (a test binary
-	// killed at its timeout, make cluster's supervisor killed).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	p := &proc{cmd: cmd, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		f.Close()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-// stop sends SIGTERM and waits up to stopTimeout, then kills.
-func (p *proc) stop() {
-	if p == nil {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(stopTimeout):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
 func (c *Cluster) startServer() error {
 	p, err := c.start("server.log", "sh", filepath.Join(c.opts.Root, ServerScript))
 	if err != nil {
@@ -449,73 +290,6 @@ func (c *Cluster) dial(ctx context.Context) (client.Client, error) {
 	return client.DialContext(ctx, opts)
 }
 
-// RestartServer stops the server process (SIGTERM, then SIGKILL after
-// stopTimeout), or with kill set kills it at once (SIGKILL), calls down
-// while it is down, then starts it again on the same ports and
-// databases and waits until it answers. If down panics the server is
-// started again all the same.
-func (c *Cluster) RestartServer(ctx context.Context, kill bool, down func()) (err error) {
-	c.mu.Lock()
-	p := c.server
-	c.mu.Unlock()
-	if kill {
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	} else {
-		p.stop()
-	}
-	defer func() {
-		if serr := c.startServer(); serr != nil {
-			err = errors.Join(err, serr)
-			return
-		}
-		if herr := c.WaitHealthy(ctx); herr != nil {
-			err = errors.Join(err, herr)
-		}
-	}()
-	down()
-	return nil
-}
-
-// WaitHealthy waits until the frontend answers a health check and the
-// namespace default answers.
-func (c *Cluster) WaitHealthy(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
-	defer cancel()
-	var last error
-	for {
-		c.mu.Lock()
-		p := c.server
-		c.mu.Unlock()
-		hctx, hcancel := context.WithTimeout(ctx, 5*time.Second)
-		_, last = c.Client.CheckHealth(hctx, &client.CheckHealthRequest{})
-		if last == nil {
-			_, last = c.Client.WorkflowService().GetSystemInfo(hctx, nil)
-		}
-		hcancel()
-		if last == nil {
-			return nil
-		}
-		select {
-		case <-p.done:
-			return fmt.Errorf("the Temporal server exited (%v): %s", p.err, c.logTail("server.log"))
-		case <-ctx.Done():
-			return fmt.Errorf("the Temporal server at %s did not answer within %v: %v", c.HostPort, healthTimeout, last)
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
-}
-
-// RestartPostgres restarts the private PostgreSQL that Start started (not
-// one given by Options.PostgresURL: that is pgtest.Restart's), calling
-// down while it is stopped.
-func (c *Cluster) RestartPostgres(ctx context.Context, down func()) error {
-	if c.pg == nil {
-		return errors.New("the cluster's PostgreSQL is not its own: restart it where it was started (pgtest.Restart)")
-	}
-	return c.pg.Restart(ctx, down)
-}
-
 // ServerPID is the server process's pid.
 func (c *Cluster) ServerPID() int {
 	c.mu.Lock()
@@ -582,18 +356,4 @@ func (c *Cluster) Env(extra ...string) []string {
 // one (the fleet tests).
 func (c *Cluster) Server() *testenv.Server {
 	return &testenv.Server{HostPort: c.HostPort, Client: c.Client, CLI: c.CLI}
-}
-
-// logTail is the end of a log file of the cluster, on one line.
-func (c *Cluster) logTail(name string) string {
-	b, _ := os.ReadFile(filepath.Join(c.opts.Dir, name))
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) > 8 {
-		lines = lines[len(lines)-8:]
-	}
-	s := strings.Join(lines, " | ")
-	if len(s) > 1500 {
-		s = "..." + s[len(s)-1500:]
-	}
-	return fmt.Sprintf("%s (log %s)", s, filepath.Join(c.opts.Dir, name))
 }
