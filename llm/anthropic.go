@@ -99,12 +99,8 @@ func (c AnthropicConfig) LogValue() slog.Value { return slog.StringValue(c.Strin
 // never logs, and its OpenTelemetry spans (if an application registers a
 // tracer) never carry the conversation. It is safe for concurrent use.
 type Anthropic struct {
-	model    string
-	settings agent.ModelSettings // with the max tokens sent
-	timeout  time.Duration
-	idle     time.Duration
-	scrub    func(string) string // removes the key from error messages; the key lives only there
-	client   anthropic.Client
+	base   // its settings with the max tokens sent
+	client anthropic.Client
 }
 
 var _ Streamer = (*Anthropic)(nil)
@@ -130,17 +126,8 @@ func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
 	}
 	settings := cfg.Settings
 	settings.MaxTokens = cfg.maxTokens()
-	return &Anthropic{model: cfg.Model, settings: settings, timeout: cfg.Timeout, idle: cfg.IdleTimeout, scrub: scrubber(cfg.APIKey), client: anthropic.NewClient(opts...)}, nil
+	return &Anthropic{base: cfg.common().base(settings), client: anthropic.NewClient(opts...)}, nil
 }
-
-// Name implements Provider.
-func (p *Anthropic) Name() string { return "anthropic:" + p.model }
-
-// String is Name: printing a provider never shows its key.
-func (p *Anthropic) String() string { return p.Name() }
-
-// GoString is Name.
-func (p *Anthropic) GoString() string { return p.Name() }
 
 // Complete implements Provider. Every error is an *Error, except the
 // caller's cancellation, which comes back wrapped as it is.
@@ -149,42 +136,10 @@ func (p *Anthropic) Complete(ctx context.Context, req agent.ModelRequest) (agent
 	if err != nil {
 		return agent.ModelReply{}, err
 	}
-	// The body comes back raw and is decoded here, so that a body that
-	// does not parse (a server fault) is told apart from one that did not
-	// arrive whole (a network fault).
-	var res *http.Response
-	var body []byte
-	w := requestWatch(ctx, p.timeout)
-	defer w.stop()
-	if _, err := p.client.Messages.New(w.rctx, params, option.WithResponseInto(&res), option.WithResponseBodyInto(&body)); err != nil {
-		return agent.ModelReply{}, callError(w, p.Name(), err, res, p.scrub)
-	}
-	var m anthropic.Message
-	if err := json.Unmarshal(body, &m); err != nil {
-		return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: p.scrub("the server's answer is not a message: " + err.Error())}
-	}
-	return p.reply(m, statusOf(res))
-}
-
-// unstreamed reads the whole answer of a server that ignored the request to
-// stream, as Complete does, and passes its text to text in one piece.
-func (p *Anthropic) unstreamed(w *watch, res *http.Response, text func(string)) (agent.ModelReply, error) {
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		return agent.ModelReply{}, callError(w, p.Name(), err, res, p.scrub)
-	}
-	var m anthropic.Message
-	if err := json.Unmarshal(body, &m); err != nil {
-		return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: p.scrub("the server's answer is not a message: " + err.Error())}
-	}
-	r, err := p.reply(m, statusOf(res))
-	if err != nil {
-		return agent.ModelReply{}, err
-	}
-	if r.Message.Content != "" {
-		text(r.Message.Content)
-	}
-	return r, nil
+	return complete(ctx, p.base, "a message", func(ctx context.Context, res **http.Response, body *[]byte) error {
+		_, err := p.client.Messages.New(ctx, params, option.WithResponseInto(res), option.WithResponseBodyInto(body))
+		return err
+	}, p.reply)
 }
 
 // Stream implements Streamer: one streamed request, each text_delta passed
@@ -215,7 +170,7 @@ func (p *Anthropic) Stream(ctx context.Context, req agent.ModelRequest, text fun
 		// A compatible server that does not stream answers whole: the
 		// answer is the same, its text comes in one piece.
 		w.answeredWhole()
-		return p.unstreamed(w, res, text)
+		return unstreamed(w, p.base, res, "a message", p.reply, text)
 	}
 	var m anthropic.Message
 	stopped := false

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -90,12 +89,8 @@ func (c OpenAIConfig) LogValue() slog.Value { return slog.StringValue(c.String()
 // SDK's retries are off, the engine retries by the class of the returned
 // *Error. It never logs. It is safe for concurrent use.
 type OpenAI struct {
-	model    string
-	settings agent.ModelSettings // with the effective max tokens
-	timeout  time.Duration
-	idle     time.Duration
-	scrub    func(string) string // removes the key from error messages; the key lives only there
-	chat     openai.ChatCompletionService
+	base // its settings with the effective max tokens
+	chat openai.ChatCompletionService
 }
 
 var _ Streamer = (*OpenAI)(nil)
@@ -124,24 +119,8 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	// OPENAI_* variables from the process environment behind our back.
 	settings := cfg.Settings
 	settings.MaxTokens = cmp.Or(settings.MaxTokens, cfg.MaxTokens)
-	return &OpenAI{
-		model:    cfg.Model,
-		settings: settings,
-		timeout:  cfg.Timeout,
-		idle:     cfg.IdleTimeout,
-		scrub:    scrubber(cfg.APIKey),
-		chat:     openai.NewChatCompletionService(opts...),
-	}, nil
+	return &OpenAI{base: cfg.common().base(settings), chat: openai.NewChatCompletionService(opts...)}, nil
 }
-
-// Name implements Provider.
-func (p *OpenAI) Name() string { return "openai:" + p.model }
-
-// String is Name: printing a provider never shows its key.
-func (p *OpenAI) String() string { return p.Name() }
-
-// GoString is Name.
-func (p *OpenAI) GoString() string { return p.Name() }
 
 // Complete implements Provider. Every error is an *Error, except the
 // caller's cancellation, which comes back wrapped as it is.
@@ -150,21 +129,11 @@ func (p *OpenAI) Complete(ctx context.Context, req agent.ModelRequest) (agent.Mo
 	if err != nil {
 		return agent.ModelReply{}, err
 	}
-	// The body comes back raw and is decoded here, so that a body that
-	// does not parse (a server fault) is told apart from one that did not
-	// arrive whole (a network fault), whatever its content type.
-	var res *http.Response
-	var body []byte
-	w := requestWatch(ctx, p.timeout)
-	defer w.stop()
-	if _, err := p.chat.New(w.rctx, params, option.WithResponseInto(&res), option.WithResponseBodyInto(&body)); err != nil {
-		return agent.ModelReply{}, callError(w, p.Name(), err, res, p.scrub)
-	}
-	var c openai.ChatCompletion
-	if err := json.Unmarshal(body, &c); err != nil {
-		return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: p.scrub("the server's answer is not a chat completion: " + err.Error())}
-	}
-	return p.reply(c, statusOf(res))
+	// Decoded whatever its content type (see complete).
+	return complete(ctx, p.base, "a chat completion", func(ctx context.Context, res **http.Response, body *[]byte) error {
+		_, err := p.chat.New(ctx, params, option.WithResponseInto(res), option.WithResponseBodyInto(body))
+		return err
+	}, p.reply)
 }
 
 // Stream implements Streamer: one streamed request (stream_options
@@ -200,7 +169,7 @@ func (p *OpenAI) Stream(ctx context.Context, req agent.ModelRequest, text func(d
 		// whatever content type it names): the answer is the same, its
 		// text comes in one piece.
 		w.answeredWhole()
-		return p.unstreamed(w, res, text)
+		return unstreamed(w, p.base, res, "a chat completion", p.reply, text)
 	}
 	// The events are read with the SDK's decoder rather than its Stream,
 	// which ends alike on [DONE] and on a body that stops early: only the
@@ -249,24 +218,6 @@ func (p *OpenAI) Stream(ctx context.Context, req agent.ModelRequest, text func(d
 		text(c.Refusal)
 	}
 	return r, nil
-}
-
-// unstreamed reads the whole answer of a server that ignored the request to
-// stream, as Complete does, and passes its text to text in one piece.
-func (p *OpenAI) unstreamed(w *watch, res *http.Response, text func(string)) (agent.ModelReply, error) {
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		return agent.ModelReply{}, callError(w, p.Name(), err, res, p.scrub)
-	}
-	var c openai.ChatCompletion
-	if err := json.Unmarshal(body, &c); err != nil {
-		return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: p.scrub("the server's answer is not a chat completion: " + err.Error())}
-	}
-	r, err := p.reply(c, statusOf(res))
-	if err == nil && r.Message.Content != "" {
-		text(r.Message.Content)
-	}
-	return r, err
 }
 
 // reply converts a chat completion, answered whole or rebuilt from a
@@ -398,36 +349,4 @@ func toolArgs(s string) json.RawMessage {
 	}
 	b, _ := json.Marshal(s) // a string always encodes
 	return b
-}
-
-// checkBaseURL accepts an absolute http or https URL.
-func checkBaseURL(s string) error {
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q is not an http or https URL", redactURL(s))
-	}
-	return nil
-}
-
-// redactURL hides a password in a URL.
-func redactURL(s string) string {
-	if u, err := url.Parse(s); err == nil {
-		return u.Redacted()
-	}
-	return "(unparsable URL)"
-}
-
-// keyState says whether a key is set, never what it is.
-func keyState(key string) string {
-	if key == "" {
-		return "not set"
-	}
-	return "set"
-}
-
-func statusOf(res *http.Response) int {
-	if res == nil {
-		return 0
-	}
-	return res.StatusCode
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/agentrun/agentrun/agent"
 )
@@ -152,42 +151,4 @@ func Check(spec string, o Options) error {
 	o.Account.AnthropicAPIKey = cmp.Or(o.Account.AnthropicAPIKey, "unchecked")
 	_, err := New(spec, o)
 	return err
-}
-
-// common is what the OpenAI and Anthropic configurations share, for the
-// rules they share and for describing them without the key.
-type common struct {
-	kind, model, key, baseURL, baseURLVar string
-	maxTokens                             int64
-	timeout, idle                         time.Duration
-	settings                              agent.ModelSettings
-}
-
-// check applies the rules every provider's configuration follows: a base
-// URL that is one, max tokens set once, timeouts not negative, settings
-// the provider takes.
-func (a common) check() error {
-	if a.baseURL != "" {
-		if err := checkBaseURL(a.baseURL); err != nil {
-			return fmt.Errorf("%s: %s: %w", a.kind, a.baseURLVar, err)
-		}
-	}
-	if a.maxTokens > 0 && a.settings.MaxTokens > 0 {
-		return fmt.Errorf("%s: max tokens are set twice, %d by AGENTRUN_MAX_TOKENS and %d by max_tokens in the models file: keep one", a.kind, a.maxTokens, a.settings.MaxTokens)
-	}
-	if a.timeout < 0 {
-		return fmt.Errorf("%s: Timeout is %v: want a positive duration, or 0 for %v", a.kind, a.timeout, DefaultTimeout)
-	}
-	if a.idle < 0 {
-		return fmt.Errorf("%s: IdleTimeout is %v: want a positive duration, or 0 for %v", a.kind, a.idle, DefaultIdleTimeout)
-	}
-	if err := CheckSettings(a.kind, a.settings); err != nil {
-		return fmt.Errorf("%s:%s: %w", a.kind, a.model, err)
-	}
-	return nil
-}
-
-// String describes the configuration without its key.
-func (a common) String() string {
-	return fmt.Sprintf("%s:%s (base URL %q, key %s)", a.kind, a.model, redactURL(a.baseURL), keyState(a.key))
 }
