@@ -104,18 +104,21 @@ func NewWatch(ctx context.Context, feed func(ctx context.Context, wake func()), 
 // PollWatch returns a Watch that wakes every interval: the watch of a store
 // that cannot notify.
 func PollWatch(ctx context.Context, interval time.Duration) Watch {
-	return NewWatch(ctx, func(ctx context.Context, wake func()) {
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				wake()
-			}
+	return NewWatch(ctx, func(ctx context.Context, wake func()) { tick(ctx, interval, wake) }, nil)
+}
+
+// tick calls f every interval until ctx ends.
+func tick(ctx context.Context, interval time.Duration, f func()) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f()
 		}
-	}, nil)
+	}
 }
 
 // WatchRun implements Watcher with the file-system notifications of the
@@ -174,18 +177,11 @@ func statWatch(ctx context.Context, path string) Watch {
 	}
 	size, mod := look()
 	return NewWatch(ctx, func(ctx context.Context, wake func()) {
-		t := time.NewTicker(WatchPoll)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+		tick(ctx, WatchPoll, func() {
 			if s, m := look(); s != size || !m.Equal(mod) {
 				size, mod = s, m
 				wake()
 			}
-		}
+		})
 	}, nil)
 }
