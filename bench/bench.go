@@ -127,6 +127,10 @@ func (e *benchEnv) subdir(name string) string {
 	return p
 }
 
+// runStamp is the time of day that names a section's task queue and runs
+// (HHMMSS), so that one bench's runs stand apart from an earlier one's.
+func runStamp() string { return time.Now().Format("150405") }
+
 // dial returns a client of the dev server whose RPCs rpcs counts (nil: not
 // counted). Each worker gets its own, so that its RPCs are its own.
 func (e *benchEnv) dial(rpcs *rpcCounter) (client.Client, error) { return e.dialWith(rpcs, nil) }
@@ -187,6 +191,17 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 
 	var rows []row
 	var findings []string
+	// section prints what it measures, measures it and adds its rows; its
+	// error is named by name.
+	section := func(what, name string, measure func() ([]row, error)) error {
+		fmt.Fprintf(progress, "bench: %s\n", what)
+		r, err := measure()
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		rows = append(rows, r...)
+		return nil
+	}
 	fmt.Fprintf(progress, "bench: step overhead (%d turns, %d rounds each)\n", p.steps.Turns, p.steps.Rounds)
 	stopProfile, err := startProfile(cfg.CPUProfile)
 	if err != nil {
@@ -206,26 +221,23 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	}
 	rows, findings = append(rows, csteps.rows...), append(findings, csteps.findings...)
 
-	fmt.Fprintf(progress, "bench: encryption (%d turns, %d rounds each)\n", p.encrypt.Turns, p.encrypt.Rounds)
-	erows, err := encryption(ctx, env, p.encrypt)
-	if err != nil {
-		return fmt.Errorf("encryption: %w", err)
+	if err := section(fmt.Sprintf("encryption (%d turns, %d rounds each)", p.encrypt.Turns, p.encrypt.Rounds), "encryption", func() ([]row, error) {
+		return encryption(ctx, env, p.encrypt)
+	}); err != nil {
+		return err
 	}
-	rows = append(rows, erows...)
 
-	fmt.Fprintf(progress, "bench: tracing (%d turns, %d rounds each)\n", p.trace.Turns, p.trace.Rounds)
-	trows, err := tracingOverhead(ctx, env, p.trace)
-	if err != nil {
-		return fmt.Errorf("tracing: %w", err)
+	if err := section(fmt.Sprintf("tracing (%d turns, %d rounds each)", p.trace.Turns, p.trace.Rounds), "tracing", func() ([]row, error) {
+		return tracingOverhead(ctx, env, p.trace)
+	}); err != nil {
+		return err
 	}
-	rows = append(rows, trows...)
 
-	fmt.Fprintf(progress, "bench: local journal (%d appends each)\n", p.journal.Appends)
-	jrows, err := localJournal(ctx, env, p.journal)
-	if err != nil {
-		return fmt.Errorf("local journal: %w", err)
+	if err := section(fmt.Sprintf("local journal (%d appends each)", p.journal.Appends), "local journal", func() ([]row, error) {
+		return localJournal(ctx, env, p.journal)
+	}); err != nil {
+		return err
 	}
-	rows = append(rows, jrows...)
 
 	fmt.Fprintf(progress, "bench: long run (%d turns)\n", p.long.Turns)
 	stopProfile, err = startProfile(cfg.LongProfile)
@@ -239,45 +251,40 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	}
 	rows = append(rows, lrows...)
 
-	fmt.Fprintf(progress, "bench: streamed turns (%d turns of %s, streamed and not)\n", p.stream.Turns, p.stream.Delay)
-	srows, err := streamedTurns(ctx, env, p.stream)
-	if err != nil {
-		return fmt.Errorf("streamed turns: %w", err)
+	if err := section(fmt.Sprintf("streamed turns (%d turns of %s, streamed and not)", p.stream.Turns, p.stream.Delay), "streamed turns", func() ([]row, error) {
+		return streamedTurns(ctx, env, p.stream)
+	}); err != nil {
+		return err
 	}
-	rows = append(rows, srows...)
 
-	fmt.Fprintf(progress, "bench: guard journal on PostgreSQL (%d write steps each)\n", p.guard.Steps)
-	grows, err := guardLatency(ctx, env, p.guard)
-	if err != nil {
-		return fmt.Errorf("guard journal on PostgreSQL: %w", err)
+	if err := section(fmt.Sprintf("guard journal on PostgreSQL (%d write steps each)", p.guard.Steps), "guard journal on PostgreSQL", func() ([]row, error) {
+		return guardLatency(ctx, env, p.guard)
+	}); err != nil {
+		return err
 	}
-	rows = append(rows, grows...)
 
 	fmt.Fprintf(progress, "bench: building the worker program\n")
 	workerBin, err := buildWorker(ctx, env.subdir("bin"))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(progress, "bench: kill → resume (%d trials)\n", p.kill.Trials)
-	krows, err := killResume(ctx, env, workerBin, p.kill)
-	if err != nil {
-		return fmt.Errorf("kill → resume: %w", err)
+	if err := section(fmt.Sprintf("kill → resume (%d trials)", p.kill.Trials), "kill → resume", func() ([]row, error) {
+		return killResume(ctx, env, workerBin, p.kill)
+	}); err != nil {
+		return err
 	}
-	rows = append(rows, krows...)
 
-	fmt.Fprintf(progress, "bench: kill → settled, probe-only write (%d trials)\n", p.settle.Trials)
-	ksrows, err := killSettled(ctx, env, workerBin, p.settle)
-	if err != nil {
-		return fmt.Errorf("kill → settled: %w", err)
+	if err := section(fmt.Sprintf("kill → settled, probe-only write (%d trials)", p.settle.Trials), "kill → settled", func() ([]row, error) {
+		return killSettled(ctx, env, workerBin, p.settle)
+	}); err != nil {
+		return err
 	}
-	rows = append(rows, ksrows...)
 
-	fmt.Fprintf(progress, "bench: parked approvals (%d runs)\n", p.parked.Runs)
-	prows, err := parkedApprovals(ctx, env, workerBin, p.parked)
-	if err != nil {
-		return fmt.Errorf("parked approvals: %w", err)
+	if err := section(fmt.Sprintf("parked approvals (%d runs)", p.parked.Runs), "parked approvals", func() ([]row, error) {
+		return parkedApprovals(ctx, env, workerBin, p.parked)
+	}); err != nil {
+		return err
 	}
-	rows = append(rows, prows...)
 
 	m.LoadEnd = loadAverage()
 	var b bytes.Buffer

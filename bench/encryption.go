@@ -73,10 +73,10 @@ func encryption(ctx context.Context, env *benchEnv, p encryptParams) ([]row, err
 	var codecTime codecClock
 	var sides [2]*pairSide
 	for i, cdc := range []*codec.Codec{nil, cdc} {
-		s := &pairSide{name: "plain", queue: "bench-plain-" + time.Now().Format("150405")}
+		s := &pairSide{name: "plain", queue: "bench-plain-" + runStamp()}
 		var err error
 		if cdc != nil {
-			s.name, s.queue = "encrypted", "bench-encrypted-"+time.Now().Format("150405")
+			s.name, s.queue = "encrypted", "bench-encrypted-"+runStamp()
 			s.client, err = env.dialWith(nil, func(o *client.Options) {
 				o.DataConverter, o.FailureConverter = codecTime.converter(cdc), codec.FailureConverter(cdc)
 			})

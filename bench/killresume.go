@@ -42,7 +42,7 @@ func killResume(ctx context.Context, env *benchEnv, workerBin string, p killPara
 		return nil, err
 	}
 	defer c.Close()
-	stamp := time.Now().Format("150405")
+	stamp := runStamp()
 	queue := "bench-kill-" + stamp
 	wenv := env.workerEnv(queue, env.subdir("kill-journal"), p.Delay)
 	var workers []*testenv.Proc

@@ -72,7 +72,7 @@ func killSettled(ctx context.Context, env *benchEnv, workerBin string, p settleP
 	if err := os.WriteFile(toolsFile, b, 0o644); err != nil {
 		return nil, err
 	}
-	stamp := time.Now().Format("150405")
+	stamp := runStamp()
 	var settles []time.Duration
 	for trial := range p.Trials {
 		d, err := settleTrial(ctx, env, c, workerBin, toolsFile, fmt.Sprintf("bench-settle-%s-%d", stamp, trial))

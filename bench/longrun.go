@@ -51,7 +51,7 @@ func longRun(ctx context.Context, env *benchEnv, p longParams) ([]row, error) {
 		return nil, err
 	}
 	counted := &content.Counting{Store: store}
-	queue := "bench-long-" + time.Now().Format("150405")
+	queue := "bench-long-" + runStamp()
 	w, closeTools, err := newAgentWorker(c, queue, script, env.subdir("long"), counted, env.logger, agentOptions{}, readNotes{size: p.ToolOutput})
 	if err != nil {
 		return nil, err

@@ -46,7 +46,7 @@ func startSide(env *benchEnv, s *pairSide, dir string, script llm.Script, opts a
 // not nil, is called as the measured rounds begin. Every run must end
 // with n-1 steps.
 func runPaired(ctx context.Context, prefix string, sides [2]*pairSide, in workflows.Input, n, rounds int, measuring func()) error {
-	stamp := time.Now().Format("150405")
+	stamp := runStamp()
 	for round := 0; round <= rounds; round++ {
 		order := sides
 		if round%2 == 1 {

@@ -46,7 +46,7 @@ func parkedApprovals(ctx context.Context, env *benchEnv, workerBin string, p par
 		return nil, err
 	}
 	defer c.Close()
-	stamp := time.Now().Format("150405")
+	stamp := runStamp()
 	queue := "bench-park-" + stamp
 	w, err := startWorker(ctx, workerBin, env.workerEnv(queue, env.subdir("park-journal"), 0))
 	if err != nil {

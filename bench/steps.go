@@ -98,7 +98,7 @@ type stepResult struct {
 
 func stepOverhead(ctx context.Context, env *benchEnv, p stepParams) (stepResult, error) {
 	n := activityCount(p.Turns)
-	stamp := time.Now().Format("150405")
+	stamp := runStamp()
 	driver, err := env.dial(nil)
 	if err != nil {
 		return stepResult{}, err

@@ -67,7 +67,7 @@ func streamedTurns(ctx context.Context, env *benchEnv, p streamParams) ([]row, e
 		return nil, err
 	}
 	defer c.Close()
-	queue := "bench-stream-" + time.Now().Format("150405")
+	queue := "bench-stream-" + runStamp()
 	w, closeTools, err := newAgentWorker(c, queue, script, env.subdir("stream"), nil, env.logger, agentOptions{})
 	if err != nil {
 		return nil, err
