@@ -31,16 +31,10 @@ import (
 
 	"github.com/agentrun/agentrun/internal/cli"
 	"github.com/agentrun/agentrun/internal/codecserver"
-	"github.com/agentrun/agentrun/internal/config"
 )
 
 func main() {
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	cfg, err := config.Load(os.Getenv)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "codecserver:", err)
-		os.Exit(cli.ExitSettings)
-	}
+	logger, cfg := cli.StartService("codecserver")
 	if err := codecserver.CheckListen(cfg.CodecServer.Addr, cfg.CodecServer.Token); err != nil {
 		fmt.Fprintln(os.Stderr, "codecserver:", err)
 		os.Exit(cli.ExitSettings)

@@ -19,7 +19,6 @@ import (
 	"syscall"
 
 	"github.com/agentrun/agentrun/internal/cli"
-	"github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/plumbing/tracing"
 )
 
@@ -45,26 +44,14 @@ func main() {
 }
 
 func run(ctx context.Context, local, verbose bool, args []string) error {
-	cfg, err := config.Load(os.Getenv)
+	settings, err := cli.LoadSettings()
 	if err != nil {
 		return err // a *config.Error: cli.ExitSettings
 	}
-	settings := cli.Settings{Config: cfg, Commands: cli.CommandsFor(os.Args[0])}
 	if err := cli.CheckOperatorArgs(args); err != nil {
 		return err
 	}
-	if local {
-		l, err := cli.OpenLocal(ctx, settings)
-		if err != nil {
-			return err
-		}
-		defer l.Close()
-		return l.ReconcileLocal(ctx, os.Stdout, args)
-	}
-	r, err := cli.DialRemote(ctx, settings, tracing.ServiceReconcile, verbose)
-	if err != nil {
-		return err
-	}
-	defer r.Close(ctx)
-	return r.Reconcile(ctx, os.Stdout, args)
+	return cli.OnEngine(ctx, settings, local, tracing.ServiceReconcile, verbose,
+		func(l *cli.Local) error { return l.ReconcileLocal(ctx, os.Stdout, args) },
+		func(r *cli.Remote) error { return r.Reconcile(ctx, os.Stdout, args) })
 }

@@ -32,7 +32,6 @@ import (
 	"syscall"
 
 	"github.com/agentrun/agentrun/internal/cli"
-	"github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/plumbing/tracing"
 )
@@ -80,11 +79,10 @@ func run(ctx context.Context, local, wait, session, verbose bool, stream, follow
 	if err := operator.ValidRunID(id); err != nil {
 		return &cli.UsageError{Msg: err.Error()}
 	}
-	cfg, err := config.Load(os.Getenv)
+	settings, err := cli.LoadSettings()
 	if err != nil {
 		return err // a *config.Error: cli.ExitSettings
 	}
-	settings := cli.Settings{Config: cfg, Commands: cli.CommandsFor(os.Args[0])}
 	limits, err := settings.Limits(maxTurns, maxTokens)
 	if err != nil {
 		return err
@@ -97,18 +95,7 @@ func run(ctx context.Context, local, wait, session, verbose bool, stream, follow
 	if err := cli.FollowFlags(&limits, local, wait, session, follow != nil && *follow, follow != nil); err != nil {
 		return err
 	}
-	if local {
-		l, err := cli.OpenLocal(ctx, settings)
-		if err != nil {
-			return err
-		}
-		defer l.Close()
-		return l.StartLocal(ctx, os.Stdout, id, prompt, limits)
-	}
-	r, err := cli.DialRemote(ctx, settings, tracing.ServiceStarter, verbose)
-	if err != nil {
-		return err
-	}
-	defer r.Close(ctx)
-	return r.Start(ctx, os.Stdout, id, prompt, limits, wait)
+	return cli.OnEngine(ctx, settings, local, tracing.ServiceStarter, verbose,
+		func(l *cli.Local) error { return l.StartLocal(ctx, os.Stdout, id, prompt, limits) },
+		func(r *cli.Remote) error { return r.Start(ctx, os.Stdout, id, prompt, limits, wait) })
 }

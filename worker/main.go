@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -25,12 +24,7 @@ import (
 )
 
 func main() {
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	cfg, err := config.Load(os.Getenv)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "worker:", cli.TermSafe(err.Error()))
-		os.Exit(cli.ExitSettings)
-	}
+	logger, cfg := cli.StartService("worker")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := cli.RunWorker(ctx, cli.Settings{Config: cfg}, logger); err != nil {
