@@ -1,9 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -30,6 +35,17 @@ type approvalBatchParams struct {
 	Runs int
 	// Parallel is how many starts and history reads are in flight at once.
 	Parallel int
+	// RSSBudget, when not 0, adds a row holding the AgentRun side's RSS
+	// growth with Runs parked against this many MiB (goal ≤ 1).
+	RSSBudget float64
+	// Label names the section in the table. Default "Approval under load".
+	Label string
+}
+
+// fleetTimeout bounds parking runs, and then their completions: a 2-core
+// machine parks 1,000 hand-example runs in about a minute.
+func fleetTimeout(runs int) time.Duration {
+	return parkTimeout + time.Duration(runs)*60*time.Millisecond
 }
 
 // bareApprovalName is the baseline of the approval section: a workflow
@@ -71,6 +87,10 @@ type apSide struct {
 	batchToLast time.Duration   // the batch's start → the last run's completion
 	spread      time.Duration   // the first run's signal → the last run's
 	perRun      []time.Duration // per run: signaled → completed, sorted
+	// This process's VmRSS before the side's runs started (after a
+	// collection that returned the free memory), with all of them parked,
+	// and once all completed.
+	rssBefore, rssParked, rssAfter float64
 }
 
 // approvalBatch parks Runs hand-example runs (AgentRun, the scripted hand
@@ -181,9 +201,10 @@ func approvalBatch(ctx context.Context, env *benchEnv, p approvalBatchParams) ([
 	}
 
 	n := thousands(p.Runs)
-	sec := fmt.Sprintf("Approval under load: %s hand-example runs on one worker park on approval and are approved by one batch signal (the query TaskQueue and AgentRunStatus = \"AwaitingApproval\") vs %s bare workflows on one worker of the same options that wait for one signal, woken by one batch signal, then run the %s an approved run runs (the section took %s)",
-		n, n, plural(after, "activity"), time.Since(began).Round(time.Second))
-	return []row{
+	mib := func(b float64) float64 { return b / (1 << 20) }
+	sec := fmt.Sprintf("%s: %s hand-example runs on one worker park on approval and are approved by one batch signal (the query TaskQueue and AgentRunStatus = \"AwaitingApproval\") vs %s bare workflows on one worker of the same options that wait for one signal, woken by one batch signal, then run the %d activities an approved run runs (the section took %s)",
+		cmp.Or(p.Label, "Approval under load"), n, n, after, time.Since(began).Round(time.Second))
+	rows := []row{
 		{Section: sec, Figure: fmt.Sprintf("ms from the batch's start to the last of %s runs completed", n),
 			Measured: ms(agentRun.batchToLast), Baseline: ms(bare.batchToLast), Unit: "ms", Goal: 1.2},
 		{Section: sec, Figure: "ms approve signal → run completed, p50 (from the histories)",
@@ -192,7 +213,16 @@ func approvalBatch(ctx context.Context, env *benchEnv, p approvalBatchParams) ([
 			Measured: ms(percentile(agentRun.perRun, 99)), Baseline: ms(percentile(bare.perRun, 99)), Unit: "ms"},
 		{Section: sec, Figure: "ms the batch took to signal every run (first signal → last, the server's batcher and its worker.batcherRPS)",
 			Measured: ms(agentRun.spread), Baseline: ms(bare.spread), Unit: "ms"},
-	}, nil
+		{Section: sec, Figure: fmt.Sprintf("worker VmRSS growth with %s runs parked (this process: parked − before the runs started)", n),
+			Measured: mib(agentRun.rssParked - agentRun.rssBefore), Baseline: mib(bare.rssParked - bare.rssBefore), Unit: "MiB"},
+		{Section: sec, Figure: fmt.Sprintf("worker VmRSS growth once %s runs completed (after − before)", n),
+			Measured: mib(agentRun.rssAfter - agentRun.rssBefore), Baseline: mib(bare.rssAfter - bare.rssBefore), Unit: "MiB"},
+	}
+	if p.RSSBudget > 0 {
+		rows = append(rows, row{Section: sec, Figure: fmt.Sprintf("worker VmRSS growth with %s AgentRun runs parked vs the budget", n),
+			Measured: mib(agentRun.rssParked - agentRun.rssBefore), Baseline: p.RSSBudget, Unit: "MiB", Goal: 1})
+	}
+	return rows, nil
 }
 
 // measure parks Runs runs of the side on a new worker, wakes them with one
@@ -217,21 +247,29 @@ func (s *apSide) measure(ctx context.Context, env *benchEnv, c client.Client, ne
 	for i := range ids {
 		ids[i] = fmt.Sprintf("bench-apb-%s-%s-%d", s.name, stamp, i)
 	}
+	runtime.GC()
+	debug.FreeOSMemory()
+	if s.rssBefore, err = selfRSS(); err != nil {
+		return err
+	}
 	if err := forEach(ctx, ids, p.Parallel, func(id string) error { return s.start(ctx, c, id) }); err != nil {
 		return err
 	}
 	// The solo run of the AgentRun side completed, so it no longer
 	// matches: exactly Runs runs await approval.
-	if err := waitParked(ctx, c, s.queue, p.Runs); err != nil {
+	query := fmt.Sprintf("TaskQueue = %q AND %s = %q", s.queue, operator.StatusAttribute, string(agent.StatusAwaitingApproval))
+	if err := waitCount(ctx, c, query, p.Runs, fleetTimeout(p.Runs)); err != nil {
 		return err
 	}
-	query := fmt.Sprintf("TaskQueue = %q AND %s = %q", s.queue, operator.StatusAttribute, string(agent.StatusAwaitingApproval))
+	if s.rssParked, err = selfRSS(); err != nil {
+		return err
+	}
 	batchBegan := time.Now()
 	if err := batchSignal(ctx, c, query, "bench-apb-"+s.name+"-"+stamp, marker); err != nil {
 		return err
 	}
 
-	wctx, cancel := context.WithTimeout(ctx, parkTimeout)
+	wctx, cancel := context.WithTimeout(ctx, fleetTimeout(p.Runs))
 	defer cancel()
 	var mu sync.Mutex
 	var last, firstSig, lastSig time.Time
@@ -268,7 +306,45 @@ func (s *apSide) measure(ctx context.Context, env *benchEnv, c client.Client, ne
 	}
 	slices.Sort(s.perRun)
 	s.batchToLast, s.spread = last.Sub(batchBegan), lastSig.Sub(firstSig)
-	return nil
+	s.rssAfter, err = selfRSS()
+	return err
+}
+
+// waitCount waits until at least n runs match query (visibility), for at
+// most timeout.
+func waitCount(ctx context.Context, c client.Client, query string, n int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var have int64
+	for time.Now().Before(deadline) {
+		r, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: query})
+		if err != nil {
+			return fmt.Errorf("count runs (%s): %w", query, err)
+		}
+		if have = r.GetCount(); have >= int64(n) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%d of %d runs match %s after %v", have, n, query, timeout)
+}
+
+// selfRSS returns this process's resident set (VmRSS) in bytes.
+func selfRSS() (float64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/self/status")
 }
 
 // batchSignal starts one batch operation that sends the approve signal,

@@ -75,6 +75,7 @@ type params struct {
 	trace   traceParams
 	satur   saturationParams
 	batch   approvalBatchParams
+	fleet   approvalBatchParams // the approval section at fleet scale
 	// fsyncSamples is how many write+fsync probes the machine's fsync floor
 	// takes its median over.
 	fsyncSamples int
@@ -95,6 +96,7 @@ func paramsFor(quick bool) params {
 			trace:        traceParams{Turns: 3, Rounds: 2},
 			satur:        saturationParams{Runs: 20, Turns: 3, Rounds: 1, Parallel: 8},
 			batch:        approvalBatchParams{Runs: 20, Parallel: 8},
+			fleet:        approvalBatchParams{Runs: 10, Parallel: 8, RSSBudget: 500, Label: "Parked runs at fleet scale"},
 			fsyncSamples: 20,
 		}
 	}
@@ -111,6 +113,7 @@ func paramsFor(quick bool) params {
 		trace:        traceParams{Turns: 25, Rounds: 20},
 		satur:        saturationParams{Runs: 500, Turns: 10, Rounds: 2, Parallel: 16},
 		batch:        approvalBatchParams{Runs: 1000, Parallel: 8},
+		fleet:        approvalBatchParams{Runs: 10000, Parallel: 16, RSSBudget: 500, Label: "Parked runs at fleet scale"},
 		fsyncSamples: 200,
 	}
 }
@@ -291,6 +294,13 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 		return fmt.Errorf("approval under load: %w", err)
 	}
 	rows = append(rows, brows...)
+
+	fmt.Fprintf(progress, "bench: parked runs at fleet scale (%d runs each, one batch signal)\n", p.fleet.Runs)
+	frows, err := approvalBatch(ctx, env, p.fleet)
+	if err != nil {
+		return fmt.Errorf("parked runs at fleet scale: %w", err)
+	}
+	rows = append(rows, frows...)
 
 	// Last: its runs' activity timers (workflows.StepTimeout) fire after
 	// the bench, not during another section.

@@ -103,6 +103,7 @@ var (
 		"ms approve signal → run completed, p50",
 		"ms approve signal → run completed, p99",
 		"ms the batch took to signal every run",
+		"ms from the batch's start to the last of 10 runs completed",
 		"s wall time, first start → last completion of all 20 runs",
 		"activities per second over the wall time",
 		"worker CPU ms per activity",
