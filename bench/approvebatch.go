@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"runtime"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	batchpb "go.temporal.io/api/batch/v1"
@@ -71,9 +73,40 @@ func newBareApprovalWorker(c client.Client, queue string) worker.Worker {
 	return w
 }
 
-// handInput is the hand example's prompt: the script looks the policy up,
-// then files a ticket, a write that waits for approval.
+// handInput is the hand example's prompt.
 var handInput = workflows.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: "I need read access to the orders database."}}}
+
+// approvalScript is the hand example (llm.HandExample) with its write,
+// create_ticket, replaced by fileRequest: look the policy up, file the
+// request (a write, which waits for approval), answer with its id. The
+// demo's create_ticket reads and decodes every ticket filed so far under
+// one file lock, and fsyncs, for each ticket: thousands of runs would
+// measure that tool, not AgentRun; the bare side's activities are no-ops.
+func approvalScript() llm.Script {
+	s := llm.HandExample()
+	s.Turns[1].ToolCalls = []llm.ScriptedCall{{Name: fileRequestName, Args: json.RawMessage(`{"title":"Read access to the orders database"}`)}}
+	return s
+}
+
+const fileRequestName = "file_request"
+
+// fileRequest is the approval section's write tool: it files nothing and
+// returns a new id.
+type fileRequest struct{ n *atomic.Int64 }
+
+func (fileRequest) Spec() agent.ToolSpec {
+	return agent.ToolSpec{Name: fileRequestName, Description: "Files an access request. Returns its id.", Kind: agent.KindWrite,
+		Schema: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]}`)}
+}
+
+func (f fileRequest) Call(context.Context, json.RawMessage) (agent.ToolResult, error) {
+	return agent.ToolResult{Content: fmt.Sprintf("REQ-%d", f.n.Add(1))}, nil
+}
+
+// newApprovalWorker is the AgentRun side's worker of the approval section.
+func newApprovalWorker(c client.Client, env *benchEnv, queue, dir string) (worker.Worker, func() error, error) {
+	return newAgentWorker(c, queue, approvalScript(), env.subdir(dir), nil, env.logger, agentOptions{}, fileRequest{new(atomic.Int64)})
+}
 
 // apSide is one side of the approval section and what it measured.
 type apSide struct {
@@ -93,8 +126,8 @@ type apSide struct {
 	rssBefore, rssParked, rssAfter float64
 }
 
-// approvalBatch parks Runs hand-example runs (AgentRun, the scripted hand
-// example, on one in-process worker) on their create_ticket approval and
+// approvalBatch parks Runs hand-example runs (AgentRun playing
+// approvalScript on one in-process worker) on their file_request approval and
 // wakes them all with one batch signal (StartBatchOperation with a signal
 // operation, what `temporal workflow signal --query` starts), against Runs
 // bare workflows on one worker of the same options that upsert the same
@@ -121,8 +154,8 @@ func approvalBatch(ctx context.Context, env *benchEnv, p approvalBatchParams) ([
 		if err := c.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil {
 			return err
 		}
-		if !strings.HasPrefix(res.Answer, "Your request is filed as ") {
-			return fmt.Errorf("agentrun %s: answer %q; want the hand example's filed ticket", id, res.Answer)
+		if !strings.HasPrefix(res.Answer, "Your request is filed as REQ-") {
+			return fmt.Errorf("agentrun %s: answer %q; want the script's filed request", id, res.Answer)
 		}
 		return nil
 	}
@@ -131,7 +164,7 @@ func approvalBatch(ctx context.Context, env *benchEnv, p approvalBatchParams) ([
 		return nil, err
 	}
 	defer aClient.Close()
-	aw, closeTools, err := newAgentWorker(aClient, agentRun.queue, llm.HandExample(), env.subdir("approval-batch-solo"), nil, env.logger, agentOptions{})
+	aw, closeTools, err := newApprovalWorker(aClient, env, agentRun.queue, "approval-batch-solo")
 	if err != nil {
 		return nil, fmt.Errorf("agentrun worker: %w", err)
 	}
@@ -191,7 +224,7 @@ func approvalBatch(ctx context.Context, env *benchEnv, p approvalBatchParams) ([
 			return newBareApprovalWorker(c, bare.queue), func() error { return nil }, nil
 		}},
 		{agentRun, func(c client.Client) (worker.Worker, func() error, error) {
-			return newAgentWorker(c, agentRun.queue, llm.HandExample(), env.subdir("approval-batch"), nil, env.logger, agentOptions{})
+			return newApprovalWorker(c, env, agentRun.queue, "approval-batch")
 		}},
 	}
 	for _, t := range turns {
@@ -202,7 +235,7 @@ func approvalBatch(ctx context.Context, env *benchEnv, p approvalBatchParams) ([
 
 	n := thousands(p.Runs)
 	mib := func(b float64) float64 { return b / (1 << 20) }
-	sec := fmt.Sprintf("%s: %s hand-example runs on one worker park on approval and are approved by one batch signal (the query TaskQueue and AgentRunStatus = \"AwaitingApproval\") vs %s bare workflows on one worker of the same options that wait for one signal, woken by one batch signal, then run the %d activities an approved run runs (the section took %s)",
+	sec := fmt.Sprintf("%s: %s hand-example runs (its ticket a no-op write, file_request) on one worker park on approval and are approved by one batch signal (the query TaskQueue and AgentRunStatus = \"AwaitingApproval\") vs %s bare workflows on one worker of the same options that wait for one signal, woken by one batch signal, then run the %d activities an approved run runs (the section took %s)",
 		cmp.Or(p.Label, "Approval under load"), n, n, after, time.Since(began).Round(time.Second))
 	rows := []row{
 		{Section: sec, Figure: fmt.Sprintf("ms from the batch's start to the last of %s runs completed", n),

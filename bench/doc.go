@@ -110,14 +110,19 @@
 //     approved alone on the idle worker first, p99 against p50; and the
 //     worker's VmRSS (/proc/PID/status) against the idle worker's.
 //   - Approval under load (approvebatch.go): N hand-example runs (1,000;
-//     -quick 20) on one in-process AgentRun worker park on their
-//     create_ticket approval (counted through AgentRunStatus) and are
+//     -quick 20) on one in-process AgentRun worker park on their write's
+//     approval (counted through AgentRunStatus) and are
 //     woken by one batch signal: StartBatchOperation with a signal
 //     operation, what `temporal workflow signal --query 'TaskQueue="..."
 //     AND AgentRunStatus="AwaitingApproval"' --name approve --input
 //     '{"Marker":"..."}'` starts, the payload operator.ApprovePayload of
 //     the marker one run alone reported first (the same for every
-//     hand-example run; no digest, which approve accepts). The baseline:
+//     hand-example run; no digest, which approve accepts). The write is
+//     file_request, a bench tool that files nothing, in create_ticket's
+//     place: the demo's ticket store reads every ticket filed so far and
+//     fsyncs under one lock per ticket, which thousands of runs would
+//     measure instead of AgentRun; the approval gate and the write
+//     guard's journal are as for any write. The baseline:
 //     N bare workflows on one worker of the same options (worker.Options{},
 //     as newAgentWorker's) that upsert the same status, wait for one
 //     approve signal and then run as many no-op activities as the run
