@@ -180,7 +180,7 @@ func approvalBatch(ctx context.Context, env *benchEnv, p approvalBatchParams) ([
 		aw.Stop()
 		return nil, err
 	}
-	if err := waitParked(ctx, c, agentRun.queue, 1); err != nil {
+	if err := waitCount(ctx, c, awaitingApproval(agentRun.queue), 1, parkTimeout); err != nil {
 		aw.Stop()
 		return nil, err
 	}
@@ -235,7 +235,7 @@ func approvalBatch(ctx context.Context, env *benchEnv, p approvalBatchParams) ([
 
 	n := thousands(p.Runs)
 	mib := func(b float64) float64 { return b / (1 << 20) }
-	sec := fmt.Sprintf("%s: %s hand-example runs (its ticket a no-op write, file_request) on one worker park on approval and are approved by one batch signal (the query TaskQueue and AgentRunStatus = \"AwaitingApproval\") vs %s bare workflows on one worker of the same options that wait for one signal, woken by one batch signal, then run the %d activities an approved run runs (the section took %s)",
+	sec := fmt.Sprintf("%s: %s hand-example runs (their ticket a no-op write, file_request) on one worker park on approval and are approved by one batch signal (the query TaskQueue and AgentRunStatus = \"AwaitingApproval\") vs %s bare workflows on one worker of the same options that wait for one signal, woken by one batch signal, then run the %d activities an approved run runs (the section took %s)",
 		cmp.Or(p.Label, "Approval under load"), n, n, after, time.Since(began).Round(time.Second))
 	rows := []row{
 		{Section: sec, Figure: fmt.Sprintf("ms from the batch's start to the last of %s runs completed", n),
@@ -290,7 +290,7 @@ func (s *apSide) measure(ctx context.Context, env *benchEnv, c client.Client, ne
 	}
 	// The solo run of the AgentRun side completed, so it no longer
 	// matches: exactly Runs runs await approval.
-	query := fmt.Sprintf("TaskQueue = %q AND %s = %q", s.queue, operator.StatusAttribute, string(agent.StatusAwaitingApproval))
+	query := awaitingApproval(s.queue)
 	if err := waitCount(ctx, c, query, p.Runs, fleetTimeout(p.Runs)); err != nil {
 		return err
 	}
@@ -341,6 +341,12 @@ func (s *apSide) measure(ctx context.Context, env *benchEnv, c client.Client, ne
 	s.batchToLast, s.spread = last.Sub(batchBegan), lastSig.Sub(firstSig)
 	s.rssAfter, err = selfRSS()
 	return err
+}
+
+// awaitingApproval is the visibility query of the runs on queue that
+// await approval.
+func awaitingApproval(queue string) string {
+	return fmt.Sprintf("TaskQueue = %q AND %s = %q", queue, operator.StatusAttribute, string(agent.StatusAwaitingApproval))
 }
 
 // waitCount waits until at least n runs match query (visibility), for at
