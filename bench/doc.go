@@ -130,8 +130,10 @@
 //     query; bare first, each side's worker running only during its turn.
 //     Figures: the batch's start → the last run's completion (goal 1.2);
 //     signal → completion per run from the histories, p50 and p99; the
-//     batch's own spread (first signal → last: the server's batcher,
-//     limited by its worker.batcherRPS); and this process's VmRSS growth
+//     batch's own spread (first signal → last: the server's batcher, at
+//     worker.batcherRPS, 50 a second by default, the dev server's; at
+//     1,000 runs and more the spread is most of the batch-to-last time on
+//     both sides); and this process's VmRSS growth
 //     with the runs parked and after, from a collection before the runs
 //     started.
 //   - Parked runs at fleet scale: the same section with 10,000 runs (-quick
