@@ -59,7 +59,7 @@ func TestApprovalBatchQuick(t *testing.T) {
 	}
 	// The batch's own spread and the RSS rows of 20 runs are within the
 	// batcher's and the collector's noise: present, not judged.
-	checkFleetRows(t, rows, 6, 3, map[int]float64{0: 1.2}, 0.2, 10)
+	checkFleetRows(t, rows, 6, 3, map[int]float64{0: 1.2}, 0.2, 5)
 	t.Log(rows[0].Section)
 }
 
@@ -72,7 +72,7 @@ func TestParkedFleetQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFleetRows(t, rows, 7, 3, map[int]float64{0: 1.2, 6: 1}, 0.2, 10)
+	checkFleetRows(t, rows, 7, 3, map[int]float64{0: 1.2, 6: 1}, 0.2, 5)
 	if r := rows[6]; r.Baseline != 500 || r.Missing != "" {
 		t.Errorf("budget row %+v; want against 500 MiB", r)
 	}
