@@ -107,8 +107,9 @@ test: $(TEMPORAL) $(TEMPORAL_SERVER) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) buil
 # it starts: the server on PostgreSQL, internal/testkit/clustertest; plain,
 # encrypted, traced to a Jaeger it starts), the journal's appends (file and
 # PostgreSQL), the history cost of streamed model text, kill → resume across
-# worker processes and 1,000 runs parked on approval, against baselines
-# measured in the same run;
+# worker processes, 1,000 runs parked on approval, approval of 1,000 and
+# 10,000 parked runs by one batch signal and 500 concurrent runs on one
+# worker (saturation), against baselines measured in the same run;
 # prints the table and writes it to BENCHMARKS.md. BENCH_FLAGS=-quick for a
 # smoke run.
 bench: $(TEMPORAL) $(TEMPORAL_SERVER) $(JAEGER)

@@ -73,6 +73,9 @@ type params struct {
 	parked  parkedParams
 	encrypt encryptParams
 	trace   traceParams
+	satur   saturationParams
+	batch   approvalBatchParams
+	fleet   approvalBatchParams // the approval section at fleet scale
 	// fsyncSamples is how many write+fsync probes the machine's fsync floor
 	// takes its median over.
 	fsyncSamples int
@@ -91,6 +94,9 @@ func paramsFor(quick bool) params {
 			parked:       parkedParams{Runs: 50, Parallel: 8},
 			encrypt:      encryptParams{Turns: 3, Rounds: 2, ToolOutput: 4096, Decodes: 5},
 			trace:        traceParams{Turns: 3, Rounds: 2},
+			satur:        saturationParams{Runs: 20, Turns: 3, Rounds: 1, Parallel: 8},
+			batch:        approvalBatchParams{Runs: 20, Parallel: 8},
+			fleet:        approvalBatchParams{Runs: 10, Parallel: 8, RSSBudget: 500, Label: "Parked runs at fleet scale"},
 			fsyncSamples: 20,
 		}
 	}
@@ -105,6 +111,9 @@ func paramsFor(quick bool) params {
 		parked:       parkedParams{Runs: 1000, Parallel: 8},
 		encrypt:      encryptParams{Turns: 25, Rounds: 40, ToolOutput: 4096, Decodes: 50},
 		trace:        traceParams{Turns: 25, Rounds: 20},
+		satur:        saturationParams{Runs: 500, Turns: 10, Rounds: 2, Parallel: 16},
+		batch:        approvalBatchParams{Runs: 1000, Parallel: 8},
+		fleet:        approvalBatchParams{Runs: 10000, Parallel: 16, RSSBudget: 500, Label: "Parked runs at fleet scale"},
 		fsyncSamples: 200,
 	}
 }
@@ -285,6 +294,29 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	}); err != nil {
 		return err
 	}
+
+	fmt.Fprintf(progress, "bench: approval under load (%d runs each, one batch signal)\n", p.batch.Runs)
+	brows, err := approvalBatch(ctx, env, p.batch)
+	if err != nil {
+		return fmt.Errorf("approval under load: %w", err)
+	}
+	rows = append(rows, brows...)
+
+	fmt.Fprintf(progress, "bench: parked runs at fleet scale (%d runs each, one batch signal)\n", p.fleet.Runs)
+	frows, err := approvalBatch(ctx, env, p.fleet)
+	if err != nil {
+		return fmt.Errorf("parked runs at fleet scale: %w", err)
+	}
+	rows = append(rows, frows...)
+
+	// Last: its runs' activity timers (workflows.StepTimeout) fire after
+	// the bench, not during another section.
+	fmt.Fprintf(progress, "bench: saturation (%d runs of %d turns each, %d rounds)\n", p.satur.Runs, p.satur.Turns, p.satur.Rounds)
+	satrows, err := saturation(ctx, env, p.satur)
+	if err != nil {
+		return fmt.Errorf("saturation: %w", err)
+	}
+	rows = append(rows, satrows...)
 
 	m.LoadEnd = loadAverage()
 	var b bytes.Buffer

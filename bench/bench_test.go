@@ -99,6 +99,18 @@ var (
 		"ms approve → completed, p99 vs p50 of 50 runs",
 		"worker VmRSS with 50 runs parked vs the idle worker",
 		"worker VmRSS after 50 runs completed vs the idle worker",
+		"ms from the batch's start to the last of 20 runs completed",
+		"ms approve signal → run completed, p50",
+		"ms approve signal → run completed, p99",
+		"ms the batch took to signal every run",
+		"ms from the batch's start to the last of 10 runs completed",
+		"s wall time, first start → last completion of all 20 runs",
+		"activities per second over the wall time",
+		"worker CPU ms per activity",
+		"ms activity scheduled → completed under load, p50",
+		"ms activity scheduled → completed under load, p99",
+		"ms activity scheduled → next activity scheduled under load, p50",
+		"ms activity scheduled → next activity scheduled under load, p99",
 	}
 )
 

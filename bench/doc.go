@@ -109,6 +109,50 @@
 //     histories (update accepted → run completed), p50 against one run
 //     approved alone on the idle worker first, p99 against p50; and the
 //     worker's VmRSS (/proc/PID/status) against the idle worker's.
+//   - Approval under load (approvebatch.go): N hand-example runs (1,000;
+//     -quick 20) on one in-process AgentRun worker park on their write's
+//     approval (counted through AgentRunStatus) and are
+//     woken by one batch signal: StartBatchOperation with a signal
+//     operation, what `temporal workflow signal --query 'TaskQueue="..."
+//     AND AgentRunStatus="AwaitingApproval"' --name approve --input
+//     '{"Marker":"..."}'` starts, the payload operator.ApprovePayload of
+//     the marker one run alone reported first (the same for every
+//     hand-example run; no digest, which approve accepts). The write is
+//     file_request, a bench tool that files nothing, in create_ticket's
+//     place: the demo's ticket store reads every ticket filed so far and
+//     fsyncs under one lock per ticket, which thousands of runs would
+//     measure instead of AgentRun; the approval gate and the write
+//     guard's journal are as for any write. The baseline:
+//     N bare workflows on one worker of the same options (worker.Options{},
+//     as newAgentWorker's) that upsert the same status, wait for one
+//     approve signal and then run as many no-op activities as the run
+//     alone ran after its approval, woken by one batch signal of the same
+//     query; bare first, each side's worker running only during its turn.
+//     Figures: the batch's start → the last run's completion (goal 1.2);
+//     signal → completion per run from the histories, p50 and p99; the
+//     batch's own spread (first signal → last: the server's batcher, at
+//     worker.batcherRPS, 50 a second by default, the dev server's; at
+//     1,000 runs and more the spread is most of the batch-to-last time on
+//     both sides); and this process's VmRSS growth
+//     with the runs parked and after, from a collection before the runs
+//     started.
+//   - Parked runs at fleet scale: the same section with 10,000 runs (-quick
+//     10), plus the AgentRun side's VmRSS growth parked against 500 MiB
+//     (goal 1).
+//   - Saturation (saturation.go, last, so that its runs' activity timers
+//     fire after the bench): N AgentRun runs of T lookup turns (500 × 10;
+//     -quick 20 × 3) started at once on one in-process worker, against N
+//     bare chains of as many no-op activities on one worker of the same
+//     options, rounds (2; -quick 1) alternating which side goes first
+//     after one warm-up run of each; each side's worker runs only during
+//     its round. Figures: the wall time from the first start to the last
+//     completion (goal 1.15), activities per second over it, CPU per
+//     activity (getrusage of this process over the round: the worker and
+//     the driver's starts and waits, alike on both sides; goal 1.25), and
+//     activity scheduled → completed and activity scheduled → next
+//     scheduled under that load, p50 and p99 from the histories.
+//     TestSaturationQuick, TestApprovalBatchQuick and TestParkedFleetQuick
+//     run these sections alone, as -quick sizes them.
 //
 // Each row is a figure, its baseline, their ratio and the goal for the
 // ratio. A missed goal is marked ✗ and listed under the table; the bench

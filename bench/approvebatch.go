@@ -1,0 +1,415 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	batchpb "go.temporal.io/api/batch/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/workflows"
+)
+
+// approvalBatchParams sizes the approval under load section.
+type approvalBatchParams struct {
+	// Runs is how many runs of each side park at once and are woken by
+	// one batch signal (the issue's 10,000 parked runs are this section at
+	// Runs 10,000).
+	Runs int
+	// Parallel is how many starts and history reads are in flight at once.
+	Parallel int
+	// RSSBudget, when not 0, adds a row holding the AgentRun side's RSS
+	// growth with Runs parked against this many MiB (goal ≤ 1).
+	RSSBudget float64
+	// Label names the section in the table. Default "Approval under load".
+	Label string
+}
+
+// fleetTimeout bounds parking runs, and then their completions: a 2-core
+// machine parks 1,000 hand-example runs in about a minute.
+func fleetTimeout(runs int) time.Duration {
+	return parkTimeout + time.Duration(runs)*60*time.Millisecond
+}
+
+// bareApprovalName is the baseline of the approval section: a workflow
+// that says it awaits approval, as AgentRun does, waits for one approve
+// signal and then runs n no-op activities one after another.
+const bareApprovalName = "BareApproval"
+
+func bareApproval(ctx workflow.Context, n int) error {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, workflows.StatusKey.ValueSet(string(agent.StatusAwaitingApproval))); err != nil {
+		return err
+	}
+	var payload map[string]any
+	workflow.GetSignalChannel(ctx, operator.SignalApprove).Receive(ctx, &payload)
+	return bareChain(ctx, n)
+}
+
+// newBareApprovalWorker is the bare side's worker: the options
+// newAgentWorker gives AgentRun's (worker.Options{}).
+func newBareApprovalWorker(c client.Client, queue string) worker.Worker {
+	w := worker.New(c, queue, worker.Options{})
+	w.RegisterWorkflowWithOptions(bareApproval, workflow.RegisterOptions{Name: bareApprovalName})
+	w.RegisterActivityWithOptions(noop, activity.RegisterOptions{Name: bareActivityName})
+	return w
+}
+
+// handInput is the hand example's prompt.
+var handInput = workflows.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: "I need read access to the orders database."}}}
+
+// approvalScript is the hand example (llm.HandExample) with its write,
+// create_ticket, replaced by fileRequest: look the policy up, file the
+// request (a write, which waits for approval), answer with its id. The
+// demo's create_ticket reads and decodes every ticket filed so far under
+// one file lock, and fsyncs, for each ticket: thousands of runs would
+// measure that tool, not AgentRun; the bare side's activities are no-ops.
+func approvalScript() llm.Script {
+	s := llm.HandExample()
+	s.Turns[1].ToolCalls = []llm.ScriptedCall{{Name: fileRequestName, Args: json.RawMessage(`{"title":"Read access to the orders database"}`)}}
+	return s
+}
+
+const fileRequestName = "file_request"
+
+// fileRequest is the approval section's write tool: it files nothing and
+// returns a new id.
+type fileRequest struct{ n *atomic.Int64 }
+
+func (fileRequest) Spec() agent.ToolSpec {
+	return agent.ToolSpec{Name: fileRequestName, Description: "Files an access request. Returns its id.", Kind: agent.KindWrite,
+		Schema: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"]}`)}
+}
+
+func (f fileRequest) Call(context.Context, json.RawMessage) (agent.ToolResult, error) {
+	return agent.ToolResult{Content: fmt.Sprintf("REQ-%d", f.n.Add(1))}, nil
+}
+
+// newApprovalWorker is the AgentRun side's worker of the approval section.
+func newApprovalWorker(c client.Client, env *benchEnv, queue, dir string) (worker.Worker, func() error, error) {
+	return newAgentWorker(c, queue, approvalScript(), env.subdir(dir), nil, env.logger, agentOptions{}, fileRequest{new(atomic.Int64)})
+}
+
+// apSide is one side of the approval section and what it measured.
+type apSide struct {
+	name  string
+	queue string
+	// start starts the run id on the side's queue.
+	start func(ctx context.Context, c client.Client, id string) error
+	// check checks a completed run's result (nil: none).
+	check func(ctx context.Context, c client.Client, id string) error
+
+	batchToLast time.Duration   // the batch's start → the last run's completion
+	spread      time.Duration   // the first run's signal → the last run's
+	perRun      []time.Duration // per run: signaled → completed, sorted
+	// This process's VmRSS before the side's runs started (after a
+	// collection that returned the free memory), with all of them parked,
+	// and once all completed.
+	rssBefore, rssParked, rssAfter float64
+}
+
+// approvalBatch parks Runs hand-example runs (AgentRun playing
+// approvalScript on one in-process worker) on their file_request approval and
+// wakes them all with one batch signal (StartBatchOperation with a signal
+// operation, what `temporal workflow signal --query` starts), against Runs
+// bare workflows on one worker of the same options that upsert the same
+// status, wait for one approve signal and then run as many no-op
+// activities as the approved run runs after its approval, woken the same
+// way. Both batches select by `TaskQueue = "..." AND AgentRunStatus =
+// "AwaitingApproval"`.
+func approvalBatch(ctx context.Context, env *benchEnv, p approvalBatchParams) ([]row, error) {
+	began := time.Now()
+	stamp := time.Now().Format("150405")
+	c, err := env.dial(nil)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+
+	agentRun := &apSide{name: "agentrun", queue: "bench-apb-agentrun-" + stamp}
+	agentRun.start = func(ctx context.Context, c client.Client, id string) error {
+		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: agentRun.queue}, workflows.WorkflowName, handInput)
+		return err
+	}
+	agentRun.check = func(ctx context.Context, c client.Client, id string) error {
+		var res workflows.Result
+		if err := c.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil {
+			return err
+		}
+		if !strings.HasPrefix(res.Answer, "Your request is filed as REQ-") {
+			return fmt.Errorf("agentrun %s: answer %q; want the script's filed request", id, res.Answer)
+		}
+		return nil
+	}
+	aClient, err := env.dial(nil)
+	if err != nil {
+		return nil, err
+	}
+	defer aClient.Close()
+	aw, closeTools, err := newApprovalWorker(aClient, env, agentRun.queue, "approval-batch-solo")
+	if err != nil {
+		return nil, fmt.Errorf("agentrun worker: %w", err)
+	}
+	defer closeTools()
+	if err := aw.Start(); err != nil {
+		return nil, fmt.Errorf("agentrun worker: %w", err)
+	}
+
+	// One run alone first: its approval marker (the same for every
+	// hand-example run) and how many activities an approved run runs.
+	solo := fmt.Sprintf("bench-apb-agentrun-%s-solo", stamp)
+	if err := agentRun.start(ctx, c, solo); err != nil {
+		aw.Stop()
+		return nil, err
+	}
+	if err := waitCount(ctx, c, awaitingApproval(agentRun.queue), 1, parkTimeout); err != nil {
+		aw.Stop()
+		return nil, err
+	}
+	marker, err := pendingMarker(ctx, c, solo)
+	if err != nil {
+		aw.Stop()
+		return nil, err
+	}
+	if err := c.SignalWorkflow(ctx, solo, "", operator.SignalApprove, operator.ApprovePayload(marker)); err != nil {
+		aw.Stop()
+		return nil, err
+	}
+	if err := agentRun.check(ctx, c, solo); err != nil {
+		aw.Stop()
+		return nil, err
+	}
+	soloTimes, err := runTimes(ctx, c, solo)
+	aw.Stop()
+	if err != nil {
+		return nil, err
+	}
+	after := soloTimes.afterSignal
+	if after < 1 {
+		return nil, fmt.Errorf("%s: no activity after its approval", solo)
+	}
+
+	bare := &apSide{name: "bare", queue: "bench-apb-bare-" + stamp}
+	bare.start = func(ctx context.Context, c client.Client, id string) error {
+		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: bare.queue}, bareApprovalName, after)
+		return err
+	}
+
+	// Bare first, then AgentRun: each side's worker runs only during its
+	// turn, on its own client.
+	type turn struct {
+		side   *apSide
+		worker func(c client.Client) (worker.Worker, func() error, error)
+	}
+	turns := []turn{
+		{bare, func(c client.Client) (worker.Worker, func() error, error) {
+			return newBareApprovalWorker(c, bare.queue), func() error { return nil }, nil
+		}},
+		{agentRun, func(c client.Client) (worker.Worker, func() error, error) {
+			return newApprovalWorker(c, env, agentRun.queue, "approval-batch")
+		}},
+	}
+	for _, t := range turns {
+		if err := t.side.measure(ctx, env, c, t.worker, stamp, marker, p); err != nil {
+			return nil, fmt.Errorf("%s: %w", t.side.name, err)
+		}
+	}
+
+	n := thousands(p.Runs)
+	mib := func(b float64) float64 { return b / (1 << 20) }
+	sec := fmt.Sprintf("%s: %s hand-example runs (their ticket a no-op write, file_request) on one worker park on approval and are approved by one batch signal (the query TaskQueue and AgentRunStatus = \"AwaitingApproval\") vs %s bare workflows on one worker of the same options that wait for one signal, woken by one batch signal, then run the %d activities an approved run runs (the section took %s)",
+		cmp.Or(p.Label, "Approval under load"), n, n, after, time.Since(began).Round(time.Second))
+	rows := []row{
+		{Section: sec, Figure: fmt.Sprintf("ms from the batch's start to the last of %s runs completed", n),
+			Measured: ms(agentRun.batchToLast), Baseline: ms(bare.batchToLast), Unit: "ms", Goal: 1.2},
+		{Section: sec, Figure: "ms approve signal → run completed, p50 (from the histories)",
+			Measured: ms(percentile(agentRun.perRun, 50)), Baseline: ms(percentile(bare.perRun, 50)), Unit: "ms"},
+		{Section: sec, Figure: "ms approve signal → run completed, p99",
+			Measured: ms(percentile(agentRun.perRun, 99)), Baseline: ms(percentile(bare.perRun, 99)), Unit: "ms"},
+		{Section: sec, Figure: "ms the batch took to signal every run (first signal → last, the server's batcher and its worker.batcherRPS)",
+			Measured: ms(agentRun.spread), Baseline: ms(bare.spread), Unit: "ms"},
+		{Section: sec, Figure: fmt.Sprintf("worker VmRSS growth with %s runs parked (this process: parked − before the runs started)", n),
+			Measured: mib(agentRun.rssParked - agentRun.rssBefore), Baseline: mib(bare.rssParked - bare.rssBefore), Unit: "MiB"},
+		{Section: sec, Figure: fmt.Sprintf("worker VmRSS growth once %s runs completed (after − before)", n),
+			Measured: mib(agentRun.rssAfter - agentRun.rssBefore), Baseline: mib(bare.rssAfter - bare.rssBefore), Unit: "MiB"},
+	}
+	if p.RSSBudget > 0 {
+		rows = append(rows, row{Section: sec, Figure: fmt.Sprintf("worker VmRSS growth with %s AgentRun runs parked vs the budget", n),
+			Measured: mib(agentRun.rssParked - agentRun.rssBefore), Baseline: p.RSSBudget, Unit: "MiB", Goal: 1})
+	}
+	return rows, nil
+}
+
+// measure parks Runs runs of the side on a new worker, wakes them with one
+// batch signal and records the side's figures.
+func (s *apSide) measure(ctx context.Context, env *benchEnv, c client.Client, newWorker func(client.Client) (worker.Worker, func() error, error), stamp, marker string, p approvalBatchParams) error {
+	wc, err := env.dial(nil)
+	if err != nil {
+		return err
+	}
+	defer wc.Close()
+	w, release, err := newWorker(wc)
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	defer release()
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	defer w.Stop()
+
+	ids := make([]string, p.Runs)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("bench-apb-%s-%s-%d", s.name, stamp, i)
+	}
+	runtime.GC()
+	debug.FreeOSMemory()
+	if s.rssBefore, err = selfRSS(); err != nil {
+		return err
+	}
+	if err := forEach(ctx, ids, p.Parallel, func(id string) error { return s.start(ctx, c, id) }); err != nil {
+		return err
+	}
+	// The solo run of the AgentRun side completed, so it no longer
+	// matches: exactly Runs runs await approval.
+	query := awaitingApproval(s.queue)
+	if err := waitCount(ctx, c, query, p.Runs, fleetTimeout(p.Runs)); err != nil {
+		return err
+	}
+	if s.rssParked, err = selfRSS(); err != nil {
+		return err
+	}
+	batchBegan := time.Now()
+	if err := batchSignal(ctx, c, query, "bench-apb-"+s.name+"-"+stamp, marker); err != nil {
+		return err
+	}
+
+	wctx, cancel := context.WithTimeout(ctx, fleetTimeout(p.Runs))
+	defer cancel()
+	var mu sync.Mutex
+	var last, firstSig, lastSig time.Time
+	if err := forEach(wctx, ids, p.Parallel, func(id string) error {
+		if s.check != nil {
+			if err := s.check(wctx, c, id); err != nil {
+				return err
+			}
+		} else if err := c.GetWorkflow(wctx, id, "").Get(wctx, nil); err != nil {
+			return fmt.Errorf("run %s: %w", id, err)
+		}
+		t, err := runTimes(wctx, c, id)
+		if err != nil {
+			return err
+		}
+		if t.signaled.IsZero() {
+			return fmt.Errorf("history of %s: no signal", id)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if t.completed.After(last) {
+			last = t.completed
+		}
+		if firstSig.IsZero() || t.signaled.Before(firstSig) {
+			firstSig = t.signaled
+		}
+		if t.signaled.After(lastSig) {
+			lastSig = t.signaled
+		}
+		s.perRun = append(s.perRun, t.completed.Sub(t.signaled))
+		return nil
+	}); err != nil {
+		return err
+	}
+	slices.Sort(s.perRun)
+	s.batchToLast, s.spread = last.Sub(batchBegan), lastSig.Sub(firstSig)
+	s.rssAfter, err = selfRSS()
+	return err
+}
+
+// awaitingApproval is the visibility query of the runs on queue that
+// await approval.
+func awaitingApproval(queue string) string {
+	return fmt.Sprintf("TaskQueue = %q AND %s = %q", queue, operator.StatusAttribute, string(agent.StatusAwaitingApproval))
+}
+
+// waitCount waits until at least n runs match query (visibility), for at
+// most timeout.
+func waitCount(ctx context.Context, c client.Client, query string, n int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var have int64
+	for time.Now().Before(deadline) {
+		r, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: query})
+		if err != nil {
+			return fmt.Errorf("count runs (%s): %w", query, err)
+		}
+		if have = r.GetCount(); have >= int64(n) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%d of %d runs match %s after %v", have, n, query, timeout)
+}
+
+// selfRSS returns this process's resident set (VmRSS) in bytes.
+func selfRSS() (float64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/self/status")
+}
+
+// batchSignal starts one batch operation that sends the approve signal,
+// with the payload operator.ApprovePayload(marker) (no digest: accepted),
+// to every run query selects: what `temporal workflow signal --query ...
+// --name approve --input '{"Marker":"..."}'` starts. It returns once the
+// server has accepted the job; the signals follow at the server's batcher
+// rate.
+func batchSignal(ctx context.Context, c client.Client, query, jobID, marker string) error {
+	input, err := converter.GetDefaultDataConverter().ToPayloads(operator.ApprovePayload(marker))
+	if err != nil {
+		return err
+	}
+	_, err = c.WorkflowService().StartBatchOperation(ctx, &workflowservice.StartBatchOperationRequest{
+		Namespace:       "default",
+		VisibilityQuery: query,
+		JobId:           jobID,
+		Reason:          "bench: approval under load",
+		Operation: &workflowservice.StartBatchOperationRequest_SignalOperation{SignalOperation: &batchpb.BatchOperationSignal{
+			Signal:   operator.SignalApprove,
+			Input:    input,
+			Identity: "agentrun-bench",
+		}},
+	})
+	if err != nil {
+		return fmt.Errorf("batch signal %s: %w", jobID, err)
+	}
+	return nil
+}

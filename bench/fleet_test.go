@@ -1,0 +1,82 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// checkFleetRows fails t unless rows are want rows, the first timed of
+// them measured on both sides (non-zero) with every ratio within lo–hi
+// (sane on a loaded machine, not good), and the ones with a goal with
+// that goal.
+func checkFleetRows(t *testing.T, rows []row, want, timed int, goals map[int]float64, lo, hi float64) {
+	t.Helper()
+	if len(rows) != want {
+		t.Fatalf("%d rows, want %d: %+v", len(rows), want, rows)
+	}
+	for i, r := range rows {
+		t.Logf("%s: %.3f vs %.3f (%.2fx)", r.Figure, r.Measured, r.Baseline, r.Ratio())
+		if g := goals[i]; r.Goal != g {
+			t.Errorf("%s: goal %v, want %v", r.Figure, r.Goal, g)
+		}
+		if i >= timed {
+			continue
+		}
+		if r.Missing != "" || r.Measured <= 0 || r.Baseline <= 0 {
+			t.Errorf("%s: measured %v, baseline %v (%s); want both measured", r.Figure, r.Measured, r.Baseline, r.Missing)
+		}
+		if q := r.Ratio(); !(q >= lo && q <= hi) {
+			t.Errorf("%s: ratio %.2f (%v vs %v), not within %v–%v", r.Figure, q, r.Measured, r.Baseline, lo, hi)
+		}
+	}
+}
+
+// TestSaturationQuick runs the saturation section alone, as -quick sizes
+// it: every AgentRun run answers after its turns (the section checks),
+// and the wall time, throughput, CPU per activity and latencies are
+// measured on both sides, with the 1.15 and 1.25 goals.
+func TestSaturationQuick(t *testing.T) {
+	p := paramsFor(true).satur
+	rows, err := saturation(t.Context(), sectionEnv(t), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFleetRows(t, rows, 7, 7, map[int]float64{0: 1.15, 2: 1.25}, 0.2, 5)
+	if !strings.Contains(rows[0].Section, "20 AgentRun runs (T=3") {
+		t.Errorf("section %q does not name the quick sizes", rows[0].Section)
+	}
+}
+
+// TestApprovalBatchQuick runs the approval under load section alone, as
+// -quick sizes it: every parked run on both sides is woken by its side's
+// one batch signal (digest-less approve payloads are accepted, else the
+// hand-example runs would not complete with their request filed), and the figures
+// are measured on both sides, the first with the 1.2 goal.
+func TestApprovalBatchQuick(t *testing.T) {
+	rows, err := approvalBatch(t.Context(), sectionEnv(t), paramsFor(true).batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The batch's own spread and the RSS rows of 20 runs are within the
+	// batcher's and the collector's noise: present, not judged.
+	checkFleetRows(t, rows, 6, 3, map[int]float64{0: 1.2}, 0.2, 5)
+	t.Log(rows[0].Section)
+}
+
+// TestParkedFleetQuick runs the same section as the bench's fleet-scale
+// call, as -quick sizes it (10 runs): it adds the RSS budget row, against
+// 500 MiB with the goal 1.
+func TestParkedFleetQuick(t *testing.T) {
+	p := paramsFor(true).fleet
+	rows, err := approvalBatch(t.Context(), sectionEnv(t), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFleetRows(t, rows, 7, 3, map[int]float64{0: 1.2, 6: 1}, 0.2, 5)
+	if r := rows[6]; r.Baseline != 500 || r.Missing != "" {
+		t.Errorf("budget row %+v; want against 500 MiB", r)
+	}
+	if !strings.HasPrefix(rows[0].Section, "Parked runs at fleet scale: 10 hand-example runs") {
+		t.Errorf("section %q", rows[0].Section)
+	}
+}
