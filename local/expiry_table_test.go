@@ -13,6 +13,7 @@ import (
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/tools"
 )
 
@@ -75,7 +76,14 @@ func TestExpiryTable(t *testing.T) {
 				want = []string{testenv.ExpiryMarker}
 			}
 			if got := expiredMarkers(f.records(t, id)); strings.Join(got, ",") != strings.Join(want, ",") {
-				t.Fatalf("expired %v, want %v", got, want)
+				t.Fatalf("expired records %v, want %v", got, want)
+			}
+			info, err := f.j.Show(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(info.Expired) != len(want) || c.Expired && (info.Expired[0].Marker != want[0] || info.Expired[0].Reason != operator.ExpiredReason(c.Timeout)) {
+				t.Fatalf("show: expired %+v, want %v after %s", info.Expired, want, c.Timeout)
 			}
 			if !strings.Contains(o.Answer, c.AnswerHas) {
 				t.Errorf("answer %q, want it to contain %q", o.Answer, c.AnswerHas)

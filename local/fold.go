@@ -37,6 +37,9 @@ type state struct {
 	// models+1 goes to that step, which may have been asked without it:
 	// send messages to a local run while no process drives it.
 	models int
+	// expiries are the calls denied because their approval timeout passed,
+	// oldest first (their typed signal records).
+	expiries []Expired
 }
 
 func fold(recs []journal.Record) *state {
@@ -71,7 +74,11 @@ func fold(recs []journal.Record) *state {
 				continue
 			}
 			s.ops.Models = s.models
-			s.ops.Apply(operator.ReadOldDeny(*r.Signal)) // an old journal's expiry is read as one
+			sig := operator.ReadOldDeny(*r.Signal) // an old journal's expiry is read as one
+			if sig.Expired {
+				s.expiries = append(s.expiries, Expired{Marker: sig.Marker, Reason: sig.Reason})
+			}
+			s.ops.Apply(sig)
 		case journal.RunCompleted:
 			s.completed, s.answer = true, r.Answer
 		case journal.RunCancelled:
