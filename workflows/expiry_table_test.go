@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
+	"github.com/agentrun/agentrun/workflows"
 )
 
 // TestExpiryTable runs the approval-expiry table (testenv.ExpiryCases) on
@@ -58,5 +59,30 @@ func TestExpiryTable(t *testing.T) {
 				t.Errorf("tickets: %d, want %d", n, c.Tickets)
 			}
 		})
+	}
+}
+
+// TestExpiryClockAcrossContinueAsNew: a run that continues as new after
+// every step carries its model step's completion time (Continued.Asked)
+// to the execution that runs lookup and waits, whose approval clock starts
+// there; the call still expires and the model is told.
+func TestExpiryClockAcrossContinueAsNew(t *testing.T) {
+	t.Parallel()
+	h := newScriptHarness(t, testenv.ExpiryScript())
+	h.withApprovalTimeout(t, 30*time.Minute)
+	inputs := h.chain(t, workflows.Input{Messages: agent.UserMessages(prompt), ContinueAfter: 1}, nil)
+	if len(inputs) != 3 {
+		t.Fatalf("%d executions, want 3 (the model step; lookup and the wait; the answer)", len(inputs))
+	}
+	asked := inputs[1].Continued.Asked
+	if asked.IsZero() {
+		t.Fatal("the execution after the model step got no Asked")
+	}
+	if since := inputs[2].Continued.Since[testenv.ExpiryMarker]; !since.Equal(asked) {
+		t.Errorf("the clock started %s, want at the model step's completion %s", since, asked)
+	}
+	r := h.result(t)
+	if s := h.state(t); len(s.Expired) != 1 || s.Expired[0].Marker != testenv.ExpiryMarker || !strings.Contains(r.Answer, "approval expired after 30m0s") {
+		t.Fatalf("expired %+v, answer %q; want %s expired and the model told", s.Expired, r.Answer, testenv.ExpiryMarker)
 	}
 }
