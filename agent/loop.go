@@ -57,17 +57,6 @@ func CancelledReason(inFlight string) string {
 	return "cancelled by an operator while the write " + inFlight + " was running: it may have taken effect; check before doing it again"
 }
 
-// ExpiredReason is the reason of a call denied because its approval
-// timeout passed; the model reads it after DeniedByOperator.
-func ExpiredReason(after time.Duration) string {
-	return expiredPrefix + after.String()
-}
-
-const expiredPrefix = "approval expired after "
-
-// IsExpired reports whether a denial's reason is an approval expiry.
-func IsExpired(reason string) bool { return strings.HasPrefix(reason, expiredPrefix) }
-
 // ArgsText is the call's arguments for people: the JSON, or the size and
 // preview of arguments kept by reference.
 func (p Pending) ArgsText() string {
@@ -146,6 +135,9 @@ const DeniedByOperator = "denied by operator: "
 type Approval struct {
 	Approved bool   `json:"approved"`
 	Reason   string `json:"reason,omitempty"` // why it was denied
+	// Expired: the denial is an approval timeout's, not a person's
+	// (operator.ExpiredDeny).
+	Expired bool `json:"expired,omitempty"`
 }
 
 // Facts is everything recorded about a run besides its input. Engines fill

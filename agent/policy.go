@@ -19,7 +19,8 @@ type ToolSpec struct {
 	Approval string `json:"approval,omitempty"`
 	// ApprovalTimeout is how long a call of this tool may wait for a
 	// person's approval before it is denied as expired ("approval expired
-	// after D"). Default 0: it waits as long as it takes.
+	// after D"), from the completion of the model step that asked for it
+	// (operator.Expiry). Default 0: it waits as long as it takes.
 	ApprovalTimeout time.Duration `json:"approval_timeout,omitempty"`
 	// IdempotencyKey names the argument of a write that takes an
 	// idempotency key: the engine fills it (IdempotencyKey) and the model

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/tools"
 )
@@ -69,5 +70,21 @@ func TestLocalApprovalInTime(t *testing.T) {
 	*now = now.Add(time.Hour)
 	if o := f.run(t, "x-2"); o.Status != agent.StatusCompleted || f.ticketCount(t) != 1 {
 		t.Fatalf("resumed: %s with %d tickets, want Completed with 1", o.Status, f.ticketCount(t))
+	}
+}
+
+// TestLocalOldExpiryRecord: a journal written before the expired deny was
+// typed recorded it by its reason alone; it is still read as an expiry.
+func TestLocalOldExpiryRecord(t *testing.T) {
+	t.Parallel()
+	f, _ := expiring(t)
+	f.run(t, "x-3")
+	old := operator.Signal{Name: operator.SignalDeny, Marker: ticketStep, Reason: "approval expired after 30m0s"}
+	if err := f.j.Store.Append("x-3", len(f.records(t, "x-3")), journal.Record{Type: journal.SignalRecord, Signal: &old}); err != nil {
+		t.Fatal(err)
+	}
+	err := f.j.Signal(t.Context(), "x-3", operator.Signal{Name: operator.SignalApprove, Marker: ticketStep})
+	if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), "was denied: approval expired after 30m0s") {
+		t.Fatalf("approve after an old expiry record: %v, want refused naming the expiry", err)
 	}
 }

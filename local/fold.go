@@ -37,6 +37,9 @@ type state struct {
 	// models+1 goes to that step, which may have been asked without it:
 	// send messages to a local run while no process drives it.
 	models int
+	// expiries are the calls denied because their approval timeout passed,
+	// oldest first (their typed signal records).
+	expiries []Expired
 }
 
 func fold(recs []journal.Record) *state {
@@ -71,7 +74,11 @@ func fold(recs []journal.Record) *state {
 				continue
 			}
 			s.ops.Models = s.models
-			s.ops.Apply(*r.Signal)
+			sig := operator.ReadOldDeny(*r.Signal) // an old journal's expiry is read as one
+			if sig.Expired {
+				s.expiries = append(s.expiries, Expired{Marker: sig.Marker, Reason: sig.Reason})
+			}
+			s.ops.Apply(sig)
 		case journal.RunCompleted:
 			s.completed, s.answer = true, r.Answer
 		case journal.RunCancelled:
@@ -107,25 +114,25 @@ func (s *state) cancelledOutcome() agent.Outcome {
 	return agent.Outcome{Status: agent.StatusCancelled, Reason: agent.CancelledReason(strings.Join(open, ", "))}
 }
 
+// expiry is the approval clocks of the calls pending in o (operator.Expiry):
+// each starts at the step.completed of the model step that asked for the
+// call (none in older journals: those calls never expire).
+func (s *state) expiry(o *agent.Outcome) operator.Expiry {
+	return operator.Expiry{Outcome: o, Facts: s.ops.Facts, Asked: func(marker string) time.Time {
+		n, _ := agent.StepTurn(marker)
+		if model := s.steps[agent.ModelStep(n)]; model != nil {
+			return model.At
+		}
+		return time.Time{}
+	}}
+}
+
 // expired returns the denials of the calls pending in o whose approval
-// timeout has passed at now; the timeout runs from the step.completed of
-// the model step that asked for the call (none in older journals: those
-// calls never expire).
+// timeout has passed at now.
 func (s *state) expired(o *agent.Outcome, now time.Time) []operator.Signal {
-	if o == nil || o.Status != agent.StatusAwaitingApproval {
-		return nil
-	}
 	var out []operator.Signal
-	for _, p := range o.Pending {
-		if _, decided := s.ops.Facts.Decisions[p.Marker]; decided || p.Expires <= 0 {
-			continue
-		}
-		n, _ := agent.StepTurn(p.Marker)
-		model := s.steps[agent.ModelStep(n)]
-		if model == nil || model.At.IsZero() || now.Before(model.At.Add(p.Expires)) {
-			continue
-		}
-		out = append(out, operator.Signal{Name: operator.SignalDeny, Marker: p.Marker, Reason: agent.ExpiredReason(p.Expires)})
+	for _, p := range s.expiry(o).Expired(now) {
+		out = append(out, operator.ExpiredDeny(p))
 	}
 	return out
 }

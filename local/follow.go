@@ -98,21 +98,7 @@ func (s *state) wakeAt(o agent.Outcome) time.Time {
 	case agent.StatusIdle:
 		return s.idleUntil()
 	case agent.StatusAwaitingApproval:
-		var first time.Time
-		for _, p := range o.Pending {
-			if _, decided := s.ops.Facts.Decisions[p.Marker]; decided || p.Expires <= 0 {
-				continue
-			}
-			n, _ := agent.StepTurn(p.Marker)
-			model := s.steps[agent.ModelStep(n)]
-			if model == nil || model.At.IsZero() {
-				continue
-			}
-			if at := model.At.Add(p.Expires); first.IsZero() || at.Before(first) {
-				first = at
-			}
-		}
-		return first
+		return s.expiry(&o).Next()
 	}
 	return time.Time{}
 }

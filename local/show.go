@@ -44,6 +44,16 @@ type RunInfo struct {
 	// Stopped is why the last driver of a Running run stopped it (Drive's
 	// Retry gave up on a step): resume it with Drive.
 	Stopped *journal.Stop `json:"stopped,omitempty"`
+	// Expired are the calls denied because nobody decided them within
+	// their tool's approval timeout, oldest first.
+	Expired []Expired `json:"expired,omitempty"`
+}
+
+// Expired is a call denied because its approval timed out, with the
+// reason the model read ("approval expired after 30m0s").
+type Expired struct {
+	Marker string `json:"marker"`
+	Reason string `json:"reason"`
 }
 
 // Show reports a run's status, what it waits for, and its steps in the
@@ -64,6 +74,7 @@ func (j *Engine) Show(runID string) (RunInfo, error) {
 	}
 	info := RunInfo{RunID: runID, Records: len(recs), Status: agent.StatusCompleted, Answer: st.answer, Budget: st.ops.Budget.WithDefaults()}
 	info.Turns, info.Usage = st.usage()
+	info.Expired = st.expiries
 	switch {
 	case st.completed:
 		o := j.final(st)

@@ -20,6 +20,7 @@ type Run struct {
 //
 //	approve    the marker's call is approved
 //	deny       the marker's call is denied, with the reason the model reads
+//	           (and Expired when its approval timed out)
 //	reconcile  the step is no longer Indeterminate: done records the
 //	           person's result as the step's, retry lets it run once more
 //	budget     the limits it sets replace the run's (0 keeps one)
@@ -29,7 +30,7 @@ func (r *Run) Apply(sig Signal) (messageStep string) {
 	case SignalApprove:
 		r.Facts.Decisions[sig.Marker] = agent.Approval{Approved: true}
 	case SignalDeny:
-		r.Facts.Decisions[sig.Marker] = agent.Approval{Reason: sig.Reason}
+		r.Facts.Decisions[sig.Marker] = agent.Approval{Reason: sig.Reason, Expired: sig.Expired}
 	case SignalReconcile:
 		delete(r.Facts.Indeterminate, sig.Step)
 		if sig.Outcome == OutcomeDone {

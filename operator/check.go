@@ -166,7 +166,7 @@ func Validate(sig Signal, o *agent.Outcome, f *agent.Facts) error {
 			return err
 		}
 		if a, decided := f.Decisions[sig.Marker]; decided {
-			if !a.Approved && agent.IsExpired(a.Reason) {
+			if a.Expired {
 				return fmt.Errorf("%w %s: marker %s was denied: %s", ErrInvalid, sig.Name, sig.Marker, a.Reason)
 			}
 			return fmt.Errorf("%w %s: marker %s was already decided", ErrInvalid, sig.Name, sig.Marker)
@@ -264,6 +264,9 @@ const maxExecution = 128
 func CheckDecision(sig Signal) error {
 	if !agent.IsToolStep(sig.Marker) {
 		return fmt.Errorf("%w %s: marker %q is not a tool step; want %s", ErrInvalid, sig.Name, sig.Marker, agent.StepFormat)
+	}
+	if sig.Expired {
+		return fmt.Errorf("%w %s: Expired is the engine's, set when an approval timeout passes; leave it out", ErrInvalid, sig.Name)
 	}
 	if sig.Name == SignalDeny && strings.TrimSpace(sig.Reason) == "" {
 		return fmt.Errorf("%w deny: the reason is empty; say why, the model reads it", ErrInvalid)

@@ -28,6 +28,12 @@
 //     local journal folds its signal records through it, and keeps a
 //     reconciliation by its step as well (its done result is recorded as
 //     the step's step.completed when the run goes on).
+//   - Expiry: [Expiry] is the approval-timeout rule of both engines: when
+//     a pending call's clock starts (its model step's completion), its
+//     [Deadline], which calls expired at a time, and the first deadline
+//     (the engines' wake-up); [ExpiredDeny] is the engine's typed denial
+//     ([Signal].Expired, refused from operators), [ReadOldDeny] and
+//     [ReadOldDecisions] read records written before the flag.
 //
 // Both engines refuse every input once a run ended ([Ended]). An unknown
 // run is [ErrUnknownRun]; a run id given with another prompt than the one

@@ -32,6 +32,9 @@ type Signal struct {
 	// to another one started later under the same workflow id. The local
 	// engine refuses it (a journal has no executions).
 	Execution string `json:"Execution,omitempty"`
+	// Expired marks the deny an engine records when the call's approval
+	// timeout passed (ExpiredDeny); an operator's deny cannot carry it.
+	Expired bool `json:"Expired,omitempty"`
 }
 
 // Errors of the operator contract, the same on both engines.

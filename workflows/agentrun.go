@@ -28,6 +28,12 @@ var errContinue = errors.New("continue as new")
 // run acted on it (workflow.GetVersion): version 1 waits.
 const versionUpdateAnswer = "update-answer-after-acting"
 
+// versionExpiryClock guards where a pending call's approval clock starts
+// (operator.Expiry): version 1 at the completion of the model step that
+// asked for it, as on the local engine; the default at the run's first wait
+// on it, which is later when other calls of the turn ran first.
+const versionExpiryClock = "expiry-clock-model-step"
+
 // a names the activities; the workflow never calls its methods directly.
 var a *activities.Activities
 
@@ -71,8 +77,12 @@ type turn struct {
 	cp    agent.Checkpoint // the start of the current turn
 	facts *agent.Facts
 	gen   map[string]int // executions of each write step of the turn
-	// since holds when each call with an approval timeout became pending.
+	// since holds when each call with an approval timeout became pending:
+	// its approval clock's start (wait).
 	since map[string]time.Time
+	// asked is when the newest model step completed: the turn's calls
+	// were asked for then (operator.Expiry).
+	asked time.Time
 	// models is the newest model step started: a message goes to the next.
 	models int
 }

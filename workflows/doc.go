@@ -36,6 +36,12 @@
 // workflow.GetVersion (versionParkedContinue, versionQuietRejects), taken
 // only when they act, so committed histories replay unchanged.
 //
+// An approval timeout (operator.Expiry, the rule of both engines) is a
+// durable timer from the completion of the model step that asked for the
+// call (run.turn.asked, carried as Continued.Asked); runs recorded before
+// that rule started it at the run's first wait on the call, and replay so
+// (versionExpiryClock, taken when a clock starts).
+//
 // Operators act through signals approve, deny, reconcile and budget
 // (payloads as in the operator contract), received as raw values and
 // validated by the workflow: a bad payload is recorded as rejected with a

@@ -117,5 +117,6 @@ func (r *run) checkpoint() *Continued {
 	if len(r.turn.since) > 0 {
 		c.Since = r.turn.since
 	}
+	c.Asked = r.turn.asked
 	return c
 }

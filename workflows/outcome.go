@@ -79,21 +79,8 @@ func (r *run) answered(o *agent.Outcome, seen int) *ending {
 func (r *run) wait(seen int) error {
 	parked := true // continue as new from here when it is due
 	woke := func() bool { return r.inputs.changes != seen || (parked && r.mustContinue()) }
-	var first time.Time
-	if r.outcome.Status == agent.StatusAwaitingApproval {
-		now := workflow.Now(r.ctx)
-		for _, p := range r.outcome.Pending {
-			if p.Expires <= 0 {
-				continue
-			}
-			if _, ok := r.turn.since[p.Marker]; !ok {
-				r.turn.since[p.Marker] = now
-			}
-			if at := r.turn.since[p.Marker].Add(p.Expires); first.IsZero() || at.Before(first) {
-				first = at
-			}
-		}
-	}
+	r.startClocks()
+	first := r.expiry().Next()
 	for {
 		ok, err := true, error(nil)
 		if first.IsZero() {
@@ -121,18 +108,34 @@ func (r *run) wait(seen int) error {
 	}
 }
 
-// expire denies every pending call whose approval timeout has passed.
-func (r *run) expire() {
-	now := workflow.Now(r.ctx)
+// startClocks starts the approval clock of each call newly pending with a
+// timeout: at its model step's completion (operator.Expiry), or in runs
+// recorded before that rule (versionExpiryClock) at this first wait.
+func (r *run) startClocks() {
+	if r.outcome.Status != agent.StatusAwaitingApproval {
+		return
+	}
 	for _, p := range r.outcome.Pending {
-		since, ok := r.turn.since[p.Marker]
-		if !ok || p.Expires <= 0 || now.Before(since.Add(p.Expires)) {
+		if _, ok := r.turn.since[p.Marker]; ok || p.Expires <= 0 {
 			continue
 		}
-		sig := operator.Signal{Name: operator.SignalDeny, Marker: p.Marker, Reason: agent.ExpiredReason(p.Expires)}
-		if operator.Validate(sig, r.outcome, r.turn.facts) != nil {
-			continue // decided meanwhile
+		start := workflow.Now(r.ctx)
+		if !r.turn.asked.IsZero() && workflow.GetVersion(r.ctx, versionExpiryClock, workflow.DefaultVersion, 1) >= 1 {
+			start = r.turn.asked
 		}
+		r.turn.since[p.Marker] = start
+	}
+}
+
+// expiry is the run's approval clocks where it waits.
+func (r *run) expiry() operator.Expiry {
+	return operator.Expiry{Outcome: r.outcome, Facts: r.turn.facts, Asked: func(m string) time.Time { return r.turn.since[m] }}
+}
+
+// expire denies every pending call whose approval timeout has passed.
+func (r *run) expire() {
+	for _, p := range r.expiry().Expired(workflow.Now(r.ctx)) {
+		sig := operator.ExpiredDeny(p)
 		workflow.GetLogger(r.ctx).Info("approval expired", "step", p.Marker, "after", p.Expires.String())
 		r.state.Expired = append(r.state.Expired, Expired{Marker: p.Marker, Tool: p.Tool, After: p.Expires.String()})
 		r.traceAnswer(sig, tracing.ByTimeout)

@@ -26,16 +26,22 @@ import (
 // them, with an empty message refused by update and a blank one recorded
 // as rejected, then completed by its idle timer (session-messages). These
 // three were captured by the e2e tests with
-// AGENTRUN_HISTORY_DIR set. A change to the workflow that reorders its
-// commands fails here.
+// AGENTRUN_HISTORY_DIR set. Two approval expiries where the model asked for
+// lookup and create_ticket in one reply, lookup took 4s and the approval
+// timeout was 2s (AGENTRUN_DEMO_DELAY=4s, AGENTRUN_APPROVAL_TIMEOUT=2s):
+// expiry-read-first-old-clock from the build before versionExpiryClock (its
+// clock starts at the wait after lookup: a 2s timer), and expiry-read-first
+// from this one (its version marker; the clock started at the model step,
+// so the call expires at the wait, with no timer). A change to the
+// workflow that reorders its commands fails here.
 func TestReplay(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("testdata/*.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < 9 {
-		t.Fatalf("found %d histories in testdata, want at least 9", len(files))
+	if len(files) < 11 {
+		t.Fatalf("found %d histories in testdata, want at least 11", len(files))
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/streams"
 )
 
@@ -98,6 +99,8 @@ func (r *run) restore(c *Continued) {
 		r.state.Steps = []StepRecord{}
 	}
 	r.turn.facts = c.Facts.Complete()
+	operator.ReadOldDecisions(r.turn.facts) // facts an older build continued with
+	r.turn.asked = c.Asked
 	r.turn.models = r.turn.cp.Turn
 	if c.Generations != nil {
 		r.turn.gen = c.Generations

@@ -100,6 +100,9 @@ func (r *run) failed(s agent.Step, err error) error {
 func (r *run) completed(s agent.Step, gen int, res json.RawMessage) {
 	r.turn.facts.Results[s.Name] = res
 	r.stepsHere++
+	if s.Kind == agent.KindModel {
+		r.turn.asked = workflow.Now(r.ctx) // the approval clocks of the calls it asks for start here
+	}
 	preview, reply, isReply := summarize(s.Kind, res)
 	rec := StepRecord{Name: s.Name, Kind: s.Kind, Generation: gen, Preview: preview}
 	if s.Kind == agent.KindWrite {

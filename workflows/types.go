@@ -97,6 +97,9 @@ type Continued struct {
 	// Since holds when each pending call with an approval timeout became
 	// pending, for a run that continued as new while it waited.
 	Since map[string]time.Time `json:"since,omitempty"`
+	// Asked is when the current turn's model step completed, for the
+	// approval clocks of calls not yet pending when the run continued.
+	Asked time.Time `json:"asked,omitzero"`
 	// LastStatus is the last status event published on the stream (its
 	// key), so that the next execution publishes a status only when it
 	// changed, not "Running" again at every continue-as-new.

@@ -252,6 +252,9 @@ func printInfo(w io.Writer, op engine, info local.RunInfo) error {
 		}
 		v.Steps = append(v.Steps, line)
 	}
+	for _, e := range info.Expired {
+		v.Tail = append(v.Tail, fmt.Sprintf("approval expired: %s was denied (%s)", e.Marker, e.Reason))
+	}
 	v.Tail = append(v.Tail, budgetLine(info.Turns, info.Usage, info.Budget))
 	printRun(w, op, info.RunID, v)
 	return nil

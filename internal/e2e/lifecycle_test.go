@@ -10,6 +10,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/cli"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
+	"github.com/agentrun/agentrun/operator"
 )
 
 // TestApprovalExpiresWithNoWorker: with AGENTRUN_APPROVAL_TIMEOUT=3s the
@@ -44,7 +45,7 @@ func TestApprovalExpiresWithNoWorker(t *testing.T) {
 	if len(st.Expired) != 1 || st.Expired[0].Marker != ticketStep || st.Expired[0].After != "3s" {
 		t.Fatalf("expired %+v, want %s after 3s", st.Expired, ticketStep)
 	}
-	if !strings.Contains(answer(t, srv, run), agent.ExpiredReason(3*time.Second)) {
+	if !strings.Contains(answer(t, srv, run), operator.ExpiredReason(3*time.Second)) {
 		t.Fatalf("answer %q does not pass on what the model was told", answer(t, srv, run))
 	}
 	if n := modelCalls(t, srv, run); n != 3 {
