@@ -9,9 +9,9 @@
 // one step, and a write whose effect is unknown is Indeterminate, never
 // run twice by the engine. [Engine.Signal] (approve, deny, reconcile,
 // budget, message), [Engine.Cancel] and [Engine.Reconcile] record an
-// operator's input after checking it against the run (operator.Check); a
-// refused input writes nothing. [Engine.Show], [Engine.Waiting] and
-// [Engine.Step] read a run.
+// operator's input after checking its shape (operator.CheckShape) and then
+// the run (operator.Check); a refused input writes nothing. [Engine.Show],
+// [Engine.Waiting] and [Engine.Step] read a run.
 //
 // # What the engine guarantees
 //
@@ -61,7 +61,7 @@
 //     to that call after its tool results. Once a run is Completed or
 //     Failed, Signal refuses every input.
 //   - The signal records are the operator's inputs (operator.Signal): the
-//     fold applies them with operator.Run.Apply, as the Temporal workflow
+//     fold applies them with operator.Target.Apply, as the Temporal workflow
 //     does; only a reconcile is also kept by its step (done is recorded as
 //     the step's step.completed when the run goes on, retry starts the
 //     step's next generation). The idempotency key of a local run is

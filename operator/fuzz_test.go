@@ -36,12 +36,12 @@ func FuzzCheckSignal(f *testing.F) {
 		}
 		facts := agent.NewFacts()
 		facts.Indeterminate["tool/3/0/create_ticket"] = true
-		checks := []error{operator.Validate(sig, pending, facts), operator.Validate(sig, nil, facts), operator.CheckBudget(sig), operator.CheckMessage(sig)}
-		if strings.HasPrefix(sig.Marker, "tool/") {
-			checks = append(checks, operator.CheckDecision(sig))
-		}
-		if sig.Step != "" {
-			checks = append(checks, operator.CheckReconcile(sig))
+		checks := []error{operator.Validate(sig, pending, facts), operator.Validate(sig, nil, facts), operator.CheckShape(sig)}
+		// The fields under each operation's shape check, whatever the name.
+		for _, name := range operator.Signals() {
+			as := sig
+			as.Name = name
+			checks = append(checks, operator.CheckShape(as))
 		}
 		for _, err := range checks {
 			if err == nil {
