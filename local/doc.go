@@ -50,12 +50,11 @@
 //     the policy's decision about each call of a reply in the model step's
 //     step.completed record, and the loop keeps to it, so a tools file
 //     changed while a call waits (the tool now says read, or no approval)
-//     does not let it through unapproved. Journals without gates decide
-//     from the current tools.
+//     does not let it through unapproved.
 //   - A run's budget (agent.Budget: model calls and tokens) is recorded in
 //     its run.started record and raised by budget signal records; Drive
 //     stops a run whose next model call it does not allow as
-//     BudgetExceeded. Journals without a budget have the defaults.
+//     BudgetExceeded.
 //   - A message signal record (a user message) goes to the model step
 //     after the newest one recorded when it was written; the loop gives it
 //     to that call after its tool results. Once a run is Completed or
@@ -89,4 +88,7 @@
 // Idle after an answer; a message wakes it (the next model step takes it),
 // and with none for that long after the answer's step.completed, it is
 // Completed with its last answer.
+//
+// Journals written by older builds (no gates, no budget) are read as
+// docs/compatibility.md says.
 package local
