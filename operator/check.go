@@ -48,14 +48,15 @@ type Holder struct {
 	Until time.Time
 }
 
-// Check checks an input that passed [CheckShape] against where the run
-// stands, in this order: a run that ended refuses it ([Ended]), an
-// Execution must name the run's first execution, a budget must raise each
-// limit it sets above what is used, any other input must be valid where
-// the loop stands ([Validate]), and a retry waits until the attempt that
-// may still run its write cannot ([CheckRetry]). Each engine calls it once
-// an input arrives, over a Stand filled from its own records; it changes
-// nothing. The error wraps ErrInvalid and says what would be valid.
+// Check decides an input that passed [CheckShape] against where the run
+// stands; it is the second step because it needs the run's state, which
+// each engine reads from its own records into s. In order: a run that
+// ended refuses it ([Ended]), an Execution must name the run's first
+// execution, a budget must raise each limit it sets above what is used,
+// any other input must be valid where the loop stands ([Validate]), and a
+// retry waits until the attempt that may still run its write cannot
+// ([CheckRetry]). It changes nothing. The error wraps ErrInvalid and says
+// what would be valid.
 func Check(sig Signal, s Stand) error {
 	if s.Status.Terminal() {
 		return Ended(sig.Name, s.Status)

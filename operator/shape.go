@@ -23,11 +23,11 @@ const MessageFormat = `{"Content": "also check the staging database"}`
 
 // CheckShape checks an input alone, by its operation: a well-formed marker
 // or step, a reason for a deny, a result for a done, a limit to set, some
-// text, each within its size. It needs no run, so it runs where the input
-// arrives, before anything is recorded: [Decode] on Temporal, the local
-// engine's Signal, and the programs on their command line. [Check] then
-// checks it against the run. The error wraps ErrInvalid and says what would
-// be valid.
+// text, each within its size. It is the first step because it needs no
+// run: it runs where the input arrives, before anything is recorded
+// ([Decode] on Temporal, the local engine's Signal, the programs' command
+// line), and [Check] then decides it against the run. The error wraps
+// ErrInvalid and says what would be valid.
 func CheckShape(sig Signal) error {
 	switch sig.Name {
 	case SignalApprove, SignalDeny:
