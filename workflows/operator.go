@@ -77,21 +77,17 @@ func (r *execution) setHandlers() error {
 	return nil
 }
 
-// takeSignals handles the signals as they arrive, in one coroutine (the
-// sdk resumes every coroutine at each step of a workflow task, so each one
-// costs every task some time): first the stream's publish signals, then
-// those sent under a name the run does not handle, until the run is
-// cancelled, then the operator signals, by name in the order of
-// operator.Signals (chans), each name's in the order they arrived. The
-// stream's and the operator signals are taken after a cancel too (the run
-// serves its stream while it closes, and records operator signals as
-// rejected), as a Receive would.
+// takeSignals handles the signals in one coroutine (the sdk resumes every
+// coroutine at each step of a workflow task, so each costs time): the
+// stream's publish signals, the steps' retry notices, those under names
+// the run does not handle (until it is cancelled), then the operator
+// signals by name in operator.Signals order, each in arrival order.
+// Stream and operator signals are taken after a cancel too: the run serves
+// its stream while it closes and records operator signals as rejected.
 //
-// Not a blocking Receive: it takes a signal out of the channel when it
-// arrives and handles it only when this coroutine runs next, so a signal
-// that arrives in the task in which the run continues as new would be in
-// neither the channel nor the state it carries. Waiting for a channel to
-// hold one leaves it there, for continueAsNew to find.
+// It waits for a channel to hold a signal instead of a blocking Receive,
+// which would take a signal arriving in the task that continues as new out
+// of the channel before continueAsNew could carry it.
 func (r *execution) takeSignals(ctx workflow.Context, names []string, chans []workflow.ReceiveChannel) {
 	w := unknownWatch{ctx: ctx}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
