@@ -1,5 +1,5 @@
 // Package operator is the operator contract of agentrun, for both engines
-// (the Temporal workflow and the local journal): the names of the signals
+// (the Temporal workflow and the local engine): the names of the signals
 // and updates a person sends a run (approve, deny, reconcile, budget,
 // message), their JSON payloads, the checks an input must pass, and how an
 // input that passed them applies to a run's facts.
@@ -26,7 +26,7 @@
 //   - Effect: [Target.Apply] records an input that passed in a run's facts:
 //     a decision, a reconciliation, new limits, or a message for the next
 //     model step. The Temporal workflow applies every input this way; the
-//     local journal folds its signal records through it, and keeps a
+//     local engine folds its journal's signal records through it, and keeps a
 //     reconciliation by its step as well (its done result is recorded as
 //     the step's step.completed when the run goes on).
 //
