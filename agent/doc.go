@@ -10,8 +10,8 @@
 // after every new fact and get the same answer: a completed step comes back
 // from the record, and no model or tool is called twice for one step.
 //
-// Engines (the local journal in package journal, the Temporal workflow in
-// package workflows) execute the steps the loop names and record their
+// Engines (the local engine in package local, over a journal; the Temporal
+// workflow in package workflows) execute the steps the loop names and record their
 // results as facts.
 //
 // A recorded model reply also says how the answer ended and what the

@@ -12,19 +12,16 @@
 // applies the decision table of DESIGN §4; the Temporal activities run
 // their steps through it, and so does the local engine (package
 // [github.com/agentrun/agentrun/local]), which drives runs over a Store and
-// says what run.cancelled, run.stopped and the signal records do. (A
-// program built before run.stopped existed takes one that ends the journal
-// for a torn tail and drops it, which loses only the reason; one followed
-// by other records it refuses as corruption, naming the unknown type.)
+// says what run.cancelled, run.stopped and the signal records do. How
+// journals written by older builds are still read is in
+// docs/compatibility.md, not here.
 //
 // Only a write step that is not idempotent records step.started, fsynced,
 // before it runs: that record is what makes a crash inside the write
 // Indeterminate rather than a second effect. A model or read step, or an
 // idempotent write, is safe to run again: it records only step.completed,
 // which carries its kind, once it returned, so it costs one append, and a
-// crash inside it leaves nothing and the next run runs it again. Journals
-// from before this rule (a step.started for every step, a step.completed
-// without kind) load and resume unchanged.
+// crash inside it leaves nothing and the next run runs it again.
 //
 // A write may declare how it is settled without a person (agent.Settle: an
 // idempotency key argument, a probe, or both); its step.started record says
@@ -61,8 +58,8 @@
 // again at once. A holder whose process certainly ended (same host name,
 // pid namespace and boot id, pid gone: [fence.Attempt.Gone]) holds nothing; a
 // holder from any other host, or from one whose identity is unknown, holds
-// until its deadline. Starts without an attempt (older
-// journals, [Guard.RunStep]) hold nothing.
+// until its deadline. A start without an attempt ([Guard.RunStep]) holds
+// nothing.
 //
 // # On-disk format
 //
@@ -114,8 +111,7 @@
 // journal may mix both. A sealed record whose key is not configured is a
 // [*KeyError] naming the run, the record and the key id: nothing of the run
 // is returned, and it is neither a torn tail nor corruption, so nothing is
-// truncated or appended. Programs built before sealing read a sealed record
-// as one without content: do not set keys while they share a journal.
+// truncated or appended.
 //
 // # Crash assumptions
 //

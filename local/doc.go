@@ -9,9 +9,9 @@
 // one step, and a write whose effect is unknown is Indeterminate, never
 // run twice by the engine. [Engine.Signal] (approve, deny, reconcile,
 // budget, message), [Engine.Cancel] and [Engine.Reconcile] record an
-// operator's input after checking it against the run (operator.Check); a
-// refused input writes nothing. [Engine.Show], [Engine.Waiting] and
-// [Engine.Step] read a run.
+// operator's input after checking its shape (operator.CheckShape) and then
+// the run (operator.Check); a refused input writes nothing. [Engine.Show],
+// [Engine.Waiting] and [Engine.Step] read a run.
 //
 // # What the engine guarantees
 //
@@ -50,18 +50,17 @@
 //     the policy's decision about each call of a reply in the model step's
 //     step.completed record, and the loop keeps to it, so a tools file
 //     changed while a call waits (the tool now says read, or no approval)
-//     does not let it through unapproved. Journals without gates decide
-//     from the current tools.
+//     does not let it through unapproved.
 //   - A run's budget (agent.Budget: model calls and tokens) is recorded in
 //     its run.started record and raised by budget signal records; Drive
 //     stops a run whose next model call it does not allow as
-//     BudgetExceeded. Journals without a budget have the defaults.
+//     BudgetExceeded.
 //   - A message signal record (a user message) goes to the model step
 //     after the newest one recorded when it was written; the loop gives it
 //     to that call after its tool results. Once a run is Completed or
 //     Failed, Signal refuses every input.
 //   - The signal records are the operator's inputs (operator.Signal): the
-//     fold applies them with operator.Run.Apply, as the Temporal workflow
+//     fold applies them with operator.Target.Apply, as the Temporal workflow
 //     does; only a reconcile is also kept by its step (done is recorded as
 //     the step's step.completed when the run goes on, retry starts the
 //     step's next generation). The idempotency key of a local run is
@@ -89,4 +88,7 @@
 // Idle after an answer; a message wakes it (the next model step takes it),
 // and with none for that long after the answer's step.completed, it is
 // Completed with its last answer.
+//
+// Journals written by older builds (no gates, no budget) are read as
+// docs/compatibility.md says.
 package local

@@ -22,13 +22,13 @@ type state struct {
 	// stopped is why the last driver stopped the run (run.stopped), until
 	// a later record shows the run went on.
 	stopped *journal.Stop
-	// ops is what the signal records set, applied as operator.Run.Apply
+	// ops is what the signal records set, applied as operator.Target.Apply
 	// applies them: the decisions and the user messages by the model step
 	// they go to (in its Facts), and the budget (as started, raised by
 	// budget signals). A reconciliation is kept by its step instead
 	// (journal.StepState.Reconcile): done is recorded as the step's step.completed
 	// when the run goes on (the guard), so facts takes no result from ops.
-	ops operator.Run
+	ops operator.Target
 	// session is how long the run waits Idle after an answer (run.started;
 	// 0: not a session).
 	session time.Duration
@@ -43,7 +43,7 @@ type state struct {
 }
 
 func fold(recs []journal.Record) *state {
-	s := &state{steps: journal.Steps{}, ops: operator.Run{Facts: agent.NewFacts()}}
+	s := &state{steps: journal.Steps{}, ops: operator.Target{Facts: agent.NewFacts()}}
 	for i, r := range recs {
 		s.steps.Add(i, r)
 		if r.Type != journal.SignalRecord {

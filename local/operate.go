@@ -9,12 +9,15 @@ import (
 	"github.com/agentrun/agentrun/operator"
 )
 
-// Signal records an operator's approve, deny, reconcile, budget or message after
-// checking it against the run's current state; a run that ended (Completed
-// or Failed) refuses every signal. A refused signal returns an error
-// wrapping operator.ErrInvalid (or operator.ErrUnknownRun) that says what would be valid,
-// and writes nothing.
+// Signal records an operator's approve, deny, reconcile, budget or message
+// after checking its shape (operator.CheckShape) and then the run's current
+// state (check); a run that ended refuses every signal. A refused signal
+// returns an error wrapping operator.ErrInvalid (or operator.ErrUnknownRun)
+// that says what would be valid, and writes nothing.
 func (j *Engine) Signal(ctx context.Context, runID string, sig operator.Signal) error {
+	if err := operator.CheckShape(sig); err != nil {
+		return err
+	}
 	return j.update(ctx, runID, "signal", func(st *state) ([]journal.Record, bool, error) {
 		if denials := st.expired(j.decide(st).Outcome, j.now()); len(denials) > 0 {
 			// The approval timeout passed before this input: the calls are
@@ -75,7 +78,8 @@ func (j *Engine) update(ctx context.Context, runID, op string, decide func(st *s
 	return fmt.Errorf("%s %s: %w %d times", op, runID, journal.ErrConflict, maxConflicts)
 }
 
-// check validates a signal against the run's state (operator.Check).
+// check checks a signal whose shape passed against the run's state
+// (operator.Check), over a Stand filled from the journal.
 func (j *Engine) check(st *state, sig operator.Signal) error {
 	d := j.decide(st)
 	status := st.closed()

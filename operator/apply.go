@@ -2,8 +2,9 @@ package operator
 
 import "github.com/agentrun/agentrun/agent"
 
-// Run is what the operator's inputs change in a run.
-type Run struct {
+// Target is the part of a run that the operator's inputs change: each
+// engine fills it from its own state and applies inputs to it.
+type Target struct {
 	// Facts are the loop's facts: the decisions, the reconciled results
 	// and the messages for model steps are the operator's.
 	Facts *agent.Facts
@@ -25,7 +26,7 @@ type Run struct {
 //	           person's result as the step's, retry lets it run once more
 //	budget     the limits it sets replace the run's (0 keeps one)
 //	message    a user message for the next model step
-func (r *Run) Apply(sig Signal) (messageStep string) {
+func (r *Target) Apply(sig Signal) (messageStep string) {
 	switch sig.Name {
 	case SignalApprove:
 		r.Facts.Decisions[sig.Marker] = agent.Approval{Approved: true}

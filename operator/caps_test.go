@@ -12,7 +12,7 @@ import (
 )
 
 // TestOperatorCaps: the size caps on a deny's reason, a done result and the
-// queue of messages, for both engines (Validate): each refusal is one line
+// queue of messages, for both engines (CheckShape, then CheckLoop): each refusal is one line
 // naming the limit; what fits passes.
 func TestOperatorCaps(t *testing.T) {
 	t.Parallel()
@@ -51,7 +51,10 @@ func TestOperatorCaps(t *testing.T) {
 		{"bytes over", operator.Signal{Name: operator.SignalMessage, Content: "mm"}, nil, queue(80, operator.MaxQueuedMessageBytes-1),
 			fmt.Sprintf("the run already holds %d bytes of messages for its next model step, and this one has 2; at most %d bytes", operator.MaxQueuedMessageBytes-1, operator.MaxQueuedMessageBytes)},
 	} {
-		err := operator.Validate(tc.sig, tc.o, tc.f)
+		err := operator.CheckShape(tc.sig)
+		if err == nil {
+			err = operator.CheckLoop(tc.sig, tc.o, tc.f)
+		}
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%s: %v, want valid", tc.name, err)

@@ -48,13 +48,15 @@ type Holder struct {
 	Until time.Time
 }
 
-// Check checks an operator's input against where the run stands, in this
-// order: a run that ended refuses it ([Ended]), an Execution must name the
-// run's first execution, a budget must raise each limit it sets above what
-// is used ([RaiseBudget]), any other input must be valid where the loop
-// stands ([Validate]), and a retry waits until the attempt that may still
-// run its write cannot ([CheckRetry]). It changes nothing. The error wraps
-// ErrInvalid and says what would be valid.
+// Check decides an input that passed [CheckShape] against where the run
+// stands; it is the second step because it needs the run's state, which
+// each engine reads from its own records into s. In order: a run that
+// ended refuses it ([Ended]), an Execution must name the run's first
+// execution, a budget must raise each limit it sets above what is used,
+// any other input must be valid where the loop stands ([CheckLoop]), and a
+// retry waits until the attempt that may still run its write cannot
+// ([CheckRetry]). It changes nothing. The error wraps ErrInvalid and says
+// what would be valid.
 func Check(sig Signal, s Stand) error {
 	if s.Status.Terminal() {
 		return Ended(sig.Name, s.Status)
@@ -63,10 +65,9 @@ func Check(sig Signal, s Stand) error {
 		return err
 	}
 	if sig.Name == SignalBudget {
-		_, err := RaiseBudget(sig, s.Budget, s.Turns, s.Usage)
-		return err
+		return checkRaise(sig, s.Budget, s.Turns, s.Usage)
 	}
-	if err := Validate(sig, s.Outcome, s.Facts); err != nil {
+	if err := CheckLoop(sig, s.Outcome, s.Facts); err != nil {
 		return err
 	}
 	if h := s.Holder; sig.Name == SignalReconcile && sig.Outcome == OutcomeRetry && h != nil && h.Step == sig.Step {
@@ -112,37 +113,17 @@ func Ended(name string, s agent.Status) error {
 	return fmt.Errorf("%w %s: the run is already %s; nothing changes a run after it ended", ErrInvalid, name, s)
 }
 
-// BudgetFormat says what a budget payload looks like, for error messages.
-const BudgetFormat = `{"MaxTurns": 40, "MaxTokens": 200000} (0 or absent keeps a limit)`
-
-// CheckBudget checks the shape of a budget: no negative limit, and at
-// least one limit to set.
-func CheckBudget(sig Signal) error {
-	switch {
-	case sig.MaxTurns < 0:
-		return fmt.Errorf("%w budget: MaxTurns %d is negative; want a number of model calls, or 0 to keep the limit", ErrInvalid, sig.MaxTurns)
-	case sig.MaxTokens < 0:
-		return fmt.Errorf("%w budget: MaxTokens %d is negative; want a number of tokens, or 0 to keep the limit", ErrInvalid, sig.MaxTokens)
-	case sig.MaxTurns == 0 && sig.MaxTokens == 0:
-		return fmt.Errorf("%w budget: it sets no limit; want %s", ErrInvalid, BudgetFormat)
-	}
-	return nil
-}
-
-// RaiseBudget checks a budget against a run that made turns model calls
-// and used u, and returns the run's new limits: each one set must be above
-// what is used. cur is the run's budget now.
-func RaiseBudget(sig Signal, cur agent.Budget, turns int, u agent.Usage) (agent.Budget, error) {
-	if err := CheckBudget(sig); err != nil {
-		return cur, err
-	}
+// checkRaise checks a budget against a run that made turns model calls
+// and used u: each limit it sets must be above what is used. cur is the
+// run's budget now, named in the error.
+func checkRaise(sig Signal, cur agent.Budget, turns int, u agent.Usage) error {
 	if sig.MaxTurns != 0 && sig.MaxTurns <= turns {
-		return cur, fmt.Errorf("%w budget: MaxTurns %d is not above the %d model calls the run made; want at least %d, or 0 to keep the limit (%d)", ErrInvalid, sig.MaxTurns, turns, turns+1, cur.WithDefaults().MaxTurns)
+		return fmt.Errorf("%w budget: MaxTurns %d is not above the %d model calls the run made; want at least %d, or 0 to keep the limit (%d)", ErrInvalid, sig.MaxTurns, turns, turns+1, cur.WithDefaults().MaxTurns)
 	}
 	if sig.MaxTokens != 0 && sig.MaxTokens <= u.Total() {
-		return cur, fmt.Errorf("%w budget: MaxTokens %d is not above the %d tokens the run used; want at least %d, or 0 to keep the limit", ErrInvalid, sig.MaxTokens, u.Total(), u.Total()+1)
+		return fmt.Errorf("%w budget: MaxTokens %d is not above the %d tokens the run used; want at least %d, or 0 to keep the limit", ErrInvalid, sig.MaxTokens, u.Total(), u.Total()+1)
 	}
-	return RaisedBudget(cur, sig), nil
+	return nil
 }
 
 // RaisedBudget is cur with the limits a budget signal sets.
@@ -156,15 +137,13 @@ func RaisedBudget(cur agent.Budget, sig Signal) agent.Budget {
 	return cur
 }
 
-// Validate checks an operator's signal against where the run stands (o, nil
-// while a step runs) and what is recorded (f). Both engines use it. The
-// error wraps ErrInvalid and says what would be valid.
-func Validate(sig Signal, o *agent.Outcome, f *agent.Facts) error {
+// CheckLoop is the part of [Check] that looks at the loop alone: an input
+// that passed [CheckShape] against where the loop stands (o, nil while a
+// step runs) and what is recorded (f). The error wraps ErrInvalid and says
+// what would be valid.
+func CheckLoop(sig Signal, o *agent.Outcome, f *agent.Facts) error {
 	switch sig.Name {
 	case SignalApprove, SignalDeny:
-		if err := CheckDecision(sig); err != nil {
-			return err
-		}
 		if a, decided := f.Decisions[sig.Marker]; decided {
 			if a.Expired {
 				return fmt.Errorf("%w %s: marker %s was denied: %s", ErrInvalid, sig.Name, sig.Marker, a.Reason)
@@ -187,28 +166,17 @@ func Validate(sig Signal, o *agent.Outcome, f *agent.Facts) error {
 		}
 		return fmt.Errorf("%w %s: marker %s is not awaiting approval; pending: %s", ErrInvalid, sig.Name, sig.Marker, listOrNone(pending))
 	case SignalReconcile:
-		if err := CheckReconcile(sig); err != nil {
-			return err
-		}
 		if !f.Indeterminate[sig.Step] {
 			return fmt.Errorf("%w reconcile: step %s is not indeterminate; indeterminate: %s", ErrInvalid, sig.Step, listOrNone(sortedKeys(f.Indeterminate)))
 		}
 		return nil
 	case SignalBudget:
-		return CheckBudget(sig)
+		return nil // what it raises is Check's (checkRaise)
 	case SignalMessage:
-		if err := CheckMessage(sig); err != nil {
-			return err
-		}
-		return CheckQueue(sig, f)
+		return checkQueue(sig, f)
 	}
 	return fmt.Errorf("%w signal %q: want approve, deny, reconcile, budget or message", ErrInvalid, sig.Name)
 }
-
-// MaxMessageLen bounds a message's content, a deny's reason and a done
-// result, in bytes: each is carried inline (in the run's state, a fact, the
-// history) and read by the model.
-const MaxMessageLen = 16 << 10
 
 // Limits on the messages a run holds for model steps that have not run
 // yet: they are carried in its state (and, on Temporal, its checkpoint)
@@ -218,10 +186,10 @@ const (
 	MaxQueuedMessageBytes = 1 << 20
 )
 
-// CheckQueue checks that a message fits in the run's queue: the messages
+// checkQueue checks that a message fits in the run's queue: the messages
 // recorded (f) for model steps without a result, and this one, are at most
 // MaxQueuedMessages and MaxQueuedMessageBytes.
-func CheckQueue(sig Signal, f *agent.Facts) error {
+func checkQueue(sig Signal, f *agent.Facts) error {
 	n, size := 0, 0
 	for step, msgs := range f.Messages {
 		if _, done := f.Results[step]; done {
@@ -237,72 +205,6 @@ func CheckQueue(sig Signal, f *agent.Facts) error {
 		return fmt.Errorf("%w message: the run already holds %d messages for its next model step; at most %d wait at once: send it once the run has taken them", ErrInvalid, n, MaxQueuedMessages)
 	case size+len(sig.Content) > MaxQueuedMessageBytes:
 		return fmt.Errorf("%w message: the run already holds %d bytes of messages for its next model step, and this one has %d; at most %d bytes wait at once: send it once the run has taken them", ErrInvalid, size, len(sig.Content), MaxQueuedMessageBytes)
-	}
-	return nil
-}
-
-// MessageFormat says what a message payload looks like.
-const MessageFormat = `{"Content": "also check the staging database"}`
-
-// CheckMessage checks the shape of a message: some text, not too much.
-func CheckMessage(sig Signal) error {
-	switch {
-	case strings.TrimSpace(sig.Content) == "":
-		return fmt.Errorf("%w message: the content is empty; want some text, e.g. %s", ErrInvalid, MessageFormat)
-	case len(sig.Content) > MaxMessageLen:
-		return fmt.Errorf("%w message: the content is %d bytes; want at most %d", ErrInvalid, len(sig.Content), MaxMessageLen)
-	}
-	return nil
-}
-
-// maxExecution bounds an Execution (a Temporal run id is a 36-byte UUID).
-const maxExecution = 128
-
-// CheckDecision checks the shape of an approve or deny: a well-formed
-// marker, a reason for a deny, and a well-formed Digest and Execution
-// when given.
-func CheckDecision(sig Signal) error {
-	if !agent.IsToolStep(sig.Marker) {
-		return fmt.Errorf("%w %s: marker %q is not a tool step; want %s", ErrInvalid, sig.Name, sig.Marker, agent.StepFormat)
-	}
-	if sig.Expired {
-		return fmt.Errorf("%w %s: Expired is the engine's, set when an approval timeout passes; leave it out", ErrInvalid, sig.Name)
-	}
-	if sig.Name == SignalDeny && strings.TrimSpace(sig.Reason) == "" {
-		return fmt.Errorf("%w deny: the reason is empty; say why, the model reads it", ErrInvalid)
-	}
-	if sig.Name == SignalDeny && len(sig.Reason) > MaxMessageLen {
-		return fmt.Errorf("%w deny: the reason is %d bytes; want at most %d (the model reads it, as a message)", ErrInvalid, len(sig.Reason), MaxMessageLen)
-	}
-	if sig.Digest != "" && !agent.ValidDigest(sig.Digest) {
-		return fmt.Errorf("%w %s: digest %q is not an arguments digest; want %s, or none", ErrInvalid, sig.Name, agent.Clip(sig.Digest, 80), agent.DigestFormat)
-	}
-	if len(sig.Execution) > maxExecution {
-		return fmt.Errorf("%w %s: execution is %d bytes; want the run id of the run's first execution (at most %d bytes), or none", ErrInvalid, sig.Name, len(sig.Execution), maxExecution)
-	}
-	return nil
-}
-
-// CheckReconcile checks the shape of a reconcile: a tool step, outcome
-// done with a result, or retry without one.
-func CheckReconcile(sig Signal) error {
-	if !agent.IsToolStep(sig.Step) {
-		return fmt.Errorf("%w reconcile: step %q is not a tool step; want %s", ErrInvalid, sig.Step, agent.StepFormat)
-	}
-	switch sig.Outcome {
-	case OutcomeDone:
-		if sig.Result == "" {
-			return fmt.Errorf("%w reconcile: outcome done needs the result the step had (e.g. the ticket id)", ErrInvalid)
-		}
-		if len(sig.Result) > MaxMessageLen {
-			return fmt.Errorf("%w reconcile: the done result is %d bytes; want at most %d (the model reads it, as a message)", ErrInvalid, len(sig.Result), MaxMessageLen)
-		}
-	case OutcomeRetry:
-		if sig.Result != "" {
-			return fmt.Errorf("%w reconcile: outcome retry takes no result; use done to give one", ErrInvalid)
-		}
-	default:
-		return fmt.Errorf("%w reconcile: outcome %q: want %q or %q", ErrInvalid, sig.Outcome, OutcomeDone, OutcomeRetry)
 	}
 	return nil
 }

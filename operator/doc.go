@@ -1,5 +1,5 @@
 // Package operator is the operator contract of agentrun, for both engines
-// (the Temporal workflow and the local journal): the names of the signals
+// (the Temporal workflow and the local engine): the names of the signals
 // and updates a person sends a run (approve, deny, reconcile, budget,
 // message), their JSON payloads, the checks an input must pass, and how an
 // input that passed them applies to a run's facts.
@@ -17,15 +17,16 @@
 //     Temporal client sent for one operation, refusing a field of another
 //     operation as unknown; [Format] says what a valid one looks like;
 //     [ApprovePayload] and its siblings build them.
-//   - Checks: the shape of an input alone ([CheckDecision],
-//     [CheckReconcile], [CheckBudget], [CheckMessage]), and against where
-//     a run stands ([Check], over a [Stand] that each engine fills from its
-//     own records). A refused input gets an error that wraps [ErrInvalid]
-//     and says what would be valid; nothing changes.
-//   - Effect: [Run.Apply] records an input that passed in a run's facts:
+//   - Checks, in two steps: [CheckShape], the input alone, where it
+//     arrives and before anything is recorded (it needs no run); then
+//     [Check], the decision against where the run stands, over a [Stand]
+//     that each engine fills from its own records. A refused input gets an
+//     error that wraps [ErrInvalid] and says what would be valid; nothing
+//     changes.
+//   - Effect: [Target.Apply] records an input that passed in a run's facts:
 //     a decision, a reconciliation, new limits, or a message for the next
 //     model step. The Temporal workflow applies every input this way; the
-//     local journal folds its signal records through it, and keeps a
+//     local engine folds its journal's signal records through it, and keeps a
 //     reconciliation by its step as well (its done result is recorded as
 //     the step's step.completed when the run goes on).
 //   - Expiry: [Expiry] is the approval-timeout rule of both engines: when

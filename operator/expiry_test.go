@@ -61,15 +61,15 @@ func TestExpiredDeny(t *testing.T) {
 	if !sig.Expired || sig.Name != operator.SignalDeny || sig.Reason != "approval expired after 1m0s" {
 		t.Fatalf("denial %+v, want a typed deny saying approval expired after 1m0s", sig)
 	}
-	if err := operator.CheckDecision(sig); !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), "Expired is the engine's") {
+	if err := operator.CheckShape(sig); !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), "Expired is the engine's") {
 		t.Fatalf("an operator's deny carrying Expired: %v, want refused", err)
 	}
-	r := operator.Run{Facts: agent.NewFacts()}
+	r := operator.Target{Facts: agent.NewFacts()}
 	r.Apply(sig)
 	if a := r.Facts.Decisions[marker]; !a.Expired || a.Approved {
 		t.Fatalf("decision %+v, want denied as expired", a)
 	}
-	err := operator.Validate(operator.Signal{Name: operator.SignalApprove, Marker: marker}, nil, r.Facts)
+	err := operator.CheckLoop(operator.Signal{Name: operator.SignalApprove, Marker: marker}, nil, r.Facts)
 	if !errors.Is(err, operator.ErrInvalid) || !strings.Contains(err.Error(), "was denied: approval expired after 1m0s") {
 		t.Fatalf("approve after the expiry: %v, want refused naming it", err)
 	}

@@ -36,12 +36,12 @@ func FuzzCheckSignal(f *testing.F) {
 		}
 		facts := agent.NewFacts()
 		facts.Indeterminate["tool/3/0/create_ticket"] = true
-		checks := []error{operator.Validate(sig, pending, facts), operator.Validate(sig, nil, facts), operator.CheckBudget(sig), operator.CheckMessage(sig)}
-		if strings.HasPrefix(sig.Marker, "tool/") {
-			checks = append(checks, operator.CheckDecision(sig))
-		}
-		if sig.Step != "" {
-			checks = append(checks, operator.CheckReconcile(sig))
+		checks := []error{operator.CheckLoop(sig, pending, facts), operator.CheckLoop(sig, nil, facts), operator.CheckShape(sig)}
+		// The fields under each operation's shape check, whatever the name.
+		for _, name := range operator.Signals() {
+			as := sig
+			as.Name = name
+			checks = append(checks, operator.CheckShape(as))
 		}
 		for _, err := range checks {
 			if err == nil {
@@ -54,7 +54,7 @@ func FuzzCheckSignal(f *testing.F) {
 				t.Fatalf("%s: the refusal is not one line: %q", data, msg)
 			}
 		}
-		if err := operator.Validate(sig, pending, facts); err == nil && (sig.Name == operator.SignalApprove || sig.Name == operator.SignalDeny) &&
+		if err := operator.CheckLoop(sig, pending, facts); err == nil && (sig.Name == operator.SignalApprove || sig.Name == operator.SignalDeny) &&
 			(sig.Marker != "tool/2/0/create_ticket" || (sig.Digest != "" && sig.Digest != "sha256:0123456789abcdef")) {
 			t.Fatalf("%s: accepted a decision on another marker or digest", data)
 		}

@@ -19,39 +19,39 @@ func TestApply(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		sig   operator.Signal
-		check func(r *operator.Run, at string) string // "" when right
+		check func(r *operator.Target, at string) string // "" when right
 	}{
-		{operator.Signal{Name: operator.SignalApprove, Marker: marker}, func(r *operator.Run, _ string) string {
+		{operator.Signal{Name: operator.SignalApprove, Marker: marker}, func(r *operator.Target, _ string) string {
 			if a, ok := r.Facts.Decisions[marker]; !ok || !a.Approved {
 				return "no approval recorded"
 			}
 			return ""
 		}},
-		{operator.Signal{Name: operator.SignalDeny, Marker: marker, Reason: "no"}, func(r *operator.Run, _ string) string {
+		{operator.Signal{Name: operator.SignalDeny, Marker: marker, Reason: "no"}, func(r *operator.Target, _ string) string {
 			if a := r.Facts.Decisions[marker]; a.Approved || a.Reason != "no" {
 				return "no denial with its reason"
 			}
 			return ""
 		}},
-		{operator.Signal{Name: operator.SignalReconcile, Step: marker, Outcome: operator.OutcomeDone, Result: "T-7"}, func(r *operator.Run, _ string) string {
+		{operator.Signal{Name: operator.SignalReconcile, Step: marker, Outcome: operator.OutcomeDone, Result: "T-7"}, func(r *operator.Target, _ string) string {
 			if r.Facts.Indeterminate[marker] || string(r.Facts.Results[marker]) != string(agent.ReconciledResult("T-7")) {
 				return "the person's result is not the step's"
 			}
 			return ""
 		}},
-		{operator.Signal{Name: operator.SignalReconcile, Step: marker, Outcome: operator.OutcomeRetry}, func(r *operator.Run, _ string) string {
+		{operator.Signal{Name: operator.SignalReconcile, Step: marker, Outcome: operator.OutcomeRetry}, func(r *operator.Target, _ string) string {
 			if _, ok := r.Facts.Results[marker]; ok || r.Facts.Indeterminate[marker] {
 				return "a retry must clear the mark and record no result"
 			}
 			return ""
 		}},
-		{operator.Signal{Name: operator.SignalBudget, MaxTurns: 40}, func(r *operator.Run, _ string) string {
+		{operator.Signal{Name: operator.SignalBudget, MaxTurns: 40}, func(r *operator.Target, _ string) string {
 			if r.Budget.MaxTurns != 40 || r.Budget.MaxTokens != 500 {
 				return "want MaxTurns raised, MaxTokens kept"
 			}
 			return ""
 		}},
-		{operator.Signal{Name: operator.SignalMessage, Content: "hi"}, func(r *operator.Run, at string) string {
+		{operator.Signal{Name: operator.SignalMessage, Content: "hi"}, func(r *operator.Target, at string) string {
 			if at != "llm/5" || len(r.Facts.Messages[at]) != 1 || r.Facts.Messages[at][0].Content != "hi" {
 				return "want the message for llm/5, after the newest model step started"
 			}
@@ -60,7 +60,7 @@ func TestApply(t *testing.T) {
 	} {
 		f := agent.NewFacts()
 		f.Indeterminate[marker] = true
-		r := &operator.Run{Facts: f, Budget: agent.Budget{MaxTurns: 10, MaxTokens: 500}, Turn: 3, Models: 4}
+		r := &operator.Target{Facts: f, Budget: agent.Budget{MaxTurns: 10, MaxTokens: 500}, Turn: 3, Models: 4}
 		at := r.Apply(tc.sig)
 		if msg := tc.check(r, at); msg != "" {
 			t.Errorf("%s: %s (facts %+v, budget %+v, at %q)", tc.sig.Name, msg, r.Facts, r.Budget, at)

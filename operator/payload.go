@@ -53,8 +53,8 @@ type (
 )
 
 // Decode decodes the JSON payload data of the operation name and checks
-// its shape (not the run's state). It never panics. A refusal names the
-// operation and what a valid payload looks like.
+// its shape ([CheckShape]; the run's state is [Check]'s). It never panics.
+// A refusal names the operation and what a valid payload looks like.
 func Decode(name string, data []byte) (Signal, error) {
 	var sig Signal
 	var err error
@@ -86,20 +86,6 @@ func Decode(name string, data []byte) (Signal, error) {
 		return Signal{}, fmt.Errorf("%s payload %s: %v; want %s", name, agent.Clip(string(data), 200), err, formats[name])
 	}
 	return sig, CheckShape(sig)
-}
-
-// CheckShape checks the shape of an input by its operation: the check
-// that needs no run.
-func CheckShape(sig Signal) error {
-	switch sig.Name {
-	case SignalReconcile:
-		return CheckReconcile(sig)
-	case SignalBudget:
-		return CheckBudget(sig)
-	case SignalMessage:
-		return CheckMessage(sig)
-	}
-	return CheckDecision(sig)
 }
 
 // strictJSON decodes one JSON value into v, refusing unknown fields.

@@ -37,8 +37,9 @@ const versionExpiryClock = "expiry-clock-model-step"
 // a names the activities; the workflow never calls its methods directly.
 var a *activities.Activities
 
-// run is the state of one AgentRun execution.
-type run struct {
+// execution is the state of one AgentRun workflow execution (a run that
+// continues as new goes on in the next).
+type execution struct {
 	ctx workflow.Context
 	id  string
 	in  Input

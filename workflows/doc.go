@@ -33,8 +33,8 @@
 // upsert and a stream item only for the first QuietRejects in a row; later
 // ones are counted in State.Rejects and shown in the current details (no
 // command), until an input is applied. Both changes are guarded by
-// workflow.GetVersion (versionParkedContinue, versionQuietRejects), taken
-// only when they act, so committed histories replay unchanged.
+// workflow.GetVersion, so committed histories replay unchanged
+// (docs/compatibility.md lists each guard).
 //
 // An approval timeout (operator.Expiry, the rule of both engines) is a
 // durable timer from the completion of the model step that asked for the
@@ -71,8 +71,7 @@
 // Input.Session waits Idle after each answer (a durable timer of
 // Input.SessionIdle, from the starter's AGENTRUN_SESSION_IDLE) until a
 // message wakes it or the timer completes the run with its last answer.
-// Neither adds a command to runs without messages or sessions, so
-// histories recorded before them replay unchanged.
+// Neither adds a command to runs without messages or sessions.
 //
 // A final answer cut off by the model's length limit completes the run
 // with State.CutOff and Result.CutOff set and a "Cut off" line in the

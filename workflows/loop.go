@@ -11,7 +11,7 @@ import (
 // steps is the run's loop: from the current turn's checkpoint and its
 // facts, the agent loop says the next step, which runs, or where the run
 // stands (outcome), until the run ends.
-func (r *run) steps() *ending {
+func (r *execution) steps() *ending {
 	for {
 		if r.ctx.Err() != nil {
 			return end(r.cancelled())
@@ -33,7 +33,7 @@ func (r *run) steps() *ending {
 
 // step runs the step the loop asked for, first continuing as new when it
 // is due, and shows the run Running again if it waited.
-func (r *run) step(s agent.Step, seen int) *ending {
+func (r *execution) step(s agent.Step, seen int) *ending {
 	if r.shouldContinue() {
 		return end(Result{}, r.continueAsNew())
 	}
@@ -57,7 +57,7 @@ func (r *run) step(s agent.Step, seen int) *ending {
 }
 
 // advance moves the run to a newer checkpoint and forgets what it settled.
-func (r *run) advance(cp agent.Checkpoint) {
+func (r *execution) advance(cp agent.Checkpoint) {
 	if cp.Turn == r.turn.cp.Turn {
 		return
 	}
@@ -79,14 +79,14 @@ const maxPolls = 1500
 // mustContinue reports whether the run must continue as new before it goes
 // on: Temporal suggests it (its history nears the limits), or its stream
 // served maxPolls polls.
-func (r *run) mustContinue() bool {
+func (r *execution) mustContinue() bool {
 	return workflow.GetInfo(r.ctx).GetContinueAsNewSuggested() || r.stream.Served() >= maxPolls
 }
 
 // shouldContinue reports whether the run should continue as new before its
 // next step: Temporal suggests it, its stream served maxPolls polls, or
 // ContinueAfter steps ran here.
-func (r *run) shouldContinue() bool {
+func (r *execution) shouldContinue() bool {
 	if r.mustContinue() {
 		return true
 	}
@@ -95,7 +95,7 @@ func (r *run) shouldContinue() bool {
 
 // continueAsNew ends this execution with a continue-as-new that carries the
 // checkpoint, after applying every operator input already delivered.
-func (r *run) continueAsNew() error {
+func (r *execution) continueAsNew() error {
 	r.finishHandlers(false)
 	for _, name := range operator.Signals() {
 		drainSignals(workflow.GetSignalChannel(r.ctx, name), func(raw converter.RawValue) { r.operate(name, raw) })
@@ -110,7 +110,7 @@ func (r *run) continueAsNew() error {
 }
 
 // checkpoint is what a continued run needs: bounded whatever the turn.
-func (r *run) checkpoint() *Continued {
+func (r *execution) checkpoint() *Continued {
 	st := r.state
 	st.Status, st.Pending, st.Indeterminate, st.Reason = agent.StatusRunning, nil, "", ""
 	c := &Continued{Checkpoint: r.turn.cp, Facts: r.turn.facts, Generations: r.turn.gen, Catalog: r.cat, State: st, Runs: r.state.Runs + 1}

@@ -33,7 +33,7 @@ func decodeOperator(name string, raw converter.RawValue) (operator.Signal, error
 
 // setHandlers registers the state query, the operator signals and the
 // operator updates.
-func (r *run) setHandlers() error {
+func (r *execution) setHandlers() error {
 	if err := workflow.SetQueryHandlerWithOptions(r.ctx, QueryState, func() (State, error) { return r.state, nil },
 		workflow.QueryHandlerOptions{Description: "where the run stands: status, pending markers, the indeterminate step, steps, usage, rejected inputs"}); err != nil {
 		return err
@@ -77,22 +77,18 @@ func (r *run) setHandlers() error {
 	return nil
 }
 
-// takeSignals handles the signals as they arrive, in one coroutine (the
-// sdk resumes every coroutine at each step of a workflow task, so each one
-// costs every task some time): first the stream's publish signals, then
-// those sent under a name the run does not handle, until the run is
-// cancelled, then the operator signals, by name in the order of
-// operator.Signals (chans), each name's in the order they arrived. The
-// stream's and the operator signals are taken after a cancel too (the run
-// serves its stream while it closes, and records operator signals as
-// rejected), as a Receive would.
+// takeSignals handles the signals in one coroutine (the sdk resumes every
+// coroutine at each step of a workflow task, so each costs time): the
+// stream's publish signals, the steps' retry notices, those under names
+// the run does not handle (until it is cancelled), then the operator
+// signals by name in operator.Signals order, each in arrival order.
+// Stream and operator signals are taken after a cancel too: the run serves
+// its stream while it closes and records operator signals as rejected.
 //
-// Not a blocking Receive: it takes a signal out of the channel when it
-// arrives and handles it only when this coroutine runs next, so a signal
-// that arrives in the task in which the run continues as new would be in
-// neither the channel nor the state it carries. Waiting for a channel to
-// hold one leaves it there, for continueAsNew to find.
-func (r *run) takeSignals(ctx workflow.Context, names []string, chans []workflow.ReceiveChannel) {
+// It waits for a channel to hold a signal instead of a blocking Receive,
+// which would take a signal arriving in the task that continues as new out
+// of the channel before continueAsNew could carry it.
+func (r *execution) takeSignals(ctx workflow.Context, names []string, chans []workflow.ReceiveChannel) {
 	w := unknownWatch{ctx: ctx}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	for {
@@ -136,7 +132,7 @@ func (w *unknownWatch) found() bool {
 // rejectUnknown records every signal under the unknown names as rejected,
 // naming the valid ones. It only renders the current details: it adds no
 // command, so histories recorded before it replay unchanged.
-func (r *run) rejectUnknown(ctx workflow.Context, unknown []string) {
+func (r *execution) rejectUnknown(ctx workflow.Context, unknown []string) {
 	for _, name := range unknown {
 		drainSignals(workflow.GetSignalChannel(ctx, name), func(raw converter.RawValue) {
 			r.reject(name, raw, fmt.Errorf("unknown signal %q; the valid signals are %s", name, strings.Join(operator.Signals(), ", ")))
@@ -159,7 +155,7 @@ func drainSignals(ch workflow.ReceiveChannel, handle func(raw converter.RawValue
 }
 
 // operate handles a signal: apply it, or record why it was rejected.
-func (r *run) operate(name string, raw converter.RawValue) {
+func (r *execution) operate(name string, raw converter.RawValue) {
 	sig, err := r.validate(name, raw)
 	if err != nil {
 		if r.reject(name, raw, err) {
@@ -176,7 +172,7 @@ func (r *run) operate(name string, raw converter.RawValue) {
 // reject records an operator signal the run refused, for the state query
 // and the current details. It reports whether the refusal is quiet (see
 // rejected).
-func (r *run) reject(name string, raw converter.RawValue, err error) (quiet bool) {
+func (r *execution) reject(name string, raw converter.RawValue, err error) (quiet bool) {
 	payload := ""
 	if p := raw.Payload(); p != nil {
 		payload = clip(string(p.GetData()), 500)
@@ -188,7 +184,7 @@ func (r *run) reject(name string, raw converter.RawValue, err error) (quiet bool
 // details (when the caller publishes) and the stream. Past QuietRejects
 // refusals in a row it is quiet: no stream item, and the caller only
 // renders the details (no search-attribute upsert).
-func (r *run) rejected(name, payload, reason string) (quiet bool) {
+func (r *execution) rejected(name, payload, reason string) (quiet bool) {
 	r.state.Rejected = append(r.state.Rejected, Rejected{Signal: name, Payload: payload, Reason: reason})
 	if n := len(r.state.Rejected); n > MaxRejected {
 		r.state.Rejected = r.state.Rejected[n-MaxRejected:]
@@ -217,9 +213,10 @@ func unknownSignals(names []string) []string {
 	return out
 }
 
-// validate decodes a payload and checks it against where the run stands
-// (operator.Check). It changes nothing.
-func (r *run) validate(name string, raw converter.RawValue) (operator.Signal, error) {
+// validate decodes a payload, checking its shape (decodeOperator), and
+// checks it against where the run stands (operator.Check): every operator
+// input, signal or update, comes through it. It changes nothing.
+func (r *execution) validate(name string, raw converter.RawValue) (operator.Signal, error) {
 	sig, err := decodeOperator(name, raw)
 	if err != nil {
 		return sig, err
@@ -228,7 +225,7 @@ func (r *run) validate(name string, raw converter.RawValue) (operator.Signal, er
 }
 
 // stand is where the run stands, for operator.Check.
-func (r *run) stand() operator.Stand {
+func (r *execution) stand() operator.Stand {
 	s := operator.Stand{RunID: r.id, Status: r.state.Status, Outcome: r.outcome, Facts: r.turn.facts,
 		Budget: r.budget, Turns: r.turn.cp.Turn, Usage: r.state.Usage, FirstExecution: workflow.GetInfo(r.ctx).FirstRunID}
 	if f := r.state.Fence; f != nil {
@@ -237,11 +234,11 @@ func (r *run) stand() operator.Stand {
 	return s
 }
 
-// apply records a valid operator input (operator.Run.Apply) and wakes the
+// apply records a valid operator input (operator.Target.Apply) and wakes the
 // main loop.
-func (r *run) apply(sig operator.Signal) {
+func (r *execution) apply(sig operator.Signal) {
 	r.state.RejectStreak = 0
-	ops := operator.Run{Facts: r.turn.facts, Budget: r.budget, Turn: r.turn.cp.Turn, Models: r.turn.models}
+	ops := operator.Target{Facts: r.turn.facts, Budget: r.budget, Turn: r.turn.cp.Turn, Models: r.turn.models}
 	at := ops.Apply(sig)
 	switch sig.Name {
 	case operator.SignalMessage:

@@ -16,7 +16,7 @@ import (
 // answer completes the run (a session first waits Idle for a message), a
 // failure fails it, and otherwise the run waits for a person (wait). nil
 // means the loop goes on.
-func (r *run) reached(o *agent.Outcome, seen int) *ending {
+func (r *execution) reached(o *agent.Outcome, seen int) *ending {
 	switch o.Status {
 	case agent.StatusCompleted:
 		return r.answered(o, seen)
@@ -42,7 +42,7 @@ func (r *run) reached(o *agent.Outcome, seen int) *ending {
 
 // answered completes the run with the loop's answer o. A session waits
 // Idle for a message first: one wakes the loop (nil), none completes it.
-func (r *run) answered(o *agent.Outcome, seen int) *ending {
+func (r *execution) answered(o *agent.Outcome, seen int) *ending {
 	r.state.Status, r.state.Answer, r.state.CutOff, r.state.Empty = agent.StatusCompleted, o.Answer, o.CutOff, o.Empty
 	r.state.AnswerTurn = r.turn.cp.Turn
 	r.state.Pending, r.state.Indeterminate = nil, ""
@@ -76,7 +76,7 @@ func (r *run) answered(o *agent.Outcome, seen int) *ending {
 // suggests continuing as new, or the stream served maxPolls polls, wait
 // returns errContinue and the run continues as new from where it waits,
 // carrying its facts, its pending calls' clocks and its stream.
-func (r *run) wait(seen int) error {
+func (r *execution) wait(seen int) error {
 	parked := true // continue as new from here when it is due
 	woke := func() bool { return r.inputs.changes != seen || (parked && r.mustContinue()) }
 	r.startClocks()
@@ -111,7 +111,7 @@ func (r *run) wait(seen int) error {
 // startClocks starts the approval clock of each call newly pending with a
 // timeout: at its model step's completion (operator.Expiry), or in runs
 // recorded before that rule (versionExpiryClock) at this first wait.
-func (r *run) startClocks() {
+func (r *execution) startClocks() {
 	if r.outcome.Status != agent.StatusAwaitingApproval {
 		return
 	}
@@ -128,12 +128,12 @@ func (r *run) startClocks() {
 }
 
 // expiry is the run's approval clocks where it waits.
-func (r *run) expiry() operator.Expiry {
+func (r *execution) expiry() operator.Expiry {
 	return operator.Expiry{Outcome: r.outcome, Facts: r.turn.facts, Asked: func(m string) time.Time { return r.turn.since[m] }}
 }
 
 // expire denies every pending call whose approval timeout has passed.
-func (r *run) expire() {
+func (r *execution) expire() {
 	for _, p := range r.expiry().Expired(workflow.Now(r.ctx)) {
 		sig := operator.ExpiredDeny(p)
 		workflow.GetLogger(r.ctx).Info("approval expired", "step", p.Marker, "after", p.Expires.String())
@@ -144,7 +144,7 @@ func (r *run) expire() {
 }
 
 // fail ends the run as Failed.
-func (r *run) fail(reason string) (Result, error) {
+func (r *execution) fail(reason string) (Result, error) {
 	r.state.Status, r.state.Reason = agent.StatusFailed, reason
 	r.state.Pending, r.state.Indeterminate = nil, ""
 	r.publish()
@@ -155,7 +155,7 @@ func (r *run) fail(reason string) (Result, error) {
 // cancelled ends the run as Cancelled: the operator cancelled the
 // workflow. A running model call or read was cancelled with it; a write
 // that was running is named, as it may have taken effect.
-func (r *run) cancelled() (Result, error) {
+func (r *execution) cancelled() (Result, error) {
 	err := r.ctx.Err()
 	r.ctx, _ = workflow.NewDisconnectedContext(r.ctx)
 	r.state.Status, r.state.Pending, r.state.Indeterminate = agent.StatusCancelled, nil, ""
@@ -168,7 +168,7 @@ func (r *run) cancelled() (Result, error) {
 // finishHandlers lets handlers in flight finish before the run closes (completing)
 // or continues as new: the stream's polls end (after a subscriber caught up
 // with a completing run), updates waiting for the loop answer now.
-func (r *run) finishHandlers(completing bool) {
+func (r *execution) finishHandlers(completing bool) {
 	r.closeStream(completing)
 	r.inputs.closing = true
 	_ = workflow.Await(r.ctx, func() bool { return workflow.AllHandlersFinished(r.ctx) })

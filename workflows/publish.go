@@ -11,7 +11,7 @@ import (
 )
 
 // publish makes the state visible: search attributes and current details.
-func (r *run) publish() {
+func (r *execution) publish() {
 	step := temporal.SearchAttributeUpdate(StepKey.ValueUnset())
 	switch r.state.Status {
 	case agent.StatusAwaitingApproval:
@@ -58,6 +58,6 @@ func StepAttr(markers []string) string {
 
 // showDetails renders the current details; unlike publish it adds no
 // command to the history.
-func (r *run) showDetails() {
+func (r *execution) showDetails() {
 	workflow.SetCurrentDetails(r.ctx, details(workflow.GetInfo(r.ctx).Namespace, r.id, &r.state))
 }

@@ -35,7 +35,7 @@ const maxNoticeAttempt = 10_000
 // in the state, the current details and the stream. A notice that is not
 // one, or names another step than the one running, is rejected like any
 // bad input. It adds no command, so histories replay unchanged.
-func (r *run) retrying(raw converter.RawValue) {
+func (r *execution) retrying(raw converter.RawValue) {
 	n, err := r.checkNotice(raw)
 	if err != nil {
 		if r.reject(activities.RetrySignal, raw, err) {
@@ -77,7 +77,7 @@ func (r *run) retrying(raw converter.RawValue) {
 // checkNotice decodes a retry notice and checks it against the run: JSON
 // of activities.RetryNotice and nothing else, for the step that runs now,
 // with sane numbers and times.
-func (r *run) checkNotice(raw converter.RawValue) (activities.RetryNotice, error) {
+func (r *execution) checkNotice(raw converter.RawValue) (activities.RetryNotice, error) {
 	var n activities.RetryNotice
 	p := raw.Payload()
 	if p == nil || string(p.GetMetadata()[converter.MetadataEncoding]) != converter.MetadataEncodingJSON {
@@ -115,7 +115,7 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // failure is the reason a run fails with when step s failed for good with
 // err after the server's retries: what failed, how many attempts over how
 // long, the last error without the sdk's wrapping, and what to do.
-func (r *run) failure(s agent.Step, err error) string {
+func (r *execution) failure(s agent.Step, err error) string {
 	took := workflow.Now(r.ctx).Sub(r.stepBegan).Round(time.Second)
 	attempts := 1
 	if rt := r.state.Retry; rt != nil && rt.Step == s.Name {

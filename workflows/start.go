@@ -14,7 +14,7 @@ import (
 // start sets the run up from its input, or from the checkpoint of the
 // execution it continues: the state, the stream, the handlers, the input's
 // checks and, for a new run, the tool list. An ending means it ended there.
-func start(ctx workflow.Context, in Input) (*run, *ending) {
+func start(ctx workflow.Context, in Input) (*execution, *ending) {
 	// continued is the run's own checkpoint, honoured only in an execution
 	// that really continues one: the server sets the continued run id, and
 	// a start input cannot. Its tool kinds and queued calls are never
@@ -23,7 +23,7 @@ func start(ctx workflow.Context, in Input) (*run, *ending) {
 	if forged {
 		in.Continued = nil
 	}
-	r := &run{
+	r := &execution{
 		ctx:    ctx,
 		id:     workflow.GetInfo(ctx).WorkflowExecution.ID,
 		in:     in,
@@ -68,7 +68,7 @@ func start(ctx workflow.Context, in Input) (*run, *ending) {
 
 // checkInput checks the run's input and takes its session settings; it
 // returns why the run fails, or "".
-func (r *run) checkInput() string {
+func (r *execution) checkInput() string {
 	in := r.in
 	if in.Continued == nil && len(in.Messages) == 0 {
 		return "the input has no messages"
@@ -91,7 +91,7 @@ func (r *run) checkInput() string {
 }
 
 // restore takes over a previous execution's checkpoint.
-func (r *run) restore(c *Continued) {
+func (r *execution) restore(c *Continued) {
 	r.turn.cp, r.cat, r.state = c.Checkpoint, c.Catalog, c.State
 	r.state.Runs = c.Runs
 	r.lastStatus = c.LastStatus

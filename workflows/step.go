@@ -17,7 +17,7 @@ import (
 )
 
 // execute runs one step as an activity and records its result as a fact.
-func (r *run) execute(s agent.Step) error {
+func (r *execution) execute(s agent.Step) error {
 	r.waitBegan = time.Time{} // a step runs: no wait for a person
 	in := activities.StepInput{Step: s, RunKey: workflow.GetInfo(r.ctx).FirstRunID}
 	if s.Kind == agent.KindWrite && !s.Idempotent {
@@ -52,7 +52,7 @@ func (r *run) execute(s agent.Step) error {
 // call runs the step's activity. When an earlier attempt of the write may
 // still be running, it waits until that attempt cannot act and runs it
 // again, at most maxFenceWaits times.
-func (r *run) call(opts workflow.ActivityOptions, fn any, in activities.StepInput) (json.RawMessage, error) {
+func (r *execution) call(opts workflow.ActivityOptions, fn any, in activities.StepInput) (json.RawMessage, error) {
 	var res json.RawMessage
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(r.ctx, opts), fn, in).Get(r.ctx, &res)
 	for waits := 0; err != nil && r.ctx.Err() == nil && waits < maxFenceWaits; waits++ {
@@ -76,7 +76,7 @@ func (r *run) call(opts workflow.ActivityOptions, fn any, in activities.StepInpu
 // failed records a step whose activity failed with err: a write that may
 // have run is Indeterminate (nil: the loop waits for a person); any other
 // failure, or a cancel, is returned.
-func (r *run) failed(s agent.Step, err error) error {
+func (r *execution) failed(s agent.Step, err error) error {
 	if r.ctx.Err() != nil {
 		if s.Kind == agent.KindWrite {
 			r.state.InFlight = s.Name
@@ -97,7 +97,7 @@ func (r *run) failed(s agent.Step, err error) error {
 
 // completed records the result res of step s (execution gen of a write):
 // a fact for the loop, a step in the state, its usage, a stream event.
-func (r *run) completed(s agent.Step, gen int, res json.RawMessage) {
+func (r *execution) completed(s agent.Step, gen int, res json.RawMessage) {
 	r.turn.facts.Results[s.Name] = res
 	r.stepsHere++
 	if s.Kind == agent.KindModel {
@@ -142,7 +142,7 @@ func fencedBy(err error) (fence.Attempt, bool) {
 // (state, current details, stream) and waits, on a Temporal timer, until
 // that attempt's deadline plus the grace has passed (and a second more:
 // the workflow's clock is the server's, the deadline the worker's).
-func (r *run) waitFence(step string, holder fence.Attempt) {
+func (r *execution) waitFence(step string, holder fence.Attempt) {
 	r.state.Fence = &Fence{Step: step, Attempt: holder.String(), Until: holder.Until(), Waiting: true}
 	workflow.GetLogger(r.ctx).Info("waiting for an earlier attempt of a write", "step", step, "holder", holder.String(), "until", operator.FormatUntil(holder.Until()))
 	r.showDetails()
@@ -156,7 +156,7 @@ func (r *run) waitFence(step string, holder fence.Attempt) {
 // running: the one the guard named, or, when the last attempt timed out
 // (its worker froze or was cut off), that attempt, which started before
 // now and so ends before now plus its tool's timeout.
-func (r *run) lastAttempt(s agent.Step, err error) *Fence {
+func (r *execution) lastAttempt(s agent.Step, err error) *Fence {
 	var appErr *temporal.ApplicationError
 	if errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeIndeterminate {
 		var holder fence.Attempt
@@ -194,7 +194,7 @@ func summarize(kind agent.Kind, res json.RawMessage) (preview string, reply agen
 
 // streaming reports whether model steps stream their text: as the input
 // says, else for sessions.
-func (r *run) streaming() bool {
+func (r *execution) streaming() bool {
 	if r.in.Stream != nil {
 		return *r.in.Stream
 	}
@@ -203,7 +203,7 @@ func (r *run) streaming() bool {
 
 // settled notes a write settled without a person: the state keeps the
 // newest MaxSettled, and the run's details show them.
-func (r *run) settled(rec StepRecord) {
+func (r *execution) settled(rec StepRecord) {
 	r.state.Settled = append(r.state.Settled, SettledStep{Step: rec.Name, Settled: *rec.Settled})
 	if n := len(r.state.Settled); n > MaxSettled {
 		r.state.Settled = append([]SettledStep(nil), r.state.Settled[n-MaxSettled:]...)
@@ -228,7 +228,7 @@ func indeterminateWhy(err error) string {
 
 // record adds a completed step to the state, which keeps the newest
 // MaxSteps of them.
-func (r *run) record(s StepRecord) {
+func (r *execution) record(s StepRecord) {
 	r.state.StepCount++
 	r.state.Steps = append(r.state.Steps, s)
 	if n := len(r.state.Steps); n > MaxSteps {

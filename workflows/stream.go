@@ -21,7 +21,7 @@ const streamState = 32 << 10
 // openStream hosts the run's stream, continuing the previous execution's.
 // The run takes in its publish signals itself, with its other signals
 // (takeSignals).
-func (r *run) openStream(prev *streams.State) error {
+func (r *execution) openStream(prev *streams.State) error {
 	h, err := streams.NewHost(r.ctx, prev, streams.HostConfig{
 		MaxStateBytes: streamState,
 		OwnReceiver:   true,
@@ -35,7 +35,7 @@ func (r *run) openStream(prev *streams.State) error {
 }
 
 // event publishes e on TopicEvents.
-func (r *run) event(e progress.Event) {
+func (r *execution) event(e progress.Event) {
 	if err := r.stream.Publish(progress.TopicEvents, e); err != nil {
 		workflow.GetLogger(r.ctx).Warn("publish event", "type", e.Type, "error", err)
 	}
@@ -43,7 +43,7 @@ func (r *run) event(e progress.Event) {
 
 // statusEvent publishes the run's status when it changed since the last
 // one published.
-func (r *run) statusEvent() {
+func (r *execution) statusEvent() {
 	s := r.state
 	e := progress.Event{Type: progress.EventStatus, Status: s.Status, Step: s.Indeterminate, Reason: s.Reason}
 	switch s.Status {
@@ -69,7 +69,7 @@ func (r *run) statusEvent() {
 
 // closeStream lets a subscriber catch up with the last items, then ends
 // the stream's polls, before the run completes or continues as new.
-func (r *run) closeStream(completing bool) {
+func (r *execution) closeStream(completing bool) {
 	ctx, _ := workflow.NewDisconnectedContext(r.ctx)
 	if completing {
 		_, _ = r.stream.Linger(ctx, streamLinger)

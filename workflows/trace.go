@@ -18,7 +18,7 @@ var waitKinds = map[agent.Status]string{
 
 // waiting notes when the run began to wait for a person, for the trace
 // (tracing.Wait); a wait that goes on after an answer keeps its start.
-func (r *run) waiting() {
+func (r *execution) waiting() {
 	if r.waitBegan.IsZero() {
 		r.waitBegan = workflow.Now(r.ctx)
 	}
@@ -28,7 +28,7 @@ func (r *run) waiting() {
 // answered by sig, which came by (tracing.BySignal, ByUpdate, ByTimeout).
 // Nothing while a step runs (an input that answers no wait), while the
 // workflow replays, or with tracing off; no command either way.
-func (r *run) traceAnswer(sig operator.Signal, by string) {
+func (r *execution) traceAnswer(sig operator.Signal, by string) {
 	kind, ok := waitKinds[r.state.Status]
 	if !ok || r.outcome == nil {
 		return

@@ -81,12 +81,7 @@ func ParseOperator(args []string) (runID string, sig operator.Signal, err error)
 		sig = operator.Signal{Name: operator.SignalReconcile, Step: args[2], Outcome: operator.OutcomeRetry}
 	}
 	sig.Digest = digest
-	if sig.Name == operator.SignalReconcile {
-		err = operator.CheckReconcile(sig)
-	} else {
-		err = operator.CheckDecision(sig)
-	}
-	if err != nil {
+	if err := operator.CheckShape(sig); err != nil {
 		return "", sig, usagef("%v", err)
 	}
 	return runID, sig, nil
@@ -174,7 +169,7 @@ func parseMessage(args []string) (string, operator.Signal, error) {
 		return "", sig, usagef("%v", err)
 	}
 	sig.Content = strings.Join(words[1:], " ")
-	if err := operator.CheckMessage(sig); err != nil {
+	if err := operator.CheckShape(sig); err != nil {
 		return "", sig, usagef("%v", err)
 	}
 	return runID, sig, nil

@@ -92,7 +92,7 @@ func parseBudget(args []string) (string, operator.Signal, error) {
 			return "", sig, usagef("budget MAX_TOKENS %q: want a number of tokens above those the run used, or 0 to keep the limit", args[3])
 		}
 	}
-	if err := operator.CheckBudget(sig); err != nil {
+	if err := operator.CheckShape(sig); err != nil {
 		return "", sig, usagef("%v", err)
 	}
 	return runID, sig, nil
