@@ -9,5 +9,5 @@
 //     .ci/run must have installed and started it, and is skipped elsewhere,
 //     saying so ([Unavailable]).
 //   - The pinned programs the Makefile builds live in bin/ at the module
-//     root ([ModuleRoot], [Bin]).
+//     root ([Root], [Bin]).
 package testkit

@@ -139,8 +139,8 @@ func freePorts() (Ports, error) {
 
 // Options say where a cluster keeps its state and listens.
 type Options struct {
-	// Root is the repository's root, with deploy/ and bin/; "" finds it
-	// (go env GOMOD).
+	// Root is the repository's root, with deploy/ and bin/; default
+	// testkit.Root().
 	Root string
 	// Dir is the folder for the logs (schema.log, server.log, setup.log,
 	// ui.log), created if missing. Required.
@@ -207,11 +207,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	if opts.Root == "" {
-		if opts.Root, err = testkit.ModuleRoot(); err != nil {
-			return nil, err
-		}
-	}
+	opts.Root = cmp.Or(opts.Root, testkit.Root())
 	opts.Database = cmp.Or(opts.Database, "temporal")
 	opts.LogLevel = cmp.Or(opts.LogLevel, "warn")
 	if opts.CLI == "" {

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/tools"
 )
@@ -55,19 +55,12 @@ var (
 	}}
 )
 
-// Root returns the module's root folder (three folders above this
-// file's).
-func Root() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..")
-}
-
 // ToolsFile writes a tools file declaring create_ticket's override (nil:
 // the shipped tools/demo-tools.json) to a temporary folder and returns its
 // path, for AGENTRUN_TOOLS.
 func ToolsFile(t testing.TB, override map[string]any) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(Root(), "tools", "demo-tools.json"))
+	b, err := os.ReadFile(filepath.Join(testkit.Root(), "tools", "demo-tools.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
