@@ -183,16 +183,9 @@ type Cluster struct {
 	pg      *pgtest.Cluster
 	env     []string
 	mu      sync.Mutex
-	server  *proc
-	ui      *proc
+	server  *testenv.Proc
+	ui      *testenv.Proc
 	dropDBs bool
-}
-
-// proc is a child process and the channel closed when it exits.
-type proc struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
 }
 
 // Start starts a cluster: PostgreSQL (or opts.PostgresURL), the schemas
@@ -334,41 +327,18 @@ func (c *Cluster) script(ctx context.Context, script, log string) error {
 
 // start starts a long-running child, its output appended to the log file
 // name.
-func (c *Cluster) start(log string, name string, args ...string) (*proc, error) {
+func (c *Cluster) start(log string, name string, args ...string) (*testenv.Proc, error) {
 	f, err := os.OpenFile(filepath.Join(c.opts.Dir, log), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close() // the child has its own descriptor
 	cmd := exec.Command(name, args...)
 	cmd.Env, cmd.Stdout, cmd.Stderr, cmd.Dir = c.env, f, f, c.opts.Dir
 	// The child dies with the process that started it (a test binary
 	// killed at its timeout, make cluster's supervisor killed).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	p := &proc{cmd: cmd, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		f.Close()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-// stop sends SIGTERM and waits up to stopTimeout, then kills.
-func (p *proc) stop() {
-	if p == nil {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(stopTimeout):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
+	return testenv.LaunchCmd(cmd, 0)
 }
 
 func (c *Cluster) startServer() error {
@@ -392,10 +362,10 @@ func (c *Cluster) setup(ctx context.Context) error {
 	select {
 	case err := <-errc:
 		return err
-	case <-c.server.done:
+	case <-c.server.Exited():
 		cancel()
 		<-errc
-		return fmt.Errorf("the Temporal server exited (%v): %s", c.server.err, c.logTail("server.log"))
+		return fmt.Errorf("the Temporal server exited (%v): %s", c.server.Err(), c.logTail("server.log"))
 	}
 }
 
@@ -418,8 +388,8 @@ func (c *Cluster) startUI(ctx context.Context) error {
 			}
 		}
 		select {
-		case <-p.done:
-			return fmt.Errorf("the Web UI server exited (%v): %s", p.err, c.logTail("ui.log"))
+		case <-p.Exited():
+			return fmt.Errorf("the Web UI server exited (%v): %s", p.Err(), c.logTail("ui.log"))
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(250 * time.Millisecond):
@@ -455,10 +425,9 @@ func (c *Cluster) RestartServer(ctx context.Context, kill bool, down func()) (er
 	p := c.server
 	c.mu.Unlock()
 	if kill {
-		_ = p.cmd.Process.Kill()
-		<-p.done
+		p.Stop(0)
 	} else {
-		p.stop()
+		p.Stop(stopTimeout)
 	}
 	defer func() {
 		if serr := c.startServer(); serr != nil {
@@ -493,8 +462,8 @@ func (c *Cluster) WaitHealthy(ctx context.Context) error {
 			return nil
 		}
 		select {
-		case <-p.done:
-			return fmt.Errorf("the Temporal server exited (%v): %s", p.err, c.logTail("server.log"))
+		case <-p.Exited():
+			return fmt.Errorf("the Temporal server exited (%v): %s", p.Err(), c.logTail("server.log"))
 		case <-ctx.Done():
 			return fmt.Errorf("the Temporal server at %s did not answer within %v: %v", c.HostPort, healthTimeout, last)
 		case <-time.After(250 * time.Millisecond):
@@ -516,7 +485,7 @@ func (c *Cluster) RestartPostgres(ctx context.Context, down func()) error {
 func (c *Cluster) ServerPID() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.server.cmd.Process.Pid
+	return c.server.Pid()
 }
 
 // Stop stops the Web UI, the server and the private PostgreSQL, and drops
@@ -526,11 +495,11 @@ func (c *Cluster) Stop() {
 	if c.Client != nil {
 		c.Client.Close()
 	}
-	c.ui.stop()
+	c.ui.Stop(stopTimeout)
 	c.mu.Lock()
 	p := c.server
 	c.mu.Unlock()
-	p.stop()
+	p.Stop(stopTimeout)
 	if c.pg != nil {
 		c.pg.Stop()
 	}
