@@ -125,7 +125,7 @@ func TestLoopModelSeesToolResults(t *testing.T) {
 		t.Fatalf("conversation: %+v, want user and assistant inline", in.Conversation)
 	}
 	want := []string{"policy text", "denied by operator: freeze", `unknown tool "nosuch"; available tools: lookup, create_ticket`}
-	steps := []string{hand.LookupStep, "tool/1/1/create_ticket", "tool/1/2/nosuch"}
+	steps := []string{"tool/1/0/lookup", "tool/1/1/create_ticket", "tool/1/2/nosuch"}
 	if len(in.New) != len(want) {
 		t.Fatalf("new messages: %d, want %d tool results", len(in.New), len(want))
 	}

@@ -25,7 +25,7 @@ func TestRunStepCosts(t *testing.T) {
 		wantRecords []string
 	}{
 		{agent.Step{Name: "llm/1", Kind: agent.KindModel}, []string{"step.completed llm/1 model"}},
-		{agent.Step{Name: hand.LookupStep, Kind: agent.KindRead}, []string{"step.completed tool/1/0/lookup read"}},
+		{agent.Step{Name: "tool/1/0/lookup", Kind: agent.KindRead}, []string{"step.completed tool/1/0/lookup read"}},
 		{agent.Step{Name: "tool/1/0/put", Kind: agent.KindWrite, Idempotent: true}, []string{"step.completed tool/1/0/put write idempotent"}},
 		{agent.Step{Name: hand.TicketStep, Kind: agent.KindWrite}, []string{"step.started " + hand.TicketStep + " write", "step.completed " + hand.TicketStep + " write"}},
 	}

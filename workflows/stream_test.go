@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/progress"
 	"github.com/agentrun/agentrun/streams"
@@ -207,7 +206,7 @@ func TestStreamCarriedAcrossContinueAsNew(t *testing.T) {
 	}
 	got := describe(updates(t, items))
 	want := []string{"0 status Running"}
-	for _, s := range []string{"llm/1", hand.LookupStep, "llm/2", "tool/2/0/lookup", "llm/3", "tool/3/0/lookup"} {
+	for _, s := range []string{"llm/1", "tool/1/0/lookup", "llm/2", "tool/2/0/lookup", "llm/3", "tool/3/0/lookup"} {
 		want = append(want, fmt.Sprintf("%d step.started %s", len(want), s), fmt.Sprintf("%d step.completed %s", len(want)+1, s))
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

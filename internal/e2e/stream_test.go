@@ -16,7 +16,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/progress"
 	"github.com/agentrun/agentrun/streams"
@@ -239,7 +238,7 @@ func TestStreamAcrossContinueAsNew(t *testing.T) {
 		}
 	}
 	var want []string
-	for _, s := range []string{"llm/1", hand.LookupStep, "llm/2", "tool/2/0/lookup", "llm/3", "tool/3/0/lookup", "llm/4"} {
+	for _, s := range []string{"llm/1", "tool/1/0/lookup", "llm/2", "tool/2/0/lookup", "llm/3", "tool/3/0/lookup", "llm/4"} {
 		want = append(want, "step.started "+s, "step.completed "+s)
 	}
 	if !reflect.DeepEqual(steps, want) {
@@ -352,7 +351,7 @@ func TestStreamWorkerKilledMidModel(t *testing.T) {
 		t.Fatalf("recorded replies %+v", replies)
 	}
 	h := history(t, srv, run)
-	if want := map[string]int32{"tools": 1, "llm/1": 1, hand.LookupStep: 1, "llm/2": 2}; !reflect.DeepEqual(h.attempts, want) {
+	if want := map[string]int32{"tools": 1, "llm/1": 1, "tool/1/0/lookup": 1, "llm/2": 2}; !reflect.DeepEqual(h.attempts, want) {
 		t.Fatalf("attempts %v, want %v", h.attempts, want)
 	}
 	if n := modelCalls(t, srv, run); n != 3 {
