@@ -7,7 +7,6 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/testkit/hand"
 )
 
 // TestStepOptions: a step's activity options follow from the step and the
@@ -43,12 +42,12 @@ func TestStepOptions(t *testing.T) {
 			"tool/1/0/lookup", "tool/1/0/lookup · read", StepTimeout, 10, guard, false},
 		{"idempotent write", agent.Step{Name: "tool/1/0/create_ticket", Kind: agent.KindWrite, Idempotent: true, Call: call("create_ticket")}, cat, 0,
 			"tool/1/0/create_ticket", "tool/1/0/create_ticket · write", 3 * time.Minute, 10, guard, false},
-		{"write", agent.Step{Name: hand.TicketStep, Kind: agent.KindWrite, Call: call("create_ticket")}, cat, 1,
-			hand.TicketStep, "tool/2/0/create_ticket · write", activities.WriteStartToClose(2 * time.Minute), 3, guard, true},
-		{"write retried by a person", agent.Step{Name: hand.TicketStep, Kind: agent.KindWrite, Call: call("create_ticket")}, cat, 2,
+		{"write", agent.Step{Name: "tool/2/0/create_ticket", Kind: agent.KindWrite, Call: call("create_ticket")}, cat, 1,
+			"tool/2/0/create_ticket", "tool/2/0/create_ticket · write", activities.WriteStartToClose(2 * time.Minute), 3, guard, true},
+		{"write retried by a person", agent.Step{Name: "tool/2/0/create_ticket", Kind: agent.KindWrite, Call: call("create_ticket")}, cat, 2,
 			"tool/2/0/create_ticket#2", "tool/2/0/create_ticket · write", activities.WriteStartToClose(2 * time.Minute), 3, guard, true},
-		{"write with a key", agent.Step{Name: hand.TicketStep, Kind: agent.KindWrite, Call: call("create_ticket"), Settle: key}, cat, 1,
-			hand.TicketStep, "tool/2/0/create_ticket · write · settles by key request_id", activities.WriteStartToClose(2 * time.Minute), 10, guard, true},
+		{"write with a key", agent.Step{Name: "tool/2/0/create_ticket", Kind: agent.KindWrite, Call: call("create_ticket"), Settle: key}, cat, 1,
+			"tool/2/0/create_ticket", "tool/2/0/create_ticket · write · settles by key request_id", activities.WriteStartToClose(2 * time.Minute), 10, guard, true},
 		{"write with a probe, no timeout", agent.Step{Name: "tool/2/0/send", Kind: agent.KindWrite, Call: call("send"), Settle: probe}, cat, 3,
 			"tool/2/0/send#3", "tool/2/0/send · write · settles by probe find_ticket", StepTimeout, 3, guard, true},
 	} {
