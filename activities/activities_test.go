@@ -14,6 +14,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
@@ -111,7 +112,7 @@ func TestWriteGuard(t *testing.T) {
 	}
 
 	// A start without a result, as a killed worker leaves it.
-	in.Step.Name = "tool/2/0/create_ticket"
+	in.Step.Name = hand.TicketStep
 	store := acts.Guard.Store
 	recs, _ := store.Load("default-test-workflow-id")
 	if err := store.Append("default-test-workflow-id", len(recs), journal.Record{Type: journal.StepStarted, Step: activities.GuardStep(in), Kind: agent.KindWrite}); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/fence"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/metrics"
 	"github.com/agentrun/agentrun/tools"
 )
@@ -81,7 +82,7 @@ func TestStepMetrics(t *testing.T) {
 func modelStep() activities.StepInput {
 	return activities.StepInput{Step: agent.Step{
 		Name: agent.ModelStep(1), Kind: agent.KindModel,
-		Model: &agent.ModelInput{New: agent.UserMessages("I need read access to the orders database.")},
+		Model: &agent.ModelInput{New: agent.UserMessages(hand.Prompt)},
 	}}
 }
 

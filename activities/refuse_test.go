@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
 
@@ -102,7 +103,7 @@ func TestCallModelRefusesAnotherToolsKey(t *testing.T) {
 	}
 	step := func(key string) activities.StepInput {
 		return activities.StepInput{Step: agent.Step{Name: "llm/1", Kind: agent.KindModel,
-			Model: &agent.ModelInput{New: agent.UserMessages("I need read access to the orders database."), Tools: key}}}
+			Model: &agent.ModelInput{New: agent.UserMessages(hand.Prompt), Tools: key}}}
 	}
 	for _, key := range []string{cat.ToolsKey, ""} {
 		if _, err := env.ExecuteActivity(acts.CallModel, step(key)); err != nil {

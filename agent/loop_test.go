@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 )
 
 var (
@@ -111,7 +112,7 @@ func TestLoopModelSeesToolResults(t *testing.T) {
 	loop := agent.Loop{Tools: []agent.ToolSpec{readSpec, writeSpec}, ToolsKey: "sha256:tools"}
 	f := agent.NewFacts()
 	f.Results["llm/1"] = reply(t, "", agent.FinishToolCalls, call("lookup"), call("create_ticket"), call("nosuch"))
-	f.Results["tool/1/0/lookup"] = agent.EncodeToolResult(agent.ToolResult{Content: "policy text"})
+	f.Results[hand.LookupStep] = agent.EncodeToolResult(agent.ToolResult{Content: "policy text"})
 	f.Decisions["tool/1/1/create_ticket"] = agent.Approval{Reason: "freeze"}
 	d := loop.Next(agent.Start(input), f)
 	if d.Step == nil || d.Step.Name != "llm/2" {
@@ -206,7 +207,7 @@ func TestBudgetLimit(t *testing.T) {
 	for _, s := range []string{"llm/1", "llm/2"} {
 		f.Results[s] = reply(t, "", agent.FinishToolCalls, call("lookup"))
 	}
-	f.Results["tool/1/0/lookup"] = agent.EncodeToolResult(agent.ToolResult{Content: "x"})
+	f.Results[hand.LookupStep] = agent.EncodeToolResult(agent.ToolResult{Content: "x"})
 	f.Results["tool/2/0/lookup"] = agent.EncodeToolResult(agent.ToolResult{Content: "x"})
 	d := loop.Next(agent.Start(input), f)
 	if d.Step == nil || d.Step.Name != "llm/3" {
@@ -234,18 +235,18 @@ func TestBudgetLimit(t *testing.T) {
 	// A tool step is never stopped by the budget: its call was already paid.
 	f2 := agent.NewFacts()
 	f2.Results["llm/1"] = reply(t, "", agent.FinishToolCalls, call("lookup"))
-	if got := (agent.Budget{MaxTurns: 1}).Limit(loop.Next(agent.Start(input), f2), agent.Usage{}); got.Step == nil || got.Step.Name != "tool/1/0/lookup" {
+	if got := (agent.Budget{MaxTurns: 1}).Limit(loop.Next(agent.Start(input), f2), agent.Usage{}); got.Step == nil || got.Step.Name != hand.LookupStep {
 		t.Fatalf("tool step under a spent budget: %+v, want tool/1/0/lookup", got)
 	}
 }
 
 func TestStepNames(t *testing.T) {
 	t.Parallel()
-	if got := agent.ToolStep(2, 0, "create_ticket"); got != "tool/2/0/create_ticket" {
+	if got := agent.ToolStep(2, 0, "create_ticket"); got != hand.TicketStep {
 		t.Fatalf("ToolStep = %s", got)
 	}
 	for s, ok := range map[string]bool{
-		"llm/1": true, "tool/2/0/create_ticket": true, "llm/0": false, "tool/2/x/a": false,
+		"llm/1": true, hand.TicketStep: true, "llm/0": false, "tool/2/x/a": false,
 		"tool/2/0/": false, "tool/02/0/a": false, "ticket": false, "": false, "tool/1/0/a b": false,
 	} {
 		if agent.ValidStep(s) != ok {
@@ -333,7 +334,7 @@ func TestLoopEmptyAnswer(t *testing.T) {
 	// Tool calls without text are not an empty answer: the run goes on.
 	f := agent.NewFacts()
 	f.Results["llm/1"] = reply(t, "", agent.FinishToolCalls, call("lookup"))
-	if d := (agent.Loop{Tools: []agent.ToolSpec{readSpec}, FailOnEmpty: true}).Next(agent.Start(input), f); d.Step == nil || d.Step.Name != "tool/1/0/lookup" {
+	if d := (agent.Loop{Tools: []agent.ToolSpec{readSpec}, FailOnEmpty: true}).Next(agent.Start(input), f); d.Step == nil || d.Step.Name != hand.LookupStep {
 		t.Fatalf("a reply with a tool call and no text: %+v, want the tool step", d)
 	}
 }
@@ -360,7 +361,7 @@ func TestLoopMessages(t *testing.T) {
 	loop := agent.Loop{Tools: []agent.ToolSpec{readSpec, writeSpec}}
 	f := agent.NewFacts()
 	f.Results["llm/1"] = reply(t, "", agent.FinishToolCalls, call("lookup"))
-	f.Results["tool/1/0/lookup"] = json.RawMessage(`{"content":"policy"}`)
+	f.Results[hand.LookupStep] = json.RawMessage(`{"content":"policy"}`)
 	f.AddMessage("llm/2", "also check staging")
 	d := loop.Next(agent.Start(input), f)
 	if d.Step == nil || d.Step.Name != "llm/2" || len(d.Step.Model.New) != 2 || d.Step.Model.New[0].Role != agent.RoleTool || d.Step.Model.New[1].Role != agent.RoleUser || d.Step.Model.New[1].Content != "also check staging" {

@@ -6,21 +6,22 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 )
 
 func TestIdempotencyKey(t *testing.T) {
 	t.Parallel()
-	k := agent.IdempotencyKey("run-1", "tool/2/0/create_ticket", 1)
+	k := agent.IdempotencyKey("run-1", hand.TicketStep, 1)
 	if len(k) != len("agentrun-")+32 || !strings.HasPrefix(k, "agentrun-") {
 		t.Fatalf("key %q: want agentrun- and 32 hex digits", k)
 	}
-	if k != agent.IdempotencyKey("run-1", "tool/2/0/create_ticket", 1) || k != agent.IdempotencyKey("run-1", "tool/2/0/create_ticket", 0) {
+	if k != agent.IdempotencyKey("run-1", hand.TicketStep, 1) || k != agent.IdempotencyKey("run-1", hand.TicketStep, 0) {
 		t.Fatal("the key is not stable (generation 0 is 1)")
 	}
 	for _, other := range []string{
-		agent.IdempotencyKey("run-2", "tool/2/0/create_ticket", 1),
+		agent.IdempotencyKey("run-2", hand.TicketStep, 1),
 		agent.IdempotencyKey("run-1", "tool/3/0/create_ticket", 1),
-		agent.IdempotencyKey("run-1", "tool/2/0/create_ticket", 2),
+		agent.IdempotencyKey("run-1", hand.TicketStep, 2),
 	} {
 		if other == k {
 			t.Fatalf("another run, step or generation has the same key %s", k)

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -61,7 +62,7 @@ func killResume(ctx context.Context, env *benchEnv, workerBin string, p killPara
 			workers = append(workers, w)
 		}
 		id := fmt.Sprintf("bench-kill-%s-%d", stamp, trial)
-		input := workflows.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: "I need read access to the orders database."}}}
+		input := workflows.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: hand.Prompt}}}
 		if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.WorkflowName, input); err != nil {
 			return nil, err
 		}

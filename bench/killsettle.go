@@ -17,6 +17,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/fence"
 	agentconfig "github.com/agentrun/agentrun/internal/config"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
@@ -104,7 +105,7 @@ func settleTrial(ctx context.Context, env *benchEnv, c client.Client, workerBin,
 		return 0, err
 	}
 	defer holder.Stop(0)
-	input := workflows.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: "I need read access to the orders database."}}}
+	input := workflows.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: hand.Prompt}}}
 	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: id}, workflows.WorkflowName, input); err != nil {
 		return 0, err
 	}

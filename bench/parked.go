@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -58,7 +59,7 @@ func parkedApprovals(ctx context.Context, env *benchEnv, workerBin string, p par
 	if err != nil {
 		return nil, err
 	}
-	input := workflows.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: "I need read access to the orders database."}}}
+	input := workflows.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: hand.Prompt}}}
 	start := func(id string) error {
 		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.WorkflowName, input)
 		return err

@@ -151,11 +151,7 @@ func (r *Result) Write(path string) error {
 	if path != "" {
 		return os.WriteFile(path, []byte(section), 0o644)
 	}
-	root, err := testkit.ModuleRoot()
-	if err != nil {
-		return err
-	}
-	path = filepath.Join(root, "BENCHMARKS.md")
+	path = filepath.Join(testkit.Root(), "BENCHMARKS.md")
 	old, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		return err

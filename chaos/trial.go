@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
@@ -30,7 +31,7 @@ const trialTimeout = 3 * time.Minute
 const pollEvery = 20 * time.Millisecond
 
 // prompt is the request of every run.
-const prompt = testenv.Prompt
+const prompt = hand.Prompt
 
 // toolTimeout bounds one run of the reconcile program.
 const toolTimeout = time.Minute

@@ -10,6 +10,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/llm"
 )
 
@@ -20,8 +21,8 @@ import (
 func TestStepRetry(t *testing.T) {
 	t.Parallel()
 	model := agent.Step{Name: "llm/1", Kind: agent.KindModel}
-	read := agent.Step{Name: "tool/1/0/lookup", Kind: agent.KindRead}
-	write := agent.Step{Name: "tool/2/0/create_ticket", Kind: agent.KindWrite}
+	read := agent.Step{Name: hand.LookupStep, Kind: agent.KindRead}
+	write := agent.Step{Name: hand.TicketStep, Kind: agent.KindWrite}
 	idempotent := agent.Step{Name: "tool/2/0/put", Kind: agent.KindWrite, Idempotent: true}
 	network := &llm.Error{Class: llm.ClassNetwork, Message: "connection refused"}
 	r := execute.StepRetry
@@ -57,7 +58,7 @@ func TestStepRetry(t *testing.T) {
 		{model, &execute.ContentError{Step: "llm/1", Key: "sha256:x", Err: content.ErrNotFound}, false},
 		{model, fmt.Errorf("llm/1: %w", context.Canceled), false},
 		{read, errors.New("mcp server went away"), true},
-		{read, &execute.ContentError{Step: "tool/1/0/lookup", Key: "sha256:x", Err: content.ErrDamaged}, false},
+		{read, &execute.ContentError{Step: hand.LookupStep, Key: "sha256:x", Err: content.ErrDamaged}, false},
 		{write, network, false},
 		{idempotent, network, false},
 	} {

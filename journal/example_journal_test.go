@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/operator"
 )
@@ -16,7 +17,7 @@ import (
 func ExampleGuard_RunStep() {
 	ctx := context.Background()
 	j := &journal.Guard{Store: journal.NewMemStore()}
-	step := agent.Step{Name: "tool/2/0/create_ticket", Kind: agent.KindWrite}
+	step := agent.Step{Name: hand.TicketStep, Kind: agent.KindWrite}
 	crash := func(context.Context) (json.RawMessage, error) {
 		return nil, errors.New("the process died after filing the ticket")
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/testkit/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/journal"
 )
 
@@ -40,7 +40,7 @@ func (s *flaky) Append(runID string, seen int, recs ...journal.Record) error {
 // start or result may not be on disk is never run twice.
 func TestRunStepStoreFaults(t *testing.T) {
 	t.Parallel()
-	write := agent.Step{Name: testenv.TicketStep, Kind: agent.KindWrite}
+	write := agent.Step{Name: hand.TicketStep, Kind: agent.KindWrite}
 	cases := []struct {
 		name       string
 		failAppend int  // which append fails: 1 the start record, 2 the result record

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/fence"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/operator"
 )
@@ -106,7 +107,7 @@ func TestFence(t *testing.T) {
 					t.Fatalf("ran %d, records %d -> %d", ran, len(before), len(after))
 				}
 				// A person's retry is refused until then, on the local engine too.
-				if err := operator.CheckRetry("tool/2/0/create_ticket", ind.Holder.String(), ind.Holder.Until(), clock.now); err == nil ||
+				if err := operator.CheckRetry(hand.TicketStep, ind.Holder.String(), ind.Holder.Until(), clock.now); err == nil ||
 					!strings.Contains(err.Error(), "attempt 1 (worker 1@a) of tool/2/0/create_ticket may still be running until 14:00:12 UTC; check again after that") {
 					t.Errorf("retry while held: %v", err)
 				}

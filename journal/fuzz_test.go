@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/operator"
 )
 
@@ -30,7 +31,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add(line)
 	}
 	reconcile, err := encodeRecord(Record{Type: SignalRecord, Signal: &operator.Signal{
-		Name: operator.SignalReconcile, Step: "tool/2/0/create_ticket", Outcome: operator.OutcomeDone, Result: "ticket T-1 exists",
+		Name: operator.SignalReconcile, Step: hand.TicketStep, Outcome: operator.OutcomeDone, Result: "ticket T-1 exists",
 	}})
 	if err != nil {
 		f.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/journal"
 )
@@ -26,7 +27,7 @@ func TestRunStepCosts(t *testing.T) {
 		{agent.Step{Name: "llm/1", Kind: agent.KindModel}, []string{"step.completed llm/1 model"}},
 		{agent.Step{Name: "tool/1/0/lookup", Kind: agent.KindRead}, []string{"step.completed tool/1/0/lookup read"}},
 		{agent.Step{Name: "tool/1/0/put", Kind: agent.KindWrite, Idempotent: true}, []string{"step.completed tool/1/0/put write idempotent"}},
-		{agent.Step{Name: testenv.TicketStep, Kind: agent.KindWrite}, []string{"step.started " + testenv.TicketStep + " write", "step.completed " + testenv.TicketStep + " write"}},
+		{agent.Step{Name: hand.TicketStep, Kind: agent.KindWrite}, []string{"step.started " + hand.TicketStep + " write", "step.completed " + hand.TicketStep + " write"}},
 	}
 	for _, c := range cases {
 		t.Run(c.step.Name, func(t *testing.T) {
@@ -36,7 +37,7 @@ func TestRunStepCosts(t *testing.T) {
 				t.Fatal(err)
 			}
 			j := &journal.Guard{Store: store}
-			if err := store.Append("r", 0, journal.Record{Type: journal.RunStarted, Input: agent.UserMessages(testenv.Prompt)}); err != nil {
+			if err := store.Append("r", 0, journal.Record{Type: journal.RunStarted, Input: agent.UserMessages(hand.Prompt)}); err != nil {
 				t.Fatal(err)
 			}
 			calls := 0

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 )
 
 func newTestAnthropic(t *testing.T, f *fake, cfg AnthropicConfig) *Anthropic {
@@ -61,7 +62,7 @@ func TestAnthropicTextReply(t *testing.T) {
 		"max_tokens": 4096,
 		"system": [{"type": "text", "text": "You file access requests."}],
 		"messages": [
-			{"role": "user", "content": [{"type": "text", "text": "I need read access to the orders database."}]}
+			{"role": "user", "content": [{"type": "text", "text": "`+hand.Prompt+`"}]}
 		]
 	}`)
 }
@@ -74,7 +75,7 @@ func TestAnthropicToolUse(t *testing.T) {
 	req := agent.ModelRequest{
 		Messages: []agent.Message{
 			{Role: agent.RoleSystem, Content: "You file access requests."},
-			{Role: agent.RoleUser, Content: "I need read access to the orders database."},
+			{Role: agent.RoleUser, Content: hand.Prompt},
 			{Role: agent.RoleAssistant, Content: "Looking it up.", ToolCalls: []agent.ToolCall{
 				{ID: "toolu_1", Name: "lookup", Args: json.RawMessage(`{"topic":"database access"}`)},
 				{ID: "toolu_2", Name: "create_ticket", Args: json.RawMessage(`{"title":"Read access"}`)},
@@ -117,7 +118,7 @@ func TestAnthropicToolUse(t *testing.T) {
 			{"type": "text", "text": "Answer in one sentence."}
 		],
 		"messages": [
-			{"role": "user", "content": [{"type": "text", "text": "I need read access to the orders database."}]},
+			{"role": "user", "content": [{"type": "text", "text": "`+hand.Prompt+`"}]},
 			{"role": "assistant", "content": [
 				{"type": "text", "text": "Looking it up."},
 				{"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"topic": "database access"}},

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 )
 
 // The helpers in this file serve the Anthropic and contract tests too.
@@ -165,7 +166,7 @@ func newTestOpenAI(t *testing.T, f *fake, cfg OpenAIConfig) *OpenAI {
 
 var userOnly = agent.ModelRequest{Messages: []agent.Message{
 	{Role: agent.RoleSystem, Content: "You file access requests."},
-	{Role: agent.RoleUser, Content: "I need read access to the orders database."},
+	{Role: agent.RoleUser, Content: hand.Prompt},
 }}
 
 func TestOpenAITextReply(t *testing.T) {
@@ -196,7 +197,7 @@ func TestOpenAITextReply(t *testing.T) {
 		"model": "gpt-4o-mini",
 		"messages": [
 			{"role": "system", "content": "You file access requests."},
-			{"role": "user", "content": "I need read access to the orders database."}
+			{"role": "user", "content": "`+hand.Prompt+`"}
 		]
 	}`)
 }
@@ -209,7 +210,7 @@ func TestOpenAIToolCalls(t *testing.T) {
 	req := agent.ModelRequest{
 		Messages: []agent.Message{
 			{Role: agent.RoleSystem, Content: "You file access requests."},
-			{Role: agent.RoleUser, Content: "I need read access to the orders database."},
+			{Role: agent.RoleUser, Content: hand.Prompt},
 			{Role: agent.RoleAssistant, Content: "Looking it up.", ToolCalls: []agent.ToolCall{
 				{ID: "call_1", Name: "lookup", Args: json.RawMessage(`{"topic":"database access"}`)},
 				{ID: "call_2", Name: "create_ticket", Args: json.RawMessage(`{"title":"Read access"}`)},
@@ -247,7 +248,7 @@ func TestOpenAIToolCalls(t *testing.T) {
 		"max_completion_tokens": 1000,
 		"messages": [
 			{"role": "system", "content": "You file access requests."},
-			{"role": "user", "content": "I need read access to the orders database."},
+			{"role": "user", "content": "`+hand.Prompt+`"},
 			{"role": "assistant", "content": "Looking it up.", "tool_calls": [
 				{"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{\"topic\":\"database access\"}"}},
 				{"id": "call_2", "type": "function", "function": {"name": "create_ticket", "arguments": "{\"title\":\"Read access\"}"}}

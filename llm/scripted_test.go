@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 )
 
 // TestHandExampleAnswersTruthfully: the built-in script's answer names the
@@ -15,7 +16,7 @@ func TestHandExampleAnswersTruthfully(t *testing.T) {
 	t.Parallel()
 	conv := func(ticket agent.Message) []agent.Message {
 		return []agent.Message{
-			{Role: agent.RoleUser, Content: "I need read access to the orders database."},
+			{Role: agent.RoleUser, Content: hand.Prompt},
 			{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1_0", Name: "lookup"}}},
 			{Role: agent.RoleTool, ToolCallID: "call_1_0", Content: "Access policy: ..."},
 			{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_2_0", Name: "create_ticket"}}},
@@ -82,7 +83,7 @@ func TestScriptTextOnError(t *testing.T) {
 func TestScriptedStream(t *testing.T) {
 	t.Parallel()
 	conv := []agent.Message{
-		{Role: agent.RoleUser, Content: "I need read access to the orders database."},
+		{Role: agent.RoleUser, Content: hand.Prompt},
 		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1_0", Name: "lookup"}}},
 		{Role: agent.RoleTool, ToolCallID: "call_1_0", Content: "Access policy: ..."},
 		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_2_0", Name: "create_ticket"}}},

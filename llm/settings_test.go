@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 )
 
 const modelsFile = `{
@@ -53,7 +54,7 @@ func TestOpenAISettingsReachTheBody(t *testing.T) {
 		"model": "local",
 		"messages": [
 			{"role": "system", "content": "You file access requests."},
-			{"role": "user", "content": "I need read access to the orders database."}
+			{"role": "user", "content": "`+hand.Prompt+`"}
 		],
 		"temperature": 0.2, "top_p": 0.9, "seed": 7, "max_completion_tokens": 1024, "reasoning_effort": "low",
 		"top_k": 40, "repeat_penalty": 1.1, "chat_template_kwargs": {"enable_thinking": false}
@@ -84,7 +85,7 @@ func TestAnthropicSettingsReachTheBody(t *testing.T) {
 		"model": "claude-sonnet-4-5",
 		"max_tokens": 2048,
 		"system": [{"type": "text", "text": "You file access requests."}],
-		"messages": [{"role": "user", "content": [{"type": "text", "text": "I need read access to the orders database."}]}],
+		"messages": [{"role": "user", "content": [{"type": "text", "text": "`+hand.Prompt+`"}]}],
 		"temperature": 0.3, "top_p": 0.8, "output_config": {"effort": "medium"},
 		"top_k": 5, "metadata": {"user_id": "agentrun"}
 	}`)

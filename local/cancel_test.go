@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/operator"
 )
 
@@ -84,7 +85,7 @@ func cancelDuring(t *testing.T, f *fixture, id, at string, effect bool) agent.Ou
 func TestCancelDuringRead(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	o := cancelDuring(t, f, "c-read", "tool/1/0/lookup", false)
+	o := cancelDuring(t, f, "c-read", hand.LookupStep, false)
 	if o.Status != agent.StatusCancelled || o.Reason != agent.CancelledReason("") {
 		t.Fatalf("outcome %+v, want Cancelled by an operator", o)
 	}

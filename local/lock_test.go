@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/operator"
 )
@@ -151,9 +152,9 @@ func TestRunStopsWhenLockLost(t *testing.T) {
 		step string // the step Run stops before
 		recs int    // records when it stops
 	}{
-		{0, "llm/1", 1},           // run.started only
-		{1, "tool/1/0/lookup", 2}, // after the first model call
-		{2, "llm/2", 3},           // after the lookup
+		{0, "llm/1", 1},         // run.started only
+		{1, hand.LookupStep, 2}, // after the first model call
+		{2, "llm/2", 3},         // after the lookup
 	} {
 		t.Run(c.step, func(t *testing.T) {
 			t.Parallel()

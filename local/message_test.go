@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/operator"
 )
@@ -37,7 +38,7 @@ func TestMessageToWaitingLocalRun(t *testing.T) {
 		t.Fatalf("refused messages wrote %d records", got-n)
 	}
 	f.signal(t, id, operator.Signal{Name: operator.SignalMessage, Content: "also check the staging database"})
-	f.signal(t, id, operator.Signal{Name: operator.SignalApprove, Marker: "tool/2/0/create_ticket"})
+	f.signal(t, id, operator.Signal{Name: operator.SignalApprove, Marker: hand.TicketStep})
 	o := f.run(t, id)
 	if o.Status != agent.StatusCompleted || o.Answer != "Filed TICKET-1; you said: also check the staging database" {
 		t.Fatalf("resumed: %+v, want the message in llm/3's input", o)

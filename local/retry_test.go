@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
@@ -75,7 +76,7 @@ func TestRunRetriesTransientSteps(t *testing.T) {
 	f := newFixture(t)
 	f.j.Retry = quickRetry(5)
 	told := notes(f.j)
-	ex := &failing{inner: f.exec, fails: map[string]int{"llm/1": 2, "tool/1/0/lookup": 1}, err: refused}
+	ex := &failing{inner: f.exec, fails: map[string]int{"llm/1": 2, hand.LookupStep: 1}, err: refused}
 	o, err := f.j.Drive(t.Context(), "retry", agent.UserMessages(prompt), ex)
 	if err != nil || o.Status != agent.StatusAwaitingApproval {
 		t.Fatalf("run: %+v, %v; want AwaitingApproval", o, err)
@@ -88,7 +89,7 @@ func TestRunRetriesTransientSteps(t *testing.T) {
 	if got := told(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("retries told:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if n, m := f.exec.count("llm/1"), f.exec.count("tool/1/0/lookup"); n != 1 || m != 1 {
+	if n, m := f.exec.count("llm/1"), f.exec.count(hand.LookupStep); n != 1 || m != 1 {
 		t.Fatalf("calls that reached the executor: llm/1 %d, lookup %d; want 1 each", n, m)
 	}
 	wantRecs := []string{"run.started", "step.completed llm/1 model", "step.completed tool/1/0/lookup read", "step.completed llm/2 model"}

@@ -14,6 +14,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
@@ -22,7 +23,7 @@ import (
 	"github.com/agentrun/agentrun/tools"
 )
 
-const prompt = testenv.Prompt
+const prompt = hand.Prompt
 
 // counting wraps an executor, counts the calls of each step and can fail
 // a step once after it ran (a crash after the effect, before the record).
@@ -116,7 +117,7 @@ func (f *fixture) signal(t *testing.T, id string, s operator.Signal) {
 	}
 }
 
-const ticketStep = testenv.TicketStep
+const ticketStep = hand.TicketStep
 
 func TestHandExample(t *testing.T) {
 	t.Parallel()
@@ -270,7 +271,7 @@ func TestIndeterminateWrite(t *testing.T) {
 func TestReadStepRerunsAfterCrash(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.exec.crashAfter = "tool/1/0/lookup"
+	f.exec.crashAfter = hand.LookupStep
 	if _, err := f.j.Drive(t.Context(), "read", agent.UserMessages(prompt), f.exec); err == nil {
 		t.Fatal("the crashing run returned no error")
 	}
@@ -278,7 +279,7 @@ func TestReadStepRerunsAfterCrash(t *testing.T) {
 	if o.Status != agent.StatusAwaitingApproval {
 		t.Fatalf("after the crash: %+v, want AwaitingApproval", o)
 	}
-	if n := f.exec.count("tool/1/0/lookup"); n != 2 {
+	if n := f.exec.count(hand.LookupStep); n != 2 {
 		t.Fatalf("lookup calls: %d, want 2 (the unrecorded read is re-run)", n)
 	}
 	if n := f.exec.count("llm/1"); n != 1 {
@@ -330,7 +331,7 @@ func TestSignalValidation(t *testing.T) {
 		{"unknown marker", operator.Signal{Name: operator.SignalApprove, Marker: "tool/9/0/create_ticket"}, "is not awaiting approval; pending: tool/2/0/create_ticket"},
 		{"malformed marker", operator.Signal{Name: operator.SignalApprove, Marker: "ticket"}, "is not a tool step"},
 		{"deny without reason", operator.Signal{Name: operator.SignalDeny, Marker: ticketStep}, "reason is empty"},
-		{"reconcile a step that is not indeterminate", operator.Signal{Name: operator.SignalReconcile, Step: "tool/1/0/lookup", Outcome: operator.OutcomeDone, Result: "x"}, "is not indeterminate"},
+		{"reconcile a step that is not indeterminate", operator.Signal{Name: operator.SignalReconcile, Step: hand.LookupStep, Outcome: operator.OutcomeDone, Result: "x"}, "is not indeterminate"},
 		{"done without result", operator.Signal{Name: operator.SignalReconcile, Step: ticketStep, Outcome: operator.OutcomeDone}, "needs the result"},
 		{"unknown outcome", operator.Signal{Name: operator.SignalReconcile, Step: ticketStep, Outcome: "maybe"}, `want "done" or "retry"`},
 		{"unknown signal", operator.Signal{Name: "approv", Marker: ticketStep}, "want approve, deny, reconcile, budget or message"},
@@ -450,8 +451,8 @@ func TestOldJournalResumes(t *testing.T) {
 		if o := f.run(t, "old"); o.Status != agent.StatusAwaitingApproval {
 			t.Fatalf("resume: %+v, want AwaitingApproval", o)
 		}
-		if f.exec.count("tool/1/0/lookup") != 1 || f.exec.count("llm/1") != 0 || f.exec.count("llm/") != 1 {
-			t.Fatalf("calls: %d lookup, %d llm/1, %d model; want 1, 0, 1", f.exec.count("tool/1/0/lookup"), f.exec.count("llm/1"), f.exec.count("llm/"))
+		if f.exec.count(hand.LookupStep) != 1 || f.exec.count("llm/1") != 0 || f.exec.count("llm/") != 1 {
+			t.Fatalf("calls: %d lookup, %d llm/1, %d model; want 1, 0, 1", f.exec.count(hand.LookupStep), f.exec.count("llm/1"), f.exec.count("llm/"))
 		}
 		want := append(slices.Clone(want[:4]), "step.completed tool/1/0/lookup read", "step.completed llm/2 model")
 		if got := testenv.Describe(f.records(t, "old")); strings.Join(got, "|") != strings.Join(want, "|") {

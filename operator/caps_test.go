@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/operator"
 )
 
@@ -16,7 +17,7 @@ import (
 // naming the limit; what fits passes.
 func TestOperatorCaps(t *testing.T) {
 	t.Parallel()
-	const marker = "tool/2/0/create_ticket"
+	const marker = hand.TicketStep
 	atCap := strings.Repeat("x", operator.MaxMessageLen)
 	queue := func(n, size int) *agent.Facts {
 		f := agent.NewFacts()

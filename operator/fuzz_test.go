@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/operator"
 )
 
@@ -28,7 +29,7 @@ func FuzzCheckSignal(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	pending := &agent.Outcome{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{Marker: "tool/2/0/create_ticket", Tool: "create_ticket", Digest: "sha256:0123456789abcdef"}}}
+	pending := &agent.Outcome{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{Marker: hand.TicketStep, Tool: "create_ticket", Digest: "sha256:0123456789abcdef"}}}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var sig operator.Signal
 		if json.Unmarshal(data, &sig) != nil {
@@ -55,7 +56,7 @@ func FuzzCheckSignal(f *testing.F) {
 			}
 		}
 		if err := operator.CheckLoop(sig, pending, facts); err == nil && (sig.Name == operator.SignalApprove || sig.Name == operator.SignalDeny) &&
-			(sig.Marker != "tool/2/0/create_ticket" || (sig.Digest != "" && sig.Digest != "sha256:0123456789abcdef")) {
+			(sig.Marker != hand.TicketStep || (sig.Digest != "" && sig.Digest != "sha256:0123456789abcdef")) {
 			t.Fatalf("%s: accepted a decision on another marker or digest", data)
 		}
 	})

@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/operator"
 )
 
-const marker = "tool/2/0/create_ticket"
+const marker = hand.TicketStep
 
 // TestApply: each input changes the run's facts as the contract says, the
 // same for both engines.

@@ -11,6 +11,7 @@ import (
 	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/content"
 	contentstoretest "github.com/agentrun/agentrun/content/storetest"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/journal"
 	journalstoretest "github.com/agentrun/agentrun/journal/storetest"
 )
@@ -92,7 +93,7 @@ func TestSealedJournalAtRest(t *testing.T) {
 	t.Parallel()
 	db, u := open(t)
 	started := journal.Record{Type: journal.RunStarted, Input: agent.UserMessages("who owns the orders database?")}
-	done := journal.Record{Type: journal.StepCompleted, Step: "tool/1/0/lookup", Kind: agent.KindRead, Result: agent.EncodeToolResult(agent.ToolResult{Content: "the data owner is Maria"})}
+	done := journal.Record{Type: journal.StepCompleted, Step: hand.LookupStep, Kind: agent.KindRead, Result: agent.EncodeToolResult(agent.ToolResult{Content: "the data owner is Maria"})}
 	if err := db.Guard().Append("run-1", 0, started); err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
@@ -35,8 +36,8 @@ import (
 )
 
 const (
-	prompt     = testenv.Prompt
-	ticketStep = testenv.TicketStep
+	prompt     = hand.Prompt
+	ticketStep = hand.TicketStep
 )
 
 type harness struct {
@@ -188,12 +189,12 @@ func TestHandExampleThroughSignals(t *testing.T) {
 	if n := h.ticketCount(t); n != 1 {
 		t.Fatalf("tickets: %d, want 1", n)
 	}
-	want := []string{"tools", "llm/1", "tool/1/0/lookup", "llm/2", ticketStep, "llm/3"}
+	want := []string{"tools", "llm/1", hand.LookupStep, "llm/2", ticketStep, "llm/3"}
 	if strings.Join(h.ids, " ") != strings.Join(want, " ") {
 		t.Fatalf("activity ids %v, want %v", h.ids, want)
 	}
 	// A tool step outlives its tool's timeout (2m by default) by a minute.
-	if got := h.timeout["tool/1/0/lookup"]; got != 3*time.Minute {
+	if got := h.timeout[hand.LookupStep]; got != 3*time.Minute {
 		t.Fatalf("lookup's start-to-close timeout %v, want 3m", got)
 	}
 	s := h.state(t)

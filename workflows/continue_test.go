@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
@@ -214,7 +215,7 @@ func TestContinueAsNewKeepsOperatorInputs(t *testing.T) {
 		// own; on a server it may share the switch's task, where the drain
 		// in continueAsNew applies it.)
 		h := newHarness(t)
-		early := "tool/1/0/lookup"
+		early := hand.LookupStep
 		h.chain(t, workflows.Input{Messages: agent.UserMessages(prompt), ContinueAfter: 1}, func(run int) {
 			h.env.OnActivity(h.acts.CallTool, mock.Anything, mock.Anything).After(10 * time.Minute).Return(h.acts.CallTool)
 			h.at(5*time.Minute, func() {

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 )
 
 func TestDetails(t *testing.T) {
@@ -19,7 +20,7 @@ func TestDetails(t *testing.T) {
 		want  []string
 	}{
 		{"awaiting approval", "default", State{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{
-			Marker: "tool/2/0/create_ticket", Tool: "create_ticket", Args: json.RawMessage(`{"title":"x"}`)}}}, []string{
+			Marker: hand.TicketStep, Tool: "create_ticket", Args: json.RawMessage(`{"title":"x"}`)}}}, []string{
 			"**Awaiting approval** of 1 tool call.",
 			"```json\n{\n  \"title\": \"x\"\n}\n```",
 			"temporal workflow signal -w run-1 --name approve \\\n  --input '{\"Marker\":\"tool/2/0/create_ticket\"}'",
@@ -31,7 +32,7 @@ func TestDetails(t *testing.T) {
 			"The whole arguments, to read before you decide: `reconcile show run-1 --step tool/7/0/write_file`",
 		}},
 		{"the digest pins the commands", "default", State{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{
-			Marker: "tool/2/0/create_ticket", Tool: "create_ticket", Args: json.RawMessage(`{"title":"x"}`), Digest: "sha256:0123456789abcdef"}}}, []string{
+			Marker: hand.TicketStep, Tool: "create_ticket", Args: json.RawMessage(`{"title":"x"}`), Digest: "sha256:0123456789abcdef"}}}, []string{
 			"(digest `sha256:0123456789abcdef`;",
 			"--name approve \\\n  --input '{\"Marker\":\"tool/2/0/create_ticket\",\"Digest\":\"sha256:0123456789abcdef\"}'",
 			"--input '{\"Marker\":\"tool/2/0/create_ticket\",\"Reason\":\"REASON\",\"Digest\":\"sha256:0123456789abcdef\"}'",
@@ -50,20 +51,20 @@ func TestDetails(t *testing.T) {
 			Steps: []StepRecord{{Name: "tool/60/0/echo", Preview: "Echo: turn 60"}}}, []string{
 			"**Running**: 120 steps completed.", "Last, `tool/60/0/echo`:\n\n```\nEcho: turn 60\n```",
 		}},
-		{"indeterminate in another namespace", "prod", State{Status: agent.StatusIndeterminate, Indeterminate: "tool/2/0/create_ticket"}, []string{
+		{"indeterminate in another namespace", "prod", State{Status: agent.StatusIndeterminate, Indeterminate: hand.TicketStep}, []string{
 			"**Indeterminate**: the write `tool/2/0/create_ticket`",
 			"temporal workflow signal --namespace prod -w run-1 --name reconcile \\\n  --input '{\"Step\":\"tool/2/0/create_ticket\",\"Outcome\":\"done\",\"Result\":\"RESULT\"}'",
 			"--input '{\"Step\":\"tool/2/0/create_ticket\",\"Outcome\":\"retry\"}'",
 		}},
 		{"completed keeps the answer's lines", "default", State{Status: agent.StatusCompleted, Answer: "line one\nline two",
-			Steps: []StepRecord{{Name: "llm/1"}, {Name: "tool/2/0/create_ticket", Reconciled: true}}, StepCount: 2}, []string{
+			Steps: []StepRecord{{Name: "llm/1"}, {Name: hand.TicketStep, Reconciled: true}}, StepCount: 2}, []string{
 			"**Completed** after 2 steps.", "> line one\n> line two", "`tool/2/0/create_ticket` was reconciled by a person",
 		}},
 		{"failed", "default", State{Status: agent.StatusFailed, Reason: "Authentication (HTTP 401): bad key"}, []string{
 			"**Failed**:\n\n```\nAuthentication (HTTP 401): bad key\n```",
 		}},
 		{"settled without a person", "default", State{Status: agent.StatusCompleted, Answer: "Filed TICKET-1.", StepCount: 5, Settled: []SettledStep{
-			{Step: "tool/2/0/create_ticket", Settled: agent.Settled{By: agent.SettledByProbe, Runs: 1,
+			{Step: hand.TicketStep, Settled: agent.Settled{By: agent.SettledByProbe, Runs: 1,
 				Probe: &agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeFound, Answer: "TICKET-1: VPN"}}},
 			{Step: "tool/3/0/create_ticket", Settled: agent.Settled{By: agent.SettledByKey, Key: "agentrun-1", Runs: 2}}}}, []string{
 			"**Settled without a person** (2 so far; the newest last):",
@@ -107,12 +108,12 @@ func TestDetailsBackticksStayInTheirBlock(t *testing.T) {
 		state State
 		text  string // the hostile text as the block holds it
 	}{
-		{"inline arguments", State{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{Marker: "tool/2/0/create_ticket", Tool: "create_ticket", Args: raw}}}, string(raw)},
-		{"arguments kept by reference", State{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{Marker: "tool/2/0/create_ticket", Tool: "create_ticket",
+		{"inline arguments", State{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{Marker: hand.TicketStep, Tool: "create_ticket", Args: raw}}}, string(raw)},
+		{"arguments kept by reference", State{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{Marker: hand.TicketStep, Tool: "create_ticket",
 			ArgsRef: &agent.Ref{Key: "sha256:ab", Size: 4000, Preview: hostile}}}}, hostile},
 		{"failed", State{Status: agent.StatusFailed, Reason: hostile}, hostile},
 		{"rejected", State{Status: agent.StatusRunning, Rejected: []Rejected{{Signal: "approve", Payload: hostile, Reason: "bad"}}}, hostile},
-		{"json string", State{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{Marker: "tool/2/0/create_ticket", Tool: "create_ticket", Args: args}}}, ""},
+		{"json string", State{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{Marker: hand.TicketStep, Tool: "create_ticket", Args: args}}}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

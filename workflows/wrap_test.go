@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 )
 
 func TestWrap(t *testing.T) {
@@ -32,11 +33,11 @@ func TestWrap(t *testing.T) {
 func TestDetailsWrapLongLines(t *testing.T) {
 	t.Parallel()
 	body := "Requested through agentrun; the access policy requires a ticket approved by the data owner, who reviews it within two working days."
-	args, _ := json.Marshal(map[string]string{"title": "Read access to the orders database", "body": body})
+	args, _ := json.Marshal(map[string]string{"title": hand.TicketTitle, "body": body})
 	for _, st := range []State{
-		{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{Marker: "tool/2/0/create_ticket", Tool: "create_ticket", Args: args}}},
+		{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{Marker: hand.TicketStep, Tool: "create_ticket", Args: args}}},
 		{Status: agent.StatusFailed, Reason: strings.Repeat("a long reason ", 20)},
-		{Status: agent.StatusIndeterminate, Indeterminate: "tool/2/0/create_ticket", Why: strings.Repeat("x", 300)},
+		{Status: agent.StatusIndeterminate, Indeterminate: hand.TicketStep, Why: strings.Repeat("x", 300)},
 	} {
 		got := details("default", "run-1", &st)
 		// Prose wraps in the box; fenced blocks do not. Commands (sh

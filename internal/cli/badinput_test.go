@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
 
@@ -40,11 +41,11 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{starter, []string{"--local", "--wait", "--follow=false", "--id", "r1"}, 2, "--wait with --local follows the run: drop --follow=false"},
 		{reconcile, []string{"--local", "approve", "r1", "tool/9/0/create_ticket"}, 1, "not awaiting approval; pending: tool/2/0/create_ticket"},
 		{reconcile, []string{"--local", "approve", "r1", "ticket"}, 2, "not a tool step"},
-		{reconcile, []string{"--local", "approve", "../x", "tool/2/0/create_ticket"}, 2, "letters, digits"},
-		{reconcile, []string{"--local", "approve", "nosuch", "tool/2/0/create_ticket"}, 1, "unknown run"},
-		{reconcile, []string{"--local", "deny", "r1", "tool/2/0/create_ticket"}, 2, "deny takes RUN MARKER REASON"},
-		{reconcile, []string{"--local", "done", "r1", "tool/2/0/create_ticket", ""}, 2, "needs the result"},
-		{reconcile, []string{"--local", "done", "r1", "tool/2/0/create_ticket", "TICKET-1"}, 1, "is not indeterminate"},
+		{reconcile, []string{"--local", "approve", "../x", hand.TicketStep}, 2, "letters, digits"},
+		{reconcile, []string{"--local", "approve", "nosuch", hand.TicketStep}, 1, "unknown run"},
+		{reconcile, []string{"--local", "deny", "r1", hand.TicketStep}, 2, "deny takes RUN MARKER REASON"},
+		{reconcile, []string{"--local", "done", "r1", hand.TicketStep, ""}, 2, "needs the result"},
+		{reconcile, []string{"--local", "done", "r1", hand.TicketStep, "TICKET-1"}, 1, "is not indeterminate"},
 		{reconcile, []string{"--local", "retry", "r1", "llm/x"}, 2, "not a tool step"},
 		{reconcile, []string{"--local", "frobnicate"}, 2, `unknown command "frobnicate"`},
 		{reconcile, []string{"--local", "show", "nosuch"}, 1, "unknown run"},
@@ -156,7 +157,7 @@ func TestShowStepLocal(t *testing.T) {
 	if code, out := testenv.Run(t, env, time.Minute, starter, "--local", "--id", "r1", "look it up"); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
-	code, out := testenv.Run(t, env, time.Minute, reconcile, "--local", "show", "r1", "--step", "tool/1/0/lookup")
+	code, out := testenv.Run(t, env, time.Minute, reconcile, "--local", "show", "r1", "--step", hand.LookupStep)
 	if code != 0 || !strings.Contains(out, `input: lookup({"topic":"`+topic+`"})`) || !strings.Contains(out, "output:\nNo policy found for "+topic) {
 		t.Fatalf("show --step tool/1/0/lookup: exit %d\n%s", code, out)
 	}
@@ -234,7 +235,7 @@ func TestBudgetLocal(t *testing.T) {
 	if code, out = testenv.Run(t, env, time.Minute, starter, "--local", "--id", "b1"); code != 3 {
 		t.Fatalf("resume after the raise: exit %d, want 3 (AwaitingApproval)\n%s", code, out)
 	}
-	if code, out = testenv.Run(t, env, time.Minute, reconcile, "--local", "approve", "b1", "tool/2/0/create_ticket"); code != 0 {
+	if code, out = testenv.Run(t, env, time.Minute, reconcile, "--local", "approve", "b1", hand.TicketStep); code != 0 {
 		t.Fatalf("approve: exit %d\n%s", code, out)
 	}
 	if code, out = testenv.Run(t, env, time.Minute, starter, "--local", "--id", "b1"); code != 7 || !strings.Contains(out, "its limit is 2") {
@@ -253,7 +254,7 @@ func TestBudgetLocal(t *testing.T) {
 	}
 	// Completed: every operator input is refused in one line; nothing is written.
 	before := snapshot(t, dir)
-	for _, args := range [][]string{{"budget", "budget", "b1", "10"}, {"approve", "approve", "b1", "tool/2/0/create_ticket"}, {"reconcile", "retry", "b1", "tool/2/0/create_ticket"}} {
+	for _, args := range [][]string{{"budget", "budget", "b1", "10"}, {"approve", "approve", "b1", hand.TicketStep}, {"reconcile", "retry", "b1", hand.TicketStep}} {
 		code, out := testenv.Run(t, env, time.Minute, reconcile, append([]string{"--local"}, args[1:]...)...)
 		if line := strings.TrimSpace(out); code != 1 || !strings.Contains(line, args[0]+": the run is already Completed; nothing changes a run after it ended") || strings.Contains(line, "\n") {
 			t.Errorf("reconcile --local %q on the completed run: exit %d, output %q; want one line naming Completed", args, code, out)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/pgtest"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/journal"
@@ -16,8 +17,8 @@ import (
 )
 
 const (
-	prompt     = testenv.Prompt
-	ticketStep = testenv.TicketStep
+	prompt     = hand.Prompt
+	ticketStep = hand.TicketStep
 )
 
 // TestTwoLocalDriversOneRun: two starter --local processes resume one run

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/tools"
 )
@@ -66,7 +67,7 @@ func TestApproveWhatYouSawLocal(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "    digest: "+digest+"\n") || !strings.Contains(out, "    whole args: "+reconcile+" --local show r1 --step "+ticketStep+"\n") {
 		t.Fatalf("show: exit %d, want the digest %s and the command that shows the whole arguments:\n%s", code, digest, out)
 	}
-	code, out = testenv.Run(t, env, time.Minute, reconcile, "--local", "show", "r1", "--step", "tool/1/0/lookup")
+	code, out = testenv.Run(t, env, time.Minute, reconcile, "--local", "show", "r1", "--step", hand.LookupStep)
 	if code != 0 || strings.ContainsAny(out, "\x1b\x07\r") || !strings.Contains(out, `\x1b]0;pwned\x07\x1b[2J\rorders`) {
 		t.Fatalf("show --step tool/1/0/lookup: exit %d, want the tool's control characters escaped:\n%q", code, out)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/cluster"
 	"github.com/agentrun/agentrun/internal/config"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/local"
 )
 
@@ -54,7 +55,7 @@ func TestPrintedCounts(t *testing.T) {
 	pending := func(n int) agent.Outcome {
 		o := agent.Outcome{Status: agent.StatusAwaitingApproval}
 		for range n {
-			o.Pending = append(o.Pending, agent.Pending{Marker: "tool/2/0/create_ticket", Tool: "create_ticket"})
+			o.Pending = append(o.Pending, agent.Pending{Marker: hand.TicketStep, Tool: "create_ticket"})
 		}
 		return o
 	}

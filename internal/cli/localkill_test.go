@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/tools"
@@ -69,7 +70,7 @@ func TestKillResumesWithoutRecall(t *testing.T) {
 	p1 := startProc()
 	testenv.WaitFor(t, 30*time.Second, "llm/1 to complete", func() bool { return recorded(journal.StepCompleted, "llm/1") > 0 })
 	p1.Kill(t)
-	if n := recorded(journal.StepStarted, "tool/1/0/lookup") + recorded(journal.StepCompleted, "tool/1/0/lookup"); n != 0 {
+	if n := recorded(journal.StepStarted, hand.LookupStep) + recorded(journal.StepCompleted, hand.LookupStep); n != 0 {
 		t.Fatalf("the killed lookup left %d records, want 0", n)
 	}
 	// 2: re-runs lookup, stops awaiting approval.
@@ -127,10 +128,10 @@ func TestKillResumesWithoutRecall(t *testing.T) {
 	if n := count(journal.StepCompleted, "llm/"); n != 3 {
 		t.Errorf("model results: %d, want 3", n)
 	}
-	if n := count(journal.StepStarted, "llm/") + count(journal.StepStarted, "tool/1/0/lookup"); n != 0 {
+	if n := count(journal.StepStarted, "llm/") + count(journal.StepStarted, hand.LookupStep); n != 0 {
 		t.Errorf("start records of model and read steps: %d, want 0", n)
 	}
-	if n := count(journal.StepCompleted, "tool/1/0/lookup"); n != 1 {
+	if n := count(journal.StepCompleted, hand.LookupStep); n != 1 {
 		t.Errorf("lookup results: %d, want 1 (recorded by the run after the kill)", n)
 	}
 	if n := count(journal.StepStarted, ticketStep); n != 1 {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/mcptest"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/journal"
@@ -38,7 +39,7 @@ func TestSettleKillLocal(t *testing.T) {
 		records  []string      // the create_ticket records after its approval
 	}{
 		{"ProbeFoundAfterEffect", testenv.ProbeByTitle, testenv.HoldAfter, false, agent.Settled{By: agent.SettledByProbe,
-			Probe: &agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeFound, Answer: "TICKET-1: " + testenv.TicketTitle}, Runs: 1},
+			Probe: &agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeFound, Answer: "TICKET-1: " + hand.TicketTitle}, Runs: 1},
 			[]string{started, probed, completed}},
 		{"ProbeNotFoundBeforeEffect", nil, testenv.HoldBefore, true, agent.Settled{By: agent.SettledByProbe,
 			Probe: &agent.ProbeAnswer{Tool: "find_ticket", Verdict: agent.ProbeNotFound}, Runs: 2},
@@ -90,7 +91,7 @@ func TestSettleKillLocalProbeUnknown(t *testing.T) {
 		override map[string]any
 		answer   string
 	}{
-		{"Unclear", testenv.ProbeUnclear, "it matches neither found nor not_found: TICKET-1: " + testenv.TicketTitle},
+		{"Unclear", testenv.ProbeUnclear, "it matches neither found nor not_found: TICKET-1: " + hand.TicketTitle},
 		{"Refused", testenv.ProbeRefused, `an error: find_ticket wants {"request_id": "..."} or {"title": "..."}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

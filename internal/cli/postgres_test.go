@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentrun/agentrun/internal/cli"
 	"github.com/agentrun/agentrun/internal/config"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/pgtest"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/journal"
@@ -49,7 +50,7 @@ func TestLocalEngineOnPostgres(t *testing.T) {
 	if code, out := cmd(starter, "--local", "--id", "r1", "look it up"); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
-	if code, out := cmd(reconcile, "--local", "show", "r1", "--step", "tool/1/0/lookup"); code != 0 || !strings.Contains(out, "output:\nNo policy found for "+topic) {
+	if code, out := cmd(reconcile, "--local", "show", "r1", "--step", hand.LookupStep); code != 0 || !strings.Contains(out, "output:\nNo policy found for "+topic) {
 		t.Fatalf("show --step tool/1/0/lookup: exit %d\n%s", code, out)
 	}
 	var records, blobs int

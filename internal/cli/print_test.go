@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 )
 
 // TestPrintUnblock: the one function that prints what unblocks a run gives
@@ -16,8 +17,8 @@ func TestPrintUnblock(t *testing.T) {
 	t.Parallel()
 	cmds := Commands{Starter: "bin/starter", Reconcile: "bin/reconcile", Temporal: "bin/temporal"}
 	awaiting := agent.Outcome{Status: agent.StatusAwaitingApproval, Pending: []agent.Pending{{
-		Marker: "tool/2/0/create_ticket", Tool: "create_ticket", Args: json.RawMessage(`{"title":"x"}`)}}}
-	indeterminate := agent.Outcome{Status: agent.StatusIndeterminate, Step: "tool/2/0/create_ticket"}
+		Marker: hand.TicketStep, Tool: "create_ticket", Args: json.RawMessage(`{"title":"x"}`)}}}
+	indeterminate := agent.Outcome{Status: agent.StatusIndeterminate, Step: hand.TicketStep}
 	head := "  marker tool/2/0/create_ticket\n    tool: create_ticket\n    args: {\"title\":\"x\"}\n"
 	cases := []struct {
 		name string

@@ -15,10 +15,11 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/internal/config"
+	"github.com/agentrun/agentrun/internal/testkit"
 )
 
-// root is the module's root, from this package's folder.
-const root = "../.."
+// root is the module's root.
+var root = testkit.Root()
 
 // reference is the configuration reference that must list every variable.
 const reference = "docs/configuration.md"

@@ -8,6 +8,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/tools"
 )
@@ -33,7 +34,7 @@ func TestTemporalKill(t *testing.T) {
 	}
 
 	// The worker running lookup dies mid-step.
-	killRunning(t, srv, workers, run, "tool/1/0/lookup", nil)
+	killRunning(t, srv, workers, run, hand.LookupStep, nil)
 	waitStatus(t, srv, run, "AwaitingApproval", 2*time.Minute)
 	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", testenv.MustJSON(map[string]string{"Marker": ticketStep}))
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/cli"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/operator"
 )
@@ -85,7 +86,7 @@ func TestCancelDuringSlowRead(t *testing.T) {
 	if code, out := testenv.Run(t, env, time.Minute, testenv.Program(t, "starter"), "--id", run, prompt); code != 0 {
 		t.Fatalf("starter: exit %d\n%s", code, out)
 	}
-	waitRunning(t, srv, run, "tool/1/0/lookup")
+	waitRunning(t, srv, run, hand.LookupStep)
 	start := time.Now()
 	code, out := testenv.Run(t, env, time.Minute, reconcile, "cancel", run)
 	took := time.Since(start)

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentrun/agentrun/internal/testkit/clustertest"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/pgtest"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/workflows"
@@ -30,8 +31,8 @@ func TestMain(m *testing.M) {
 }
 
 const (
-	prompt     = testenv.Prompt
-	ticketStep = testenv.TicketStep
+	prompt     = hand.Prompt
+	ticketStep = hand.TicketStep
 )
 
 // fleet is a task queue with its shared folders.

@@ -12,6 +12,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
 
@@ -167,7 +168,7 @@ func TestWorkerHealthWhileStopping(t *testing.T) {
 			return false
 		}
 		for _, a := range desc.GetPendingActivities() {
-			if a.GetActivityId() == "tool/1/0/lookup" && a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
+			if a.GetActivityId() == hand.LookupStep && a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
 				return true
 			}
 		}

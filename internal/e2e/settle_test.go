@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -16,7 +17,7 @@ import (
 // The hand example's ticket, as create_ticket files it and find_ticket
 // answers about it.
 const (
-	ticketTitle  = testenv.TicketTitle
+	ticketTitle  = hand.TicketTitle
 	ticketAnswer = "TICKET-1: " + ticketTitle
 )
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/cluster"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/jaegertest"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/operator"
@@ -293,7 +294,7 @@ func TestKilledModelCallJaegerTrace(t *testing.T) {
 		t.Fatalf("workflow tasks completed by worker pid %v; want some by each of %d (killed) and %d", byWorker, w1.Cmd.Process.Pid, w2.Cmd.Process.Pid)
 	}
 	h := history(t, srv, run)
-	if h.attempts["llm/2"] != 2 || h.attempts["llm/1"] != 1 || h.attempts["tool/1/0/lookup"] != 1 {
+	if h.attempts["llm/2"] != 2 || h.attempts["llm/1"] != 1 || h.attempts[hand.LookupStep] != 1 {
 		t.Fatalf("attempts %v, want llm/2 2 (the killed one timed out), llm/1 and lookup 1", h.attempts)
 	}
 

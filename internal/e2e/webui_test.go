@@ -71,31 +71,30 @@ func newBrowser(t *testing.T, path string) *browser {
 // the codec server decode it (a few seconds on a loaded 2-core host).
 const pageTimeout = 30 * time.Second
 
-// show opens url and waits up to pageTimeout until the rendered page's
-// text (document.body.innerText: what a reader sees, after the Web UI's
-// client-side code fetched and decoded the run) holds every string of
-// want. It keeps a full-page screenshot as the artifact name, found or
-// not, with the innermost boxes that scroll and hold end (unless "")
-// scrolled to their end, and fails the test with the page's text when a
-// string is missing.
-func (b *browser) show(t *testing.T, name, url, end string, want ...string) {
+// pageURL is the address of the page tab ("history", "user-metadata")
+// of run's current execution in the Web UI at ui.
+func pageURL(t *testing.T, srv *testenv.Server, ui, run, tab string) string {
+	t.Helper()
+	desc, err := srv.Describe(t, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ui + "/namespaces/default/workflows/" + run + "/" + desc.GetWorkflowExecutionInfo().GetExecution().GetRunId() + "/" + tab
+}
+
+// open opens url and polls ready every 250 ms, for at most pageTimeout,
+// until it reports true or fails. Found or not, it then keeps a full-page
+// screenshot as the artifact name, with the innermost boxes that scroll
+// and hold end (unless "") scrolled to their end. It returns what failed
+// (the page, the poll or the wait) and then the page's text.
+func (b *browser) open(t *testing.T, name, url, end string, ready func(context.Context) (bool, error)) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, pageTimeout)
 	defer cancel()
 	err := chromedp.Do(ctx, chromedp.Navigate(url))
-	var text string
-	missing := slices.Clone(want)
 	for err == nil {
-		if text, err = chromedp.Run(ctx, chromedp.Evaluate[string]("document.body.innerText")); err != nil {
-			break
-		}
-		missing = missing[:0]
-		for _, w := range want {
-			if !strings.Contains(text, w) {
-				missing = append(missing, w)
-			}
-		}
-		if len(missing) == 0 {
+		var ok bool
+		if ok, err = ready(ctx); err != nil || ok {
 			break
 		}
 		select {
@@ -115,6 +114,35 @@ func (b *browser) show(t *testing.T, name, url, end string, want ...string) {
 	} else {
 		keepArtifact(t, name, png)
 	}
+	if err != nil {
+		text, _ := chromedp.Run(shotCtx, chromedp.Evaluate[string]("document.body.innerText"))
+		return text, err
+	}
+	return "", nil
+}
+
+// show opens url (open) and waits until the rendered page's text
+// (document.body.innerText: what a reader sees, after the Web UI's
+// client-side code fetched and decoded the run) holds every string of
+// want, scrolling the boxes that hold end to their end for the
+// screenshot; it fails the test with the page's text when a string is
+// missing.
+func (b *browser) show(t *testing.T, name, url, end string, want ...string) {
+	t.Helper()
+	missing := slices.Clone(want)
+	text, err := b.open(t, name, url, end, func(ctx context.Context) (bool, error) {
+		text, err := chromedp.Run(ctx, chromedp.Evaluate[string]("document.body.innerText"))
+		if err != nil {
+			return false, err
+		}
+		missing = missing[:0]
+		for _, w := range want {
+			if !strings.Contains(text, w) {
+				missing = append(missing, w)
+			}
+		}
+		return len(missing) == 0, nil
+	})
 	if err != nil {
 		t.Fatalf("%s after %v: %v; missing %d of %d expected texts %.200q; the page's text:\n%s", url, pageTimeout, err, len(missing), len(want), missing, text)
 	}
@@ -355,11 +383,7 @@ func TestWebUIShowsDecodedRun(t *testing.T) {
 	if code, out := testenv.Run(t, env, time.Minute, starter, "--id", run, "--wait", lookup.Prompt); code != 0 || !strings.Contains(out, "no policy on that topic") {
 		t.Fatalf("starter --wait: exit %d\n%s", code, out)
 	}
-	desc, err := srv.Describe(t, run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runPage := ui + "/namespaces/default/workflows/" + run + "/" + desc.GetWorkflowExecutionInfo().GetExecution().GetRunId() + "/history"
+	runPage := pageURL(t, srv, ui, run, "history")
 	tail := "; known topics: database access, vpn, laptop." // past the reference's 120-byte preview
 	event := toolResultEvent(t, srv, run, lookup.Prompt, "no policy on that topic", tail)
 	t.Logf("dev server with the UI, worker, codec server and the run: %v", time.Since(start).Round(time.Millisecond))
@@ -386,11 +410,7 @@ func TestWebUIShowsDecodedRun(t *testing.T) {
 	if code, out := testenv.Run(t, senv, time.Minute, starter, "--id", session, "--session", "--wait", "hello"); code != 0 || !strings.Contains(out, "ready: hello") {
 		t.Fatalf("starter --session --wait: exit %d\n%s", code, out)
 	}
-	sdesc, err := srv.Describe(t, session)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sessionPage := ui + "/namespaces/default/workflows/" + session + "/" + sdesc.GetWorkflowExecutionInfo().GetExecution().GetRunId() + "/history"
+	sessionPage := pageURL(t, srv, ui, session, "history")
 	b.signal(t, "webui-signal.png", sessionPage, "message", `{"Content": "`+message+`"}`)
 	keyed := keyedClient(t, srv)
 	var st workflows.State

@@ -93,11 +93,7 @@ func TestWebUIShowsHostileTextAsText(t *testing.T) {
 		s, err := state(t, srv, run)
 		return err == nil && len(s.Rejected) == 1 && s.Rejected[0].Signal == signal
 	})
-	desc, err := srv.Describe(t, run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := "http://127.0.0.1:" + uiPort + "/namespaces/default/workflows/" + run + "/" + desc.GetWorkflowExecutionInfo().GetExecution().GetRunId() + "/user-metadata"
+	page := pageURL(t, srv, "http://127.0.0.1:"+uiPort, run, "user-metadata")
 
 	br := newBrowser(t, path)
 	d := br.details(t, "webui-hostile-details.png", page)
@@ -128,34 +124,17 @@ func TestWebUIShowsHostileTextAsText(t *testing.T) {
 	}
 }
 
-// details opens a run's page at url and waits up to pageTimeout for the
-// frame of its current details to be rendered, keeping a screenshot as
-// the artifact name.
+// details opens a run's page at url (open) and waits for the frame of its
+// current details to be rendered.
 func (b *browser) details(t *testing.T, name, url string) renderedDetails {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, pageTimeout)
-	defer cancel()
-	err := chromedp.Do(ctx, chromedp.Navigate(url))
 	var raw string
-	for err == nil {
-		if raw, err = chromedp.Run(ctx, chromedp.Evaluate[string](detailsJS)); err != nil || raw != "" {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			err = ctx.Err()
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
-	shotCtx, cancelShot := context.WithTimeout(b.ctx, 15*time.Second)
-	defer cancelShot()
-	if png, serr := chromedp.Run(shotCtx, chromedp.FullScreenshot(100)); serr != nil {
-		t.Errorf("screenshot of %s: %v", url, serr)
-	} else {
-		keepArtifact(t, name, png)
-	}
+	text, err := b.open(t, name, url, "", func(ctx context.Context) (bool, error) {
+		var err error
+		raw, err = chromedp.Run(ctx, chromedp.Evaluate[string](detailsJS))
+		return raw != "", err
+	})
 	if err != nil {
-		text, _ := chromedp.Run(shotCtx, chromedp.Evaluate[string]("document.body.innerText"))
 		t.Fatalf("%s: no frame with the current details after %v: %v; the page's text:\n%s", url, pageTimeout, err, text)
 	}
 	var d renderedDetails

@@ -1,12 +1,10 @@
 package testkit
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
+	"runtime"
 	"testing"
 )
 
@@ -25,27 +23,19 @@ func Unavailable(t testing.TB, what string, err error) {
 	t.Skipf("%s unavailable (fails under CI=true): %v", what, err)
 }
 
-// ModuleRoot returns the folder of agentrun's go.mod (go env GOMOD).
-func ModuleRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("find the module root: %w", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return "", errors.New("find the module root: not inside agentrun's module")
-	}
-	return filepath.Dir(gomod), nil
+// Root returns agentrun's module root, the folder of its go.mod: two
+// folders above this file's, which the compiler recorded. It needs no go
+// command and cannot fail; a program built with -trimpath has no such
+// path, and none of the tests' and campaigns' builds uses it.
+func Root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
 // Bin returns bin/NAME at the module root, where make TARGET builds it; an
 // error names the target when it is not there.
 func Bin(name, target string) (string, error) {
-	root, err := ModuleRoot()
-	if err != nil {
-		return "", err
-	}
-	p := filepath.Join(root, "bin", name)
+	p := filepath.Join(Root(), "bin", name)
 	if _, err := os.Stat(p); err != nil {
 		return "", fmt.Errorf("no %s at %s: run make %s", name, p, target)
 	}

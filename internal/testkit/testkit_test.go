@@ -9,11 +9,8 @@ import (
 	"github.com/agentrun/agentrun/internal/testkit"
 )
 
-func TestModuleRoot(t *testing.T) {
-	root, err := testkit.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+func TestRoot(t *testing.T) {
+	root := testkit.Root()
 	b, err := os.ReadFile(filepath.Join(root, "go.mod"))
 	if err != nil || !strings.HasPrefix(string(b), "module github.com/agentrun/agentrun\n") {
 		t.Fatalf("go.mod at %s: %v, want agentrun's", root, err)

@@ -21,7 +21,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/execute"
-	"github.com/agentrun/agentrun/internal/testkit/testenv"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/operator"
@@ -77,7 +77,7 @@ func handExampleBy(t *testing.T, p *tracing.Provider, byUpdate bool) workflows.S
 	})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "hand-1"})
 	env.RegisterDelayedCallback(func() {
-		approve := map[string]string{"Marker": testenv.TicketStep}
+		approve := map[string]string{"Marker": hand.TicketStep}
 		if byUpdate {
 			env.UpdateWorkflow(operator.SignalApprove, "approve-1", &testsuite.TestUpdateCallback{
 				OnReject: func(err error) { t.Errorf("approve update rejected: %v", err) },
@@ -86,7 +86,7 @@ func handExampleBy(t *testing.T, p *tracing.Provider, byUpdate bool) workflows.S
 		}
 		env.SignalWorkflow(operator.SignalApprove, approve)
 	}, time.Minute)
-	env.ExecuteWorkflow(workflows.AgentRun, workflows.Input{Messages: agent.UserMessages(testenv.Prompt)})
+	env.ExecuteWorkflow(workflows.AgentRun, workflows.Input{Messages: agent.UserMessages(hand.Prompt)})
 	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
 		t.Fatalf("run: completed %v, error %v", env.IsWorkflowCompleted(), env.GetWorkflowError())
 	}
@@ -161,8 +161,8 @@ func TestHandExampleTrace(t *testing.T) {
 		case s.Name() == "wait approval":
 			waits++
 			if a[tracing.KeyWaitOutcome].AsString() != "approve" || a[tracing.KeyAnsweredBy].AsString() != tracing.BySignal ||
-				a[tracing.KeyMarker].AsString() != testenv.TicketStep || s.EndTime().Sub(s.StartTime()) != time.Minute {
-				t.Errorf("wait span: attributes %v, %v long; want approve by signal on %s, 1m", s.Attributes(), s.EndTime().Sub(s.StartTime()), testenv.TicketStep)
+				a[tracing.KeyMarker].AsString() != hand.TicketStep || s.EndTime().Sub(s.StartTime()) != time.Minute {
+				t.Errorf("wait span: attributes %v, %v long; want approve by signal on %s, 1m", s.Attributes(), s.EndTime().Sub(s.StartTime()), hand.TicketStep)
 			}
 		case len(s.Name()) > 12 && s.Name()[:12] == "RunWorkflow:":
 			t.Errorf("a RunWorkflow span was recorded: %q", s.Name())
@@ -173,7 +173,7 @@ func TestHandExampleTrace(t *testing.T) {
 	if want := []string{"llm/1", "llm/2", "llm/3"}; !slices.Equal(chats, want) {
 		t.Errorf("chat spans for steps %v, want exactly %v", chats, want)
 	}
-	if want := []string{"tool/1/0/lookup", testenv.TicketStep}; !slices.Equal(toolSpans, []string{want[0], want[1]}) && !slices.Equal(toolSpans, []string{want[1], want[0]}) {
+	if want := []string{hand.LookupStep, hand.TicketStep}; !slices.Equal(toolSpans, []string{want[0], want[1]}) && !slices.Equal(toolSpans, []string{want[1], want[0]}) {
 		t.Errorf("tool spans for steps %v, want exactly %v", toolSpans, want)
 	}
 	if waits != 1 {

@@ -63,8 +63,8 @@ const (
 
 // Options say where a cluster keeps its state and listens.
 type Options struct {
-	// Root is the repository's root, with deploy/ and bin/; "" finds it
-	// (go env GOMOD).
+	// Root is the repository's root, with deploy/ and bin/; default
+	// testkit.Root().
 	Root string
 	// Dir is the folder for the logs (schema.log, server.log, setup.log,
 	// ui.log), created if missing. Required.
@@ -107,8 +107,8 @@ type Cluster struct {
 	pg      *pgtest.Cluster
 	env     []string
 	mu      sync.Mutex
-	server  *proc
-	ui      *proc
+	server  *testenv.Proc
+	ui      *testenv.Proc
 	dropDBs bool
 }
 
@@ -124,11 +124,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	if opts.Root == "" {
-		if opts.Root, err = testkit.ModuleRoot(); err != nil {
-			return nil, err
-		}
-	}
+	opts.Root = cmp.Or(opts.Root, testkit.Root())
 	opts.Database = cmp.Or(opts.Database, "temporal")
 	opts.LogLevel = cmp.Or(opts.LogLevel, "warn")
 	if opts.CLI == "" {
@@ -237,10 +233,10 @@ func (c *Cluster) setup(ctx context.Context) error {
 	select {
 	case err := <-errc:
 		return err
-	case <-c.server.done:
+	case <-c.server.Exited():
 		cancel()
 		<-errc
-		return fmt.Errorf("the Temporal server exited (%v): %s", c.server.err, c.logTail("server.log"))
+		return fmt.Errorf("the Temporal server exited (%v): %s", c.server.Err(), c.logTail("server.log"))
 	}
 }
 
@@ -263,8 +259,8 @@ func (c *Cluster) startUI(ctx context.Context) error {
 			}
 		}
 		select {
-		case <-p.done:
-			return fmt.Errorf("the Web UI server exited (%v): %s", p.err, c.logTail("ui.log"))
+		case <-p.Exited():
+			return fmt.Errorf("the Web UI server exited (%v): %s", p.Err(), c.logTail("ui.log"))
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(250 * time.Millisecond):
@@ -294,7 +290,7 @@ func (c *Cluster) dial(ctx context.Context) (client.Client, error) {
 func (c *Cluster) ServerPID() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.server.cmd.Process.Pid
+	return c.server.Pid()
 }
 
 // Stop stops the Web UI, the server and the private PostgreSQL, and drops
@@ -304,11 +300,11 @@ func (c *Cluster) Stop() {
 	if c.Client != nil {
 		c.Client.Close()
 	}
-	c.ui.stop()
+	c.ui.Stop(stopTimeout)
 	c.mu.Lock()
 	p := c.server
 	c.mu.Unlock()
-	p.stop()
+	p.Stop(stopTimeout)
 	if c.pg != nil {
 		c.pg.Stop()
 	}

@@ -8,18 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
+
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
 
 // The cluster's children: the deploy scripts run to their end, the long-running
 // programs started and stopped, and the ends of their logs.
-
-// proc is a child process and the channel closed when it exits.
-type proc struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
-}
 
 // script runs one of the deploy scripts with the cluster's environment,
 // its output in the log file name; an error carries the log's end.
@@ -40,41 +34,18 @@ func (c *Cluster) script(ctx context.Context, script, log string) error {
 
 // start starts a long-running child, its output appended to the log file
 // name.
-func (c *Cluster) start(log string, name string, args ...string) (*proc, error) {
+func (c *Cluster) start(log string, name string, args ...string) (*testenv.Proc, error) {
 	f, err := os.OpenFile(filepath.Join(c.opts.Dir, log), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close() // the child has its own descriptor
 	cmd := exec.Command(name, args...)
 	cmd.Env, cmd.Stdout, cmd.Stderr, cmd.Dir = c.env, f, f, c.opts.Dir
 	// The child dies with the process that started it (a test binary
 	// killed at its timeout, make cluster's supervisor killed).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	p := &proc{cmd: cmd, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		f.Close()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-// stop sends SIGTERM and waits up to stopTimeout, then kills.
-func (p *proc) stop() {
-	if p == nil {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(stopTimeout):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
+	return testenv.LaunchCmd(cmd, 0)
 }
 
 // logTail is the end of a log file of the cluster, on one line.

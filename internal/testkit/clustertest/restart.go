@@ -22,10 +22,9 @@ func (c *Cluster) RestartServer(ctx context.Context, kill bool, down func()) (er
 	p := c.server
 	c.mu.Unlock()
 	if kill {
-		_ = p.cmd.Process.Kill()
-		<-p.done
+		p.Stop(0)
 	} else {
-		p.stop()
+		p.Stop(stopTimeout)
 	}
 	defer func() {
 		if serr := c.startServer(); serr != nil {
@@ -60,8 +59,8 @@ func (c *Cluster) WaitHealthy(ctx context.Context) error {
 			return nil
 		}
 		select {
-		case <-p.done:
-			return fmt.Errorf("the Temporal server exited (%v): %s", p.err, c.logTail("server.log"))
+		case <-p.Exited():
+			return fmt.Errorf("the Temporal server exited (%v): %s", p.Err(), c.logTail("server.log"))
 		case <-ctx.Done():
 			return fmt.Errorf("the Temporal server at %s did not answer within %v: %v", c.HostPort, healthTimeout, last)
 		case <-time.After(250 * time.Millisecond):

@@ -14,7 +14,7 @@ import (
 // TestDemoServerIsTuned checks that the dev server of make demo and make
 // dev-server starts with DynamicConfig too.
 func TestDemoServerIsTuned(t *testing.T) {
-	const script = "../../../scripts/dev-server.sh"
+	script := filepath.Join(testkit.Root(), "scripts", "dev-server.sh")
 	b, err := os.ReadFile(script)
 	if err != nil {
 		t.Fatal(err)

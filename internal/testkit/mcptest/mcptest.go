@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -29,8 +28,7 @@ import (
 
 // Dir returns the absolute path of tools/mcp/testdata.
 func Dir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "tools", "mcp", "testdata")
+	return filepath.Join(testkit.Root(), "tools", "mcp", "testdata")
 }
 
 // The installed servers, in node_modules/.bin.

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentrun/agentrun/internal/testkit"
 )
 
 var (
@@ -68,13 +70,19 @@ func Program(t testing.TB, name string) string {
 }
 
 // Build builds the project's programs (names among "starter",
-// "reconcile", "worker") into dir with one go build.
+// "reconcile", "worker") into dir with one go build in the module root.
 func Build(ctx context.Context, dir string, names ...string) error {
+	dir, err := filepath.Abs(dir) // the build runs in the module root
+	if err != nil {
+		return fmt.Errorf("go build %s: %w", strings.Join(names, " "), err)
+	}
 	args := []string{"build", "-o", dir + string(filepath.Separator)}
 	for _, name := range names {
 		args = append(args, "github.com/agentrun/agentrun/"+name)
 	}
-	if out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput(); err != nil {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = testkit.Root() // the module's, wherever the caller runs
+	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build %s: %v\n%s", strings.Join(names, " "), err, bytes.TrimSpace(out))
 	}
 	return nil

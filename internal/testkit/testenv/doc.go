@@ -7,11 +7,12 @@
 //     other options (DevServerWith: e.g. the Web UI and its codec endpoint);
 //   - building the programs (Program once per test binary, Build for the
 //     bench and the campaign);
-//   - the one child-process harness (Proc: Launch and StartWorker for
-//     programs, Start and Run for tests, which kill what is left at
-//     cleanup), and waiting for conditions with a deadline (WaitFor);
-//   - the hand example's fixtures: its prompt, its write step and ticket,
-//     counting the tickets it filed, the tools files and probes of the
+//   - the one child-process harness (Proc: Launch, LaunchCmd and
+//     StartWorker for programs and the other harnesses, Start and Run for
+//     tests, which kill what is left at cleanup), and waiting for conditions with a deadline (WaitFor);
+//   - the hand example's fixtures that need the programs (its prompt and
+//     step names are internal/testkit/hand's, which any package's tests
+//     can import): counting the tickets it filed, the tools files and probes of the
 //     settle tests, and crashing a process at a test hook's hold point
 //     (CrashInTicket);
 //   - the npm packages of the tests that run node;

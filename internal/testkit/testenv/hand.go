@@ -5,26 +5,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/tools"
-)
-
-// The hand example: the scripted model's run (llm.Script's default) asks
-// lookup, then create_ticket, which waits for approval, and answers with
-// the ticket.
-const (
-	// Prompt is the hand example's prompt.
-	Prompt = "I need read access to the orders database."
-	// TicketStep is its write step, the marker an approval names.
-	TicketStep = "tool/2/0/create_ticket"
-	// TicketTitle is the title of the ticket it files.
-	TicketTitle = "Read access to the orders database"
 )
 
 // The test hooks that hold a tool call until the process is killed, set
@@ -55,19 +44,12 @@ var (
 	}}
 )
 
-// Root returns the module's root folder (three folders above this
-// file's).
-func Root() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..")
-}
-
 // ToolsFile writes a tools file declaring create_ticket's override (nil:
 // the shipped tools/demo-tools.json) to a temporary folder and returns its
 // path, for AGENTRUN_TOOLS.
 func ToolsFile(t testing.TB, override map[string]any) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(Root(), "tools", "demo-tools.json"))
+	b, err := os.ReadFile(filepath.Join(testkit.Root(), "tools", "demo-tools.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,8 +168,8 @@ func MustJSON(v any) string {
 func SettledTicket(t testing.TB, tickets string, want agent.Settled, keyed bool, runKey string) agent.Settled {
 	t.Helper()
 	ts, err := tools.ReadTickets(tickets)
-	if err != nil || len(ts) != 1 || ts[0].Title != TicketTitle {
-		t.Fatalf("tickets %+v, %v; want exactly 1, %q", ts, err, TicketTitle)
+	if err != nil || len(ts) != 1 || ts[0].Title != hand.TicketTitle {
+		t.Fatalf("tickets %+v, %v; want exactly 1, %q", ts, err, hand.TicketTitle)
 	}
 	if !keyed {
 		if ts[0].RequestID != "" {
@@ -195,7 +177,7 @@ func SettledTicket(t testing.TB, tickets string, want agent.Settled, keyed bool,
 		}
 		return want
 	}
-	key := agent.IdempotencyKey(runKey, TicketStep, 1)
+	key := agent.IdempotencyKey(runKey, hand.TicketStep, 1)
 	want.Key = key
 	if ts[0].RequestID != key || !strings.HasPrefix(key, "agentrun-") {
 		t.Fatalf("the ticket's request_id %q, want the run's key %s", ts[0].RequestID, key)

@@ -14,8 +14,9 @@ import (
 
 // Proc is a child process whose output is kept, for failure messages and
 // for waiting on what it logs: the one child-process harness of the
-// tests, the bench and the chaos campaign. Launch starts one from a
-// program; Start and Run from a test, which kills it at cleanup.
+// tests, the bench, the chaos campaign and the harnesses (clustertest's
+// server and Web UI). Launch and LaunchCmd start one from a program; Start
+// and Run from a test, which kills it at cleanup.
 type Proc struct {
 	Cmd  *exec.Cmd
 	keep int // 0: keep all the output; else about its last keep bytes
@@ -37,10 +38,25 @@ const tailBytes = 1500
 // folder) with env. It keeps the whole output when keep is 0, else about
 // its last keep bytes (for long-lived processes).
 func Launch(dir string, env []string, keep int, path string, args ...string) (*Proc, error) {
-	p := &Proc{Cmd: exec.Command(path, args...), keep: keep, done: make(chan struct{})}
-	p.Cmd.Dir, p.Cmd.Env, p.Cmd.Stdout, p.Cmd.Stderr = dir, env, p, p
-	if err := p.Cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", path, err)
+	cmd := exec.Command(path, args...)
+	cmd.Dir, cmd.Env = dir, env
+	return LaunchCmd(cmd, keep)
+}
+
+// LaunchCmd starts cmd as the caller prepared it (its folder, environment,
+// SysProcAttr, a log file as its output). The output it does not send
+// elsewhere (cmd.Stdout or cmd.Stderr nil) goes to p, which keeps it as
+// Launch does.
+func LaunchCmd(cmd *exec.Cmd, keep int) (*Proc, error) {
+	p := &Proc{Cmd: cmd, keep: keep, done: make(chan struct{})}
+	if cmd.Stdout == nil {
+		cmd.Stdout = p
+	}
+	if cmd.Stderr == nil {
+		cmd.Stderr = p
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
 	go func() {
 		p.err = p.Cmd.Wait()
@@ -114,6 +130,16 @@ func (p *Proc) WaitLogged(ctx context.Context, s string, timeout time.Duration) 
 // Pid returns the process id.
 func (p *Proc) Pid() int { return p.Cmd.Process.Pid }
 
+// Exited is closed once the process has exited.
+func (p *Proc) Exited() <-chan struct{} { return p.done }
+
+// Err waits for the process to exit and returns how it ended: nil for
+// exit code 0, else an *exec.ExitError.
+func (p *Proc) Err() error {
+	<-p.done
+	return p.err
+}
+
 // Running reports whether the process has not exited.
 func (p *Proc) Running() bool {
 	select {
@@ -134,9 +160,9 @@ func (p *Proc) Signal(sig syscall.Signal) error {
 
 // Stop asks the process to stop (SIGTERM), waits up to grace, then sends
 // SIGKILL; with grace 0 it sends SIGKILL at once. It returns once the
-// process has ended.
+// process has ended. On a nil p it does nothing.
 func (p *Proc) Stop(grace time.Duration) {
-	if !p.Running() {
+	if p == nil || !p.Running() {
 		return
 	}
 	if grace > 0 {
