@@ -8,15 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -59,63 +56,6 @@ func (c config) withDefaults() (config, error) {
 		c.CLI = cli
 	}
 	return c, nil
-}
-
-// params are the sizes of one bench run.
-type params struct {
-	steps   stepParams
-	journal journalParams
-	long    longParams
-	stream  streamParams
-	guard   guardParams
-	kill    killParams
-	settle  settleParams
-	parked  parkedParams
-	encrypt encryptParams
-	trace   traceParams
-	satur   saturationParams
-	batch   approvalBatchParams
-	fleet   approvalBatchParams // the approval section at fleet scale
-	// fsyncSamples is how many write+fsync probes the machine's fsync floor
-	// takes its median over.
-	fsyncSamples int
-}
-
-func paramsFor(quick bool) params {
-	if quick {
-		return params{
-			steps:        stepParams{Turns: 3, Rounds: 2},
-			journal:      journalParams{Appends: 10, Small: 10, Large: 4000, Steps: 5},
-			long:         longParams{Turns: 30, ToolOutput: 4096},
-			stream:       streamParams{Turns: 2, Delay: 3 * time.Second},
-			guard:        guardParams{Steps: 10},
-			kill:         killParams{Trials: 1, Delay: 2 * time.Second},
-			settle:       settleParams{Trials: 1, ToolTimeout: 10 * time.Second},
-			parked:       parkedParams{Runs: 50, Parallel: 8},
-			encrypt:      encryptParams{Turns: 3, Rounds: 2, ToolOutput: 4096, Decodes: 5},
-			trace:        traceParams{Turns: 3, Rounds: 2},
-			satur:        saturationParams{Runs: 20, Turns: 3, Rounds: 1, Parallel: 8},
-			batch:        approvalBatchParams{Runs: 20, Parallel: 8},
-			fleet:        approvalBatchParams{Runs: 10, Parallel: 8, RSSBudget: 500, Label: "Parked runs at fleet scale"},
-			fsyncSamples: 20,
-		}
-	}
-	return params{
-		steps:        stepParams{Turns: 25, Rounds: 30},
-		journal:      journalParams{Appends: 200, Small: 10, Large: 4000, Steps: 50},
-		long:         longParams{Turns: 1000, ToolOutput: 4096},
-		stream:       streamParams{Turns: 8, Delay: 3 * time.Second},
-		guard:        guardParams{Steps: 200},
-		kill:         killParams{Trials: 3, Delay: 2 * time.Second},
-		settle:       settleParams{Trials: 3, ToolTimeout: 10 * time.Second},
-		parked:       parkedParams{Runs: 1000, Parallel: 8},
-		encrypt:      encryptParams{Turns: 25, Rounds: 40, ToolOutput: 4096, Decodes: 50},
-		trace:        traceParams{Turns: 25, Rounds: 20},
-		satur:        saturationParams{Runs: 500, Turns: 10, Rounds: 2, Parallel: 16},
-		batch:        approvalBatchParams{Runs: 1000, Parallel: 8},
-		fleet:        approvalBatchParams{Runs: 10000, Parallel: 16, RSSBudget: 500, Label: "Parked runs at fleet scale"},
-		fsyncSamples: 200,
-	}
 }
 
 // errDevServer: the bench could not start its Temporal dev server.
@@ -407,47 +347,6 @@ func startProfile(path string) (func(), error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
-}
-
-// rpcCounter counts a client's unary RPCs by method.
-type rpcCounter struct {
-	mu    sync.Mutex
-	calls map[string]int64
-}
-
-func newRPCCounter() *rpcCounter { return &rpcCounter{calls: map[string]int64{}} }
-
-func (c *rpcCounter) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoke grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-	c.mu.Lock()
-	c.calls[path.Base(method)]++
-	c.mu.Unlock()
-	return invoke(ctx, method, req, reply, cc, opts...)
-}
-
-func (c *rpcCounter) snapshot() map[string]int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return maps.Clone(c.calls)
-}
-
-func diffCalls(after, before map[string]int64) map[string]int64 {
-	d := map[string]int64{}
-	for k, v := range after {
-		if v -= before[k]; v != 0 {
-			d[k] = v
-		}
-	}
-	return d
-}
-
-func addCalls(sum, d map[string]int64) map[string]int64 {
-	if sum == nil {
-		sum = map[string]int64{}
-	}
-	for k, v := range d {
-		sum[k] += v
-	}
-	return sum
 }
 
 // median returns the median of ds (the upper one of an even count), 0 for
