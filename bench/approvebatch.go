@@ -5,11 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -137,7 +135,7 @@ type apSide struct {
 // "AwaitingApproval"`.
 func approvalBatch(ctx context.Context, env *benchEnv, p approvalBatchParams) ([]row, error) {
 	began := time.Now()
-	stamp := time.Now().Format("150405")
+	stamp := runStamp()
 	c, err := env.dial(nil)
 	if err != nil {
 		return nil, err
@@ -372,19 +370,7 @@ func waitCount(ctx context.Context, c client.Client, query string, n int, timeou
 }
 
 // selfRSS returns this process's resident set (VmRSS) in bytes.
-func selfRSS() (float64, error) {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			return kb * 1024, err
-		}
-	}
-	return 0, fmt.Errorf("no VmRSS in /proc/self/status")
-}
+func selfRSS() (float64, error) { return vmRSS("/proc/self/status") }
 
 // batchSignal starts one batch operation that sends the approve signal,
 // with the payload operator.ApprovePayload(marker) (no digest: accepted),

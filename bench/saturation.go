@@ -65,7 +65,7 @@ type satSide struct {
 func saturation(ctx context.Context, env *benchEnv, p saturationParams) ([]row, error) {
 	began := time.Now()
 	n := activityCount(p.Turns)
-	stamp := time.Now().Format("150405")
+	stamp := runStamp()
 	c, err := env.dial(nil)
 	if err != nil {
 		return nil, err

@@ -51,8 +51,11 @@ func startWorker(ctx context.Context, path string, env []string) (*testenv.Proc,
 }
 
 // rss returns the process's resident set (VmRSS) in bytes.
-func rss(w *testenv.Proc) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", w.Pid()))
+func rss(w *testenv.Proc) (float64, error) { return vmRSS(fmt.Sprintf("/proc/%d/status", w.Pid())) }
+
+// vmRSS reads the resident set (VmRSS, in bytes) from a /proc status file.
+func vmRSS(status string) (float64, error) {
+	b, err := os.ReadFile(status)
 	if err != nil {
 		return 0, err
 	}
@@ -62,5 +65,5 @@ func rss(w *testenv.Proc) (float64, error) {
 			return kb * 1024, err
 		}
 	}
-	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", w.Pid())
+	return 0, fmt.Errorf("no VmRSS in %s", status)
 }
