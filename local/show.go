@@ -137,27 +137,42 @@ func (j *Engine) final(st *state) agent.Outcome {
 
 // Waiting returns the runs that wait on a person: AwaitingApproval,
 // Indeterminate or BudgetExceeded, and Running runs whose driver stopped
-// them (RunInfo.Stopped: someone must resume them).
+// them (RunInfo.Stopped: someone must resume them). A run it cannot read
+// is an *UnreadError in the error (joined), beside the runs it could.
 func (j *Engine) Waiting() ([]RunInfo, error) {
 	ids, err := j.Store.List()
 	if err != nil {
 		return nil, err
 	}
 	var out []RunInfo
+	var unread []error
 	for _, id := range ids {
 		info, err := j.Show(id)
 		if errors.Is(err, operator.ErrUnknownRun) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			// One run that cannot be read (a missing key, a damaged
+			// record) hides none of the others.
+			unread = append(unread, &UnreadError{RunID: id, Err: err})
+			continue
 		}
 		if operator.WaitsOnPerson(info.Status) || info.Stopped != nil {
 			out = append(out, info)
 		}
 	}
-	return out, nil
+	return out, errors.Join(unread...)
 }
+
+// UnreadError is a run that Waiting could not read; Waiting returns the
+// others all the same.
+type UnreadError struct {
+	RunID string
+	Err   error
+}
+
+func (e *UnreadError) Error() string { return fmt.Sprintf("run %s: %v", e.RunID, e.Err) }
+func (e *UnreadError) Unwrap() error { return e.Err }
 
 // Reconcile settles an indeterminate write step: outcome "done" records
 // result as the step's result (the tool never runs again), "retry" lets

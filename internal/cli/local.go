@@ -140,10 +140,11 @@ func (l *Local) ReconcileLocal(ctx context.Context, w io.Writer, args []string) 
 
 func (l *Local) list(_ context.Context, w io.Writer) error {
 	waiting, err := l.Engine.Waiting()
+	unread, err := unreadRuns(err)
 	if err != nil {
 		return err
 	}
-	if len(waiting) == 0 {
+	if len(waiting) == 0 && len(unread) == 0 {
 		fmt.Fprintln(w, "no run waits on a person")
 	}
 	for _, r := range waiting {
@@ -160,7 +161,37 @@ func (l *Local) list(_ context.Context, w io.Writer) error {
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\n", r.RunID, r.Status, what)
 	}
-	return nil
+	if len(unread) == 0 {
+		return nil
+	}
+	// The runs it could not read come last, one line each; the command then
+	// fails with the first one's error (a missing key exits 2), so that no
+	// script takes the list for whole.
+	for _, u := range unread {
+		fmt.Fprintf(w, "%s\tunreadable\t%v\n", u.RunID, u.Err)
+	}
+	return fmt.Errorf("%d run(s) could not be read (listed as unreadable): %w", len(unread), unread[0].Err)
+}
+
+// unreadRuns splits Waiting's error into the runs it could not read; any
+// other error is returned as it is.
+func unreadRuns(err error) ([]*local.UnreadError, error) {
+	if err == nil {
+		return nil, nil
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	out := make([]*local.UnreadError, 0, len(errs))
+	for _, e := range errs {
+		u, ok := e.(*local.UnreadError)
+		if !ok {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, nil
 }
 
 func (l *Local) show(ctx context.Context, w io.Writer, runID string) error {

@@ -186,3 +186,30 @@ func TestPlainLocalJournalWithKeys(t *testing.T) {
 		t.Fatalf("show of the mixed journal without a key: exit %d, want 2 and %q:\n%s", code, want, out)
 	}
 }
+
+// TestLocalListNamesUnreadable: reconcile --local list with a run sealed
+// under a key it lacks still lists the run it can read, names the other
+// as unreadable with the key it lacks, and exits 2; with the key both are
+// listed and it exits 0.
+func TestLocalListNamesUnreadable(t *testing.T) {
+	t.Parallel()
+	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
+	dir := t.TempDir()
+	env := append(os.Environ(), "AGENTRUN_JOURNAL="+filepath.Join(dir, "journal"), "AGENTRUN_TICKETS="+filepath.Join(dir, "tickets.jsonl"),
+		"AGENTRUN_MODEL=scripted", "AGENTRUN_CODEC_KEY_FILE=")
+	for _, r := range []struct{ id, keys string }{{"sealed", sealKey1}, {"plain", ""}} {
+		if code, out := testenv.Run(t, withKeys(env, r.keys), time.Minute, starter, "--local", "--id", r.id, prompt); code != 3 {
+			t.Fatalf("run %s: exit %d, want 3 (AwaitingApproval)\n%s", r.id, code, out)
+		}
+	}
+	code, out := testenv.Run(t, withKeys(env, ""), time.Minute, reconcile, "--local", "list")
+	if code != 2 || !strings.Contains(out, "plain\tAwaitingApproval\t"+ticketStep) ||
+		!strings.Contains(out, "sealed\tunreadable\t") || !strings.Contains(out, "sealed under key k1") ||
+		!strings.Contains(out, "1 run(s) could not be read") {
+		t.Fatalf("list without the key: exit %d, want 2, the plain run listed and the sealed one unreadable naming k1\n%s", code, out)
+	}
+	code, out = testenv.Run(t, withKeys(env, sealKey1), time.Minute, reconcile, "--local", "list")
+	if code != 0 || !strings.Contains(out, "plain\tAwaitingApproval") || !strings.Contains(out, "sealed\tAwaitingApproval") || strings.Contains(out, "unreadable") {
+		t.Fatalf("list with the key: exit %d, want 0 and both runs\n%s", code, out)
+	}
+}
