@@ -28,6 +28,9 @@ const (
 	noticeFuture = 24 * time.Hour
 )
 
+// errStaleNotice: a retry notice of a step that has completed since.
+var errStaleNotice = errors.New("a retry notice of a step that completed")
+
 // maxNoticeAttempt bounds a notice's attempt numbers.
 const maxNoticeAttempt = 10_000
 
@@ -37,6 +40,12 @@ const maxNoticeAttempt = 10_000
 // bad input. It adds no command, so histories replay unchanged.
 func (r *execution) retrying(raw converter.RawValue) {
 	n, err := r.checkNotice(raw)
+	if errors.Is(err, errStaleNotice) {
+		// A later attempt's start is sent as it begins, so it can arrive
+		// after the attempt completed: nothing to show, no input to refuse.
+		workflow.GetLogger(r.ctx).Debug("late retry notice dropped", "step", n.Step, "attempt", n.Attempt)
+		return
+	}
 	if err != nil {
 		if r.reject(activities.RetrySignal, raw, err) {
 			r.showDetails()
@@ -89,6 +98,9 @@ func (r *execution) checkNotice(raw converter.RawValue) (activities.RetryNotice,
 		return n, fmt.Errorf("not a retry notice: %v", err)
 	}
 	now := workflow.Now(r.ctx)
+	if _, done := r.turn.facts.Results[n.Step]; done && n.Step != r.running && !n.Failed && n.Attempt >= 2 && n.Attempt <= maxNoticeAttempt && n.Error == "" {
+		return n, errStaleNotice // an attempt's start, sent as it began, read after it completed
+	}
 	switch {
 	case r.running == "":
 		return n, fmt.Errorf("a retry notice of step %q, but no step runs", agent.Clip(n.Step, 100))
