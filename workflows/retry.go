@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,10 @@ const (
 	noticePast   = time.Minute
 	noticeFuture = 24 * time.Hour
 )
+
+// recentSteps bounds execution.ran: a late notice trails its step by one
+// signal's delivery, a few steps at the most.
+const recentSteps = 8
 
 // errStaleNotice: a retry notice of a step that has completed since.
 var errStaleNotice = errors.New("a retry notice of a step that completed")
@@ -98,7 +103,7 @@ func (r *execution) checkNotice(raw converter.RawValue) (activities.RetryNotice,
 		return n, fmt.Errorf("not a retry notice: %v", err)
 	}
 	now := workflow.Now(r.ctx)
-	if _, done := r.turn.facts.Results[n.Step]; done && n.Step != r.running && !n.Failed && n.Attempt >= 2 && n.Attempt <= maxNoticeAttempt && n.Error == "" {
+	if slices.Contains(r.ran, n.Step) && n.Step != r.running && !n.Failed && n.Attempt >= 2 && n.Attempt <= maxNoticeAttempt && n.Error == "" {
 		return n, errStaleNotice // an attempt's start, sent as it began, read after it completed
 	}
 	switch {

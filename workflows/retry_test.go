@@ -159,3 +159,30 @@ func TestForgedRetryNoticeRejected(t *testing.T) {
 		t.Fatalf("answer %q, %d tickets", r.Answer, h.ticketCount(t))
 	}
 }
+
+// TestLateRetryStartDropped: the notice of a later attempt's start, sent
+// as it began, that arrives after the step completed is neither shown nor
+// listed among the rejected inputs; a forged failure notice of the same
+// step still is.
+func TestLateRetryStartDropped(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.at(30*time.Second, func() {
+		h.env.SignalWorkflow(activities.RetrySignal, activities.RetryNotice{Step: "llm/1", Attempt: 3})
+		h.env.SignalWorkflow(activities.RetrySignal, activities.RetryNotice{Step: "llm/1", Attempt: 3, Failed: true, Error: "forged"})
+	})
+	h.at(time.Minute, func() {
+		st := h.state(t)
+		if st.Retry != nil || st.Status != agent.StatusAwaitingApproval {
+			t.Errorf("state after the late notice: %s, retry %+v", st.Status, st.Retry)
+		}
+		if len(st.Rejected) != 1 || !strings.Contains(st.Rejected[0].Reason, "no step runs") {
+			t.Errorf("rejected %+v; want only the forged failure notice", st.Rejected)
+		}
+		h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep})
+	})
+	h.run()
+	if r := h.result(t); !strings.Contains(r.Answer, "TICKET-1") || h.ticketCount(t) != 1 {
+		t.Fatalf("answer %q, %d tickets", r.Answer, h.ticketCount(t))
+	}
+}

@@ -100,6 +100,9 @@ func (r *execution) failed(s agent.Step, err error) error {
 func (r *execution) completed(s agent.Step, gen int, res json.RawMessage) {
 	r.turn.facts.Results[s.Name] = res
 	r.stepsHere++
+	if r.ran = append(r.ran, s.Name); len(r.ran) > recentSteps {
+		r.ran = r.ran[1:]
+	}
 	if s.Kind == agent.KindModel {
 		r.turn.asked = workflow.Now(r.ctx) // the approval clocks of the calls it asks for start here
 	}
