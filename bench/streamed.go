@@ -137,6 +137,9 @@ type streamHistory struct {
 	// signals counts the publish signals, signalBytes their events' bytes,
 	// items the token items they carried.
 	signals, signalBytes, items int
+	// polls counts the subscribers' poll updates (accepted), pollBytes
+	// their accepted and completed events' bytes.
+	polls, pollBytes int
 }
 
 // session starts a session run (streamed or not) that answers its prompt
@@ -201,6 +204,7 @@ func awaitAnswer(ctx context.Context, c client.Client, id string, n int) error {
 func readStreamHistory(ctx context.Context, c client.Client, id string, turns int) (streamHistory, error) {
 	var h streamHistory
 	models, started := 0, false
+	polls := map[string]bool{} // the poll updates' ids
 	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		e, err := it.Next()
@@ -217,6 +221,14 @@ func readStreamHistory(ctx context.Context, c client.Client, id string, turns in
 		size := proto.Size(e)
 		h.bytes += size
 		h.events++
+		if a := e.GetWorkflowExecutionUpdateAcceptedEventAttributes(); a != nil && a.GetAcceptedRequest().GetInput().GetName() == streams.PollUpdate {
+			h.polls++
+			h.pollBytes += size
+			polls[a.GetAcceptedRequest().GetMeta().GetUpdateId()] = true
+		}
+		if a := e.GetWorkflowExecutionUpdateCompletedEventAttributes(); a != nil && polls[a.GetMeta().GetUpdateId()] {
+			h.pollBytes += size
+		}
 		if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == streams.PublishSignal {
 			h.signals++
 			h.signalBytes += size
