@@ -16,20 +16,27 @@ import (
 	"github.com/agentrun/agentrun/streams"
 )
 
-// sendEvery is how soon the publisher sends a joined Token (and retries a
-// failed send).
+// sendEvery is how soon the publisher sends a joined Token after a burst
+// (and retries a failed send); a Token after a quiet spell goes at once
+// (SendFirstAtOnce).
 const sendEvery = 100 * time.Millisecond
+
+// joinLimit is the joined text that is published at once, without waiting
+// for StreamEvery: a burst of text is shown when it is that large.
+const joinLimit = 4 << 10
 
 // flushWait bounds how long a model step waits, after the reply, for its
 // last text to reach the run's stream.
 const flushWait = 5 * time.Second
 
 // streamModel runs a model step whose text goes to the run's stream while
-// the model writes it: the pieces are joined and published as one Token
-// about every StreamEvery (so a batch is one item, not one per piece). The
-// stream is for people watching: a text that cannot be published is logged
-// and dropped, and never fails the step. The recorded reply says which
-// attempt streamed.
+// the model writes it: the first piece is published at once, and the
+// pieces after it are joined and published as one Token about every
+// StreamEvery after the last (so a batch is one item, not one per piece),
+// or at once when the joined text reaches joinLimit: the first words at
+// once, then a steady flow. The stream is for people watching: a text that
+// cannot be published is logged and dropped, and never fails the step. The
+// recorded reply says which attempt streamed.
 func (a *Activities) streamModel(ctx context.Context, step agent.Step) (json.RawMessage, error) {
 	if _, ok := a.Exec.Model.(llm.Streamer); !ok || a.NoStream {
 		return a.Exec.Execute(ctx, step)
@@ -37,8 +44,8 @@ func (a *Activities) streamModel(ctx context.Context, step agent.Step) (json.Raw
 	info := activity.GetInfo(ctx)
 	every := cmp.Or(a.StreamEvery, streams.DefaultBatchInterval)
 	// The pieces wait here, joined; the publisher sends each joined Token
-	// within sendEvery.
-	pub, err := streams.NewActivityPublisher(ctx, streams.PublisherConfig{BatchInterval: sendEvery})
+	// at once (it follows a quiet spell), or within sendEvery.
+	pub, err := streams.NewActivityPublisher(ctx, streams.PublisherConfig{BatchInterval: sendEvery, SendFirstAtOnce: true})
 	if err != nil {
 		a.log(ctx).Warn("stream the model's text: no publisher; the reply is recorded all the same", "run_id", info.WorkflowExecution.ID, "step", step.Name, "error", err)
 		return a.Exec.Execute(ctx, step)
@@ -46,44 +53,51 @@ func (a *Activities) streamModel(ctx context.Context, step agent.Step) (json.Raw
 	var (
 		mu     sync.Mutex
 		text   strings.Builder
+		last   time.Time   // when the last Token was published; zero: none yet
+		timer  *time.Timer // armed while joined text waits for its turn
 		failed bool
 	)
+	// flush publishes the joined text; mu is held.
 	flush := func() {
-		mu.Lock()
-		defer mu.Unlock()
+		if timer != nil {
+			timer.Stop()
+			timer = nil
+		}
 		if text.Len() == 0 {
 			return
 		}
 		perr := pub.Publish(progress.TopicTokens, progress.Token{Step: step.Name, Attempt: int(info.Attempt), Text: text.String()})
 		text.Reset()
+		last = time.Now()
 		if perr != nil && !failed {
 			failed = true
 			a.log(ctx).Warn("stream the model's text", "run_id", info.WorkflowExecution.ID, "step", step.Name, "error", perr)
 		}
 	}
-	stop := make(chan struct{})
-	ticking := make(chan struct{})
-	go func() {
-		defer close(ticking)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				flush()
-			}
-		}
-	}()
-	res, err := a.Exec.Stream(ctx, step, func(delta string) {
+	piece := func(delta string) {
 		mu.Lock()
+		defer mu.Unlock()
 		text.WriteString(delta)
-		mu.Unlock()
-	})
-	close(stop)
-	<-ticking
+		wait := every - time.Since(last)
+		switch {
+		case last.IsZero() || wait <= 0 || text.Len() >= joinLimit:
+			flush()
+		case timer == nil:
+			var t *time.Timer
+			t = time.AfterFunc(wait, func() {
+				mu.Lock()
+				defer mu.Unlock()
+				if timer == t { // not stopped by a flush since
+					flush()
+				}
+			})
+			timer = t
+		}
+	}
+	res, err := a.Exec.Stream(ctx, step, piece)
+	mu.Lock()
 	flush()
+	mu.Unlock()
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushWait)
 	defer cancel()
 	if cerr := pub.Close(cctx); cerr != nil {

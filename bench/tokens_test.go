@@ -48,7 +48,7 @@ func TestTokenLatencyQuick(t *testing.T) {
 	if w, h := rows[7], rows[6]; w.Measured <= h.Measured || w.Baseline != h.Baseline {
 		t.Errorf("watched history %.0f B vs %.0f B, unwatched %.0f B vs %.0f B; want more watched, against the same baseline", w.Measured, w.Baseline, h.Measured, h.Baseline)
 	}
-	if !strings.Contains(rows[0].Section, "2 streamed answers") {
+	if !strings.Contains(rows[0].Section, "2×2 streamed answers") {
 		t.Errorf("section %q does not name the quick sizes", rows[0].Section)
 	}
 }
