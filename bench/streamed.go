@@ -52,7 +52,8 @@ func answerFor(n int) string { return fmt.Sprintf("Answer %d. %s", n, answerText
 
 // streamedTurns runs the same scripted session twice at once on one
 // worker of the bench's dev server, streamed (Input.Stream: CallModel
-// publishes the text by signal, batched every streams.DefaultBatchInterval)
+// publishes the text by signal, the first piece at once and then batched
+// every streams.DefaultBatchInterval)
 // and not, and compares their histories from the first model step to the
 // end: bytes and events per turn, the publish signals, and the text they
 // carried.
@@ -109,7 +110,7 @@ func streamedTurns(ctx context.Context, env *benchEnv, p streamParams) ([]row, e
 	}
 	interval := streams.DefaultBatchInterval
 	sec := fmt.Sprintf("Streamed turns: a session of %d answers of about %d bytes, each written by the scripted model in %d-word pieces over %s, "+
-		"streamed to the run's stream (Input.Stream; CallModel publishes a batch by signal every %s) vs the same session unstreamed, both at once on one worker; "+
+		"streamed to the run's stream (Input.Stream; CallModel publishes the first piece at once, then a batch by signal every %s) vs the same session unstreamed, both at once on one worker; "+
 		"history from the first model step to the end (the section took %s)",
 		p.Turns, text/p.Turns, llm.StreamWords, p.Delay, interval, time.Since(began).Round(time.Second))
 	extraBytes := per(streamed.h.bytes - plain.h.bytes)
@@ -125,8 +126,8 @@ func streamedTurns(ctx context.Context, env *benchEnv, p streamParams) ([]row, e
 		{Section: sec, Figure: "history events per turn, streamed vs unstreamed", Measured: per(streamed.h.events), Baseline: per(plain.h.events)},
 		{Section: sec, Figure: fmt.Sprintf("extra history events per streamed turn (%.1f) vs publish signals per turn (each wakes a workflow task)", extraEvents),
 			Measured: extraEvents, Baseline: signals},
-		{Section: sec, Figure: fmt.Sprintf("publish signals per streamed turn vs the model's %s / the %s batch interval", p.Delay, interval),
-			Measured: signals, Baseline: float64(p.Delay) / float64(interval), Goal: 1.5, GoalNote: "batched, not a signal per piece"},
+		{Section: sec, Figure: fmt.Sprintf("publish signals per streamed turn vs 1 (the first piece, sent at once) + the model's %s / the %s batch interval", p.Delay, interval),
+			Measured: signals, Baseline: 1 + float64(p.Delay)/float64(interval), Goal: 1.5, GoalNote: "batched, not a signal per piece"},
 	}, nil
 }
 
