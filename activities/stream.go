@@ -50,54 +50,16 @@ func (a *Activities) streamModel(ctx context.Context, step agent.Step) (json.Raw
 		a.log(ctx).Warn("stream the model's text: no publisher; the reply is recorded all the same", "run_id", info.WorkflowExecution.ID, "step", step.Name, "error", err)
 		return a.Exec.Execute(ctx, step)
 	}
-	var (
-		mu     sync.Mutex
-		text   strings.Builder
-		last   time.Time   // when the last Token was published; zero: none yet
-		timer  *time.Timer // armed while joined text waits for its turn
-		failed bool
-	)
-	// flush publishes the joined text; mu is held.
-	flush := func() {
-		if timer != nil {
-			timer.Stop()
-			timer = nil
-		}
-		if text.Len() == 0 {
-			return
-		}
-		perr := pub.Publish(progress.TopicTokens, progress.Token{Step: step.Name, Attempt: int(info.Attempt), Text: text.String()})
-		text.Reset()
-		last = time.Now()
+	failed := false
+	j := newJoiner(every, joinLimit, func(text string) {
+		perr := pub.Publish(progress.TopicTokens, progress.Token{Step: step.Name, Attempt: int(info.Attempt), Text: text})
 		if perr != nil && !failed {
 			failed = true
 			a.log(ctx).Warn("stream the model's text", "run_id", info.WorkflowExecution.ID, "step", step.Name, "error", perr)
 		}
-	}
-	piece := func(delta string) {
-		mu.Lock()
-		defer mu.Unlock()
-		text.WriteString(delta)
-		wait := every - time.Since(last)
-		switch {
-		case last.IsZero() || wait <= 0 || text.Len() >= joinLimit:
-			flush()
-		case timer == nil:
-			var t *time.Timer
-			t = time.AfterFunc(wait, func() {
-				mu.Lock()
-				defer mu.Unlock()
-				if timer == t { // not stopped by a flush since
-					flush()
-				}
-			})
-			timer = t
-		}
-	}
-	res, err := a.Exec.Stream(ctx, step, piece)
-	mu.Lock()
-	flush()
-	mu.Unlock()
+	})
+	res, err := a.Exec.Stream(ctx, step, j.piece)
+	j.flush()
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushWait)
 	defer cancel()
 	if cerr := pub.Close(cctx); cerr != nil {
@@ -112,4 +74,66 @@ func (a *Activities) streamModel(ctx context.Context, step agent.Step) (json.Raw
 	}
 	reply.Streamed = int(info.Attempt)
 	return agent.EncodeModelReply(reply)
+}
+
+// joiner joins a model's pieces of text and hands them to publish: the
+// first at once, the ones after it joined, every after the last publish
+// (or at once when limit bytes are waiting). Its methods are safe for
+// concurrent use; publish is called with its lock held, one at a time.
+type joiner struct {
+	every   time.Duration
+	limit   int
+	publish func(text string)
+
+	mu    sync.Mutex
+	text  strings.Builder
+	last  time.Time   // when the last text was published; zero: none yet
+	timer *time.Timer // armed while joined text waits for its turn
+}
+
+func newJoiner(every time.Duration, limit int, publish func(string)) *joiner {
+	return &joiner{every: every, limit: limit, publish: publish}
+}
+
+// piece adds delta: published at once when it follows a quiet spell of
+// every (the first piece, too) or fills the limit, else at the next turn.
+func (j *joiner) piece(delta string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.text.WriteString(delta)
+	wait := j.every - time.Since(j.last)
+	switch {
+	case j.last.IsZero() || wait <= 0 || j.text.Len() >= j.limit:
+		j.flushLocked()
+	case j.timer == nil:
+		var t *time.Timer
+		t = time.AfterFunc(wait, func() {
+			j.mu.Lock()
+			defer j.mu.Unlock()
+			if j.timer == t { // not stopped by a flush since
+				j.flushLocked()
+			}
+		})
+		j.timer = t
+	}
+}
+
+// flush publishes what is waiting now (the model is done).
+func (j *joiner) flush() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.flushLocked()
+}
+
+func (j *joiner) flushLocked() {
+	if j.timer != nil {
+		j.timer.Stop()
+		j.timer = nil
+	}
+	if j.text.Len() == 0 {
+		return
+	}
+	j.publish(j.text.String())
+	j.text.Reset()
+	j.last = time.Now()
 }
