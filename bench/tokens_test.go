@@ -52,3 +52,30 @@ func TestTokenLatencyQuick(t *testing.T) {
 		t.Errorf("section %q does not name the quick sizes", rows[0].Section)
 	}
 }
+
+// TestStreamedTurnsQuick runs the streamed turns section alone, as -quick
+// sizes it: the streamed session's history is longer than the unstreamed
+// one's, by more than the text and less than five times it, and its
+// publish signals are batched (the goal 1.5 against 1 + the model's time
+// over the interval).
+func TestStreamedTurnsQuick(t *testing.T) {
+	rows, err := streamedTurns(t.Context(), sectionEnv(t), paramsFor(true).stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 6 || rows[5].Goal != 1.5 {
+		t.Fatalf("rows %+v; want 6, the last with the 1.5 goal", rows)
+	}
+	for _, r := range rows {
+		t.Logf("%s: %.1f vs %.1f (%.2fx)", r.Figure, r.Measured, r.Baseline, r.Ratio())
+		if r.Measured <= 0 || r.Baseline <= 0 {
+			t.Errorf("%s: measured %v vs %v; want both measured", r.Figure, r.Measured, r.Baseline)
+		}
+	}
+	if q := rows[0].Ratio(); q <= 1 || q > 5 {
+		t.Errorf("history per turn streamed vs unstreamed %.2f; want within 1–5", q)
+	}
+	if q := rows[1].Ratio(); q < 1 || q > 5 {
+		t.Errorf("extra history per streamed turn vs the text %.2f; want within 1–5", q)
+	}
+}
