@@ -205,10 +205,12 @@ type watched struct {
 	reads  []tokenRead
 }
 
-// tokenRead is a time and the length of the answer's text up to then.
+// tokenRead is a time and the length of the answer's text up to then, in
+// the model step's attempt.
 type tokenRead struct {
-	at  time.Time
-	end int
+	at      time.Time
+	end     int
+	attempt int
 }
 
 // watchRun starts a streamed run and its one subscriber (the TypeScript
@@ -235,7 +237,7 @@ func watchRun(ctx context.Context, c client.Client, addr, queue, id string, time
 			errs <- subscribeTS(ctx, node, tsDir, addr, id, &w.reads, first)
 			return
 		}
-		end := 0
+		ends := map[int]int{} // attempt -> the text's length read
 		for u, err := range progress.Subscribe(ctx, c, id, progress.Options{}) {
 			if err != nil {
 				errs <- err
@@ -243,8 +245,8 @@ func watchRun(ctx context.Context, c client.Client, addr, queue, id string, time
 			}
 			first()
 			if u.Token != nil {
-				end += len(u.Token.Text)
-				w.reads = append(w.reads, tokenRead{time.Now(), end})
+				ends[u.Token.Attempt] += len(u.Token.Text)
+				w.reads = append(w.reads, tokenRead{time.Now(), ends[u.Token.Attempt], u.Token.Attempt})
 			}
 		}
 		errs <- nil
@@ -284,7 +286,7 @@ func subscribeTS(ctx context.Context, node, dir, addr, id string, reads *[]token
 	}
 	sc := bufio.NewScanner(out)
 	sc.Buffer(nil, 1<<20)
-	end := 0
+	ends := map[int]int{} // attempt -> the text's length read
 	for sc.Scan() {
 		at := time.Now()
 		var it struct {
@@ -304,8 +306,8 @@ func subscribeTS(ctx context.Context, node, dir, addr, id string, reads *[]token
 			_ = cmd.Wait()
 			return fmt.Errorf("node stream.js: token %s: %v", agent.Clip(string(it.Value), 80), err)
 		}
-		end += len(tok.Text)
-		*reads = append(*reads, tokenRead{at, end})
+		ends[tok.Attempt] += len(tok.Text)
+		*reads = append(*reads, tokenRead{at, ends[tok.Attempt], tok.Attempt})
 	}
 	if err := cmd.Wait(); err != nil {
 		return fmt.Errorf("node stream.js subscribe: %v: %s", err, agent.Clip(strings.TrimSpace(stderr.String()), 300))
@@ -326,9 +328,17 @@ func runOnce(ctx context.Context, c client.Client, queue, id string, stream bool
 	return nil
 }
 
-// pieceLatencies matches each emitted piece with the first read whose text
-// reaches the piece's end, and checks the reads add up to answer.
-func pieceLatencies(pieces, reads []tokenRead, answer string) ([]time.Duration, error) {
+// pieceLatencies matches each emitted piece with the first read of the
+// same attempt whose text reaches the piece's end, and checks the reads add
+// up to answer (a step retried under load streams again: the last
+// attempt's pieces are the ones timed).
+func pieceLatencies(pieces, all []tokenRead, answer string) ([]time.Duration, error) {
+	var reads []tokenRead
+	for _, r := range all {
+		if len(pieces) > 0 && r.attempt == pieces[0].attempt {
+			reads = append(reads, r)
+		}
+	}
 	if len(pieces) == 0 || pieces[len(pieces)-1].end != len(answer) {
 		return nil, fmt.Errorf("the model emitted %d pieces, not the whole answer of %d bytes", len(pieces), len(answer))
 	}
@@ -395,11 +405,12 @@ func (m *timedModel) Stream(ctx context.Context, req agent.ModelRequest, text fu
 	r.mu.Lock()
 	r.pieces = nil
 	r.mu.Unlock()
+	attempt := int(activity.GetInfo(ctx).Attempt)
 	end := 0
 	return m.Provider.(llm.Streamer).Stream(ctx, req, func(delta string) {
 		end += len(delta)
 		r.mu.Lock()
-		r.pieces = append(r.pieces, tokenRead{time.Now(), end})
+		r.pieces = append(r.pieces, tokenRead{time.Now(), end, attempt})
 		r.mu.Unlock()
 		text(delta)
 	})
