@@ -66,7 +66,8 @@ type Activities struct {
 	// records nothing.
 	Metrics *metrics.Recorder
 	// StreamEvery is how often a streaming model step sends the text it
-	// got to the run's stream (one signal each time). Default 0:
+	// got to the run's stream (one signal each time), after its first
+	// piece, which it sends at once. Default 0:
 	// streams.DefaultBatchInterval, 1 s.
 	StreamEvery time.Duration
 	// NoStream keeps model text off the run's stream, whatever the run

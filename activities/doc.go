@@ -54,8 +54,10 @@
 // Streaming: a CallModel whose input asks (StepInput.Stream) and whose
 // provider streams (llm.Streamer) publishes the model's text to its run's
 // stream while the model writes it (progress.Token, with the step and the
-// attempt), through a streams.Publisher that sends a batch about every
-// StreamEvery; the recorded reply says which attempt streamed
+// attempt), through a streams.Publisher: a turn's first piece at once, then
+// the pieces joined in one Token about every StreamEvery after the last (at
+// once when 4 KiB are waiting), the rest when the model is done; the
+// recorded reply says which attempt streamed
 // (agent.ModelReply.Streamed). The stream is for people watching: a piece
 // that cannot be published is logged and dropped, never failing the step;
 // NoStream (AGENTRUN_STREAM=off) turns it off on a worker.

@@ -16,20 +16,27 @@ import (
 	"github.com/agentrun/agentrun/streams"
 )
 
-// sendEvery is how soon the publisher sends a joined Token (and retries a
-// failed send).
+// sendEvery is how soon the publisher sends a joined Token after a burst
+// (and retries a failed send); a Token after a quiet spell goes at once
+// (SendFirstAtOnce).
 const sendEvery = 100 * time.Millisecond
+
+// joinLimit is the joined text that is published at once, without waiting
+// for StreamEvery: a burst of text is shown when it is that large.
+const joinLimit = 4 << 10
 
 // flushWait bounds how long a model step waits, after the reply, for its
 // last text to reach the run's stream.
 const flushWait = 5 * time.Second
 
 // streamModel runs a model step whose text goes to the run's stream while
-// the model writes it: the pieces are joined and published as one Token
-// about every StreamEvery (so a batch is one item, not one per piece). The
-// stream is for people watching: a text that cannot be published is logged
-// and dropped, and never fails the step. The recorded reply says which
-// attempt streamed.
+// the model writes it: the first piece is published at once, and the
+// pieces after it are joined and published as one Token about every
+// StreamEvery after the last (so a batch is one item, not one per piece),
+// or at once when the joined text reaches joinLimit: the first words at
+// once, then a steady flow. The stream is for people watching: a text that
+// cannot be published is logged and dropped, and never fails the step. The
+// recorded reply says which attempt streamed.
 func (a *Activities) streamModel(ctx context.Context, step agent.Step) (json.RawMessage, error) {
 	if _, ok := a.Exec.Model.(llm.Streamer); !ok || a.NoStream {
 		return a.Exec.Execute(ctx, step)
@@ -37,53 +44,22 @@ func (a *Activities) streamModel(ctx context.Context, step agent.Step) (json.Raw
 	info := activity.GetInfo(ctx)
 	every := cmp.Or(a.StreamEvery, streams.DefaultBatchInterval)
 	// The pieces wait here, joined; the publisher sends each joined Token
-	// within sendEvery.
-	pub, err := streams.NewActivityPublisher(ctx, streams.PublisherConfig{BatchInterval: sendEvery})
+	// at once (it follows a quiet spell), or within sendEvery.
+	pub, err := streams.NewActivityPublisher(ctx, streams.PublisherConfig{BatchInterval: sendEvery, SendFirstAtOnce: true})
 	if err != nil {
 		a.log(ctx).Warn("stream the model's text: no publisher; the reply is recorded all the same", "run_id", info.WorkflowExecution.ID, "step", step.Name, "error", err)
 		return a.Exec.Execute(ctx, step)
 	}
-	var (
-		mu     sync.Mutex
-		text   strings.Builder
-		failed bool
-	)
-	flush := func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if text.Len() == 0 {
-			return
-		}
-		perr := pub.Publish(progress.TopicTokens, progress.Token{Step: step.Name, Attempt: int(info.Attempt), Text: text.String()})
-		text.Reset()
+	failed := false
+	j := newJoiner(every, joinLimit, func(text string) {
+		perr := pub.Publish(progress.TopicTokens, progress.Token{Step: step.Name, Attempt: int(info.Attempt), Text: text})
 		if perr != nil && !failed {
 			failed = true
 			a.log(ctx).Warn("stream the model's text", "run_id", info.WorkflowExecution.ID, "step", step.Name, "error", perr)
 		}
-	}
-	stop := make(chan struct{})
-	ticking := make(chan struct{})
-	go func() {
-		defer close(ticking)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				flush()
-			}
-		}
-	}()
-	res, err := a.Exec.Stream(ctx, step, func(delta string) {
-		mu.Lock()
-		text.WriteString(delta)
-		mu.Unlock()
 	})
-	close(stop)
-	<-ticking
-	flush()
+	res, err := a.Exec.Stream(ctx, step, j.piece)
+	j.flush()
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushWait)
 	defer cancel()
 	if cerr := pub.Close(cctx); cerr != nil {
@@ -98,4 +74,66 @@ func (a *Activities) streamModel(ctx context.Context, step agent.Step) (json.Raw
 	}
 	reply.Streamed = int(info.Attempt)
 	return agent.EncodeModelReply(reply)
+}
+
+// joiner joins a model's pieces of text and hands them to publish: the
+// first at once, the ones after it joined, every after the last publish
+// (or at once when limit bytes are waiting). Its methods are safe for
+// concurrent use; publish is called with its lock held, one at a time.
+type joiner struct {
+	every   time.Duration
+	limit   int
+	publish func(text string)
+
+	mu    sync.Mutex
+	text  strings.Builder
+	last  time.Time   // when the last text was published; zero: none yet
+	timer *time.Timer // armed while joined text waits for its turn
+}
+
+func newJoiner(every time.Duration, limit int, publish func(string)) *joiner {
+	return &joiner{every: every, limit: limit, publish: publish}
+}
+
+// piece adds delta: published at once when it follows a quiet spell of
+// every (the first piece, too) or fills the limit, else at the next turn.
+func (j *joiner) piece(delta string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.text.WriteString(delta)
+	wait := j.every - time.Since(j.last)
+	switch {
+	case j.last.IsZero() || wait <= 0 || j.text.Len() >= j.limit:
+		j.flushLocked()
+	case j.timer == nil:
+		var t *time.Timer
+		t = time.AfterFunc(wait, func() {
+			j.mu.Lock()
+			defer j.mu.Unlock()
+			if j.timer == t { // not stopped by a flush since
+				j.flushLocked()
+			}
+		})
+		j.timer = t
+	}
+}
+
+// flush publishes what is waiting now (the model is done).
+func (j *joiner) flush() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.flushLocked()
+}
+
+func (j *joiner) flushLocked() {
+	if j.timer != nil {
+		j.timer.Stop()
+		j.timer = nil
+	}
+	if j.text.Len() == 0 {
+		return
+	}
+	j.publish(j.text.String())
+	j.text.Reset()
+	j.last = time.Now()
 }

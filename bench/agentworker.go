@@ -36,6 +36,9 @@ type agentOptions struct {
 	// tracer, when not nil, records the activities' spans (tracing on;
 	// the client then carries the tracing interceptors too).
 	tracer trace.Tracer
+	// model, when not nil, wraps the scripted model (the token latency
+	// section times its pieces).
+	model func(llm.Provider) llm.Provider
 }
 
 // This is the one place the bench builds AgentRun's worker, so that changes
@@ -55,10 +58,14 @@ func newAgentWorker(c client.Client, queue string, script llm.Script, dir string
 		return nil, nil, err
 	}
 	guard.Logger = logger
+	var model llm.Provider = llm.NewScripted(script)
+	if opts.model != nil {
+		model = opts.model(model)
+	}
 	w = worker.New(c, queue, worker.Options{})
 	w.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
 	w.RegisterActivity(&activities.Activities{
-		Exec:   &execute.Executor{Model: llm.NewScripted(script), Tools: set, Content: store},
+		Exec:   &execute.Executor{Model: model, Tools: set, Content: store},
 		Guard:  &journal.Guard{Store: guard},
 		Logger: logger,
 		Tracer: opts.tracer,

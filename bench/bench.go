@@ -206,6 +206,12 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 		return err
 	}
 
+	if err := section(fmt.Sprintf("token latency (%d streamed answers of %s, Go and TypeScript subscribers)", p.tokens.Runs, p.tokens.Delay), "token latency", func() ([]row, error) {
+		return tokenLatency(ctx, env, p.tokens)
+	}); err != nil {
+		return err
+	}
+
 	if err := section(fmt.Sprintf("guard journal on PostgreSQL (%d write steps each)", p.guard.Steps), "guard journal on PostgreSQL", func() ([]row, error) {
 		return guardLatency(ctx, env, p.guard)
 	}); err != nil {

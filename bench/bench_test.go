@@ -88,7 +88,15 @@ var (
 		"bytes of the publish signal events per streamed turn",
 		"history events per turn, streamed vs unstreamed",
 		"extra history events per streamed turn",
-		"publish signals per streamed turn vs the model's 3s",
+		"publish signals per streamed turn vs 1 (the first piece, sent at once) + the model's 3s",
+		// The token latency section's Go rows (the TypeScript ones need
+		// streams/testdata/ts's packages, which TestTokenLatencyQuick
+		// demands).
+		"first piece of an answer to the Go subscriber, p50",
+		"any piece to the Go subscriber, p99",
+		"any piece to the Go subscriber, p50",
+		"history bytes per streamed turn, unwatched, vs unstreamed",
+		"history bytes per streamed turn watched by a subscriber vs unstreamed",
 		"ms per write step (RunStep: step.started + step.completed), PostgreSQL vs FileStore",
 		"ms per Append of one step.completed record, PostgreSQL vs FileStore",
 		"ms from SIGKILL until lookup completes on the other worker (ActivityTaskCompleted), minus",

@@ -71,6 +71,20 @@
 //     turn, streamed against unstreamed, the extra bytes against the
 //     text's, and the publish signals per turn against the model's time
 //     over the batch interval (streams.DefaultBatchInterval).
+//   - Token latency: how soon a watcher sees a streamed answer. One answer
+//     of about 1.5 KB, written over 3 s in 3-word pieces, streamed by 10
+//     runs (-quick 2) watched by a Go subscriber (progress.Subscribe) and
+//     10 watched by a TypeScript one (node streams/testdata/ts/stream.js),
+//     one at a time, one subscriber a run; the scripted model is wrapped to
+//     record in the bench's process when it emits each piece (the payloads
+//     are the production ones) and waits until the subscriber read the
+//     run's first event. Each piece's latency runs to the read of the token
+//     that completes it: the first piece's p50 against 150 ms, any piece's
+//     p99 against 1.2 s; then as many runs streamed unwatched and
+//     unstreamed, all at once: history bytes per turn (readStreamHistory)
+//     against 1.5× unstreamed, and the watched runs' with their poll
+//     updates. Without node or the client's packages the TypeScript rows say
+//     "not measured".
 //   - Guard journal on PostgreSQL: RunStep of a write step (step.started,
 //     step.completed) and a plain Append of one record against
 //     postgres.DB.Guard() on a private PostgreSQL cluster (started through

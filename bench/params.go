@@ -10,6 +10,7 @@ type params struct {
 	journal journalParams
 	long    longParams
 	stream  streamParams
+	tokens  tokenParams
 	guard   guardParams
 	kill    killParams
 	settle  settleParams
@@ -31,6 +32,7 @@ func paramsFor(quick bool) params {
 			journal:      journalParams{Appends: 10, Small: 10, Large: 4000, Steps: 5},
 			long:         longParams{Turns: 30, ToolOutput: 4096},
 			stream:       streamParams{Turns: 2, Delay: 3 * time.Second},
+			tokens:       tokenParams{Runs: 2, Delay: 3 * time.Second},
 			guard:        guardParams{Steps: 10},
 			kill:         killParams{Trials: 1, Delay: 2 * time.Second},
 			settle:       settleParams{Trials: 1, ToolTimeout: 10 * time.Second},
@@ -48,6 +50,7 @@ func paramsFor(quick bool) params {
 		journal:      journalParams{Appends: 200, Small: 10, Large: 4000, Steps: 50},
 		long:         longParams{Turns: 1000, ToolOutput: 4096},
 		stream:       streamParams{Turns: 8, Delay: 3 * time.Second},
+		tokens:       tokenParams{Runs: 10, Delay: 3 * time.Second},
 		guard:        guardParams{Steps: 200},
 		kill:         killParams{Trials: 3, Delay: 2 * time.Second},
 		settle:       settleParams{Trials: 3, ToolTimeout: 10 * time.Second},

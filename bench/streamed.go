@@ -52,7 +52,8 @@ func answerFor(n int) string { return fmt.Sprintf("Answer %d. %s", n, answerText
 
 // streamedTurns runs the same scripted session twice at once on one
 // worker of the bench's dev server, streamed (Input.Stream: CallModel
-// publishes the text by signal, batched every streams.DefaultBatchInterval)
+// publishes the text by signal, the first piece at once and then batched
+// every streams.DefaultBatchInterval)
 // and not, and compares their histories from the first model step to the
 // end: bytes and events per turn, the publish signals, and the text they
 // carried.
@@ -109,7 +110,7 @@ func streamedTurns(ctx context.Context, env *benchEnv, p streamParams) ([]row, e
 	}
 	interval := streams.DefaultBatchInterval
 	sec := fmt.Sprintf("Streamed turns: a session of %d answers of about %d bytes, each written by the scripted model in %d-word pieces over %s, "+
-		"streamed to the run's stream (Input.Stream; CallModel publishes a batch by signal every %s) vs the same session unstreamed, both at once on one worker; "+
+		"streamed to the run's stream (Input.Stream; CallModel publishes the first piece at once, then a batch by signal every %s) vs the same session unstreamed, both at once on one worker; "+
 		"history from the first model step to the end (the section took %s)",
 		p.Turns, text/p.Turns, llm.StreamWords, p.Delay, interval, time.Since(began).Round(time.Second))
 	extraBytes := per(streamed.h.bytes - plain.h.bytes)
@@ -125,8 +126,8 @@ func streamedTurns(ctx context.Context, env *benchEnv, p streamParams) ([]row, e
 		{Section: sec, Figure: "history events per turn, streamed vs unstreamed", Measured: per(streamed.h.events), Baseline: per(plain.h.events)},
 		{Section: sec, Figure: fmt.Sprintf("extra history events per streamed turn (%.1f) vs publish signals per turn (each wakes a workflow task)", extraEvents),
 			Measured: extraEvents, Baseline: signals},
-		{Section: sec, Figure: fmt.Sprintf("publish signals per streamed turn vs the model's %s / the %s batch interval", p.Delay, interval),
-			Measured: signals, Baseline: float64(p.Delay) / float64(interval), Goal: 1.5, GoalNote: "batched, not a signal per piece"},
+		{Section: sec, Figure: fmt.Sprintf("publish signals per streamed turn vs 1 (the first piece, sent at once) + the model's %s / the %s batch interval", p.Delay, interval),
+			Measured: signals, Baseline: 1 + float64(p.Delay)/float64(interval), Goal: 1.5, GoalNote: "batched, not a signal per piece"},
 	}, nil
 }
 
@@ -137,6 +138,9 @@ type streamHistory struct {
 	// signals counts the publish signals, signalBytes their events' bytes,
 	// items the token items they carried.
 	signals, signalBytes, items int
+	// polls counts the subscribers' poll updates (accepted), pollBytes
+	// their accepted and completed events' bytes.
+	polls, pollBytes int
 }
 
 // session starts a session run (streamed or not) that answers its prompt
@@ -201,6 +205,7 @@ func awaitAnswer(ctx context.Context, c client.Client, id string, n int) error {
 func readStreamHistory(ctx context.Context, c client.Client, id string, turns int) (streamHistory, error) {
 	var h streamHistory
 	models, started := 0, false
+	polls := map[string]bool{} // the poll updates' ids
 	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		e, err := it.Next()
@@ -217,6 +222,14 @@ func readStreamHistory(ctx context.Context, c client.Client, id string, turns in
 		size := proto.Size(e)
 		h.bytes += size
 		h.events++
+		if a := e.GetWorkflowExecutionUpdateAcceptedEventAttributes(); a != nil && a.GetAcceptedRequest().GetInput().GetName() == streams.PollUpdate {
+			h.polls++
+			h.pollBytes += size
+			polls[a.GetAcceptedRequest().GetMeta().GetUpdateId()] = true
+		}
+		if a := e.GetWorkflowExecutionUpdateCompletedEventAttributes(); a != nil && polls[a.GetMeta().GetUpdateId()] {
+			h.pollBytes += size
+		}
 		if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.GetSignalName() == streams.PublishSignal {
 			h.signals++
 			h.signalBytes += size

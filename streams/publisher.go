@@ -26,6 +26,14 @@ type PublisherConfig struct {
 	WorkflowID string
 	// BatchInterval is how often buffered items are sent. Default 1 s.
 	BatchInterval time.Duration
+	// SendFirstAtOnce sends an item published after a quiet spell (no
+	// batch taken for a BatchInterval, or none yet: the publisher's first
+	// item) at once, rather than at the next tick; the items after it are
+	// batched as before, the next batch a BatchInterval after it. So a
+	// watcher gets the first words at once, then a steady flow, and a
+	// burst still costs one signal per interval. Default false: every item
+	// waits for the tick (or a full buffer).
+	SendFirstAtOnce bool
 	// MaxBatchItems sends the buffer at once when it holds this many items.
 	// Default 1,000.
 	MaxBatchItems int
@@ -121,11 +129,12 @@ type Publisher struct {
 	mu      sync.Mutex
 	buf     []PublishEntry
 	bufSize int
-	seq     int64 // last sequence confirmed
-	err     error // sticky: ErrWorkflowNotFound or a *FlushTimeoutError
+	seq     int64     // last sequence confirmed
+	taken   time.Time // when the buffer last became a batch (SendFirstAtOnce)
+	err     error     // sticky: ErrWorkflowNotFound or a *FlushTimeoutError
 	closed  bool
 
-	sendMu       sync.Mutex // one batch on the wire at a time; guards the pending fields
+	sendMu       sync.Mutex // one batch on the wire at a time; guards the pending fields (pending is set under mu too, for Publish)
 	pending      []PublishEntry
 	pendingSeq   int64
 	pendingSince time.Time
@@ -191,9 +200,12 @@ func (p *Publisher) Publish(topic string, value any) error {
 	if p.err != nil {
 		return p.err
 	}
+	// An item after a quiet spell leads: nothing waits before it, nor is
+	// a batch on the wire.
+	lead := p.cfg.SendFirstAtOnce && len(p.buf) == 0 && p.pending == nil && time.Since(p.taken) >= p.cfg.BatchInterval
 	p.buf = append(p.buf, PublishEntry{Topic: topic, Data: data})
 	p.bufSize += itemSize(data, topic)
-	if len(p.buf) >= p.cfg.MaxBatchItems || p.bufSize >= p.cfg.MaxBatchBytes {
+	if lead || len(p.buf) >= p.cfg.MaxBatchItems || p.bufSize >= p.cfg.MaxBatchBytes {
 		select {
 		case p.kick <- struct{}{}:
 		default:
@@ -283,7 +295,8 @@ func (p *Publisher) stopped() error {
 }
 
 // run sends the buffer every BatchInterval, or at once when Publish finds
-// it full; a failed batch is retried on the next tick.
+// it full or leading (SendFirstAtOnce), the next tick then a BatchInterval
+// after; a failed batch is retried on the next tick.
 func (p *Publisher) run() {
 	defer close(p.done)
 	t := time.NewTicker(p.cfg.BatchInterval)
@@ -302,6 +315,7 @@ func (p *Publisher) run() {
 			return
 		case <-t.C:
 		case <-p.kick:
+			t.Reset(p.cfg.BatchInterval)
 		}
 		_ = p.sendOnce(ctx) // errors stay pending for the next tick, or stick in p.err
 	}
@@ -321,6 +335,7 @@ func (p *Publisher) sendOnce(ctx context.Context) error {
 		p.pending, p.buf, p.bufSize = p.buf, nil, 0
 		p.pendingSeq = p.seq + 1
 		p.pendingSince = time.Now()
+		p.taken = p.pendingSince
 		p.mu.Unlock()
 	}
 	in := PublishInput{Items: p.pending, PublisherID: p.cfg.PublisherID, Sequence: p.pendingSeq}

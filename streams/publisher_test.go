@@ -122,6 +122,46 @@ func TestPublisherInterval(t *testing.T) {
 	testWait(t, "the interval's batch", func() bool { return len(c.batches()) == 1 })
 }
 
+// TestPublisherSendsFirstAtOnce: with SendFirstAtOnce and an hour's
+// interval, the first item is sent at once, alone; the ones after it wait
+// for the batch (here Flush, the tick being an hour away), together; and
+// without SendFirstAtOnce the first item waits too.
+func TestPublisherSendsFirstAtOnce(t *testing.T) {
+	t.Parallel()
+	c := &signalClient{}
+	p := newPublisher(t, c, streams.PublisherConfig{BatchInterval: time.Hour, SendFirstAtOnce: true})
+	defer p.Close(context.Background())
+	began := time.Now()
+	publish(t, p, "tokens", "first")
+	testWait(t, "the first item's signal", func() bool { return len(c.batches()) == 1 })
+	if took := time.Since(began); took > 2*time.Second {
+		t.Errorf("the first item took %s to be sent, want it at once", took)
+	}
+	publish(t, p, "tokens", "second", "third")
+	// The second item must wait for the batch: give a wrongly eager
+	// publisher time to send it.
+	time.Sleep(300 * time.Millisecond)
+	if n := len(c.batches()); n != 1 {
+		t.Fatalf("%d signals 300 ms after the second item, want 1: it must wait for the batch", n)
+	}
+	if err := p.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	b := c.batches()
+	if len(b) != 2 || !slices.Equal(values(t, b[0]), []string{"tokens=first"}) || !slices.Equal(values(t, b[1]), []string{"tokens=second", "tokens=third"}) {
+		t.Fatalf("signals %+v; want [first] at once, then [second third]", b)
+	}
+
+	lazy := &signalClient{}
+	q := newPublisher(t, lazy, streams.PublisherConfig{BatchInterval: time.Hour})
+	defer q.Close(context.Background())
+	publish(t, q, "tokens", "first")
+	time.Sleep(300 * time.Millisecond)
+	if n := len(lazy.batches()); n != 0 {
+		t.Errorf("%d signals without SendFirstAtOnce, want the first item to wait for the batch", n)
+	}
+}
+
 // TestPublisherResendsUnchanged: a failed signal (its outcome unknown) is
 // resent with the same items and sequence until it is accepted; the next
 // batch takes the next sequence.

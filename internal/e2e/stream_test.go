@@ -138,10 +138,11 @@ func streamOffset(t *testing.T, srv *testenv.Server, runID string) int64 {
 }
 
 // TestStreamResumeFromOffset: a session that answered (two model steps, a
-// lookup between, the answer's 10 words streamed at once, so joined into
-// one token) waits Idle with 9 items on its stream; a subscriber from
-// offset 0 reads all 9 in order, and a second one from offset 5 reads
-// exactly the last 4 of them: the same offsets and the same items.
+// lookup between, the answer's 10 words streamed at once: its first piece
+// published at once, the rest joined into a second token) waits Idle with
+// 10 items on its stream; a subscriber from offset 0 reads all 10 in
+// order, and a second one from offset 5 reads exactly the last 5 of them:
+// the same offsets and the same items.
 func TestStreamResumeFromOffset(t *testing.T) {
 	t.Parallel()
 	srv := testenv.DevServer(t)
@@ -153,21 +154,21 @@ func TestStreamResumeFromOffset(t *testing.T) {
 	defer func() { _ = srv.Client.TerminateWorkflow(context.Background(), run, "", "test over") }()
 	waitStatus(t, srv, run, "Idle", time.Minute)
 
-	const end, mid = 9, 5
+	const end, mid = 10, 5
 	if n := streamOffset(t, srv, run); n != end {
 		t.Fatalf("stream offset when Idle: %d, want %d", n, end)
 	}
 	all := follow(t, srv, run, 0, end).wait(t, 30*time.Second)
 	want := []string{"0 status Running", "1 step.started llm/1", "2 step.completed llm/1",
 		"3 step.started tool/1/0/lookup", "4 step.completed tool/1/0/lookup", "5 step.started llm/2",
-		"6 token llm/2#1 " + answer, "7 step.completed llm/2", "8 status Idle"}
+		"6 token llm/2#1 " + answer[:len("w01 w02 w03 ")], "7 token llm/2#1 " + answer[len("w01 w02 w03 "):], "8 step.completed llm/2", "9 status Idle"}
 	if got := lines(all); !reflect.DeepEqual(got, want) {
 		t.Fatalf("from 0:\n got %q\nwant %q", got, want)
 	}
-	if e := all[7].Event; e.Attempt != 1 || e.Kind != agent.KindModel {
+	if e := all[8].Event; e.Attempt != 1 || e.Kind != agent.KindModel {
 		t.Fatalf("llm/2's step.completed %+v, want the model step's attempt 1", e)
 	}
-	if e := all[8].Event; e.Preview != answer {
+	if e := all[9].Event; e.Preview != answer {
 		t.Fatalf("Idle event %+v, want the answer as its preview", e)
 	}
 	suffix := follow(t, srv, run, mid, end).wait(t, 30*time.Second)
@@ -198,8 +199,9 @@ func executions(t *testing.T, srv *testenv.Server, runID string) int {
 // answer that continues as new after every 2 steps runs in 4 executions;
 // one subscriber from offset 0 reads the whole stream across them: every
 // step's started and completed events in order, each once, offsets 0, 1,
-// 2, ... with no gap and no repeat, the answer's tokens, which add up to
-// the answer, and one status Running (not one per execution): 17 items.
+// 2, ... with no gap and no repeat, the answer's tokens (its first piece
+// at once, then the rest), which add up to the answer, and one status
+// Running (not one per execution): 18 items.
 func TestStreamAcrossContinueAsNew(t *testing.T) {
 	t.Parallel()
 	srv := testenv.DevServer(t)
@@ -249,7 +251,8 @@ func TestStreamAcrossContinueAsNew(t *testing.T) {
 		"1 step.started llm/1", "2 step.completed llm/1", "3 step.started tool/1/0/lookup", "4 step.completed tool/1/0/lookup",
 		"5 step.started llm/2", "6 step.completed llm/2", "7 step.started tool/2/0/lookup", "8 step.completed tool/2/0/lookup",
 		"9 step.started llm/3", "10 step.completed llm/3", "11 step.started tool/3/0/lookup", "12 step.completed tool/3/0/lookup",
-		"13 step.started llm/4", "14 token llm/4#1 " + answer, "15 step.completed llm/4", "16 status Completed"}
+		"13 step.started llm/4", "14 token llm/4#1 " + answer[:len("w01 w02 w03 ")], "15 token llm/4#1 " + answer[len("w01 w02 w03 "):],
+		"16 step.completed llm/4", "17 status Completed"}
 	if !reflect.DeepEqual(got, all) {
 		t.Fatalf("stream:\n got %q\nwant %q", got, all)
 	}
