@@ -1,7 +1,9 @@
 package workflows
 
 import (
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,5 +78,35 @@ func TestToolsOptions(t *testing.T) {
 	if o.ActivityID != "tools" || o.Summary != "tools · list" || o.StartToCloseTimeout != time.Minute || o.HeartbeatTimeout != HeartbeatTimeout ||
 		o.RetryPolicy == nil || o.RetryPolicy.MaximumAttempts != 10 || o.RetryPolicy.InitialInterval != 0 {
 		t.Fatalf("tools options %+v, retry %+v", o, o.RetryPolicy)
+	}
+}
+
+// TestStepInputRunKey: only a write's input names the run (its guard
+// record and idempotency key use it); a model step's and a read's carry no
+// run key, whose 60 bytes would be in every history event scheduling them.
+func TestStepInputRunKey(t *testing.T) {
+	t.Parallel()
+	const key = "0190c6f0-0000-7000-8000-000000000001"
+	call := &agent.ToolCall{ID: "c", Name: "lookup"}
+	for _, tc := range []struct {
+		step agent.Step
+		want string
+	}{
+		{agent.Step{Name: "llm/1", Kind: agent.KindModel, Model: &agent.ModelInput{}}, ""},
+		{agent.Step{Name: "tool/1/0/lookup", Kind: agent.KindRead, Call: call}, ""},
+		{agent.Step{Name: "tool/1/0/create_ticket", Kind: agent.KindWrite, Call: call}, key},
+		{agent.Step{Name: "tool/1/0/put", Kind: agent.KindWrite, Idempotent: true, Call: call}, key},
+	} {
+		in := stepInput(tc.step, key)
+		if in.RunKey != tc.want || in.Step.Name != tc.step.Name {
+			t.Errorf("%s: input %+v, want run key %q", tc.step.Name, in, tc.want)
+		}
+		b, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has := strings.Contains(string(b), `"run_key"`); has != (tc.want != "") {
+			t.Errorf("%s: encoded %s; run_key present %v, want %v", tc.step.Name, b, has, tc.want != "")
+		}
 	}
 }
