@@ -35,8 +35,9 @@ import (
 // so the call expires at the wait, with no timer). lean-step-results is
 // the hand example of internal/e2e's TestOperatorRoughEdgesOnDevServer
 // from the build whose model steps record no conversation while it stays
-// inline (the loop derives it) and whose model steps and reads carry no
-// run key; it replays on the builds before too. A change to the workflow
+// inline (the loop derives it), whose model steps and reads carry no run
+// key and whose retry policies list no error types; it replays on the
+// builds before too. A change to the workflow
 // that reorders its commands fails here.
 func TestReplay(t *testing.T) {
 	t.Parallel()
