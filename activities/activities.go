@@ -45,6 +45,8 @@ type StepInput struct {
 	Generation int `json:"generation,omitempty"`
 	// RunKey names the run in the guard journal: the workflow's first run
 	// id, so that a later run under the same workflow id starts afresh.
+	// Only writes carry it (histories recorded before that have it on every
+	// step; nothing else reads it).
 	RunKey string `json:"run_key,omitempty"`
 	// Stream asks a model step to publish its text to the run's stream
 	// while the model writes it (when the provider streams).

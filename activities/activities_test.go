@@ -1,9 +1,11 @@
 package activities_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -128,5 +130,38 @@ func TestWriteGuard(t *testing.T) {
 	}
 	if got := activities.GuardStep(activities.StepInput{Step: in.Step, Generation: 2, RunKey: "k"}); got != "k/tool/2/0/create_ticket#2" {
 		t.Fatalf("GuardStep = %s", got)
+	}
+}
+
+// failingModel fails every request with an error of one class.
+type failingModel struct{ class llm.Class }
+
+func (failingModel) Name() string { return "failing" }
+
+func (m failingModel) Complete(context.Context, agent.ModelRequest) (agent.ModelReply, error) {
+	return agent.ModelReply{}, &llm.Error{Class: m.class, Message: "no"}
+}
+
+// TestFinalFailuresAreNonRetryable: a model step failing with an error of
+// a final class (NonRetryableModelErrors) fails non-retryable, with the
+// class as its type, so that the server does not retry it though the
+// step's retry policy lists no error types (workflows.stepOptions); a
+// retryable class stays retryable. (Indeterminate: TestIndeterminate*.)
+func TestFinalFailuresAreNonRetryable(t *testing.T) {
+	t.Parallel()
+	classes := append([]string{string(llm.ClassRateLimit), string(llm.ClassServer)}, activities.NonRetryableModelErrors...)
+	for _, class := range classes {
+		var suite testsuite.WorkflowTestSuite
+		acts, _ := slowDemo(t, 0, 0)
+		acts.Exec.Model = failingModel{llm.Class(class)}
+		env := suite.NewTestActivityEnvironment()
+		env.RegisterActivity(acts)
+		in := activities.StepInput{Step: agent.Step{Name: "llm/1", Kind: agent.KindModel, Model: &agent.ModelInput{New: agent.UserMessages("hi")}}}
+		_, err := env.ExecuteActivity(acts.CallModel, in)
+		final := slices.Contains(activities.NonRetryableModelErrors, class)
+		var appErr *temporal.ApplicationError
+		if !errors.As(err, &appErr) || appErr.Type() != class || appErr.NonRetryable() != final {
+			t.Errorf("%s: CallModel = %v; want an error of type %s, non-retryable %v", class, err, class, final)
+		}
 	}
 }

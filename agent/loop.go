@@ -332,8 +332,9 @@ func (l Loop) next(cp Checkpoint, f *Facts, stop string) Decision {
 		if reply.Conversation != nil {
 			conv = *reply.Conversation
 		} else {
-			// Recorded before conversations were kept by reference: carry
-			// the messages inline.
+			// The conversation stayed inline (or the reply was recorded
+			// before conversations were kept by reference): the input's,
+			// with its new messages and the reply appended.
 			conv.Tail = append(append(append([]Message(nil), conv.Tail...), newMsgs...), reply.Message)
 		}
 		cp = Checkpoint{Turn: n + 1, Conversation: conv, Calls: calls}

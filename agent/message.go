@@ -138,9 +138,12 @@ type ModelReply struct {
 	Usage        Usage   `json:"usage"`
 	// Model names the provider and model that answered, e.g. "scripted".
 	Model string `json:"model,omitempty"`
-	// Conversation is the conversation after this reply: the step's input
-	// conversation, its new messages and the reply. Nil in replies recorded
-	// before conversations were kept by reference.
+	// Conversation is the conversation after this reply when the step put
+	// it in a new node of the store (a new Head). Nil when it stayed inline,
+	// and in replies recorded before conversations were kept by reference:
+	// it is then the step's input conversation with the step's new
+	// messages and the reply appended to its tail, which the loop derives.
+	// (Replies recorded before the tail was derived repeat it here.)
 	Conversation *Conversation `json:"conversation,omitempty"`
 	// Elided counts the oldest tool results left out of the request to fit
 	// the model's context budget (each replaced by a marker).

@@ -212,8 +212,9 @@ func stepOverhead(ctx context.Context, env *benchEnv, p stepParams) (stepResult,
 		}
 	}
 	runs := float64(len(agentRun.ids))
+	perAct := func(b int) float64 { return float64(b) / runs / float64(n) }
 	res.rows = append(res.rows, row{Section: sec, Figure: "history bytes per activity",
-		Measured: float64(aBytes) / runs / float64(n), Baseline: float64(bBytes) / runs / float64(n), Unit: "B"})
+		Measured: perAct(aBytes.total), Baseline: perAct(bBytes.total), Unit: "B", Goal: 1.5})
 	aCalls, bCalls := perActivity(agentRun.calls, runs*float64(n)), perActivity(bare.calls, runs*float64(n))
 	res.rows = append(res.rows, row{Section: sec, Figure: "worker RPCs per activity (polls included)",
 		Measured: sumCalls(aCalls), Baseline: sumCalls(bCalls)})
@@ -229,6 +230,11 @@ func stepOverhead(ctx context.Context, env *benchEnv, p stepParams) (stepResult,
 		"AgentRun spends %.2f ms per activity against the bare chain's %.2f ms. By phase of a step, its excess over the bare chain (medians): %s. Once per run: %s.",
 		ms(median(agentRun.times)), ms(median(bare.times)), orNone(strings.Join(parts, ", ")), strings.Join(perRun, ", ")))
 	res.findings = append(res.findings, "Worker RPCs per activity, AgentRun vs bare chain: "+compareCalls(aCalls, bCalls)+".")
+	var bytesBy []string
+	for _, part := range byteParts {
+		bytesBy = append(bytesBy, fmt.Sprintf("%s %.0f B vs %.0f B", part, perAct(aBytes.parts[part]), perAct(bBytes.parts[part])))
+	}
+	res.findings = append(res.findings, fmt.Sprintf("History bytes per activity, AgentRun vs bare chain, by part of the events (proto size): %s.", strings.Join(bytesBy, ", ")))
 	if hb := aCalls["RecordActivityTaskHeartbeat"] - bCalls["RecordActivityTaskHeartbeat"]; hb >= 0.5 {
 		res.findings = append(res.findings, fmt.Sprintf(
 			"AgentRun's activities send %.2f heartbeats per activity more than the bare chain's. The SDK sends an activity's first heartbeat "+
@@ -253,12 +259,49 @@ const (
 
 var phaseNames = []string{phaseActStart, phaseActRun, phaseToWFT, phaseWFTStart, phaseWFTRun, phaseToActivity, phaseCycle, phaseRunStart, phaseRunEnd}
 
+// Parts of a history's bytes (historyBytes.parts).
+const (
+	partInputs  = "activity inputs"
+	partResults = "activity results"
+	partSummary = "step summaries (user metadata)"
+	partRetry   = "retry policies"
+	partFraming = "the rest (ids, times, task queues, identities, timeouts, workflow tasks, the run's start and end)"
+)
+
+var byteParts = []string{partInputs, partResults, partSummary, partRetry, partFraming}
+
+// historyBytes is the size of histories: in all, and by part.
+type historyBytes struct {
+	total int
+	parts map[string]int
+}
+
+// add counts event e.
+func (h *historyBytes) add(e *historypb.HistoryEvent) {
+	size := proto.Size(e)
+	h.total += size
+	in, res := 0, 0
+	summary := proto.Size(e.GetUserMetadata())
+	retry := 0
+	if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
+		in, retry = proto.Size(a.GetInput()), proto.Size(a.GetRetryPolicy())
+	}
+	if a := e.GetActivityTaskCompletedEventAttributes(); a != nil {
+		res = proto.Size(a.GetResult())
+	}
+	h.parts[partInputs] += in
+	h.parts[partResults] += res
+	h.parts[partSummary] += summary
+	h.parts[partRetry] += retry
+	h.parts[partFraming] += size - in - res - summary - retry
+}
+
 // historyPhases returns the gaps of each phase over the histories of the
-// runs ids, and the histories' total size in bytes. Workflow task gaps
-// count only the tasks that follow an activity's completion.
-func historyPhases(ctx context.Context, c client.Client, ids []string) (map[string][]time.Duration, int, error) {
+// runs ids, and the histories' size. Workflow task gaps count only the
+// tasks that follow an activity's completion.
+func historyPhases(ctx context.Context, c client.Client, ids []string) (map[string][]time.Duration, historyBytes, error) {
 	gaps := map[string][]time.Duration{}
-	size := 0
+	size := historyBytes{parts: map[string]int{}}
 	for _, id := range ids {
 		var (
 			events                      []*historypb.HistoryEvent
@@ -273,10 +316,10 @@ func historyPhases(ctx context.Context, c client.Client, ids []string) (map[stri
 		for it.HasNext() {
 			e, err := it.Next()
 			if err != nil {
-				return nil, 0, fmt.Errorf("history of %s: %w", id, err)
+				return nil, size, fmt.Errorf("history of %s: %w", id, err)
 			}
 			events = append(events, e)
-			size += proto.Size(e)
+			size.add(e)
 		}
 		add := func(phase string, from, to time.Time) {
 			if !from.IsZero() {

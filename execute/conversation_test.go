@@ -435,3 +435,49 @@ func (b *byPrompt) Complete(ctx context.Context, req agent.ModelRequest) (agent.
 	}
 	return p.Complete(ctx, req)
 }
+
+// TestInlineTailNotRepeated runs a run of small tool results, whose
+// conversation stays inline for a few turns at a time: a reply whose step
+// kept the conversation inline records no conversation (the loop derives
+// it from the step's input: its conversation, its new messages and the
+// reply), so the reply is not recorded twice; a reply whose step put the
+// tail in a node records the new head and nothing inline. The model sees
+// the whole conversation at every turn either way.
+func TestInlineTailNotRepeated(t *testing.T) {
+	t.Parallel()
+	const turns, size = 12, 60
+	ctx := t.Context()
+	set := newSet(t, &docTool{name: "read", size: size})
+	script := reads(turns, "read", keyArgs("small"), "done")
+	model := record(llm.NewScripted(script))
+	e := &execute.Executor{Model: model, Tools: set, Content: content.NewMemStore()}
+	input := agent.UserMessages("read the small ones")
+	d := newDriver(set, "", turns+1, input)
+	if out := d.finish(t, ctx, e); out.Status != agent.StatusCompleted || out.Answer != "done" {
+		t.Fatalf("outcome %+v, want Completed with done", out)
+	}
+	inline, spilled := 0, 0
+	for n := 1; n <= turns+1; n++ {
+		raw := d.results[agent.ModelStep(n)]
+		reply := decodeReply(t, raw)
+		switch c := reply.Conversation; {
+		case c == nil:
+			inline++
+		case c.Head == "" || len(c.Tail) != 0:
+			t.Errorf("llm/%d: conversation %+v, want a new head and no tail", n, *c)
+		default:
+			spilled++
+		}
+		if k := strings.Count(string(raw), `"role":"assistant"`); k != 1 {
+			t.Errorf("llm/%d: the result holds %d assistant messages, want the reply once: %s", n, k, raw)
+		}
+	}
+	if inline == 0 || spilled == 0 {
+		t.Fatalf("%d replies inline, %d put in a node; want both kinds", inline, spilled)
+	}
+	result := func(_ string, a json.RawMessage) string { return doc(a, size) }
+	for k, req := range model.requests() {
+		sameMessages(t, fmt.Sprintf("request %d", k+1), req.Messages, conversation(t, input, script, k+1, result))
+	}
+	t.Logf("%d replies inline, %d put the tail in a node", inline, spilled)
+}

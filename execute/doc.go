@@ -25,7 +25,12 @@
 // so a node never changes and putting it again is harmless. A model step
 // appends its new messages and its reply to the inline tail, and puts the
 // tail as a new node when it outgrows TailLimit: the bytes written per turn
-// are the turn's own, never the conversation's prefix.
+// are the turn's own, never the conversation's prefix. Its reply records
+// the conversation only when it made a new node (the new head, nothing
+// inline); while the conversation stays inline the reply records none, and
+// the loop appends the step's new messages and the reply to the input's
+// tail itself (agent.Loop), so that a history does not hold each message
+// twice more.
 //
 // To build a request the executor walks the chain back from the head to
 // the newest node it has in its bounded cache (a warm worker reads only the

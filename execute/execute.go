@@ -215,7 +215,12 @@ func (e *Executor) callModel(ctx context.Context, step agent.Step, text func(str
 	if err != nil {
 		return agent.ModelReply{}, fmt.Errorf("step %s: keep the conversation: %w", step.Name, err)
 	}
-	reply.Conversation = &conv
+	if conv.Head != in.Conversation.Head {
+		reply.Conversation = &conv
+	}
+	// Otherwise the conversation stayed inline: it is the input's, its new
+	// messages and the reply, which the loop derives from the input it
+	// built (agent.Loop), so the result does not repeat them.
 	return reply, nil
 }
 

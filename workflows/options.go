@@ -45,12 +45,18 @@ const (
 )
 
 // retryPolicy is the policy of a step's activity: backoff from
-// retryInterval, at most attempts attempts, none after an error of one of
-// the types nonRetryable.
-func retryPolicy(attempts int32, nonRetryable []string) *temporal.RetryPolicy {
+// retryInterval, at most attempts attempts. It lists no non-retryable error
+// types: every failure a step must not retry (a model error of a final
+// class, activities.NonRetryableModelErrors; Indeterminate, GuardRefused,
+// AttemptRunning, FenceLost, Refused, ContentMissing) is made
+// non-retryable by the activity that returns it, in every build since the
+// first, and the server does not retry those whatever the policy says. A
+// list here would repeat that in every ActivityTaskScheduled event of the
+// run's history (histories before this build have it).
+func retryPolicy(attempts int32) *temporal.RetryPolicy {
 	return &temporal.RetryPolicy{
 		InitialInterval: retryInterval, BackoffCoefficient: retryBackoff, MaximumInterval: retryMaxInterval,
-		MaximumAttempts: attempts, NonRetryableErrorTypes: nonRetryable,
+		MaximumAttempts: attempts,
 	}
 }
 
@@ -78,8 +84,8 @@ func toolsOptions() workflow.ActivityOptions {
 // person asked for), which names its activity after the first. The
 // activity id is the step name (with "#gen"), which replay matches.
 //
-//	model                 model timeout + slack (at least StepTimeout), 10 attempts, model errors final
-//	read, idempotent      tool timeout + slack (else StepTimeout), 10 attempts, guard errors final
+//	model                 model timeout + slack (at least StepTimeout), 10 attempts
+//	read, idempotent      tool timeout + slack (else StepTimeout), 10 attempts
 //	write                 activities.WriteStartToClose of its timeout, 3 attempts (10 with a key),
 //	                      waits for cancellation
 func stepOptions(s agent.Step, cat activities.Catalog, gen int) workflow.ActivityOptions {
@@ -90,7 +96,7 @@ func stepOptions(s agent.Step, cat activities.Catalog, gen int) workflow.Activit
 	}
 	if s.Kind == agent.KindModel {
 		opts.Summary = s.Name + " · " + cat.Model
-		opts.RetryPolicy = retryPolicy(stepAttempts, activities.NonRetryableModelErrors)
+		opts.RetryPolicy = retryPolicy(stepAttempts)
 		// The model timeout bounds a request answered whole and caps a
 		// streamed answer (whose idle timeout is never longer).
 		if t := cat.ModelTimeout + timeoutSlack; t > opts.StartToCloseTimeout {
@@ -106,7 +112,7 @@ func stepOptions(s agent.Step, cat activities.Catalog, gen int) workflow.Activit
 			opts.StartToCloseTimeout = activities.WriteStartToClose(t)
 		}
 	}
-	opts.RetryPolicy = retryPolicy(stepAttempts, []string{activities.ErrTypeIndeterminate, activities.ErrTypeGuard})
+	opts.RetryPolicy = retryPolicy(stepAttempts)
 	if write {
 		if gen > 1 {
 			opts.ActivityID = s.Name + "#" + strconv.Itoa(gen)

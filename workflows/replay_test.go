@@ -32,8 +32,13 @@ import (
 // expiry-read-first-old-clock from the build before versionExpiryClock (its
 // clock starts at the wait after lookup: a 2s timer), and expiry-read-first
 // from this one (its version marker; the clock started at the model step,
-// so the call expires at the wait, with no timer). A change to the
-// workflow that reorders its commands fails here.
+// so the call expires at the wait, with no timer). lean-step-results is
+// the hand example of internal/e2e's TestOperatorRoughEdgesOnDevServer
+// from the build whose model steps record no conversation while it stays
+// inline (the loop derives it), whose model steps and reads carry no run
+// key and whose retry policies list no error types; it replays on the
+// builds before too. A change to the workflow
+// that reorders its commands fails here.
 func TestReplay(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("testdata/*.json")

@@ -19,7 +19,7 @@ import (
 // execute runs one step as an activity and records its result as a fact.
 func (r *execution) execute(s agent.Step) error {
 	r.waitBegan = time.Time{} // a step runs: no wait for a person
-	in := activities.StepInput{Step: s, RunKey: workflow.GetInfo(r.ctx).FirstRunID}
+	in := stepInput(s, workflow.GetInfo(r.ctx).FirstRunID)
 	if s.Kind == agent.KindWrite && !s.Idempotent {
 		r.turn.gen[s.Name]++
 		in.Generation = r.turn.gen[s.Name]
@@ -47,6 +47,18 @@ func (r *execution) execute(s agent.Step) error {
 	}
 	r.completed(s, in.Generation, res)
 	return nil
+}
+
+// stepInput is the activity input of step s of the run whose first run id
+// is runKey. Only a write carries the run key: its guard record and its
+// idempotency key name the run, and a model step or a read would carry it
+// unread in every history event that schedules it.
+func stepInput(s agent.Step, runKey string) activities.StepInput {
+	in := activities.StepInput{Step: s}
+	if s.Kind == agent.KindWrite {
+		in.RunKey = runKey
+	}
+	return in
 }
 
 // call runs the step's activity. When an earlier attempt of the write may

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	sdkpb "go.temporal.io/api/sdk/v1"
+)
+
+// TestStepOverheadAlone runs the step overhead section alone, as -quick
+// sizes it: every AgentRun run answers after its turns (the section
+// checks), the time per activity and the history bytes per activity are
+// measured on both sides, with their 1.10 and 1.5 goals, and the finding
+// splits the bytes by part.
+func TestStepOverheadAlone(t *testing.T) {
+	p := paramsFor(true).steps
+	res, err := stepOverhead(t.Context(), sectionEnv(t), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hist, time *row
+	for i, r := range res.rows {
+		switch r.Figure {
+		case "history bytes per activity":
+			hist = &res.rows[i]
+		case "ms per activity, AgentRun vs bare chain (median of rounds)":
+			time = &res.rows[i]
+		}
+	}
+	if hist == nil || time == nil {
+		t.Fatalf("rows %+v lack the time or the history bytes per activity", res.rows)
+	}
+	for _, r := range []*row{time, hist} {
+		if r.Missing != "" || r.Measured <= 0 || r.Baseline <= 0 {
+			t.Errorf("%s: measured %v, baseline %v (%s); want both measured", r.Figure, r.Measured, r.Baseline, r.Missing)
+		}
+	}
+	if time.Goal != 1.10 || hist.Goal != 1.5 {
+		t.Errorf("goals %v and %v, want 1.10 and 1.5", time.Goal, hist.Goal)
+	}
+	// An AgentRun step records its input and its result; a bare one
+	// neither: more bytes, never fewer.
+	if hist.Ratio() <= 1 {
+		t.Errorf("history bytes per activity %.0f vs the bare chain's %.0f; want more", hist.Measured, hist.Baseline)
+	}
+	var parts string
+	for _, f := range res.findings {
+		if strings.HasPrefix(f, "History bytes per activity, AgentRun vs bare chain, by part") {
+			parts = f
+		}
+	}
+	for _, part := range byteParts {
+		if !strings.Contains(parts, part+" ") {
+			t.Errorf("finding %q lacks the part %q", parts, part)
+		}
+	}
+	t.Logf("%s: %.0f B vs %.0f B (%.2fx)\n%s", hist.Figure, hist.Measured, hist.Baseline, hist.Ratio(), parts)
+}
+
+// TestHistoryBytesParts: the parts of a history's bytes add up to its size.
+func TestHistoryBytesParts(t *testing.T) {
+	t.Parallel()
+	h := historyBytes{parts: map[string]int{}}
+	for _, e := range sampleEvents() {
+		h.add(e)
+	}
+	sum := 0
+	for _, part := range byteParts {
+		sum += h.parts[part]
+	}
+	if sum != h.total || h.parts[partInputs] == 0 || h.parts[partResults] == 0 || h.parts[partSummary] == 0 || h.parts[partRetry] == 0 {
+		t.Fatalf("parts %v add up to %d of %d bytes; want every part counted and the sum the size", h.parts, sum, h.total)
+	}
+}
+
+// sampleEvents are an activity's scheduled event (input, summary, retry
+// policy) and its completed event (result).
+func sampleEvents() []*historypb.HistoryEvent {
+	payloads := func(data string) *commonpb.Payloads {
+		return &commonpb.Payloads{Payloads: []*commonpb.Payload{{Metadata: map[string][]byte{"encoding": []byte("json/plain")}, Data: []byte(data)}}}
+	}
+	return []*historypb.HistoryEvent{
+		{
+			EventId: 5, EventType: enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+			UserMetadata: &sdkpb.UserMetadata{Summary: &commonpb.Payload{Data: []byte(`"llm/1 · scripted"`)}},
+			Attributes: &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{
+				ActivityId: "llm/1", ActivityType: &commonpb.ActivityType{Name: "CallModel"},
+				Input:       payloads(`{"step":{"name":"llm/1"}}`),
+				RetryPolicy: &commonpb.RetryPolicy{MaximumAttempts: 10, NonRetryableErrorTypes: []string{"BadRequest"}},
+			}},
+		},
+		{
+			EventId: 7, EventType: enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+			Attributes: &historypb.HistoryEvent_ActivityTaskCompletedEventAttributes{ActivityTaskCompletedEventAttributes: &historypb.ActivityTaskCompletedEventAttributes{
+				Result: payloads(`{"message":{"role":"assistant"}}`), ScheduledEventId: 5, Identity: "1@host",
+			}},
+		},
+	}
+}
