@@ -68,8 +68,8 @@ type execution struct {
 	stepBegan     time.Time
 	// ran are the steps that completed last in this execution (at most
 	// recentSteps), so that a late notice of one is known for late.
-	ran []string
-	retries       workflow.ReceiveChannel
+	ran     []string
+	retries workflow.ReceiveChannel
 	// waitBegan is when the run began to wait for a person (zero while
 	// steps run), for the trace (trace.go).
 	waitBegan time.Time
