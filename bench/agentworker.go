@@ -101,3 +101,17 @@ func (r readNotes) Call(_ context.Context, args json.RawMessage) (agent.ToolResu
 	}
 	return agent.ToolResult{Content: b.String()[:r.size]}, nil
 }
+
+// startAgentWorker is newAgentWorker, started; stop stops the worker, then
+// closes its tools.
+func startAgentWorker(c client.Client, queue string, script llm.Script, dir string, store content.Store, logger *slog.Logger, opts agentOptions, extra ...tools.Tool) (stop func(), err error) {
+	w, closeTools, err := newAgentWorker(c, queue, script, dir, store, logger, opts, extra...)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Start(); err != nil {
+		_ = closeTools()
+		return nil, err
+	}
+	return func() { w.Stop(); _ = closeTools() }, nil
+}

@@ -52,15 +52,11 @@ func longRun(ctx context.Context, env *benchEnv, p longParams) ([]row, error) {
 	}
 	counted := &content.Counting{Store: store}
 	queue := "bench-long-" + runStamp()
-	w, closeTools, err := newAgentWorker(c, queue, script, env.subdir("long"), counted, env.logger, agentOptions{}, readNotes{size: p.ToolOutput})
+	stop, err := startAgentWorker(c, queue, script, env.subdir("long"), counted, env.logger, agentOptions{}, readNotes{size: p.ToolOutput})
 	if err != nil {
 		return nil, err
 	}
-	defer closeTools()
-	if err := w.Start(); err != nil {
-		return nil, err
-	}
-	defer w.Stop()
+	defer stop()
 
 	id := queue
 	in := workflows.Input{Messages: agent.UserMessages("Read all the support notes."), MaxTurns: p.Turns}

@@ -69,15 +69,11 @@ func streamedTurns(ctx context.Context, env *benchEnv, p streamParams) ([]row, e
 	}
 	defer c.Close()
 	queue := "bench-stream-" + runStamp()
-	w, closeTools, err := newAgentWorker(c, queue, script, env.subdir("stream"), nil, env.logger, agentOptions{})
+	stop, err := startAgentWorker(c, queue, script, env.subdir("stream"), nil, env.logger, agentOptions{})
 	if err != nil {
 		return nil, err
 	}
-	defer closeTools()
-	if err := w.Start(); err != nil {
-		return nil, err
-	}
-	defer w.Stop()
+	defer stop()
 
 	type result struct {
 		h   streamHistory

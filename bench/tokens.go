@@ -63,16 +63,12 @@ func tokenLatency(ctx context.Context, env *benchEnv, p tokenParams) ([]row, err
 	defer c.Close()
 	queue := "bench-tokens-" + runStamp()
 	timed := &timedModel{runs: map[string]*timedRun{}}
-	w, closeTools, err := newAgentWorker(c, queue, script, env.subdir("tokens"), nil, env.logger,
+	stop, err := startAgentWorker(c, queue, script, env.subdir("tokens"), nil, env.logger,
 		agentOptions{model: func(m llm.Provider) llm.Provider { timed.Provider = m; return timed }})
 	if err != nil {
 		return nil, err
 	}
-	defer closeTools()
-	if err := w.Start(); err != nil {
-		return nil, err
-	}
-	defer w.Stop()
+	defer stop()
 
 	node, tsDir, tsMissing := tsClient()
 	var goFirst, goAll, tsFirst, tsAll []time.Duration
