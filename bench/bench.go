@@ -14,6 +14,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -39,14 +40,19 @@ type config struct {
 	// removed at the end.
 	Dir string
 	// CPUProfile, when set, is where a CPU profile of the bench process
-	// (its workers) during the step overhead section goes. Default none.
+	// (its in-process workers and the driver) over the sections measured
+	// goes; with Only, of those sections alone. Default none.
 	CPUProfile string
-	// LongProfile, when set, is where a CPU profile of the bench process
-	// during the long run goes. Default none.
-	LongProfile string
+	// Only, when set, names the sections measured (sectionNames); a run of
+	// some sections prints its table and writes Out only when Out is set
+	// explicitly. Default: every section.
+	Only []string
 }
 
 func (c config) withDefaults() (config, error) {
+	if len(c.Only) > 0 {
+		c.Out = cmp.Or(c.Out, "-")
+	}
 	c.Out = cmp.Or(c.Out, "BENCHMARKS.md")
 	if c.CLI == "" {
 		cli, err := devserver.CLI()
@@ -138,137 +144,46 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	defer dev.Stop()
 	env.hostPort = dev.FrontendHostPort()
 
-	var rows []row
-	var findings []string
-	// section prints what it measures, measures it and adds its rows; its
-	// error is named by name.
-	section := func(what, name string, measure func() ([]row, error)) error {
-		fmt.Fprintf(progress, "bench: %s\n", what)
-		r, err := measure()
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+	var workerBin string
+	// needWorker builds the worker program once, for the sections that run
+	// worker processes.
+	needWorker := func() (string, error) {
+		if workerBin != "" {
+			return workerBin, nil
 		}
-		rows = append(rows, r...)
-		return nil
+		fmt.Fprintf(progress, "bench: building the worker program\n")
+		var err error
+		workerBin, err = buildWorker(ctx, env.subdir("bin"))
+		return workerBin, err
 	}
-	fmt.Fprintf(progress, "bench: step overhead (%d turns, %d rounds each)\n", p.steps.Turns, p.steps.Rounds)
 	stopProfile, err := startProfile(cfg.CPUProfile)
 	if err != nil {
 		return err
 	}
-	steps, err := stepOverhead(ctx, env, p.steps)
+	defer stopProfile()
+	var rows []row
+	var findings []string
+	for _, s := range sections(ctx, env, cfg, p, needWorker) {
+		if !cfg.runs(s.name) {
+			continue
+		}
+		fmt.Fprintf(progress, "bench: %s\n", s.what)
+		r, f, err := s.measure()
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		rows, findings = append(rows, r...), append(findings, f...)
+	}
+
 	stopProfile()
-	if err != nil {
-		return fmt.Errorf("step overhead: %w", err)
-	}
-	rows, findings = append(rows, steps.rows...), append(findings, steps.findings...)
-
-	fmt.Fprintf(progress, "bench: step overhead on a real cluster (%d turns, %d rounds each)\n", p.steps.Turns, p.steps.Rounds)
-	csteps, err := clusterStepOverhead(ctx, env, cfg.CLI, p.steps)
-	if err != nil {
-		return fmt.Errorf("step overhead on the cluster: %w", err)
-	}
-	rows, findings = append(rows, csteps.rows...), append(findings, csteps.findings...)
-
-	if err := section(fmt.Sprintf("encryption (%d turns, %d rounds each)", p.encrypt.Turns, p.encrypt.Rounds), "encryption", func() ([]row, error) {
-		return encryption(ctx, env, p.encrypt)
-	}); err != nil {
-		return err
-	}
-
-	if err := section(fmt.Sprintf("tracing (%d turns, %d rounds each)", p.trace.Turns, p.trace.Rounds), "tracing", func() ([]row, error) {
-		return tracingOverhead(ctx, env, p.trace)
-	}); err != nil {
-		return err
-	}
-
-	if err := section(fmt.Sprintf("local journal (%d appends each)", p.journal.Appends), "local journal", func() ([]row, error) {
-		return localJournal(ctx, env, p.journal)
-	}); err != nil {
-		return err
-	}
-
-	fmt.Fprintf(progress, "bench: long run (%d turns)\n", p.long.Turns)
-	stopProfile, err = startProfile(cfg.LongProfile)
-	if err != nil {
-		return err
-	}
-	lrows, err := longRun(ctx, env, p.long)
-	stopProfile()
-	if err != nil {
-		return fmt.Errorf("long run: %w", err)
-	}
-	rows = append(rows, lrows...)
-
-	if err := section(fmt.Sprintf("streamed turns (%d turns of %s, streamed and not)", p.stream.Turns, p.stream.Delay), "streamed turns", func() ([]row, error) {
-		return streamedTurns(ctx, env, p.stream)
-	}); err != nil {
-		return err
-	}
-
-	if err := section(fmt.Sprintf("token latency (%d streamed answers of %s, Go and TypeScript subscribers)", p.tokens.Runs, p.tokens.Delay), "token latency", func() ([]row, error) {
-		return tokenLatency(ctx, env, p.tokens)
-	}); err != nil {
-		return err
-	}
-
-	if err := section(fmt.Sprintf("guard journal on PostgreSQL (%d write steps each)", p.guard.Steps), "guard journal on PostgreSQL", func() ([]row, error) {
-		return guardLatency(ctx, env, p.guard)
-	}); err != nil {
-		return err
-	}
-
-	fmt.Fprintf(progress, "bench: building the worker program\n")
-	workerBin, err := buildWorker(ctx, env.subdir("bin"))
-	if err != nil {
-		return err
-	}
-	if err := section(fmt.Sprintf("kill → resume (%d trials)", p.kill.Trials), "kill → resume", func() ([]row, error) {
-		return killResume(ctx, env, workerBin, p.kill)
-	}); err != nil {
-		return err
-	}
-
-	if err := section(fmt.Sprintf("kill → settled, probe-only write (%d trials)", p.settle.Trials), "kill → settled", func() ([]row, error) {
-		return killSettled(ctx, env, workerBin, p.settle)
-	}); err != nil {
-		return err
-	}
-
-	if err := section(fmt.Sprintf("parked approvals (%d runs)", p.parked.Runs), "parked approvals", func() ([]row, error) {
-		return parkedApprovals(ctx, env, workerBin, p.parked)
-	}); err != nil {
-		return err
-	}
-
-	fmt.Fprintf(progress, "bench: approval under load (%d runs each, one batch signal)\n", p.batch.Runs)
-	brows, err := approvalBatch(ctx, env, p.batch)
-	if err != nil {
-		return fmt.Errorf("approval under load: %w", err)
-	}
-	rows = append(rows, brows...)
-
-	fmt.Fprintf(progress, "bench: parked runs at fleet scale (%d runs each, one batch signal)\n", p.fleet.Runs)
-	frows, err := approvalBatch(ctx, env, p.fleet)
-	if err != nil {
-		return fmt.Errorf("parked runs at fleet scale: %w", err)
-	}
-	rows = append(rows, frows...)
-
-	// Last: its runs' activity timers (workflows.StepTimeout) fire after
-	// the bench, not during another section.
-	fmt.Fprintf(progress, "bench: saturation (%d runs of %d turns each, %d rounds)\n", p.satur.Runs, p.satur.Turns, p.satur.Rounds)
-	satrows, err := saturation(ctx, env, p.satur)
-	if err != nil {
-		return fmt.Errorf("saturation: %w", err)
-	}
-	rows = append(rows, satrows...)
-
 	m.LoadEnd = loadAverage()
 	var b bytes.Buffer
 	writeReport(&b, cfg, m, serverVersion(cfg.CLI), rows, findings, time.Since(began))
 	if _, err := stdout.Write(b.Bytes()); err != nil {
 		return err
+	}
+	if cfg.Out == "-" {
+		return nil
 	}
 	old, err := os.ReadFile(cfg.Out)
 	if err != nil && !os.IsNotExist(err) {
@@ -349,10 +264,10 @@ func startProfile(path string) (func(), error) {
 		f.Close()
 		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
-	return func() {
+	return sync.OnceFunc(func() {
 		pprof.StopCPUProfile()
 		f.Close()
-	}, nil
+	}), nil
 }
 
 // median returns the median of ds (the upper one of an even count), 0 for

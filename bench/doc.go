@@ -175,8 +175,10 @@
 //
 // Flags: -quick (a smoke run of a few seconds; bench_test.go runs it),
 // -out FILE, -dir DIR (where journals and fsync probes go; default a
-// temporary folder), -cpuprofile FILE (the workers' CPU during the step
-// overhead section, for go tool pprof).
+// temporary folder), -only NAME,... (measure these sections alone and print
+// their table; BENCHMARKS.md is written only by a full run or an explicit
+// -out), -cpuprofile FILE (the in-process workers' and the driver's CPU
+// over the sections measured, for go tool pprof).
 //
 // newAgentWorker is the one place that builds AgentRun's worker: adapt it
 // when the workflow or activities APIs change.

@@ -7,16 +7,22 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 )
 
 func main() {
 	var cfg config
 	flag.BoolVar(&cfg.Quick, "quick", false, "a short smoke run: few turns, rounds and appends")
-	flag.StringVar(&cfg.Out, "out", "BENCHMARKS.md", "the Markdown file the table is written to (replaced, keeping make chaos's crash campaign section)")
+	flag.StringVar(&cfg.Out, "out", "", "the Markdown file the table is written to (replaced, keeping make chaos's crash campaign section); - for none (default BENCHMARKS.md, or none with -only)")
 	flag.StringVar(&cfg.Dir, "dir", "", "folder for the journals and fsync probes (default: a temporary folder)")
-	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the step overhead section to this file")
-	flag.StringVar(&cfg.LongProfile, "longprofile", "", "write a CPU profile of the long run to this file")
+	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the bench process over the sections measured to this file")
+	only := flag.String("only", "", "measure only these sections, comma-separated: "+strings.Join(sectionNames(), ", "))
 	flag.Parse()
+	var err error
+	if cfg.Only, err = parseOnly(*only); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := run(ctx, cfg, os.Stdout, os.Stderr); err != nil {

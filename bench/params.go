@@ -46,7 +46,7 @@ func paramsFor(quick bool) params {
 		}
 	}
 	return params{
-		steps:        stepParams{Turns: 25, Rounds: 30},
+		steps:        stepParams{Turns: 25, Rounds: 50},
 		journal:      journalParams{Appends: 200, Small: 10, Large: 4000, Steps: 50},
 		long:         longParams{Turns: 1000, ToolOutput: 4096},
 		stream:       streamParams{Turns: 8, Delay: 3 * time.Second},
