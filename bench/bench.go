@@ -134,15 +134,21 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(progress, "bench: starting a dev server (%s)\n", cfg.CLI)
-	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	dev, err := devserver.Start(startCtx, cfg.CLI, progress)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("%w: %v", errDevServer, err)
+	// Each section gets a dev server of its own: one section's histories
+	// would slow the next one's, and its activities' timers (a step's
+	// start-to-close timer fires minutes after the step, also once it has
+	// completed) would fire in the middle of it.
+	fresh := func(name string) (stop func(), err error) {
+		fmt.Fprintf(progress, "bench: starting a dev server for %s (%s)\n", name, cfg.CLI)
+		startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		dev, err := devserver.Start(startCtx, cfg.CLI, progress)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", errDevServer, err)
+		}
+		env.hostPort = dev.FrontendHostPort()
+		return func() { _ = dev.Stop() }, nil
 	}
-	defer dev.Stop()
-	env.hostPort = dev.FrontendHostPort()
 
 	var workerBin string
 	// needWorker builds the worker program once, for the sections that run
@@ -167,8 +173,13 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 		if !cfg.runs(s.name) {
 			continue
 		}
+		stopDev, err := fresh(s.name)
+		if err != nil {
+			return err
+		}
 		fmt.Fprintf(progress, "bench: %s\n", s.what)
 		r, f, err := s.measure()
+		stopDev()
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
@@ -216,7 +227,7 @@ func writeReport(w io.Writer, cfg config, m machine, server string, rows []row, 
 	}
 	fmt.Fprintf(w, "# agentrun benchmarks\n\n")
 	fmt.Fprintf(w, "Written by `make bench` (`go run ./bench`), %s, which overwrites this file. "+
-		"The bench starts its own Temporal dev server (%s; in memory, headless, with agentrun's search attributes and %s) "+
+		"The bench starts a Temporal dev server of its own for each section (%s; in memory, headless, with agentrun's search attributes and %s), so that no section's histories and leftover activity timers slow the next, "+
 		"and runs its workers in its own process, except where a section says it runs worker processes (cmd worker, built by the bench). Every figure is measured side by side with its baseline in the same run "+
 		"(runs alternate, appends interleave); ratio = measured / baseline, and the goal applies to the ratio. "+
 		"Times are medians. A missed goal is marked ✗; the bench measures and exits 0 anyway.\n\n",

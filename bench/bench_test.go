@@ -57,6 +57,9 @@ var (
 		"median gap run started → first activity scheduled",
 		"median gap last activity completed → run completed",
 		"history bytes per activity",
+		"ms per activity, a bare chain carrying AgentRun's bytes",
+		"ms per activity, that chain with AgentRun's",
+		"ms per activity, AgentRun vs that chain",
 		"worker RPCs per activity",
 		"ms per activity, encrypted vs plain",
 		"history bytes per turn, encrypted vs plain",
@@ -325,4 +328,26 @@ func sectionEnv(t *testing.T) *benchEnv {
 	t.Cleanup(func() { _ = dev.Stop() })
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	return &benchEnv{hostPort: dev.FrontendHostPort(), dir: t.TempDir(), logger: logger, sdkLog: tlog.NewStructuredLogger(logger)}
+}
+
+// TestOnlyNamesSections: -only takes the sections' names, and an unknown
+// one is an error naming the valid ones.
+func TestOnlyNamesSections(t *testing.T) {
+	got, err := parseOnly("saturation, tokens")
+	if err != nil || strings.Join(got, ",") != "saturation,tokens" {
+		t.Fatalf("parseOnly: %v, %v; want [saturation tokens]", got, err)
+	}
+	if c := (config{Only: got}); !c.runs("tokens") || c.runs("steps") {
+		t.Error("a config with -only saturation,tokens runs the wrong sections")
+	}
+	if !(config{}).runs("steps") {
+		t.Error("a config without -only does not run every section")
+	}
+	_, err = parseOnly("saturation,nope")
+	if err == nil || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), "valid: steps, cluster,") {
+		t.Fatalf("parseOnly(nope): %v; want an error naming nope and the valid sections", err)
+	}
+	if c, _ := (config{Only: got, CLI: "x"}).withDefaults(); c.Out != "-" {
+		t.Errorf("with -only, Out defaults to %q; want - (BENCHMARKS.md untouched)", c.Out)
+	}
 }
