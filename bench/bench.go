@@ -207,17 +207,24 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	return nil
 }
 
-// campaignHeading heads the section make chaos keeps at the end of the
-// same file.
-const campaignHeading = "\n## Crash campaign\n"
+// keptHeadings head the sections after the bench's table that it keeps:
+// the analysis a person writes of a full run (it names the run it
+// analyses) and make chaos's crash campaign.
+var keptHeadings = []string{"\n## Where the time goes\n", "\n## Crash campaign\n"}
 
-// othersSections returns what another tool wrote at the end of an existing
-// report (make chaos's crash campaign section), which the bench keeps.
+// othersSections returns the kept sections at the end of an existing
+// report: from the first kept heading on.
 func othersSections(old []byte) []byte {
-	if i := bytes.Index(old, []byte(campaignHeading)); i >= 0 {
-		return old[i:]
+	first := -1
+	for _, h := range keptHeadings {
+		if i := bytes.Index(old, []byte(h)); i >= 0 && (first < 0 || i < first) {
+			first = i
+		}
 	}
-	return nil
+	if first < 0 {
+		return nil
+	}
+	return old[first:]
 }
 
 func writeReport(w io.Writer, cfg config, m machine, server string, rows []row, findings []string, took time.Duration) {

@@ -351,3 +351,20 @@ func TestOnlyNamesSections(t *testing.T) {
 		t.Errorf("with -only, Out defaults to %q; want - (BENCHMARKS.md untouched)", c.Out)
 	}
 }
+
+// TestKeptSections: the bench keeps the analysis and the crash campaign
+// that follow its table, from the first of them on, and nothing else.
+func TestKeptSections(t *testing.T) {
+	const analysis = "\n## Where the time goes\n\nof the run of today\n"
+	const campaign = "\n## Crash campaign\n\nthe campaign\n"
+	for _, tc := range []struct{ old, want string }{
+		{"# bench\n| a |\n" + analysis + campaign, analysis + campaign},
+		{"# bench\n| a |\n" + campaign, campaign},
+		{"# bench\n| a |\n" + analysis, analysis},
+		{"# bench\n| a |\n", ""},
+	} {
+		if got := string(othersSections([]byte(tc.old))); got != tc.want {
+			t.Errorf("othersSections(%q) = %q; want %q", tc.old, got, tc.want)
+		}
+	}
+}

@@ -1,10 +1,13 @@
 // Command bench measures agentrun's costs against baselines measured in the
 // same run, and writes one Markdown table, with the machine it ran on, to
-// BENCHMARKS.md (replaced, except make chaos's "## Crash campaign" section
-// at its end, which is kept) and to stdout. Run it with `make bench` or
-// `go run ./bench` from the module root.
+// BENCHMARKS.md (replaced, except the sections after the table that it
+// keeps: "## Where the time goes", the analysis a person writes of a full
+// run, and make chaos's "## Crash campaign") and to stdout. Run it with
+// `make bench` or `go run ./bench` from the module root.
 //
-// It starts its own Temporal dev server from the pinned CLI
+// It starts a Temporal dev server of its own for each section (so that one
+// section's histories and leftover activity timers do not slow the next)
+// from the pinned CLI
 // ($AGENTRUN_TEMPORAL_CLI or bin/temporal; internal/testkit/devserver: in memory,
 // headless, agentrun's search attributes, and the dynamic config every dev
 // server of the project runs with), and runs its workers in its own
