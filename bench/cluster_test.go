@@ -31,8 +31,8 @@ func TestClusterStepOverheadAlone(t *testing.T) {
 			t.Errorf("%s: measured %v, baseline %v; want both measured, under %q", r.Figure, r.Measured, r.Baseline, clusterPrefix)
 		}
 	}
-	if res.rows[0].Goal != 1.10 {
-		t.Errorf("the first row's goal is %v, want the step overhead's 1.10", res.rows[0].Goal)
+	if res.rows[0].Goal != 1.05 {
+		t.Errorf("the first row's goal is %v, want the step overhead's 1.05", res.rows[0].Goal)
 	}
 	if len(res.findings) != 1 || !strings.HasPrefix(res.findings[0], "On the real cluster, AgentRun spends ") {
 		t.Errorf("findings %q; want one, on the cluster's ms per activity", res.findings)

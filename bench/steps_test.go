@@ -13,7 +13,7 @@ import (
 // TestStepOverheadAlone runs the step overhead section alone, as -quick
 // sizes it: every AgentRun run answers after its turns (the section
 // checks), the time per activity and the history bytes per activity are
-// measured on both sides, with their 1.10 and 1.5 goals, and the finding
+// measured on both sides, with their 1.05 and 1.5 goals, and the finding
 // splits the bytes by part.
 func TestStepOverheadAlone(t *testing.T) {
 	p := paramsFor(true).steps
