@@ -27,15 +27,7 @@ type pairSide struct {
 // env's folder name, playing script with the content store s.store and
 // the read tool readNotes of size bytes; stop stops it and its tools.
 func startSide(env *benchEnv, s *pairSide, dir string, script llm.Script, opts agentOptions, size int) (stop func(), err error) {
-	w, closeTools, err := newAgentWorker(s.client, s.queue, script, dir, s.store, env.logger, opts, readNotes{size: size})
-	if err != nil {
-		return nil, err
-	}
-	if err := w.Start(); err != nil {
-		_ = closeTools()
-		return nil, err
-	}
-	return func() { w.Stop(); _ = closeTools() }, nil
+	return startAgentWorker(s.client, s.queue, script, dir, s.store, env.logger, opts, readNotes{size: size})
 }
 
 // runPaired runs in on both sides rounds+1 times, the first a warm-up
