@@ -34,6 +34,12 @@ type Config struct {
 	// Tools overrides, by tool name, how a tool is classified, gated and
 	// bounded. Every name must be a tool that is offered. Default none.
 	Tools map[string]Override
+	// Agents declares agent tools by name: a call runs a child run
+	// (agents.go). Default none.
+	Agents map[string]Agent
+	// AgentDepth is how deeply agent tools may nest ("agent_depth").
+	// Default 0: DefaultAgentDepth.
+	AgentDepth int
 	// ApprovalTimeout is how long a call of a tool without its own
 	// approval_timeout may wait for approval before it is denied as
 	// expired. It is not read from the file: AGENTRUN_APPROVAL_TIMEOUT.
@@ -130,7 +136,7 @@ func (c Config) validate() error {
 			}
 		}
 	}
-	return nil
+	return c.validateAgents()
 }
 
 // LoadConfig reads and checks a tools configuration file (JSON). Every
@@ -154,7 +160,7 @@ func LoadConfig(path string) (Config, error) {
 
 // The fields of each object of the file, in the order the docs give them.
 var (
-	topFields      = []string{"demo", "servers", "tools"}
+	topFields      = []string{"demo", "servers", "tools", "agents", "agent_depth"}
 	serverFields   = []string{"name", "command", "args", "env", "url", "headers"}
 	overrideFields = []string{"kind", "approval", "idempotent", "timeout", "approval_timeout", "idempotency_key", "probe"}
 	probeFields    = []string{"tool", "args", "found", "not_found"}
@@ -200,6 +206,14 @@ func parseConfig(path string, b []byte) (Config, error) {
 					return c, err
 				}
 				c.Servers = append(c.Servers, s)
+			}
+		case "agents":
+			if c.Agents, err = parseAgents(c, m.val); err != nil {
+				return c, err
+			}
+		case "agent_depth":
+			if json.Unmarshal(m.val, &c.AgentDepth) != nil {
+				return c, c.fail("agent_depth", "%s is not a whole number; want the most levels agent tools may nest (default %d)", short(m.val), DefaultAgentDepth)
 			}
 		case "tools":
 			ts, err := object(c, "tools", m.val, nil)

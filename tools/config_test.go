@@ -26,7 +26,7 @@ func TestLoadConfigErrors(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, body, want string }{
 		{"unknown top-level field", `{"servers": [], "tool": {}}`,
-			`top level: unknown field "tool"; valid fields: demo, servers, tools`},
+			`top level: unknown field "tool"; valid fields: demo, servers, tools, agents, agent_depth`},
 		{"unknown server field", `{"servers": [{"name": "m", "comand": "x"}]}`,
 			`servers[0]: unknown field "comand"; valid fields: name, command, args, env, url, headers`},
 		{"unknown override field", `{"tools": {"lookup": {"timeout": "1s", "retries": 3}}}`,

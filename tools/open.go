@@ -86,6 +86,13 @@ func Open(ctx context.Context, cfg Config, demo DemoConfig) (*Set, error) {
 			return fail(cfg.fail(fmt.Sprintf("tools[%q]", name), "no demo tool that is on or server offers a tool named %q; the tools offered are: %s", name, strings.Join(names, ", ")))
 		}
 	}
+	var offered []string
+	for _, t := range ts {
+		offered = append(offered, t.Spec().Name)
+	}
+	if err := cfg.checkAgentTools(offered, from); err != nil {
+		return fail(err)
+	}
 	for i, t := range ts {
 		o, ok := cfg.Tools[t.Spec().Name]
 		if cfg.ApprovalTimeout > 0 && o.ApprovalTimeout == 0 {
