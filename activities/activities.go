@@ -51,6 +51,9 @@ type StepInput struct {
 	// Stream asks a model step to publish its text to the run's stream
 	// while the model writes it (when the provider streams).
 	Stream bool `json:"stream,omitempty"`
+	// Agent is the agent tool whose child run the step belongs to: the
+	// step runs with that agent's model and tools. "" for a top-level run.
+	Agent string `json:"agent,omitempty"`
 }
 
 // Activities are the activities of AgentRun, with their dependencies.

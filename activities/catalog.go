@@ -35,6 +35,11 @@ type Catalog struct {
 	// (AGENTRUN_FAIL_ON_EMPTY_ANSWER on the worker that listed the tools);
 	// recorded once, like FailOnCut. False in runs recorded before it was.
 	FailOnEmpty bool `json:"fail_on_empty,omitempty"`
+	// Agent is the agent tool a child run runs ("" for a top-level run),
+	// System its system prompt, from the tools file of the worker that
+	// listed the tools (ListAgentTools).
+	Agent  string `json:"agent,omitempty"`
+	System string `json:"system,omitempty"`
 }
 
 // ListTools returns the model's name and the tools on offer, and keeps

@@ -34,6 +34,10 @@ func (a *Activities) CallModel(ctx context.Context, in StepInput) (json.RawMessa
 	if in.Step.Kind != agent.KindModel || in.Step.Model == nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("step %s is not a model step", in.Step.Name), "BadStep", nil)
 	}
+	a, err := a.forAgent(in.Agent, in.Step.Name)
+	if err != nil {
+		return nil, err
+	}
 	if err := a.checkModel(in.Step); err != nil {
 		return nil, err
 	}

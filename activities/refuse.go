@@ -35,6 +35,9 @@ func (a *Activities) checkTool(s agent.Step) error {
 		return refused("step %s calls tool %q, which this worker does not offer; it offers %s", s.Name, name, a.offered())
 	}
 	spec := t.Spec()
+	if spec.Agent {
+		return refused("step %s calls agent tool %q as a tool; an agent tool runs as a child run of its engine", s.Name, name)
+	}
 	gate := agent.GateWrites{}.Decide(spec, *s.Call)
 	switch {
 	case s.Kind != agent.KindRead && s.Kind != agent.KindWrite:

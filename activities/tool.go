@@ -64,6 +64,10 @@ func (a *Activities) CallTool(ctx context.Context, in StepInput) (json.RawMessag
 	if in.Step.Call == nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("step %s is not a tool step", in.Step.Name), "BadStep", nil)
 	}
+	a, err := a.forAgent(in.Agent, in.Step.Name)
+	if err != nil {
+		return nil, err
+	}
 	// The worker's own tools decide what a step may do, before anything
 	// is read, recorded or run. A refused attempt counts as failed.
 	if err := a.checkTool(in.Step); err != nil {

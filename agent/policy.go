@@ -30,6 +30,10 @@ type ToolSpec struct {
 	// Probe is a write's check of the world, asked when a call was
 	// interrupted. Default nil: none.
 	Probe *Probe `json:"probe,omitempty"`
+	// Agent marks an agent tool: a call runs another agent as a child run
+	// (its Kind is KindRead: the child guards its own writes, and running
+	// the step again attaches to the same child).
+	Agent bool `json:"agent,omitempty"`
 }
 
 // Per-tool approval overrides.

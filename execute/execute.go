@@ -22,7 +22,10 @@ import (
 // engine's guard turns it into Indeterminate).
 type Executor struct {
 	Model llm.Provider
-	Tools *tools.Set
+	// Models holds the models of the agent tools that name their own, by
+	// agent name (BuildModels); an agent that names none uses Model.
+	Models map[string]llm.Provider
+	Tools  *tools.Set
 	// Content keeps large values and conversations. Required.
 	Content content.Store
 	// ContextBudget bounds the estimated tokens of a model request (about
@@ -47,6 +50,9 @@ type Executor struct {
 
 	once  sync.Once
 	cache *cache
+
+	agentMu sync.Mutex
+	agents  map[string]*Executor // the executors of child runs, by agent (Agent)
 
 	keyMu    sync.Mutex
 	keySet   *tools.Set // the set toolsKey is the key of

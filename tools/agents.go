@@ -1,8 +1,11 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -44,6 +47,10 @@ var DefaultAgentParameters = json.RawMessage(`{"type":"object","properties":{"ta
 // DefaultAgentDepth is how deeply agent tools may nest by default: a run
 // that calls an agent is depth 1, an agent that calls another is 2.
 const DefaultAgentDepth = 3
+
+// agentName is what an agent's name may be: a tool name every provider
+// takes, and part of its child runs' ids.
+var agentName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 var agentFields = []string{"description", "parameters", "model", "system", "tools", "approval"}
 
@@ -109,8 +116,8 @@ func (c Config) validateAgents() error {
 	for _, name := range sortedKeys(c.Agents) {
 		a, f := c.Agents[name], fmt.Sprintf("agents[%q]", name)
 		switch {
-		case strings.TrimSpace(name) == "":
-			return c.fail(f, "empty agent name; want the name the calling model uses, such as \"researcher\"")
+		case !agentName.MatchString(name):
+			return c.fail(f, "%q is not an agent name; want 1 to 64 letters, digits, '_' or '-' (the calling model's tool name, such as \"researcher\")", name)
 		case strings.TrimSpace(a.Description) == "":
 			return c.fail(f+".description", "missing; want a sentence telling the calling model what the agent does")
 		}
@@ -206,4 +213,70 @@ func orNoneList(names []string) string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
+}
+
+// agentTool is an agent tool in a Set: the calling model sees its spec;
+// engines run its calls as child runs, never through Call.
+type agentTool struct{ spec agent.ToolSpec }
+
+func newAgentTool(a Agent) *agentTool {
+	params := a.Parameters
+	if params == nil {
+		params = DefaultAgentParameters
+	}
+	return &agentTool{spec: agent.ToolSpec{Name: a.Name, Description: a.Description, Schema: params, Kind: agent.KindRead, Agent: true}}
+}
+
+func (t *agentTool) Spec() agent.ToolSpec { return t.spec }
+
+func (t *agentTool) Call(context.Context, json.RawMessage) (agent.ToolResult, error) {
+	return agent.ToolResult{}, fmt.Errorf("%w: %q", ErrAgentCall, t.spec.Name)
+}
+
+// ErrAgentCall is the error of calling an agent tool through Set.Call: an
+// engine runs the call as a child run.
+var ErrAgentCall = errors.New("an agent tool runs as a child run, not through Call")
+
+// Agents returns the agent tools the set was opened with, by name.
+func (s *Set) Agents() map[string]Agent { return s.agents }
+
+// Agent returns the tools of a run of the named agent: the tools it names,
+// the same as in s (an agent tool among them stays an agent tool), each with
+// the agent's approval override applied. It shares s's tools: closing it
+// closes nothing.
+func (s *Set) Agent(name string) (*Set, error) {
+	a, ok := s.agents[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown agent %q; the agents are: %s", name, orNoneList(sortedKeys(s.agents)))
+	}
+	sub := &Set{agents: s.agents}
+	for _, n := range a.Tools {
+		i := s.index(n)
+		if i < 0 {
+			return nil, fmt.Errorf("agent %q: unknown tool %q", name, n) // Open checked the names
+		}
+		t := s.tools[i]
+		if v, ok := a.Approval[n]; ok {
+			if at, isAgent := t.(*agentTool); isAgent {
+				spec := at.spec
+				spec.Approval = v
+				t = &agentTool{spec: spec}
+			} else {
+				t = Apply(t, Override{Approval: v})
+			}
+		}
+		sub.tools = append(sub.tools, t)
+		sub.timeouts = append(sub.timeouts, s.timeouts[i])
+	}
+	return sub, nil
+}
+
+// AgentModels returns the model each agent tool names (llm.ModelFormat),
+// by agent name; "" for an agent that uses the worker's model.
+func (s *Set) AgentModels() map[string]string {
+	out := make(map[string]string, len(s.agents))
+	for name, a := range s.agents {
+		out[name] = a.Model
+	}
+	return out
 }

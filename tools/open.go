@@ -102,6 +102,9 @@ func Open(ctx context.Context, cfg Config, demo DemoConfig) (*Set, error) {
 			ts[i] = Apply(t, o)
 		}
 	}
+	for _, name := range sortedKeys(cfg.Agents) {
+		ts = append(ts, newAgentTool(cfg.Agents[name]))
+	}
 	ts, err := settleRules(ts, func(name string) string { return cfg.file() + ": " + fmt.Sprintf("tools[%q]", name) })
 	if err != nil {
 		return fail(err)
@@ -111,5 +114,6 @@ func Open(ctx context.Context, cfg Config, demo DemoConfig) (*Set, error) {
 		return fail(fmt.Errorf("%s: %w", cfg.file(), err)) // unreachable: names were checked above
 	}
 	set.closers = closers
+	set.agents = cfg.Agents
 	return set, nil
 }

@@ -42,7 +42,7 @@ func checkProbe(p agent.Probe) error {
 func settleRules(ts []Tool, field func(name string) string) ([]Tool, error) {
 	var reads []string
 	for _, t := range ts {
-		if t.Spec().Kind == agent.KindRead {
+		if t.Spec().Kind == agent.KindRead && !t.Spec().Agent {
 			reads = append(reads, t.Spec().Name)
 		}
 	}

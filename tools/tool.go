@@ -54,6 +54,8 @@ func (e *TimeoutError) Unwrap() error { return e.Err }
 type Set struct {
 	tools    []Tool
 	timeouts []time.Duration
+	// agents are the agent tools the set was opened with (agents.go).
+	agents map[string]Agent
 
 	mu      sync.Mutex
 	closers []io.Closer // the MCP clients behind the tools; nil after Close

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -156,7 +157,12 @@ func (s Settings) Executor(ctx context.Context) (*execute.Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &execute.Executor{Model: model, Tools: set, Content: store, ContextBudget: s.ContextBudget, ModelTimeout: s.ModelTimeout, FailOnCut: s.FailOnCut, FailOnEmpty: s.FailOnEmpty,
+	models, err := execute.BuildModels(set.AgentModels(), s.ModelOptions())
+	if err != nil {
+		_ = set.Close()
+		return nil, config.Errorf("%s: %w", cmp.Or(s.Tools.Path, "AGENTRUN_TOOLS"), err)
+	}
+	return &execute.Executor{Model: model, Models: models, Tools: set, Content: store, ContextBudget: s.ContextBudget, ModelTimeout: s.ModelTimeout, FailOnCut: s.FailOnCut, FailOnEmpty: s.FailOnEmpty,
 		Test: execute.Test{HoldBefore: s.Test.HoldBefore, HoldAfter: s.Test.HoldAfter, HoldFor: s.Test.HoldFor}}, nil
 }
 

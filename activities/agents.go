@@ -1,0 +1,43 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Child runs: the activities of a run of an agent tool use that agent's
+// executor (execute.Executor.Agent): its model and its tools.
+
+// forAgent returns the activities of a run of the named agent ("" for a
+// top-level run: a itself). An agent this worker does not have refuses the
+// step.
+func (a *Activities) forAgent(name, step string) (*Activities, error) {
+	if name == "" {
+		return a, nil
+	}
+	ex, err := a.Exec.Agent(name)
+	if err != nil {
+		return nil, refused("step %s belongs to a run of agent %q: %v", step, name, err)
+	}
+	sub := *a
+	sub.Exec = ex
+	return &sub, nil
+}
+
+// ListAgentTools is ListTools for a child run of the named agent tool: its
+// model, its tools (with the agent's approval overrides) and its system
+// prompt, all from this worker's own tools file.
+func (a *Activities) ListAgentTools(ctx context.Context, name string) (Catalog, error) {
+	sub, err := a.forAgent(name, "tools")
+	if err != nil {
+		return Catalog{}, err
+	}
+	var c Catalog
+	_, err = sub.heartbeating(ctx, "tools", func(ctx context.Context) (json.RawMessage, error) {
+		var err error
+		c, err = sub.listTools(ctx)
+		return nil, err
+	})
+	c.Agent, c.System = name, a.Exec.Tools.Agents()[name].System
+	return c, err
+}
