@@ -51,6 +51,10 @@ type Event struct {
 	Attempt int `json:"attempt,omitempty"`
 	// Settled says how an interrupted write was settled (step.completed).
 	Settled *agent.Settled `json:"settled,omitempty"`
+	// Child is the run id of the child run a step started (step.started
+	// of an agent tool's call), or, on an event a subscriber of the whole
+	// tree relays from a child run, the child's run id.
+	Child string `json:"child,omitempty"`
 }
 
 // Token is one item of TopicTokens: a piece of a model step's text, from
@@ -61,4 +65,7 @@ type Token struct {
 	Step    string `json:"step"`
 	Attempt int    `json:"attempt"`
 	Text    string `json:"text"`
+	// Child is set on a token a subscriber of the whole tree relays from
+	// a child run: the child's run id.
+	Child string `json:"child,omitempty"`
 }

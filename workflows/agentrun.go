@@ -73,6 +73,12 @@ type execution struct {
 	// waitBegan is when the run began to wait for a person (zero while
 	// steps run), for the trace (trace.go).
 	waitBegan time.Time
+	// delegating is the child run a step runs now (child.go), nil when
+	// none; children takes the reports of it (SignalChild); reported is
+	// the last report this run, a child, sent its parent.
+	delegating *delegation
+	children   workflow.ReceiveChannel
+	reported   string
 }
 
 // turn is where the loop stands: the current turn, and what is known

@@ -79,6 +79,14 @@ func details(namespace, runID string, s *State) string {
 			fmt.Fprintf(&b, "> %s\n", line)
 		}
 	}
+	if c := s.Child; c != nil && c.waits() {
+		var chain []string
+		for at := c; at != nil; at = at.Child {
+			chain = append(chain, fmt.Sprintf("%s (run %s)", code(at.Agent), code(at.Run)))
+		}
+		fmt.Fprintf(&b, "Waits for its agent %s, from step %s: what follows is where that run stands. The commands below reach it through this run; %s shows it.\n\n",
+			strings.Join(chain, " → "), code(c.Step), code("reconcile show "+shell.Quote(c.Deepest().Run)))
+	}
 	switch s.Status {
 	case agent.StatusAwaitingApproval:
 		fmt.Fprintf(&b, "**Awaiting approval** of %s.\n", plural(len(s.Pending), "tool call"))
@@ -108,8 +116,9 @@ func details(namespace, runID string, s *State) string {
 			cmd(operator.SignalReconcile, operator.DonePayload(s.Indeterminate, "RESULT")), cmd(operator.SignalReconcile, operator.RetryPayload(s.Indeterminate)))
 	case agent.StatusBudgetExceeded:
 		fmt.Fprintf(&b, "**Budget exceeded**: %s. The run waits until its limits are raised.\n\n", text(s.Reason))
-		fmt.Fprintf(&b, "Used: %s, %d tokens. Limits: %d model calls, %s.\n", plural(s.Turns, "model call"), s.Usage.Total(), s.Budget.MaxTurns, tokenLimit(s.Budget.MaxTokens))
-		fmt.Fprintf(&b, "\nRaise them (each above what is used; 0 keeps a limit):\n\n%s", cmd(operator.SignalBudget, operator.RaiseHint(s.Budget, s.Turns, s.Usage)))
+		turns, used := s.Used()
+		fmt.Fprintf(&b, "Used: %s, %d tokens. Limits: %d model calls, %s.\n", plural(turns, "model call"), used.Total(), s.Budget.MaxTurns, tokenLimit(s.Budget.MaxTokens))
+		fmt.Fprintf(&b, "\nRaise them (each above what is used; 0 keeps a limit):\n\n%s", cmd(operator.SignalBudget, operator.RaiseHint(s.Budget, turns, used)))
 	case agent.StatusCompleted:
 		fmt.Fprintf(&b, "**Completed** after %s.\n\n", plural(s.StepCount, "step"))
 		quote(s.Answer)

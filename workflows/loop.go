@@ -17,7 +17,7 @@ func (r *execution) steps() *ending {
 			return end(r.cancelled())
 		}
 		seen := r.inputs.changes
-		d := r.budget.Limit(r.loop.Next(r.turn.cp, r.turn.facts), r.state.Usage)
+		d := r.budget.LimitTree(r.loop.Next(r.turn.cp, r.turn.facts), r.state.Delegated, r.state.Usage, r.isAgent)
 		r.advance(d.Checkpoint)
 		var e *ending
 		if d.Step != nil {
@@ -101,7 +101,7 @@ func (r *execution) continueAsNew() error {
 		drainSignals(workflow.GetSignalChannel(r.ctx, name), func(raw converter.RawValue) { r.operate(name, raw) })
 	}
 	next := Input{MaxTurns: r.budget.MaxTurns, MaxTokens: r.budget.MaxTokens, ContinueAfter: r.in.ContinueAfter,
-		Session: r.in.Session, SessionIdle: r.in.SessionIdle, Stream: r.in.Stream, Continued: r.checkpoint()}
+		Session: r.in.Session, SessionIdle: r.in.SessionIdle, Stream: r.in.Stream, Agent: r.in.Agent, Continued: r.checkpoint()}
 	st := r.stream.State()
 	next.Continued.Stream = &st
 	next.Continued.LastStatus = r.lastStatus

@@ -72,6 +72,7 @@ func (r *execution) setHandlers() error {
 			return err
 		}
 	}
+	r.children = workflow.GetSignalChannelWithOptions(r.ctx, SignalChild, workflow.SignalChannelOptions{Description: "sent by the run's child run with where it stands; shown, never acted on"})
 	r.retries = workflow.GetSignalChannelWithOptions(r.ctx, activities.RetrySignal, workflow.SignalChannelOptions{Description: "sent by a step's own activity while the server retries it; shown, never acted on"})
 	workflow.Go(r.ctx, func(ctx workflow.Context) { r.takeSignals(ctx, names, chans) })
 	return nil
@@ -94,10 +95,11 @@ func (r *execution) takeSignals(ctx workflow.Context, names []string, chans []wo
 	for {
 		_ = workflow.Await(dctx, func() bool {
 			unknown := w.found() // first: it is current after every wait
-			return unknown || r.stream.Pending() || r.retries.Len() > 0 || slices.ContainsFunc(chans, func(ch workflow.ReceiveChannel) bool { return ch.Len() > 0 })
+			return unknown || r.stream.Pending() || r.retries.Len() > 0 || r.children.Len() > 0 || slices.ContainsFunc(chans, func(ch workflow.ReceiveChannel) bool { return ch.Len() > 0 })
 		})
 		r.stream.Receive()
 		drainSignals(r.retries, r.retrying)
+		drainSignals(r.children, r.childReport)
 		if len(w.unknown) > 0 {
 			r.rejectUnknown(ctx, w.unknown)
 		}
@@ -221,13 +223,21 @@ func (r *execution) validate(name string, raw converter.RawValue) (operator.Sign
 	if err != nil {
 		return sig, err
 	}
+	if c := r.forwardTo(sig); c != nil {
+		return sig, operator.Check(sig, r.childStand(c))
+	}
 	return sig, operator.Check(sig, r.stand())
 }
 
 // stand is where the run stands, for operator.Check.
 func (r *execution) stand() operator.Stand {
 	s := operator.Stand{RunID: r.id, Status: r.state.Status, Outcome: r.outcome, Facts: r.turn.facts,
-		Budget: r.budget, Turns: r.turn.cp.Turn, Usage: r.state.Usage, FirstExecution: workflow.GetInfo(r.ctx).FirstRunID}
+		Budget: r.budget, Turns: r.turnsUsed(), Usage: r.state.Usage, FirstExecution: workflow.GetInfo(r.ctx).FirstRunID}
+	if c := r.state.Child; c != nil && r.delegating != nil {
+		// A raise must leave the running child room above what it used.
+		s.Turns += c.Turns
+		s.Usage = s.Usage.Add(c.Usage)
+	}
 	if f := r.state.Fence; f != nil {
 		s.Holder, s.Now = &operator.Holder{Step: f.Step, Attempt: f.Attempt, Until: f.Until}, workflow.Now(r.ctx)
 	}
@@ -238,6 +248,11 @@ func (r *execution) stand() operator.Stand {
 // main loop.
 func (r *execution) apply(sig operator.Signal) {
 	r.state.RejectStreak = 0
+	if c := r.forwardTo(sig); c != nil {
+		r.forward(sig, c)
+		r.inputs.changes++
+		return
+	}
 	ops := operator.Target{Facts: r.turn.facts, Budget: r.budget, Turn: r.turn.cp.Turn, Models: r.turn.models}
 	at := ops.Apply(sig)
 	switch sig.Name {
@@ -247,6 +262,7 @@ func (r *execution) apply(sig operator.Signal) {
 	case operator.SignalBudget:
 		r.budget = ops.Budget
 		r.state.Budget = r.budget.WithDefaults()
+		r.shareBudget()
 	case operator.SignalReconcile:
 		if sig.Outcome == operator.OutcomeDone {
 			r.record(StepRecord{Name: sig.Step, Kind: agent.KindWrite, Generation: r.turn.gen[sig.Step], Reconciled: true, Preview: agent.Clip(sig.Result, agent.PreviewLen)})

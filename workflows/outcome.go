@@ -65,7 +65,7 @@ func (r *execution) answered(o *agent.Outcome, seen int) *ending {
 	}
 	r.publish()
 	r.finishHandlers(true)
-	return end(Result{Answer: o.Answer, Usage: r.state.Usage, Steps: r.state.StepCount, CutOff: o.CutOff, Empty: o.Empty}, nil)
+	return end(Result{Answer: o.Answer, Usage: r.state.Usage, Steps: r.state.StepCount, CutOff: o.CutOff, Empty: o.Empty, Turns: r.turnsUsed()}, nil)
 }
 
 // wait blocks until an operator input changed the run or, while calls with
@@ -149,7 +149,8 @@ func (r *execution) fail(reason string) (Result, error) {
 	r.state.Pending, r.state.Indeterminate = nil, ""
 	r.publish()
 	r.finishHandlers(true)
-	return Result{}, temporal.NewNonRetryableApplicationError(reason, ErrTypeFailed, nil)
+	// What it used goes with the failure: a parent run counts it.
+	return Result{}, temporal.NewNonRetryableApplicationError(reason, ErrTypeFailed, nil, Result{Usage: r.state.Usage, Steps: r.state.StepCount, Turns: r.turnsUsed()})
 }
 
 // cancelled ends the run as Cancelled: the operator cancelled the

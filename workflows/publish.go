@@ -23,11 +23,17 @@ func (r *execution) publish() {
 	case agent.StatusIndeterminate:
 		step = StepKey.ValueSet(r.state.Indeterminate)
 	}
+	if c := r.state.Child; c != nil && c.waits() {
+		// The wait is a child run's: the value names it ("MARKER in run
+		// CHILD"), which also keeps a query for the marker to the child.
+		step = StepKey.ValueSet(ChildStepAttr(r.state, c.Deepest().Run))
+	}
 	if err := workflow.UpsertTypedSearchAttributes(r.ctx, StatusKey.ValueSet(string(r.state.Status)), step); err != nil {
 		workflow.GetLogger(r.ctx).Warn("upsert search attributes", "error", err)
 	}
 	r.showDetails()
 	r.statusEvent()
+	r.report()
 }
 
 // StepAttr is the AgentRunStep value for pending markers: the markers

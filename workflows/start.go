@@ -48,19 +48,32 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 	if forged {
 		return r, end(r.fail(ForgedContinued))
 	}
+	if in.Agent != "" && workflow.GetInfo(ctx).ParentWorkflowExecution == nil {
+		return r, end(r.fail(ForgedAgent))
+	}
 	if reason := r.checkInput(); reason != "" {
 		return r, end(r.fail(reason))
 	}
 	r.publish()
 	if in.Continued == nil {
-		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, toolsOptions()), a.ListTools).Get(ctx, &r.cat); err != nil {
+		var list workflow.Future
+		if in.Agent == "" {
+			list = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, toolsOptions()), a.ListTools)
+		} else {
+			list = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, toolsOptions()), a.ListAgentTools, in.Agent)
+		}
+		if err := list.Get(ctx, &r.cat); err != nil {
 			if ctx.Err() != nil {
 				return r, end(r.cancelled())
 			}
 			return r, end(r.fail("list tools: " + err.Error()))
 		}
 		r.state.Model = r.cat.Model
-		r.turn.cp = agent.Start(in.Messages)
+		msgs := in.Messages
+		if in.Agent != "" {
+			msgs = agent.ChildInput(r.cat.System, msgs[0])
+		}
+		r.turn.cp = agent.Start(msgs)
 	}
 	r.loop = agent.Loop{Tools: r.cat.Tools, ToolsKey: r.cat.ToolsKey, FailOnCut: r.cat.FailOnCut, FailOnEmpty: r.cat.FailOnEmpty}
 	return r, nil

@@ -18,8 +18,12 @@ import (
 
 // execute runs one step as an activity and records its result as a fact.
 func (r *execution) execute(s agent.Step) error {
+	if s.Call != nil && r.isAgent(s.Call.Name) {
+		return r.delegate(s)
+	}
 	r.waitBegan = time.Time{} // a step runs: no wait for a person
 	in := stepInput(s, workflow.GetInfo(r.ctx).FirstRunID)
+	in.Agent = r.cat.Agent
 	if s.Kind == agent.KindWrite && !s.Idempotent {
 		r.turn.gen[s.Name]++
 		in.Generation = r.turn.gen[s.Name]

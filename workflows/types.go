@@ -75,7 +75,17 @@ type Input struct {
 	// (ContinuedExecutionRunID); a start input that sets it fails the run
 	// with ForgedContinued, having run nothing.
 	Continued *Continued `json:"continued,omitempty"`
+	// Agent is set on a child run: the agent tool it runs (its model,
+	// tools and system prompt come from the worker's tools file). It is
+	// honoured only when the server says the run has a parent; a start
+	// input that sets it fails the run with ForgedAgent.
+	Agent string `json:"agent,omitempty"`
 }
+
+// ForgedAgent is the reason a run fails whose start input sets agent
+// without being a child run: an agent's tools and approvals are for the
+// calls of the run that delegates to it.
+const ForgedAgent = "the input sets agent, which only a run's call of an agent tool may set (this run has no parent run): start the run without agent, and let a run call the agent tool"
 
 // ForgedContinued is the reason a run fails whose start input sets
 // continued: the field is only for the run's own continue-as-new.
@@ -115,6 +125,9 @@ type Result struct {
 	CutOff bool `json:"cut_off,omitempty"`
 	// Empty is set when the answer has no text: the model returned nothing.
 	Empty bool `json:"empty,omitempty"`
+	// Turns counts the model calls the run made, its child runs'
+	// included: what a parent counts against its budget.
+	Turns int `json:"turns,omitempty"`
 }
 
 // Rejected is an operator input the run refused.
@@ -265,6 +278,12 @@ type State struct {
 	// InFlight names the write that was running when the run was
 	// cancelled: it may have taken effect.
 	InFlight string `json:"in_flight,omitempty"`
+	// Child is the child run a step runs now, as it last reported, while
+	// it runs: Status, Pending and Indeterminate are then its own.
+	Child *Child `json:"child,omitempty"`
+	// Delegated counts the model calls of the run's finished child runs;
+	// their tokens are in Usage.
+	Delegated int `json:"delegated,omitempty"`
 	// Settled are the newest writes (at most MaxSettled) that were
 	// interrupted and settled without a person, oldest first.
 	Settled []SettledStep `json:"settled,omitempty"`

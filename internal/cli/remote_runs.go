@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -85,7 +86,8 @@ func (r *Remote) cancel(ctx context.Context, w io.Writer, runID string) error {
 func (r *Remote) list(ctx context.Context, w io.Writer) error {
 	query := workflows.WaitingQuery()
 	var token []byte
-	n := 0
+	type waiting struct{ id, status, step, parent string }
+	var runs []waiting
 	for {
 		resp, err := r.Conn.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: r.Conn.Namespace, Query: query, NextPageToken: token})
 		if err != nil {
@@ -100,15 +102,41 @@ func (r *Remote) list(ctx context.Context, w io.Writer) error {
 			if p := sa[operator.StepAttribute]; p != nil {
 				_ = json.Unmarshal(p.GetData(), &step)
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\n", e.GetExecution().GetWorkflowId(), status, step)
-			n++
+			runs = append(runs, waiting{e.GetExecution().GetWorkflowId(), status, step, e.GetParentExecution().GetWorkflowId()})
 		}
 		token = resp.GetNextPageToken()
 		if len(token) == 0 {
 			break
 		}
 	}
-	if n == 0 {
+	// A child run that waits is listed under its parent (which shows the
+	// same wait), indented one level per generation.
+	listed := map[string]bool{}
+	var print func(r waiting, depth int)
+	print = func(r waiting, depth int) {
+		listed[r.id] = true
+		fmt.Fprintf(w, "%s%s\t%s\t%s\n", strings.Repeat("  ", depth), r.id, r.status, r.step)
+		for _, c := range runs {
+			if c.parent == r.id && !listed[c.id] {
+				print(c, depth+1)
+			}
+		}
+	}
+	ids := map[string]bool{}
+	for _, r := range runs {
+		ids[r.id] = true
+	}
+	for _, r := range runs {
+		if !listed[r.id] && !ids[r.parent] {
+			print(r, 0)
+		}
+	}
+	for _, r := range runs { // a loop of parents, which Temporal never makes
+		if !listed[r.id] {
+			print(r, 0)
+		}
+	}
+	if len(runs) == 0 {
 		fmt.Fprintln(w, "no run waits on a person")
 	}
 	return nil

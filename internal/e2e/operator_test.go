@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/worker"
-
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -73,9 +71,7 @@ func replayHistory(t *testing.T, f *fleet, runID string) {
 	if err := os.WriteFile(file, []byte(f.temporal(t, "workflow", "show", "-w", runID, "--output", "json")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
-	if err := r.ReplayWorkflowHistoryFromJSONFile(nil, file); err != nil {
+	if err := workflows.ReplayFile(file, runID); err != nil {
 		t.Fatalf("replay %s: %v", runID, err)
 	}
 }
