@@ -166,12 +166,12 @@ func childUsed(err error) Result {
 // of agent name gave no answer.
 func childFailure(name, id string, err error) string {
 	var (
-		appErr      *temporal.ApplicationError
-		canceled    *temporal.CanceledError
-		terminated  *temporal.TerminatedError
-		timeout     *temporal.TimeoutError
-		started     *temporal.ChildWorkflowExecutionAlreadyStartedError
-		why         string
+		appErr     *temporal.ApplicationError
+		canceled   *temporal.CanceledError
+		terminated *temporal.TerminatedError
+		timeout    *temporal.TimeoutError
+		started    *temporal.ChildWorkflowExecutionAlreadyStartedError
+		why        string
 	)
 	switch {
 	case errors.As(err, &canceled):
