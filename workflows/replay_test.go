@@ -38,7 +38,11 @@ import (
 // inline (the loop derives it), whose model steps and reads carry no run
 // key and whose retry policies list no error types; it replays on the
 // builds before too. A change to the workflow
-// that reorders its commands fails here.
+// that reorders its commands fails here. e2e-agent and
+// e2e-agent.tool.1.0.filer are a planner and its child run (internal/e2e's
+// TestSubAgentOnDevServer): the child's approval shown on the parent and
+// approved through it. Each file is named after its run: a child run's id
+// derives from its parent's, so the replayer is given the run id.
 func TestReplay(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("testdata/*.json")
@@ -52,7 +56,7 @@ func TestReplay(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			t.Parallel()
 			// The file's name is the run id: a child run's id derives from it.
-			if err := workflows.ReplayFile(f, strings.TrimSuffix(filepath.Base(f), ".json")); err != nil {
+			if err := workflows.ReplayFile(f, runOf(f), worker.WorkflowReplayerOptions{}); err != nil {
 				t.Fatalf("replay %s: %v", f, err)
 			}
 		})
@@ -76,15 +80,8 @@ func TestReplayWithCodec(t *testing.T) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			t.Parallel()
-			r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{
-				DataConverter:    codec.DataConverter(cdc),
-				FailureConverter: codec.FailureConverter(cdc),
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
-			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, f); err != nil {
+			opts := worker.WorkflowReplayerOptions{DataConverter: codec.DataConverter(cdc), FailureConverter: codec.FailureConverter(cdc)}
+			if err := workflows.ReplayFile(f, runOf(f), opts); err != nil {
 				t.Fatalf("replay %s with the codec: %v", f, err)
 			}
 		})
@@ -137,3 +134,6 @@ func TestReplayEncrypted(t *testing.T) {
 		})
 	}
 }
+
+// runOf is the run id of a committed history: its file's name.
+func runOf(file string) string { return strings.TrimSuffix(filepath.Base(file), ".json") }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/worker"
+
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -71,7 +73,7 @@ func replayHistory(t *testing.T, f *fleet, runID string) {
 	if err := os.WriteFile(file, []byte(f.temporal(t, "workflow", "show", "-w", runID, "--output", "json")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := workflows.ReplayFile(file, runID); err != nil {
+	if err := workflows.ReplayFile(file, runID, worker.WorkflowReplayerOptions{}); err != nil {
 		t.Fatalf("replay %s: %v", runID, err)
 	}
 }
