@@ -255,6 +255,9 @@ func (r *execution) childStand(c *Child) operator.Stand {
 	if c.waits() {
 		s.Outcome = &agent.Outcome{Status: c.Status, Pending: c.Pending, Step: c.Indeterminate, Reason: c.Reason}
 	}
+	if c.Indeterminate != "" {
+		s.Facts.Indeterminate[c.Indeterminate] = true
+	}
 	return s
 }
 

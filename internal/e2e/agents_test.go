@@ -183,3 +183,170 @@ func TestSubAgentOnDevServer(t *testing.T) {
 	replayHistory(t, f, run)
 	replayHistory(t, f, child)
 }
+
+// TestSubAgentKilledInWriteOnDevServer: the whole fleet is SIGKILLed while
+// the child run's create_ticket runs, after the ticket exists. On a new
+// worker the child's write is Indeterminate and the parent shows it (its
+// status, the step, AgentRunStep); reconcile done sent to the parent
+// settles it; the tree completes with one ticket and the person's result
+// in the answer.
+func TestSubAgentKilledInWriteOnDevServer(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	env := f.env(append(subAgentFixture(t, t.TempDir(), nil, nil), "AGENTRUN_DEMO_DELAY=20s")...)
+	workers := map[int]*testenv.Proc{}
+	for range 2 {
+		p := testenv.Start(t, env, testenv.Program(t, "worker"))
+		workers[p.Cmd.Process.Pid] = p
+	}
+	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
+	const run = "e2e-agent-kill"
+	child := agent.ChildRunID(run, "tool/1/0/filer")
+	if code, out := testenv.Run(t, env, time.Minute, starter, "--id", run, "plan the access request"); code != 0 {
+		t.Fatalf("starter: exit %d\n%s", code, out)
+	}
+	waitStatus(t, srv, run, "AwaitingApproval", time.Minute)
+	f.temporal(t, "workflow", "signal", "-w", run, "--name", "approve", "--input", testenv.MustJSON(map[string]string{"Marker": childMarker}))
+
+	// The ticket is written; its step has not recorded it: every worker dies.
+	killRunning(t, srv, workers, child, childMarker, func() bool { return f.ticketCount(t) == 1 })
+	for _, w := range workers {
+		if w.Running() {
+			w.Kill(t)
+		}
+	}
+	testenv.Start(t, env, testenv.Program(t, "worker"))
+	st := waitStatus(t, srv, run, "Indeterminate", 2*time.Minute)
+	if st.Indeterminate != childMarker || st.Child == nil || st.Child.Run != child {
+		t.Fatalf("parent state: %+v (child %+v)", st, st.Child)
+	}
+	if cst := waitStatus(t, srv, child, "Indeterminate", time.Minute); cst.Indeterminate != childMarker {
+		t.Fatalf("child state: %+v", cst)
+	}
+	f.waitListed(t, run, `AgentRunStatus="Indeterminate" AND AgentRunStep="`+childMarker+` in run `+child+`"`)
+	if code, out := testenv.Run(t, env, time.Minute, reconcile, "done", run, childMarker, "TICKET-1"); code != 0 {
+		t.Fatalf("reconcile done PARENT CHILD-STEP: exit %d\n%s", code, out)
+	}
+	code, out := testenv.Run(t, env, 2*time.Minute, starter, "--id", run, "--wait")
+	if code != 0 || !strings.Contains(out, "The filer says: filed TICKET-1") {
+		t.Fatalf("starter --wait: exit %d\n%s", code, out)
+	}
+	if n := f.ticketCount(t); n != 1 {
+		t.Fatalf("%d tickets, want 1", n)
+	}
+	cst, err := state(t, srv, child)
+	if err != nil || cst.Status != agent.StatusCompleted || len(cst.Steps) == 0 || !slicesContainsReconciled(cst.Steps, childMarker) {
+		t.Fatalf("child state: %+v (%v); want Completed with %s reconciled", cst, err, childMarker)
+	}
+}
+
+func slicesContainsReconciled(steps []workflows.StepRecord, name string) bool {
+	for _, s := range steps {
+		if s.Name == name && s.Reconciled {
+			return true
+		}
+	}
+	return false
+}
+
+// TestSubAgentBudgetOnDevServer: a planner with a budget of 5 model calls
+// delegates to an agent that needs 6. The child gets the 4 left, parks
+// BudgetExceeded at 4, and the parent shows it; raising the parent's
+// budget gives the child its share, and the tree completes: 2 model calls
+// in the parent, 6 in the child, 8 counted by the parent.
+func TestSubAgentBudgetOnDevServer(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	var turns []llm.Turn
+	for range 5 {
+		turns = append(turns, llm.Turn{ToolCalls: []llm.ScriptedCall{{Name: "lookup", Args: json.RawMessage(`{"topic":"vpn"}`)}}})
+	}
+	turns = append(turns, llm.Turn{Text: "looked it up five times"})
+	env := f.env(subAgentFixture(t, t.TempDir(), turns, nil)...)
+	testenv.Start(t, env, testenv.Program(t, "worker"))
+	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
+	const run = "e2e-agent-budget"
+	child := agent.ChildRunID(run, "tool/1/0/filer")
+	if code, out := testenv.Run(t, env, time.Minute, starter, "--id", run, "--max-turns", "5", "plan it"); code != 0 {
+		t.Fatalf("starter: exit %d\n%s", code, out)
+	}
+	st := waitStatus(t, srv, run, "BudgetExceeded", time.Minute)
+	cst := waitStatus(t, srv, child, "BudgetExceeded", time.Minute)
+	if cst.Budget.MaxTurns != 4 || cst.Turns != 4 || st.Child == nil || st.Child.Turns != 4 || !strings.Contains(st.Reason, "its limit is 4") {
+		t.Fatalf("parked: parent %+v (child %+v); child %+v", st, st.Child, cst)
+	}
+	if d := currentDetails(t, srv, run); !strings.Contains(d, "Used: 5 model calls") || !strings.Contains(d, "-w "+run+" --name budget") {
+		t.Fatalf("parent's current details:\n%s", d)
+	}
+	if code, out := testenv.Run(t, env, time.Minute, reconcile, "budget", run, "5"); code == 0 || !strings.Contains(out, "not above the 5 model calls") {
+		t.Fatalf("reconcile budget 5: exit %d, want refused\n%s", code, out)
+	}
+	if code, out := testenv.Run(t, env, time.Minute, reconcile, "budget", run, "10"); code != 0 {
+		t.Fatalf("reconcile budget 10: exit %d\n%s", code, out)
+	}
+	code, out := testenv.Run(t, env, 2*time.Minute, starter, "--id", run, "--wait")
+	if code != 0 || !strings.Contains(out, "The filer says: looked it up five times") {
+		t.Fatalf("starter --wait: exit %d\n%s", code, out)
+	}
+	if p, c := modelCalls(t, srv, run), modelCalls(t, srv, child); p != 2 || c != 6 {
+		t.Fatalf("model calls: parent %d, child %d; want 2 and 6", p, c)
+	}
+	if st, err := state(t, srv, run); err != nil || st.Delegated != 6 || st.Turns != 2 {
+		t.Fatalf("parent state: %+v (%v); want 2 own model calls and 6 delegated", st, err)
+	}
+}
+
+// TestSubAgentCancelOnDevServer: the parent is cancelled while its child's
+// model call streams: both end Cancelled, and the child's model call is
+// cancelled (the cancel of its activity is in the child's history).
+func TestSubAgentCancelOnDevServer(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	turns := []llm.Turn{{Delay: "60s", Text: "a long answer that streams for a minute"}}
+	env := f.env(subAgentFixture(t, t.TempDir(), turns, nil)...)
+	testenv.Start(t, env, testenv.Program(t, "worker"))
+	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
+	const run = "e2e-agent-cancel"
+	child := agent.ChildRunID(run, "tool/1/0/filer")
+	if code, out := testenv.Run(t, env, time.Minute, starter, "--id", run, "--stream", "plan it"); code != 0 {
+		t.Fatalf("starter: exit %d\n%s", code, out)
+	}
+	testenv.WaitFor(t, time.Minute, "the child's model call to run", func() bool {
+		desc, err := srv.Describe(t, child)
+		if err != nil {
+			return false
+		}
+		for _, a := range desc.GetPendingActivities() {
+			if a.GetActivityId() == "llm/1" && a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED {
+				return true
+			}
+		}
+		return false
+	})
+	if code, out := testenv.Run(t, env, time.Minute, reconcile, "cancel", run); !strings.Contains(out, "run "+run+": Cancelled") {
+		t.Fatalf("reconcile cancel: exit %d\n%s", code, out)
+	}
+	waitStatus(t, srv, run, "Cancelled", time.Minute)
+	waitStatus(t, srv, child, "Cancelled", time.Minute)
+	for _, id := range []string{run, child} {
+		desc, err := srv.Describe(t, id)
+		if err != nil || desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED {
+			t.Fatalf("%s: workflow status %v (%v), want Canceled", id, desc.GetWorkflowExecutionInfo().GetStatus(), err)
+		}
+	}
+	it := srv.Client.GetWorkflowHistory(t.Context(), child, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	cancelled := false
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cancelled = cancelled || e.GetActivityTaskCancelRequestedEventAttributes() != nil || e.GetActivityTaskCanceledEventAttributes() != nil
+	}
+	if !cancelled {
+		t.Fatal("the child's history has no cancelled activity: its model call was not cancelled")
+	}
+}
