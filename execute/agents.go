@@ -42,17 +42,18 @@ func (e *Executor) Agent(name string) (*Executor, error) {
 	return sub, nil
 }
 
-// BuildModels builds the model of every agent tool that names one, with
-// the options o (llm.New): the Models of an executor over those tools. An
-// agent whose model cannot be built is an error naming it.
-func BuildModels(agents map[string]string, o llm.Options) (map[string]llm.Provider, error) {
+// BuildModels builds the model of every agent tool that names one (agents:
+// by agent name, the model spec), with the options opts gives its spec
+// (llm.New): the Models of an executor over those tools. An agent whose
+// model cannot be built is an error naming it.
+func BuildModels(agents map[string]string, opts func(spec string) llm.Options) (map[string]llm.Provider, error) {
 	out := map[string]llm.Provider{}
 	for _, name := range slices.Sorted(maps.Keys(agents)) {
 		spec := agents[name]
 		if spec == "" {
 			continue
 		}
-		p, err := llm.New(spec, o)
+		p, err := llm.New(spec, opts(spec))
 		if err != nil {
 			return nil, fmt.Errorf("agents[%q].model: %w", name, err)
 		}

@@ -105,11 +105,21 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{"AGENTRUN_MODELS=" + models(`{"scripted": {"temp": 1}}`), `"scripted": temp: unknown setting; valid: temperature, top_p, seed, max_tokens, reasoning_effort, extra`},
 		{"AGENTRUN_MODELS=" + models(`{"openai:gpt-4o": {"temperature": 1}}`), `has no settings for AGENTRUN_MODEL=scripted; it has openai:gpt-4o`},
 		{"AGENTRUN_MODELS=" + filepath.Join(dir, "nosuch.json"), "AGENTRUN_MODELS: models file: open"},
+		// Agent tools: a model the worker cannot build, an unknown tool, a cycle, too deep.
+		{"AGENTRUN_TOOLS=" + models(`{"agents": {"filer": {"description": "files", "model": "bogus", "tools": ["create_ticket"]}}}`), `agents["filer"].model: unknown model "bogus"`},
+		{"AGENTRUN_TOOLS=" + models(`{"agents": {"filer": {"description": "files", "model": "openai:"}}}`), `agents["filer"].model: model "openai:" names no model`},
+		{"AGENTRUN_TOOLS=" + models(`{"agents": {"a": {"description": "x", "tools": ["b"]}, "b": {"description": "y", "tools": ["a"]}}}`), `the agent calls itself: a → b → a`},
+		{"AGENTRUN_TOOLS=" + models(`{"agent_depth": 1, "agents": {"a": {"description": "x", "tools": ["b"]}, "b": {"description": "y"}}}`), `agents nest 2 deep (a → b); at most 1 (agent_depth)`},
 	} {
 		code, out := testenv.Run(t, append(env, c.env), time.Minute, starter, "--local", "--id", "r1")
 		if line := strings.TrimSpace(out); code != 2 || !strings.Contains(line, c.want) || strings.Contains(line, "\n") {
 			t.Errorf("%s: exit %d, output %q; want exit 2 and one line containing %q", c.env, code, out, c.want)
 		}
+	}
+	// Found when the tools are opened (exit 1, as for the file's other tool names).
+	unknown := "AGENTRUN_TOOLS=" + models(`{"agents": {"filer": {"description": "files", "tools": ["nosuch"]}}}`)
+	if code, out := testenv.Run(t, append(env, unknown), time.Minute, starter, "--local", "--id", "r1"); code != 1 || !strings.Contains(out, `agents["filer"].tools[0]: unknown tool "nosuch"; valid: lookup, create_ticket, find_ticket, filer`) || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+		t.Errorf("an agent naming an unknown tool: exit %d, output %q; want exit 1 and one line", code, out)
 	}
 	if after := snapshot(t, dir); after != before {
 		t.Fatalf("refused input changed the files:\nbefore %s\nafter  %s", before, after)

@@ -157,7 +157,7 @@ func (s Settings) Executor(ctx context.Context) (*execute.Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	models, err := execute.BuildModels(set.AgentModels(), s.ModelOptions())
+	models, err := execute.BuildModels(set.AgentModels(), s.AgentModelOptions)
 	if err != nil {
 		_ = set.Close()
 		return nil, config.Errorf("%s: %w", cmp.Or(s.Tools.Path, "AGENTRUN_TOOLS"), err)

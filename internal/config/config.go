@@ -279,3 +279,12 @@ func (c Config) WebUI(hostPort string) (string, bool) {
 func (c Config) ModelOptions() llm.Options {
 	return llm.Options{Account: c.Account, Timeout: c.ModelTimeout, IdleTimeout: c.ModelIdleTimeout, Settings: c.ModelSettings}
 }
+
+// AgentModelOptions is ModelOptions for the model spec an agent tool names
+// (tools.Agent.Model): the same account and timeouts, and the settings the
+// models file gives that model (none when it gives none, or has no file).
+func (c Config) AgentModelOptions(spec string) llm.Options {
+	o := c.ModelOptions()
+	o.Settings = c.models[spec]
+	return o
+}

@@ -338,5 +338,12 @@ func (c Config) validate() error {
 	if err := llm.Check(c.Model, c.ModelOptions()); err != nil {
 		return fmt.Errorf("AGENTRUN_MODEL: %w", err)
 	}
+	for _, name := range slices.Sorted(maps.Keys(c.Tools.Agents)) {
+		if spec := c.Tools.Agents[name].Model; spec != "" {
+			if err := llm.Check(spec, c.AgentModelOptions(spec)); err != nil {
+				return fmt.Errorf("AGENTRUN_TOOLS: %s: agents[%q].model: %w", c.Tools.Path, name, err)
+			}
+		}
+	}
 	return nil
 }
