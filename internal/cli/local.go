@@ -38,8 +38,10 @@ func OpenLocal(ctx context.Context, s Settings) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
+	loop := agent.Loop{Tools: exec.Tools.Specs(), FailOnCut: exec.FailOnCut, FailOnEmpty: exec.FailOnEmpty}
 	return &Local{
-		Engine:   &local.Engine{Store: store, Loop: agent.Loop{Tools: exec.Tools.Specs(), FailOnCut: exec.FailOnCut, FailOnEmpty: exec.FailOnEmpty}, Probe: exec.Probe},
+		// Agents: a call of an agent tool runs as a child run (local.AgentsOf).
+		Engine:   &local.Engine{Store: store, Loop: loop, Probe: exec.Probe, Agents: local.AgentsOf(exec, loop)},
 		Exec:     exec,
 		Commands: s.Commands,
 		Retry:    s.LocalRetry(),
@@ -65,6 +67,14 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	tw := newTermWriter(w)
 	defer tw.Flush()
 	w = tw
+	if strings.TrimSpace(prompt) == "" {
+		// A child run of an agent tool is driven by its parent: resume
+		// the top run of its tree, which drives it.
+		if root := l.root(runID); root != runID {
+			fmt.Fprintf(w, "run %s is a child run of run %s; resuming %s, which drives it\n", runID, root, root)
+			runID = root
+		}
+	}
 	recorded, err := l.input(runID)
 	exists := err == nil
 	if err != nil && !errors.Is(err, operator.ErrUnknownRun) {
@@ -118,6 +128,22 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	printOutcome(w, l.op(), runID, o)
 	return outcomeErr(o)
 }
+
+// root returns the top run of the tree of child runs runID is in (the
+// parents its run.started records name), runID itself for a run of its own.
+func (l *Local) root(runID string) string {
+	for range agentDepthBound {
+		recs, err := l.Engine.Store.Load(runID)
+		if err != nil || len(recs) == 0 || recs[0].Parent == "" {
+			return runID
+		}
+		runID = recs[0].Parent
+	}
+	return runID
+}
+
+// agentDepthBound bounds root's walk up a tree of child runs.
+const agentDepthBound = 64
 
 // input returns the recorded input of an existing run.
 func (l *Local) input(runID string) ([]agent.Message, error) {
@@ -282,6 +308,12 @@ func printInfo(w io.Writer, op engine, info local.RunInfo) error {
 			line += " (" + s.Settled.String() + ")"
 		}
 		v.Steps = append(v.Steps, line)
+	}
+	if c := info.Child; c != nil {
+		v.Tail = append(v.Tail, fmt.Sprintf("at a call of agent %s: child run %s is %s; see it with %s", c.Agent, c.RunID, c.Status, op.reconcile("show", c.RunID)))
+	}
+	if info.Parent != "" {
+		v.Tail = append(v.Tail, fmt.Sprintf("the child run of agent %s called by run %s, which drives it; see that run with %s", info.Agent, info.Parent, op.reconcile("show", info.Parent)))
 	}
 	for _, e := range info.Expired {
 		v.Tail = append(v.Tail, fmt.Sprintf("approval expired: %s was denied (%s)", e.Marker, e.Reason))
