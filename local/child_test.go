@@ -352,3 +352,64 @@ func TestChildFollowedThroughApproval(t *testing.T) {
 		t.Fatalf("model calls: planner %d, filer %d; want 2 and 2", p, f)
 	}
 }
+
+// TestChildIndeterminateReconciledThroughParent: the child's write crashes
+// after its effect; the parent shows the child Indeterminate at its step,
+// reconcile done sent to the parent settles the child's step, and the tree
+// completes with the one ticket the crashed write filed.
+func TestChildIndeterminateReconciledThroughParent(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t, plannerScript(), filerScript())
+	const id, step = "planner-6", "tool/1/0/create_ticket"
+	crash := &counting{calls: map[string]int{}, crashAfter: step}
+	agents := tr.j.Agents
+	tr.j.Agents = func(name string) (local.Agent, error) {
+		a, err := agents(name)
+		crash.inner, a.Exec = a.Exec, crash
+		return a, err
+	}
+	o := tr.drive(t, id)
+	if err := tr.j.Signal(t.Context(), id, operator.Signal{Name: operator.SignalApprove, Marker: step, Digest: o.Pending[0].Digest}); err != nil {
+		t.Fatalf("approve: %v", err)
+	}
+	if _, err := tr.j.Drive(t.Context(), id, agent.UserMessages("Get me read access to the orders database."), tr.exec); err == nil {
+		t.Fatal("the crashing write returned no error")
+	}
+	child := agent.ChildRunID(id, "tool/1/0/filer")
+	if o = tr.drive(t, id); o.Status != agent.StatusIndeterminate || o.Step != step || !strings.Contains(o.Reason, child) {
+		t.Fatalf("after the crash: %+v; want Indeterminate at the child's %s, naming %s", o, step, child)
+	}
+	if info := tr.show(t, id); info.Status != agent.StatusIndeterminate || info.Indeterminate != step || info.Child == nil {
+		t.Fatalf("show parent: %+v", info)
+	}
+	if err := tr.j.Reconcile(t.Context(), id, step, operator.OutcomeDone, "TICKET-1"); err != nil {
+		t.Fatalf("reconcile done through the parent: %v", err)
+	}
+	if o = tr.drive(t, id); o.Status != agent.StatusCompleted || !strings.Contains(o.Answer, "TICKET-1") {
+		t.Fatalf("after done: %+v", o)
+	}
+	if n, c := testenv.TicketCount(t, tr.tickets), crash.count(step); n != 1 || c != 1 {
+		t.Fatalf("tickets %d, create_ticket calls %d; want 1 and 1", n, c)
+	}
+	if p, f := tr.calls(); p != 2 || f != 2 {
+		t.Fatalf("model calls: planner %d, filer %d; want 2 and 2", p, f)
+	}
+}
+
+// TestChildFailedIsAnErrorResult: a child that fails (an empty answer, on
+// an engine that fails on those) is an error result naming the agent, the
+// child run and why, which the parent's model reads; the parent completes.
+func TestChildFailedIsAnErrorResult(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t, plannerScript(), llm.Script{Turns: []llm.Turn{{Text: " "}}})
+	tr.exec.FailOnEmpty = true
+	const id = "planner-7"
+	child := agent.ChildRunID(id, "tool/1/0/filer")
+	o := tr.drive(t, id)
+	if o.Status != agent.StatusCompleted || !strings.HasPrefix(o.Answer, "The filer could not: agent filer (child run "+child+") is Failed: ") {
+		t.Fatalf("drive: %+v; want the planner's answer on the child's failure", o)
+	}
+	if s := tr.show(t, child).Status; s != agent.StatusFailed {
+		t.Fatalf("child: %s, want Failed", s)
+	}
+}
