@@ -316,7 +316,7 @@ func (j *Engine) share(ctx context.Context, id string, left agent.Budget) error 
 	if sig.MaxTurns == 0 && sig.MaxTokens == 0 {
 		return nil
 	}
-	if err := j.Signal(ctx, id, sig); err != nil && !errors.Is(err, operator.ErrInvalid) {
+	if err := j.signal(ctx, id, sig); err != nil && !errors.Is(err, operator.ErrInvalid) {
 		return err // refused (tokens not above what it used): it stays as it is
 	}
 	return nil
@@ -337,4 +337,21 @@ func (j *Engine) cancelChild(ctx context.Context, runID string) error {
 		return fmt.Errorf("cancel child run %s: %w", info.RunID, err)
 	}
 	return nil
+}
+
+// maxDepth bounds Root's walk up a tree of child runs.
+const maxDepth = 64
+
+// Root returns the top run of the tree of child runs runID is in (the
+// parents their run.started records name): runID itself for a run of its
+// own, or one whose journal cannot be read.
+func (j *Engine) Root(runID string) string {
+	for range maxDepth {
+		recs, err := j.Store.Load(runID)
+		if err != nil || len(recs) == 0 || recs[0].Parent == "" {
+			return runID
+		}
+		runID = recs[0].Parent
+	}
+	return runID
 }

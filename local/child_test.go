@@ -238,6 +238,10 @@ func TestChildBudgetOfTree(t *testing.T) {
 	if w, err := tr.j.Waiting(); err != nil || len(w) != 2 {
 		t.Fatalf("waiting: %+v, %v; want the parent and the child", w, err)
 	}
+	// The child's budget is its share of the parent's: raised there only.
+	if err := tr.j.Signal(t.Context(), child, operator.Signal{Name: operator.SignalBudget, MaxTurns: 50}); err == nil || !strings.Contains(err.Error(), "raise the budget of run "+id) {
+		t.Fatalf("a budget sent to the child: %v; want it refused naming %s", err, id)
+	}
 	// The raise is checked against the whole tree's 5 calls.
 	if err := tr.j.Signal(t.Context(), id, operator.Signal{Name: operator.SignalBudget, MaxTurns: 5}); err == nil {
 		t.Fatal("a budget of 5 for a tree that made 5 calls: nil error")

@@ -29,6 +29,15 @@ func (j *Engine) Signal(ctx context.Context, runID string, sig operator.Signal) 
 		// and steps a person decides: the child checks and records it.
 		return c.Signal(ctx, child, sig)
 	}
+	if sig.Name == operator.SignalBudget && j.parentID != "" {
+		root := j.Root(runID)
+		return fmt.Errorf("%w budget: run %s is a child run of agent %s, whose budget is its share of its top run's; raise the budget of run %s instead", operator.ErrInvalid, runID, j.agentName, root)
+	}
+	return j.signal(ctx, runID, sig)
+}
+
+// signal is Signal on this engine's run, its shape checked.
+func (j *Engine) signal(ctx context.Context, runID string, sig operator.Signal) error {
 	return j.update(ctx, runID, "signal", func(st *state) ([]journal.Record, bool, error) {
 		if denials := st.expired(j.decide(st).Outcome, j.now()); len(denials) > 0 {
 			// The approval timeout passed before this input: the calls are

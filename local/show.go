@@ -100,14 +100,18 @@ func (j *Engine) Show(runID string) (RunInfo, error) {
 	default:
 		d := j.decide(st)
 		info.Status = agent.StatusRunning
-		if o, child := j.waitsOnChild(runID, d); child != nil {
+		o, child := j.waitsOnChild(runID, d)
+		if child != nil {
 			info.Child = &ChildInfo{Agent: d.Step.Call.Name, RunID: child.RunID, Status: child.Status}
 			info.Turns, info.Usage = info.Turns+child.Turns, info.Usage.Add(child.Usage)
-			if o != nil {
-				d.Outcome = o // the child waits for a person: so does the run
-			}
 		}
-		if o := d.Outcome; o != nil {
+		switch {
+		case o != nil:
+			// The child waits for a person: so does the run, as the child
+			// says (its probe and holder included).
+			info.Status, info.Pending, info.Indeterminate, info.Reason, info.Probe = o.Status, o.Pending, o.Step, o.Reason, child.Probe
+		case d.Outcome != nil:
+			o := d.Outcome
 			info.Status, info.Pending, info.Indeterminate, info.Answer, info.Reason = o.Status, o.Pending, o.Step, o.Answer, o.Reason
 			if ss := st.steps[o.Step]; ss != nil && o.Status == agent.StatusIndeterminate {
 				info.Probe = ss.Probed
@@ -122,6 +126,9 @@ func (j *Engine) Show(runID string) (RunInfo, error) {
 		}
 		if info.Status == agent.StatusRunning {
 			info.Stopped = st.stopped
+			if child != nil && child.Stopped != nil {
+				info.Stopped = child.Stopped // its child's driver (this run's) stopped it: resume this run
+			}
 		}
 	}
 	seen := map[string]bool{}
@@ -216,17 +223,19 @@ func (j *Engine) Step(runID, name string) (agent.Step, json.RawMessage, error) {
 		}
 		return e.Step(runID, name) // a child run, with its agent's loop
 	}
-	recs, err := j.Store.Load(runID)
+	_, st, err := j.load(runID)
 	if err != nil {
 		return agent.Step{}, nil, err
 	}
-	st := fold(recs)
 	if !st.started {
 		return agent.Step{}, nil, fmt.Errorf("%w %q: no journal for it; see the runs with the list command", operator.ErrUnknownRun, runID)
 	}
 	facts := st.facts()
 	step, ok := j.Loop.Find(agent.Start(st.input), facts, name)
 	if !ok {
+		if c, child := j.current(runID, j.decide(st)); child != nil {
+			return c.Step(child.RunID, name) // a step of the child run the run is at
+		}
 		return agent.Step{}, nil, fmt.Errorf("%w step %s: run %s has not reached it", operator.ErrInvalid, name, runID)
 	}
 	return step, facts.Results[name], nil

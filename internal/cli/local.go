@@ -70,7 +70,7 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	if strings.TrimSpace(prompt) == "" {
 		// A child run of an agent tool is driven by its parent: resume
 		// the top run of its tree, which drives it.
-		if root := l.root(runID); root != runID {
+		if root := l.Engine.Root(runID); root != runID {
 			fmt.Fprintf(w, "run %s is a child run of run %s; resuming %s, which drives it\n", runID, root, root)
 			runID = root
 		}
@@ -129,22 +129,6 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	return outcomeErr(o)
 }
 
-// root returns the top run of the tree of child runs runID is in (the
-// parents its run.started records name), runID itself for a run of its own.
-func (l *Local) root(runID string) string {
-	for range agentDepthBound {
-		recs, err := l.Engine.Store.Load(runID)
-		if err != nil || len(recs) == 0 || recs[0].Parent == "" {
-			return runID
-		}
-		runID = recs[0].Parent
-	}
-	return runID
-}
-
-// agentDepthBound bounds root's walk up a tree of child runs.
-const agentDepthBound = 64
-
 // input returns the recorded input of an existing run.
 func (l *Local) input(runID string) ([]agent.Message, error) {
 	recs, err := l.Engine.Store.Load(runID)
@@ -184,6 +168,9 @@ func (l *Local) list(_ context.Context, w io.Writer) error {
 		}
 		if r.Stopped != nil {
 			what = fmt.Sprintf("stopped at %s; resume with %s", r.Stopped.Step, l.op().resume(r.RunID))
+		}
+		if r.Parent != "" {
+			what += fmt.Sprintf(" (child run of agent %s of run %s)", r.Agent, r.Parent)
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\n", r.RunID, r.Status, what)
 	}
