@@ -417,3 +417,77 @@ func TestChildFailedIsAnErrorResult(t *testing.T) {
 		t.Fatalf("child: %s, want Failed", s)
 	}
 }
+
+// TestChildCancelledWithParkedParent: no driver runs the tree; cancelling
+// the parent parked on its child's approval cancels the child, a later
+// drive says Cancelled, and an approval is refused.
+func TestChildCancelledWithParkedParent(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t, plannerScript(), filerScript())
+	const id = "planner-8"
+	child := agent.ChildRunID(id, "tool/1/0/filer")
+	o := tr.drive(t, id)
+	if o.Status != agent.StatusAwaitingApproval {
+		t.Fatalf("first drive: %+v", o)
+	}
+	if err := tr.j.Cancel(t.Context(), id); err != nil {
+		t.Fatalf("cancel: %v", err)
+	}
+	if o := tr.drive(t, id); o.Status != agent.StatusCancelled {
+		t.Fatalf("drive after the cancel: %+v", o)
+	}
+	if p, c := tr.show(t, id).Status, tr.show(t, child).Status; p != agent.StatusCancelled || c != agent.StatusCancelled {
+		t.Fatalf("statuses: parent %s, child %s; want both Cancelled", p, c)
+	}
+	if err := tr.j.Signal(t.Context(), id, operator.Signal{Name: operator.SignalApprove, Marker: o.Pending[0].Marker, Digest: o.Pending[0].Digest}); err == nil {
+		t.Fatal("an approval after the cancel: nil error")
+	}
+	if p, f := tr.calls(); p != 1 || f != 1 || testenv.TicketCount(t, tr.tickets) != 0 {
+		t.Fatalf("model calls: planner %d, filer %d, tickets %d; want 1, 1, 0", p, f, testenv.TicketCount(t, tr.tickets))
+	}
+}
+
+// TestGrandchildCountsInTree: the filer calls another agent (checker, on
+// the filer's model); the checker's calls count in the filer's and the
+// planner's usage.
+func TestGrandchildCountsInTree(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	store, err := journal.NewFileStore(filepath.Join(dir, "journal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := tools.Config{Agents: map[string]tools.Agent{
+		"filer":   {Name: "filer", Description: "Files tickets.", Tools: []string{"checker"}, Model: "scripted"},
+		"checker": {Name: "checker", Description: "Checks.", Model: "scripted"},
+	}}
+	set, err := tools.Open(t.Context(), cfg, tools.DemoConfig{Tickets: filepath.Join(dir, "tickets.jsonl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	planner := &countModel{Provider: llm.NewScripted(plannerScript())}
+	filer := &countModel{Provider: llm.NewScripted(llm.Script{Turns: []llm.Turn{
+		{ToolCalls: []llm.ScriptedCall{{Name: "checker", Args: json.RawMessage(`{"task":"check it"}`)}}},
+		{Text: "checked: " + llm.LastToolResult},
+	}})}
+	checker := &countModel{Provider: llm.NewScripted(llm.Script{Turns: []llm.Turn{{Text: "all good"}}})}
+	exec := &execute.Executor{Model: planner, Models: map[string]llm.Provider{"filer": filer, "checker": checker}, Tools: set, Content: content.NewMemStore()}
+	loop := agent.Loop{Tools: set.Specs()}
+	j := &local.Engine{Store: store, Loop: loop, Agents: local.AgentsOf(exec, loop)}
+	const id = "planner-9"
+	o, err := j.Drive(t.Context(), id, agent.UserMessages("go"), exec)
+	if err != nil || o.Status != agent.StatusCompleted || o.Answer != "The filer says: checked: all good" {
+		t.Fatalf("drive: %+v, %v", o, err)
+	}
+	if p, f, c := planner.n.Load(), filer.n.Load(), checker.n.Load(); p != 2 || f != 2 || c != 1 {
+		t.Fatalf("model calls: planner %d, filer %d, checker %d; want 2, 2, 1", p, f, c)
+	}
+	child := agent.ChildRunID(id, "tool/1/0/filer")
+	for run, want := range map[string]int{id: 5, child: 3, agent.ChildRunID(child, "tool/1/0/checker"): 1} {
+		info, err := j.Show(run)
+		if err != nil || info.Turns != want || info.Status != agent.StatusCompleted {
+			t.Errorf("show %s: %d model calls, %s, %v; want %d, Completed", run, info.Turns, info.Status, err, want)
+		}
+	}
+}
