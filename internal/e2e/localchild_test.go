@@ -24,31 +24,7 @@ import (
 func TestLocalChildApprovedThroughParent(t *testing.T) {
 	t.Parallel()
 	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
-	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	planner := write("planner.json", `{"turns":[{"tool_calls":[{"name":"filer","args":{"task":"File a ticket for read access to the orders database."}}]},{"text":"The filer says: {{last_tool_result}}"}]}`)
-	filer := write("filer.json", `{"turns":[{"tool_calls":[{"name":"create_ticket","args":{"title":"Read access to the orders database","body":"Filed by the filer agent."}}]},{"text":"Filed as {{last_tool_result}}"}]}`)
-	toolsFile := write("tools.json", `{"agents":{"filer":{"description":"Files tickets.","system":"You file tickets.","tools":["create_ticket"],"model":"scripted:`+filer+`"}}}`)
-	where, tickets := filepath.Join(dir, "journal"), filepath.Join(dir, "tickets.jsonl")
-	env := append(os.Environ(), "AGENTRUN_JOURNAL="+where, "AGENTRUN_TICKETS="+tickets, "AGENTRUN_MODEL=scripted:"+planner, "AGENTRUN_TOOLS="+toolsFile)
-	sealer, err := testenv.SuiteCodec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var seal journal.Sealer
-	if sealer != nil {
-		seal = sealer
-	}
-	store, err := journal.NewSealedFileStore(where, seal)
-	if err != nil {
-		t.Fatal(err)
-	}
+	env, tickets, store := childTree(t)
 	const run, marker = "planner-e2e", "tool/1/0/create_ticket"
 	child := agent.ChildRunID(run, "tool/1/0/filer")
 
@@ -95,5 +71,67 @@ func TestLocalChildApprovedThroughParent(t *testing.T) {
 	want := fmt.Sprintf("budget: 4 of %d model calls; %d tokens (%d input, %d output)", agent.DefaultMaxTurns, sum.Total(), sum.InputTokens, sum.OutputTokens)
 	if code != 0 || sum.Total() == 0 || !strings.Contains(out, want) {
 		t.Errorf("show of the completed parent: exit %d, want %q (both runs' calls and tokens)\n%s", code, want, out)
+	}
+}
+
+// childTree writes the planner's and the filer's scripts and a tools file
+// declaring the filer, and returns the programs' environment over a folder
+// journal, the tickets file and the journal as the test reads it.
+func childTree(t *testing.T) (env []string, tickets string, store journal.Store) {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	planner := write("planner.json", `{"turns":[{"tool_calls":[{"name":"filer","args":{"task":"File a ticket for read access to the orders database."}}]},{"text":"The filer says: {{last_tool_result}}"}]}`)
+	filer := write("filer.json", `{"turns":[{"tool_calls":[{"name":"create_ticket","args":{"title":"Read access to the orders database","body":"Filed by the filer agent."}}]},{"text":"Filed as {{last_tool_result}}"}]}`)
+	toolsFile := write("tools.json", `{"agents":{"filer":{"description":"Files tickets.","system":"You file tickets.","tools":["create_ticket"],"model":"scripted:`+filer+`"}}}`)
+	where := filepath.Join(dir, "journal")
+	tickets = filepath.Join(dir, "tickets.jsonl")
+	env = append(os.Environ(), "AGENTRUN_JOURNAL="+where, "AGENTRUN_TICKETS="+tickets, "AGENTRUN_MODEL=scripted:"+planner, "AGENTRUN_TOOLS="+toolsFile)
+	cdc, err := testenv.SuiteCodec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seal journal.Sealer
+	if cdc != nil {
+		seal = cdc
+	}
+	store, err = journal.NewSealedFileStore(where, seal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env, tickets, store
+}
+
+// TestLocalChildFollowed: starter --local --follow of the planner waits on
+// the filer's approval; reconcile --local approve sent to the planner, from
+// another process, lands in the child's journal and wakes the follower,
+// which drives the tree to its end: exit 0, 1 ticket.
+func TestLocalChildFollowed(t *testing.T) {
+	t.Parallel()
+	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
+	env, tickets, _ := childTree(t)
+	const run, marker = "planner-follow", "tool/1/0/create_ticket"
+	p := testenv.Start(t, env, starter, "--local", "--follow", "--id", run, "Get me read access to the orders database.")
+	if err := p.WaitLogged(t.Context(), "this driver follows the run", time.Minute); err != nil {
+		t.Fatalf("%v\n%s", err, p.Output())
+	}
+	if !p.Logged("run "+run+": AwaitingApproval") || !p.Logged("approve: "+reconcile+" --local approve "+run+" "+marker) {
+		t.Fatalf("the follower does not say it waits on the child's marker:\n%s", p.Output())
+	}
+	code, out := testenv.Run(t, env, time.Minute, reconcile, "--local", "approve", run, marker)
+	if code != 0 {
+		t.Fatalf("approve: exit %d\n%s", code, out)
+	}
+	if code := p.Wait(t, time.Minute); code != 0 || !p.Logged("run "+run+": Completed") {
+		t.Fatalf("the follower: exit %d, want 0 and Completed\n%s", code, p.Output())
+	}
+	if n := testenv.TicketCount(t, tickets); n != 1 {
+		t.Fatalf("tickets: %d, want 1", n)
 	}
 }
