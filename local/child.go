@@ -65,6 +65,11 @@ type ChildInfo struct {
 	Status agent.Status `json:"status"`
 }
 
+// prober is an executor that asks its tools' probes (execute.Executor).
+type prober interface {
+	Probe(ctx context.Context, step agent.Step) (agent.ProbeAnswer, error)
+}
+
 // childWaitError is a child run that waits for a person: its caller waits
 // in Outcome, the child's outcome said of the caller.
 type childWaitError struct {
@@ -122,8 +127,8 @@ func (j *Engine) child(name, parent string) (*Engine, Agent, error) {
 		return nil, Agent{}, err
 	}
 	c := &Engine{Store: j.Store, Loop: a.Loop, Now: j.Now, Probe: j.Probe, Retry: j.Retry, OnRetry: j.OnRetry, Agents: j.Agents, agentName: name, parentID: parent}
-	if e, ok := a.Exec.(*execute.Executor); ok && j.Probe != nil {
-		c.Probe = e.Probe // the probes of the agent's own tools
+	if p, ok := a.Exec.(prober); ok && j.Probe != nil {
+		c.Probe = p.Probe // the probes of the agent's own tools
 	}
 	return c, a, nil
 }

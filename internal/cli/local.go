@@ -100,6 +100,16 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	var exec agent.Executor = l.Exec
 	if limits.Stream != nil && *limits.Stream {
 		exec = localText{Executor: l.Exec, w: w}
+		if agents := l.Engine.Agents; agents != nil {
+			// A child run's text too, labelled with its agent.
+			l.Engine.Agents = func(name string) (local.Agent, error) {
+				a, err := agents(name)
+				if e, ok := a.Exec.(*execute.Executor); ok && err == nil {
+					a.Exec = localText{Executor: e, w: w, agent: name}
+				}
+				return a, err
+			}
+		}
 	}
 	l.Engine.Retry = l.Retry
 	l.Engine.OnRetry = func(r local.Retrying) { fmt.Fprintln(w, r.String()) }
