@@ -36,8 +36,12 @@ type Record struct {
 	// Session marks a session: after each answer the run waits Idle this
 	// long for a message, then completes (absent: not a session).
 	Session time.Duration `json:"session,omitempty"` // run.started
-	Step    string        `json:"step,omitempty"`    // step.started, step.completed
-	Kind    agent.Kind    `json:"kind,omitempty"`    // step.started, step.completed (absent in older journals)
+	// Agent and Parent mark a child run: the agent tool whose call it
+	// runs and the run that called it (absent: a run of its own).
+	Agent  string     `json:"agent,omitempty"`  // run.started
+	Parent string     `json:"parent,omitempty"` // run.started
+	Step   string     `json:"step,omitempty"`   // step.started, step.completed
+	Kind   agent.Kind `json:"kind,omitempty"`   // step.started, step.completed (absent in older journals)
 	// Idempotent marks a write step that is safe to run again.
 	Idempotent bool `json:"idempotent,omitempty"` // step.started, step.completed
 	// Settles marks a write that declares an idempotency key ("key"), a

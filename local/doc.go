@@ -69,6 +69,21 @@
 //   - An approval that nobody decided within its timeout (counted from the
 //     model step's step.completed) is denied, and the model is told.
 //
+// # Child runs
+//
+// A call of an agent tool runs the agent as a child run with its own
+// journal in the same Store (child.go): its id agent.ChildRunID, its input
+// agent.ChildInput, its budget what the caller has left (agent.Budget.Left),
+// driven by the caller's driver with the agent's loop and executor
+// (Engine.Agents). Its final answer is the call's recorded result; a child
+// that Failed or was Cancelled is an error result. Its model calls and
+// tokens count against the caller's budget (agent.Budget.LimitTree) and in
+// the caller's Show. A child waiting for a person makes the caller wait the
+// same way (Drive, Show, Signal's checks); an approve, deny or reconcile
+// sent to the caller goes to the child, checked against the child's state;
+// a budget signal to the caller gives the child its new share when the
+// caller is driven next. Cancel of the caller cancels the child after it.
+//
 // # Following a run
 //
 // An Engine with Follow set does not return where its run waits for a

@@ -37,6 +37,13 @@ func (j *Engine) Drive(ctx context.Context, runID string, input []agent.Message,
 	if len(input) == 0 {
 		return agent.Outcome{}, fmt.Errorf("%w input: the prompt is empty; want at least one message", operator.ErrInvalid)
 	}
+	j = j.withAgents(exec)
+	if e, err := j.of(runID); err != nil || e != j {
+		if err == nil {
+			err = fmt.Errorf("%w run %s: it is the child run of agent %s of run %s; drive that run, which drives it", operator.ErrInvalid, runID, e.agentName, e.parentID)
+		}
+		return agent.Outcome{}, err
+	}
 	if err := j.begin(runID, input); err != nil {
 		return agent.Outcome{}, err
 	}
@@ -62,11 +69,10 @@ func (j *Engine) Drive(ctx context.Context, runID string, input []agent.Message,
 			j.interrupted(ctx, runID, &tries)
 			return j.stopped(runID, f, err)
 		}
-		recs, err := j.Store.Load(runID)
+		recs, st, err := j.load(runID)
 		if err != nil {
 			return agent.Outcome{}, err
 		}
-		st := fold(recs)
 		if st.completed {
 			o := j.final(st)
 			return agent.Outcome{Status: agent.StatusCompleted, Answer: st.answer, CutOff: o.CutOff, Empty: o.Empty}, nil
@@ -158,6 +164,9 @@ func (j *Engine) Drive(ctx context.Context, runID string, input []agent.Message,
 		_, err = j.guard().RunGated(ctx, runID, step, att, timeout, func(ctx context.Context) (json.RawMessage, error) {
 			ctx, stop := j.watchCancel(ctx, runID, len(recs), f.changes())
 			defer stop()
+			if j.agentCall(&step) != "" {
+				return j.runChild(ctx, runID, st, step) // its errors are the child's: no retry here
+			}
 			res, err := exec.Execute(ctx, step)
 			failed = err != nil
 			return res, err
@@ -167,6 +176,17 @@ func (j *Engine) Drive(ctx context.Context, runID string, input []agent.Message,
 		}
 		if err != nil && j.cancelled(runID) {
 			continue // the step stopped because the run was cancelled: the next load says so
+		}
+		var child *childWaitError
+		if errors.As(err, &child) {
+			// The child waits for a person: so does this run.
+			if f != nil {
+				if err := f.waitChild(ctx, child); err != nil {
+					return child.Outcome, err
+				}
+				continue
+			}
+			return child.Outcome, nil
 		}
 		if failed && j.Retry != nil && ctx.Err() == nil && (step.Kind == agent.KindModel || step.Kind == agent.KindRead) {
 			if err := j.retry(ctx, runID, len(recs), step, &tries, err, f.changes()); err != nil {
@@ -345,7 +365,7 @@ func (j *Engine) begin(runID string, input []agent.Message) error {
 			return nil
 		}
 		limits := j.Limits.WithDefaults()
-		err = j.Store.Append(runID, 0, journal.Record{Type: journal.RunStarted, Input: input, Budget: &limits, Session: j.Session})
+		err = j.Store.Append(runID, 0, journal.Record{Type: journal.RunStarted, Input: input, Budget: &limits, Session: j.Session, Agent: j.agentName, Parent: j.parentID})
 		if errors.Is(err, journal.ErrConflict) {
 			continue
 		}

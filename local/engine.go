@@ -52,6 +52,15 @@ type Engine struct {
 	// OnWait is told, when Drive follows, each time the run starts to wait
 	// anew (another status, other markers, another answer). Default nil.
 	OnWait func(agent.Outcome)
+	// Agents gives a call of the named agent tool (agent.ToolSpec.Agent)
+	// the loop, executor and system prompt of its child run (AgentsOf; see
+	// child.go). Default nil: Drive takes them from its executor when it is
+	// an *execute.Executor, and Show, Signal and Cancel see no child run.
+	Agents func(name string) (Agent, error)
+
+	// agentName and parentID are, on the engine of a child run, its agent
+	// and the run that called it, recorded in its run.started.
+	agentName, parentID string
 }
 
 // FollowStoppedError is Drive, following its run, stopped by its context

@@ -40,6 +40,12 @@ type state struct {
 	// expiries are the calls denied because their approval timeout passed,
 	// oldest first (their typed signal records).
 	expiries []Expired
+	// delegated and delegatedUsage are the model calls and tokens of the
+	// children of the run's finished agent calls (their children's
+	// included), filled by Engine.load (child.go): they count against the
+	// run's budget.
+	delegated      int
+	delegatedUsage agent.Usage
 }
 
 func fold(recs []journal.Record) *state {
@@ -204,7 +210,7 @@ func (s *state) usage() (turns int, u agent.Usage) {
 // answer's record (idleUntil); then it is Completed.
 func (j *Engine) decide(s *state) agent.Decision {
 	_, used := s.usage()
-	d := s.ops.Budget.Limit(j.Loop.Next(agent.Start(s.input), s.facts()), used)
+	d := s.ops.Budget.LimitTree(j.Loop.Next(agent.Start(s.input), s.facts()), s.delegated, used.Add(s.delegatedUsage), j.isAgent)
 	if o := d.Outcome; o != nil && o.Status == agent.StatusCompleted && s.session > 0 {
 		if until := s.idleUntil(); until.IsZero() || j.now().Before(until) {
 			idle := *o

@@ -26,15 +26,18 @@ func (j *Engine) stopped(runID string, f *follower, err error) (agent.Outcome, e
 	if f == nil {
 		return agent.Outcome{}, err
 	}
-	recs, lerr := j.Store.Load(runID)
+	_, st, lerr := j.load(runID)
 	if lerr != nil {
 		return agent.Outcome{}, err
 	}
-	st := fold(recs)
 	if st.completed || st.cancelled {
 		return agent.Outcome{}, err
 	}
-	if d := j.decide(st); d.Outcome != nil && follows(d.Outcome.Status) {
+	d := j.decide(st)
+	if o, _ := j.waitsOnChild(runID, d); o != nil {
+		d.Outcome = o // its child waits for a person
+	}
+	if d.Outcome != nil && follows(d.Outcome.Status) {
 		return *d.Outcome, &FollowStoppedError{RunID: runID, Outcome: *d.Outcome, Err: err}
 	}
 	return agent.Outcome{}, err
@@ -60,6 +63,23 @@ func (f *follower) changes() <-chan struct{} {
 // journal may have changed or until at (when not zero: an approval
 // timeout, a session's idle time). ctx ending is a *FollowStoppedError.
 func (f *follower) wait(ctx context.Context, o agent.Outcome, at time.Time) error {
+	return f.waitOn(ctx, o, at, nil)
+}
+
+// waitChild is wait for a run whose child run waits for a person (c): it
+// also wakes when the child's journal changes (an approval forwarded to
+// it, or sent to the child itself) or when the child goes on by itself.
+func (f *follower) waitChild(ctx context.Context, c *childWaitError) error {
+	w := f.j.Watch(ctx, c.RunID)
+	defer w.Close()
+	if recs, err := f.j.Store.Load(c.RunID); err != nil || len(recs) != c.Seen {
+		return nil // it changed before the watch began: look again
+	}
+	return f.waitOn(ctx, c.Outcome, c.At, w.C())
+}
+
+// waitOn is wait, woken by more as well.
+func (f *follower) waitOn(ctx context.Context, o agent.Outcome, at time.Time, more <-chan struct{}) error {
 	if key := waitKey(o); key != f.announced {
 		f.announced = key
 		if f.j.OnWait != nil {
@@ -74,6 +94,7 @@ func (f *follower) wait(ctx context.Context, o agent.Outcome, at time.Time) erro
 	}
 	select {
 	case <-f.watch.C():
+	case <-more:
 	case <-timer:
 	case <-ctx.Done():
 		return &FollowStoppedError{RunID: f.runID, Outcome: o, Err: ctx.Err()}

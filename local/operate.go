@@ -18,13 +18,33 @@ func (j *Engine) Signal(ctx context.Context, runID string, sig operator.Signal) 
 	if err := operator.CheckShape(sig); err != nil {
 		return err
 	}
+	if e, err := j.of(runID); err != nil || e != j {
+		if err != nil {
+			return err
+		}
+		return e.Signal(ctx, runID, sig) // a child run, with its agent's loop
+	}
+	if c, child := j.forward(runID, sig); c != nil {
+		// The run is at an agent call whose child run has the markers
+		// and steps a person decides: the child checks and records it.
+		return c.Signal(ctx, child, sig)
+	}
+	if sig.Name == operator.SignalBudget && j.parentID != "" {
+		root := j.Root(runID)
+		return fmt.Errorf("%w budget: run %s is a child run of agent %s, whose budget is its share of its top run's; raise the budget of run %s instead", operator.ErrInvalid, runID, j.agentName, root)
+	}
+	return j.signal(ctx, runID, sig)
+}
+
+// signal is Signal on this engine's run, its shape checked.
+func (j *Engine) signal(ctx context.Context, runID string, sig operator.Signal) error {
 	return j.update(ctx, runID, "signal", func(st *state) ([]journal.Record, bool, error) {
 		if denials := st.expired(j.decide(st).Outcome, j.now()); len(denials) > 0 {
 			// The approval timeout passed before this input: the calls are
 			// denied first, as a driver would have done.
 			return signalRecords(denials), true, nil
 		}
-		if err := j.check(st, sig); err != nil {
+		if err := j.check(runID, st, sig); err != nil {
 			return nil, false, err
 		}
 		return []journal.Record{{Type: journal.SignalRecord, Signal: &sig}}, false, nil
@@ -37,12 +57,25 @@ func (j *Engine) Signal(ctx context.Context, runID string, sig operator.Signal) 
 // outcome, as it may have taken effect. A run that already ended is
 // refused with its status.
 func (j *Engine) Cancel(ctx context.Context, runID string) error {
-	return j.update(ctx, runID, "cancel", func(st *state) ([]journal.Record, bool, error) {
+	if e, err := j.of(runID); err != nil || e != j {
+		if err != nil {
+			return err
+		}
+		return e.Cancel(ctx, runID)
+	}
+	err := j.update(ctx, runID, "cancel", func(st *state) ([]journal.Record, bool, error) {
 		if c := st.closed(); c != "" {
 			return nil, false, operator.Ended("cancel", c)
 		}
 		return []journal.Record{{Type: journal.RunCancelled}}, false, nil
 	})
+	if err != nil {
+		return err
+	}
+	// Then its child run, if it is at an agent call: recorded after the
+	// run's own cancel, so that its driver, seeing the child Cancelled,
+	// finds the run cancelled too and goes no further.
+	return j.cancelChild(ctx, runID)
 }
 
 // update appends to an existing run's journal the records decide returns
@@ -57,11 +90,10 @@ func (j *Engine) update(ctx context.Context, runID, op string, decide func(st *s
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		recs, err := j.Store.Load(runID)
+		recs, st, err := j.load(runID)
 		if err != nil {
 			return err
 		}
-		st := fold(recs)
 		if !st.started {
 			return fmt.Errorf("%w %q: no journal for it; see the runs with the list command", operator.ErrUnknownRun, runID)
 		}
@@ -80,13 +112,21 @@ func (j *Engine) update(ctx context.Context, runID, op string, decide func(st *s
 
 // check checks a signal whose shape passed against the run's state
 // (operator.Check), over a Stand filled from the journal.
-func (j *Engine) check(st *state, sig operator.Signal) error {
+func (j *Engine) check(runID string, st *state, sig operator.Signal) error {
 	d := j.decide(st)
 	status := st.closed()
 	if o := d.Outcome; status == "" && o != nil && o.Status.Terminal() {
 		status = o.Status
 	}
 	turns, used := st.usage()
+	turns, used = turns+st.delegated, used.Add(st.delegatedUsage)
+	if o, child := j.waitsOnChild(runID, d); child != nil {
+		// Its child run's calls count as the run's, and its wait is the run's.
+		turns, used = turns+child.Turns, used.Add(child.Usage)
+		if o != nil {
+			d.Outcome = o
+		}
+	}
 	s := operator.Stand{Local: true, Status: status, Outcome: d.Outcome, Facts: st.facts(), Budget: st.ops.Budget, Turns: turns, Usage: used, Now: j.now()}
 	if ss := st.steps[sig.Step]; ss != nil && ss.Holder != nil && !ss.Holder.Gone() {
 		s.Holder = &operator.Holder{Step: sig.Step, Attempt: ss.Holder.String(), Until: ss.Holder.Until()}

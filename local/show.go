@@ -47,6 +47,15 @@ type RunInfo struct {
 	// Expired are the calls denied because nobody decided them within
 	// their tool's approval timeout, oldest first.
 	Expired []Expired `json:"expired,omitempty"`
+	// Child is the child run of the agent call the run is at (child.go):
+	// while it waits for a person, so does the run, and Status, Pending,
+	// Indeterminate and Reason are its. Turns and Usage count the model
+	// calls of the run's child runs with its own.
+	Child *ChildInfo `json:"child,omitempty"`
+	// Agent and Parent are, for a child run, its agent and the run that
+	// called it.
+	Agent  string `json:"agent,omitempty"`
+	Parent string `json:"parent,omitempty"`
 }
 
 // Expired is a call denied because its approval timed out, with the
@@ -64,16 +73,22 @@ func (j *Engine) Show(runID string) (RunInfo, error) {
 	if err := operator.ValidRunID(runID); err != nil {
 		return RunInfo{}, err
 	}
-	recs, err := j.Store.Load(runID)
+	if e, err := j.of(runID); err != nil || e != j {
+		if err != nil {
+			return RunInfo{}, err
+		}
+		return e.Show(runID) // a child run, with its agent's loop
+	}
+	recs, st, err := j.load(runID)
 	if err != nil {
 		return RunInfo{}, err
 	}
-	st := fold(recs)
 	if !st.started {
 		return RunInfo{}, fmt.Errorf("%w %q: no journal for it; see the runs with the list command", operator.ErrUnknownRun, runID)
 	}
-	info := RunInfo{RunID: runID, Records: len(recs), Status: agent.StatusCompleted, Answer: st.answer, Budget: st.ops.Budget.WithDefaults()}
+	info := RunInfo{RunID: runID, Records: len(recs), Status: agent.StatusCompleted, Answer: st.answer, Budget: st.ops.Budget.WithDefaults(), Agent: j.agentName, Parent: j.parentID}
 	info.Turns, info.Usage = st.usage()
+	info.Turns, info.Usage = info.Turns+st.delegated, info.Usage.Add(st.delegatedUsage)
 	info.Expired = st.expiries
 	switch {
 	case st.completed:
@@ -85,7 +100,18 @@ func (j *Engine) Show(runID string) (RunInfo, error) {
 	default:
 		d := j.decide(st)
 		info.Status = agent.StatusRunning
-		if o := d.Outcome; o != nil {
+		o, child := j.waitsOnChild(runID, d)
+		if child != nil {
+			info.Child = &ChildInfo{Agent: d.Step.Call.Name, RunID: child.RunID, Status: child.Status}
+			info.Turns, info.Usage = info.Turns+child.Turns, info.Usage.Add(child.Usage)
+		}
+		switch {
+		case o != nil:
+			// The child waits for a person: so does the run, as the child
+			// says (its probe and holder included).
+			info.Status, info.Pending, info.Indeterminate, info.Reason, info.Probe = o.Status, o.Pending, o.Step, o.Reason, child.Probe
+		case d.Outcome != nil:
+			o := d.Outcome
 			info.Status, info.Pending, info.Indeterminate, info.Answer, info.Reason = o.Status, o.Pending, o.Step, o.Answer, o.Reason
 			if ss := st.steps[o.Step]; ss != nil && o.Status == agent.StatusIndeterminate {
 				info.Probe = ss.Probed
@@ -100,6 +126,9 @@ func (j *Engine) Show(runID string) (RunInfo, error) {
 		}
 		if info.Status == agent.StatusRunning {
 			info.Stopped = st.stopped
+			if child != nil && child.Stopped != nil {
+				info.Stopped = child.Stopped // its child's driver (this run's) stopped it: resume this run
+			}
 		}
 	}
 	seen := map[string]bool{}
@@ -188,17 +217,25 @@ func (j *Engine) Step(runID, name string) (agent.Step, json.RawMessage, error) {
 	if err := operator.ValidRunID(runID); err != nil {
 		return agent.Step{}, nil, err
 	}
-	recs, err := j.Store.Load(runID)
+	if e, err := j.of(runID); err != nil || e != j {
+		if err != nil {
+			return agent.Step{}, nil, err
+		}
+		return e.Step(runID, name) // a child run, with its agent's loop
+	}
+	_, st, err := j.load(runID)
 	if err != nil {
 		return agent.Step{}, nil, err
 	}
-	st := fold(recs)
 	if !st.started {
 		return agent.Step{}, nil, fmt.Errorf("%w %q: no journal for it; see the runs with the list command", operator.ErrUnknownRun, runID)
 	}
 	facts := st.facts()
 	step, ok := j.Loop.Find(agent.Start(st.input), facts, name)
 	if !ok {
+		if c, child := j.current(runID, j.decide(st)); child != nil {
+			return c.Step(child.RunID, name) // a step of the child run the run is at
+		}
 		return agent.Step{}, nil, fmt.Errorf("%w step %s: run %s has not reached it", operator.ErrInvalid, name, runID)
 	}
 	return step, facts.Results[name], nil

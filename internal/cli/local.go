@@ -38,8 +38,10 @@ func OpenLocal(ctx context.Context, s Settings) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
+	loop := agent.Loop{Tools: exec.Tools.Specs(), FailOnCut: exec.FailOnCut, FailOnEmpty: exec.FailOnEmpty}
 	return &Local{
-		Engine:   &local.Engine{Store: store, Loop: agent.Loop{Tools: exec.Tools.Specs(), FailOnCut: exec.FailOnCut, FailOnEmpty: exec.FailOnEmpty}, Probe: exec.Probe},
+		// Agents: a call of an agent tool runs as a child run (local.AgentsOf).
+		Engine:   &local.Engine{Store: store, Loop: loop, Probe: exec.Probe, Agents: local.AgentsOf(exec, loop)},
 		Exec:     exec,
 		Commands: s.Commands,
 		Retry:    s.LocalRetry(),
@@ -65,6 +67,14 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	tw := newTermWriter(w)
 	defer tw.Flush()
 	w = tw
+	if strings.TrimSpace(prompt) == "" {
+		// A child run of an agent tool is driven by its parent: resume
+		// the top run of its tree, which drives it.
+		if root := l.Engine.Root(runID); root != runID {
+			fmt.Fprintf(w, "run %s is a child run of run %s; resuming %s, which drives it\n", runID, root, root)
+			runID = root
+		}
+	}
 	recorded, err := l.input(runID)
 	exists := err == nil
 	if err != nil && !errors.Is(err, operator.ErrUnknownRun) {
@@ -90,6 +100,16 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	var exec agent.Executor = l.Exec
 	if limits.Stream != nil && *limits.Stream {
 		exec = localText{Executor: l.Exec, w: w}
+		if agents := l.Engine.Agents; agents != nil {
+			// A child run's text too, labelled with its agent.
+			l.Engine.Agents = func(name string) (local.Agent, error) {
+				a, err := agents(name)
+				if e, ok := a.Exec.(*execute.Executor); ok && err == nil {
+					a.Exec = localText{Executor: e, w: w, agent: name}
+				}
+				return a, err
+			}
+		}
 	}
 	l.Engine.Retry = l.Retry
 	l.Engine.OnRetry = func(r local.Retrying) { fmt.Fprintln(w, r.String()) }
@@ -158,6 +178,9 @@ func (l *Local) list(_ context.Context, w io.Writer) error {
 		}
 		if r.Stopped != nil {
 			what = fmt.Sprintf("stopped at %s; resume with %s", r.Stopped.Step, l.op().resume(r.RunID))
+		}
+		if r.Parent != "" {
+			what += fmt.Sprintf(" (child run of agent %s of run %s)", r.Agent, r.Parent)
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\n", r.RunID, r.Status, what)
 	}
@@ -282,6 +305,12 @@ func printInfo(w io.Writer, op engine, info local.RunInfo) error {
 			line += " (" + s.Settled.String() + ")"
 		}
 		v.Steps = append(v.Steps, line)
+	}
+	if c := info.Child; c != nil {
+		v.Tail = append(v.Tail, fmt.Sprintf("at a call of agent %s: child run %s is %s; see it with %s", c.Agent, c.RunID, c.Status, op.reconcile("show", c.RunID)))
+	}
+	if info.Parent != "" {
+		v.Tail = append(v.Tail, fmt.Sprintf("the child run of agent %s called by run %s, which drives it; see that run with %s", info.Agent, info.Parent, op.reconcile("show", info.Parent)))
 	}
 	for _, e := range info.Expired {
 		v.Tail = append(v.Tail, fmt.Sprintf("approval expired: %s was denied (%s)", e.Marker, e.Reason))

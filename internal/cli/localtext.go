@@ -20,6 +20,9 @@ import (
 type localText struct {
 	*execute.Executor // Prepare too, for the journal
 	w                 io.Writer
+	// agent names the agent tool of a child run, whose labels it prefixes
+	// ("[filer llm/1]"); "" for the run itself.
+	agent string
 }
 
 // Execute runs step, printing a model step's text as it arrives.
@@ -36,7 +39,7 @@ func (e localText) Execute(ctx context.Context, step agent.Step) (json.RawMessag
 		mu.Lock()
 		defer mu.Unlock()
 		if !started {
-			fmt.Fprintf(e.w, "[%s] ", step.Name)
+			fmt.Fprintf(e.w, "[%s] ", strings.TrimPrefix(e.agent+" "+step.Name, " "))
 			started = true
 		}
 		fmt.Fprint(e.w, delta)
