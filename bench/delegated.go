@@ -34,8 +34,8 @@ type delegatedParams struct {
 // and a workflow task of the parent), its completion and the parent's
 // workflow task that takes the result: about twice the direct run's
 // server round trips (53 history events against 31). Measured on the
-// bench's 2-core machine, shared, at a load of about 3.8: 1.74 and 1.85
-// (median of 20 rounds; 2.08 in a -quick run of 2). The goal leaves room
+// bench's 2-core machine, shared, at loads of 3.8 to 5.8: 1.66, 1.74 and
+// 1.85 (median of 20 rounds; 2.08 in a -quick run of 2). The goal leaves room
 // above that for the machine's noise; a child run that costs another
 // activity or signal misses it.
 const delegatedGoal = 2.1
