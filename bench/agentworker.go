@@ -39,12 +39,26 @@ type agentOptions struct {
 	// model, when not nil, wraps the scripted model (the token latency
 	// section times its pieces).
 	model func(llm.Provider) llm.Provider
+	// agents, when set, are agent tools offered besides the demo tools
+	// (tools.Open builds the set; extra tools are then refused): a call
+	// of one runs a child AgentRun workflow on the same worker, with the
+	// worker's model (an agent that names no model).
+	agents map[string]tools.Agent
 }
 
 // This is the one place the bench builds AgentRun's worker, so that changes
 // to the workflow and activities APIs are adapted here only.
 func newAgentWorker(c client.Client, queue string, script llm.Script, dir string, store content.Store, logger *slog.Logger, opts agentOptions, extra ...tools.Tool) (w worker.Worker, close func() error, err error) {
-	set, err := tools.NewSet(append(tools.Demo(tools.DemoConfig{Tickets: filepath.Join(dir, "tickets.jsonl")}), extra...)...)
+	demo := tools.DemoConfig{Tickets: filepath.Join(dir, "tickets.jsonl")}
+	var set *tools.Set
+	if len(opts.agents) > 0 {
+		if len(extra) > 0 {
+			return nil, nil, fmt.Errorf("bench worker: agent tools and extra tools together are not supported; want one or the other")
+		}
+		set, err = tools.Open(context.Background(), tools.Config{Agents: opts.agents}, demo)
+	} else {
+		set, err = tools.NewSet(append(tools.Demo(demo), extra...)...)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

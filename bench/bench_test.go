@@ -67,6 +67,10 @@ var (
 		"ms per activity in the codec and the content store's sealing",
 		"ms per activity, traced vs untraced",
 		"step spans in Jaeger per traced step",
+		"ms per run, delegated vs direct (median of rounds)",
+		"ms of the middle step in the parent's history, agent step",
+		"history bytes per run, delegated tree (parent + child) vs direct run",
+		"history events per run, delegated tree (parent + child) vs direct run",
 		"ms per append, run of 10 records vs raw write+fsync",
 		"ms per append, run of 4,000 records vs raw write+fsync",
 		"ms per append, run of 4,000 records vs run of 10",
@@ -343,8 +347,11 @@ func TestOnlyNamesSections(t *testing.T) {
 	if !(config{}).runs("steps") {
 		t.Error("a config without -only does not run every section")
 	}
+	if got, err := parseOnly("delegated"); err != nil || !(config{Only: got}).runs("delegated") {
+		t.Fatalf("parseOnly(delegated): %v, %v; want the delegated section", got, err)
+	}
 	_, err = parseOnly("saturation,nope")
-	if err == nil || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), "valid: steps, cluster,") {
+	if err == nil || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), "valid: steps, cluster,") || !strings.Contains(err.Error(), "tracing, delegated, journal") {
 		t.Fatalf("parseOnly(nope): %v; want an error naming nope and the valid sections", err)
 	}
 	if c, _ := (config{Only: got, CLI: "x"}).withDefaults(); c.Out != "-" {

@@ -54,6 +54,21 @@
 //     after a flush, the step spans (chat, execute_tool) per traced step,
 //     which must be one for every run, each run in one trace. Without the
 //     Jaeger program (make jaeger) the rows say "not measured".
+//   - Delegated step (delegated.go): what an agent tool's call costs
+//     against a direct tool call, on one in-process worker. Planner runs
+//     whose middle step calls the agent tool helper (declared as the
+//     tools file's agents object does, tools.Open; its child AgentRun
+//     workflow, on the same worker and model, answers at once: its
+//     ListAgentTools and 1 model step) against planner runs that call
+//     lookup there (2 model steps + 1 tool step); one scripted model
+//     plays the three scripts, chosen by the run's task. Rounds (20;
+//     -quick 2) alternate which side goes first after one warm-up run of
+//     each. Figures: the wall time per run, median (goal 2.1: a child
+//     run's start, activities, report and completion are about twice the
+//     direct run's round trips) and mean; the middle step in the
+//     parent's history (child initiated → completed against CallTool
+//     scheduled → completed); and the delegated tree's (parent + child)
+//     history bytes, events and activities against the direct run's.
 //   - Local journal: journal.FileStore.Append of a step.completed record
 //     into runs already holding 10 and 4,000 records, interleaved with a
 //     raw write+fsync of the same bytes to an O_APPEND file in the same

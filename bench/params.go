@@ -17,6 +17,7 @@ type params struct {
 	parked  parkedParams
 	encrypt encryptParams
 	trace   traceParams
+	deleg   delegatedParams
 	satur   saturationParams
 	batch   approvalBatchParams
 	fleet   approvalBatchParams // the approval section at fleet scale
@@ -39,6 +40,7 @@ func paramsFor(quick bool) params {
 			parked:       parkedParams{Runs: 50, Parallel: 8},
 			encrypt:      encryptParams{Turns: 3, Rounds: 2, ToolOutput: 4096, Decodes: 5},
 			trace:        traceParams{Turns: 3, Rounds: 2},
+			deleg:        delegatedParams{Rounds: 2},
 			satur:        saturationParams{Runs: 20, Turns: 3, Rounds: 1, Parallel: 8},
 			batch:        approvalBatchParams{Runs: 20, Parallel: 8},
 			fleet:        approvalBatchParams{Runs: 10, Parallel: 8, RSSBudget: 500, Label: "Parked runs at fleet scale"},
@@ -57,6 +59,7 @@ func paramsFor(quick bool) params {
 		parked:       parkedParams{Runs: 1000, Parallel: 8},
 		encrypt:      encryptParams{Turns: 25, Rounds: 40, ToolOutput: 4096, Decodes: 50},
 		trace:        traceParams{Turns: 25, Rounds: 20},
+		deleg:        delegatedParams{Rounds: 20},
 		satur:        saturationParams{Runs: 500, Turns: 10, Rounds: 2, Parallel: 16},
 		batch:        approvalBatchParams{Runs: 1000, Parallel: 8},
 		fleet:        approvalBatchParams{Runs: 10000, Parallel: 16, RSSBudget: 500, Label: "Parked runs at fleet scale"},

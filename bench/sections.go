@@ -49,6 +49,9 @@ func sections(ctx context.Context, env *benchEnv, cfg config, p params, needWork
 		{"tracing", fmt.Sprintf("tracing (%d turns, %d rounds each)", p.trace.Turns, p.trace.Rounds), rowsOnly(func() ([]row, error) {
 			return tracingOverhead(ctx, env, p.trace)
 		})},
+		{"delegated", fmt.Sprintf("delegated step vs direct tool call (%d rounds each)", p.deleg.Rounds), rowsOnly(func() ([]row, error) {
+			return delegatedStep(ctx, env, p.deleg)
+		})},
 		{"journal", fmt.Sprintf("local journal (%d appends each)", p.journal.Appends), rowsOnly(func() ([]row, error) {
 			return localJournal(ctx, env, p.journal)
 		})},
