@@ -2,10 +2,13 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentrun/agentrun/agent"
 )
 
 // TestAgentsConfig: agent tools are read from the file, and each broken
@@ -74,5 +77,55 @@ func TestAgentsOpen(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Open(%v): %v; want %q", tc.agents, err, tc.want)
 		}
+	}
+}
+
+// TestAgentSet: a set offers each agent as a read tool marked Agent, with
+// its description and (default) parameters; Set.Agent gives the agent's
+// own tools, its approval overrides applied, a nested agent staying an
+// agent; calling an agent through Call is an error.
+func TestAgentSet(t *testing.T) {
+	demo := DemoConfig{Tickets: filepath.Join(t.TempDir(), "tickets.jsonl")}
+	cfg := Config{Agents: map[string]Agent{
+		"planner": {Name: "planner", Description: "plans", Tools: []string{"lookup", "filer"}, Approval: map[string]string{"filer": "always"}},
+		"filer":   {Name: "filer", Description: "files", Tools: []string{"create_ticket"}, Approval: map[string]string{"create_ticket": "never"}, Model: "scripted"},
+	}}
+	set, err := Open(context.Background(), cfg, demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	byName := map[string]agent.ToolSpec{}
+	for _, s := range set.Specs() {
+		byName[s.Name] = s
+	}
+	if f := byName["filer"]; !f.Agent || f.Kind != agent.KindRead || f.Description != "files" || string(f.Schema) != string(DefaultAgentParameters) {
+		t.Fatalf("filer's spec: %+v", f)
+	}
+	if byName["create_ticket"].Agent {
+		t.Fatal("create_ticket is marked as an agent")
+	}
+	if _, err := set.Call(context.Background(), "filer", nil); !errors.Is(err, ErrAgentCall) {
+		t.Fatalf("Call of an agent: %v, want ErrAgentCall", err)
+	}
+	filer, err := set.Agent("filer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if specs := filer.Specs(); len(specs) != 1 || specs[0].Name != "create_ticket" || specs[0].Approval != agent.ApprovalNever || specs[0].Kind != agent.KindWrite {
+		t.Fatalf("filer's tools: %+v", specs)
+	}
+	planner, err := set.Agent("planner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if specs := planner.Specs(); len(specs) != 2 || specs[1].Name != "filer" || !specs[1].Agent || specs[1].Approval != agent.ApprovalAlways {
+		t.Fatalf("planner's tools: %+v", specs)
+	}
+	if _, err := set.Agent("nosuch"); err == nil || !strings.Contains(err.Error(), `unknown agent "nosuch"; the agents are: filer, planner`) {
+		t.Fatalf("unknown agent: %v", err)
+	}
+	if m := set.AgentModels(); m["filer"] != "scripted" || m["planner"] != "" {
+		t.Fatalf("AgentModels: %v", m)
 	}
 }
