@@ -118,6 +118,27 @@
 //     an answer saying it did not (the write runs once more)}. An error, a
 //     timeout, or an answer both or neither match leaves the write to a
 //     person, unless it has a key. A probe runs without approval.
+//   - agents: an object of agent tools keyed by name (1 to 64 letters,
+//     digits, '_' or '-'; no offered tool may have it). A call of one runs
+//     the agent as a child run of its own (Set.Agent gives its tools;
+//     docs/tools.md). Each agent has:
+//   - agents.NAME.description: required; tells the calling model what the
+//     agent does.
+//   - agents.NAME.parameters: the JSON Schema of the call's arguments, an
+//     object schema. Default DefaultAgentParameters: one string, "task".
+//   - agents.NAME.model: the child's model, in AGENTRUN_MODEL's form.
+//     Default: the worker's model.
+//   - agents.NAME.system: the child's system prompt. Default none.
+//   - agents.NAME.tools: the names of the tools the child may call: offered
+//     tools or other agents. Default none: the child only answers.
+//   - agents.NAME.approval: per-tool approval overrides of the child's
+//     calls ("always", "never" or "deny"), each for one of its tools.
+//   - agent_depth: how deeply agents may call agents. Default 3.
+//
+// An agent that reaches itself (directly or through other agents: the
+// path is named), nests deeper than agent_depth, names an unknown tool or
+// has an approval for a tool it does not have is refused the same way, and
+// so, at start-up, is a model the worker cannot build.
 //
 // An unknown field, a server with both or neither of command and url, a
 // field of the wrong type, a bad duration, kind or approval, an override
