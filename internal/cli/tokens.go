@@ -54,8 +54,8 @@ func (r *Remote) followText(ctx context.Context, w io.Writer, runID string) *liv
 			// then tells when the text published so far is printed (wait).
 			var lost error
 			for u, err := range progress.Subscribe(ctx, r.Conn, runID, progress.Options{From: from}) {
-				if errors.Is(err, progress.ErrItem) {
-					continue
+				if errors.Is(err, progress.ErrItem) || err != nil && u.Run != runID {
+					continue // an item that does not decode, or a child whose text cannot be read: the rest goes on
 				}
 				if err != nil {
 					lost = err
