@@ -119,3 +119,31 @@ func slicesHasInOrder(got, want []string) bool {
 	}
 	return i == len(want)
 }
+
+// TestStarterWaitPrintsChildTokens: starter --wait on a planner prints the
+// child's streamed answer after the child's run id and step, and the
+// planner's own after its step alone, before the Completed line.
+func TestStarterWaitPrintsChildTokens(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	const answer = "filed T-43: write access to the billing database"
+	env := f.env(subAgentFixture(t, t.TempDir(), []llm.Turn{{Delay: "2s", Text: answer}}, nil)...)
+	testenv.Start(t, env, testenv.Program(t, "worker"))
+	const run = "e2e-agent-stream-wait"
+	child := agent.ChildRunID(run, "tool/1/0/filer")
+	code, out := testenv.Run(t, env, time.Minute, testenv.Program(t, "starter"), "--id", run, "--wait", "plan it")
+	t.Logf("starter --wait:\n%s", out)
+	if code != 0 {
+		t.Fatalf("starter --wait: exit %d", code)
+	}
+	kid := strings.Index(out, "["+child+"] [llm/1] "+answer+"\n")
+	own := strings.Index(out, "[llm/2] The filer says: "+answer+"\n")
+	done := strings.Index(out, "run "+run+": Completed")
+	if kid < 0 || own < kid || done < own {
+		t.Fatalf("want the child's text (at %d), then the planner's (at %d), then Completed (at %d)", kid, own, done)
+	}
+	if strings.Count(out, "["+child+"]") != 1 {
+		t.Fatalf("want one label of the child's")
+	}
+}
