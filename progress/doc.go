@@ -31,6 +31,14 @@
 // had not read (a closing run waits up to 2 s for one subscriber to catch
 // up).
 //
+// Subscribe follows the whole tree of a run: each child run (a sub-agent)
+// a followed run starts, announced by its step.started Event with Child
+// set, is followed too, and its items are merged in, marked with the
+// child's run id (Update.Run, Event.Child, Token.Child); Options.RunOnly
+// follows the run alone. Only the run's own offsets resume a
+// subscription. Other Workflow Streams clients follow one run: subscribe
+// to a child's id for its items.
+//
 //	for u, err := range progress.Subscribe(ctx, c, "run-7", progress.Options{}) {
 //		if err != nil {
 //			return err

@@ -19,10 +19,12 @@ const catchUp = 2 * time.Second
 
 // liveText prints a run's model text as it arrives (progress.TopicTokens)
 // between the lines the follower prints: each step's text after a
-// "[llm/N]" label (with the attempt when it is not the first), the lines
-// of the follower on lines of their own.
+// "[llm/N]" label (with the attempt when it is not the first), a child
+// run's after its run id too ("[run-7.tool.1.0.filer] [llm/1] "), the
+// lines of the follower on lines of their own.
 type liveText struct {
-	w io.Writer
+	w   io.Writer
+	run string // the run followed: only its offsets count
 
 	mu      sync.Mutex
 	midLine bool
@@ -33,12 +35,13 @@ type liveText struct {
 }
 
 // followText starts printing runID's model text published from the
-// stream's current offset on; Close stops it. Without a stream (a run
+// stream's current offset on, and that of the child runs it starts from
+// then on (progress.Subscribe follows them); Close stops it. Without a stream (a run
 // started before runs had one) it prints nothing. A lost connection to
 // Temporal does not end it: it subscribes again from the offset it had
 // read, every resubscribeEvery, until the connection is back.
 func (r *Remote) followText(ctx context.Context, w io.Writer, runID string) *liveText {
-	t := &liveText{w: w, done: make(chan struct{})}
+	t := &liveText{w: w, run: runID, done: make(chan struct{})}
 	t.offset = r.streamOffset(ctx, runID)
 	ctx, t.stop = context.WithCancel(ctx)
 	go func() {
@@ -51,8 +54,8 @@ func (r *Remote) followText(ctx context.Context, w io.Writer, runID string) *liv
 			// then tells when the text published so far is printed (wait).
 			var lost error
 			for u, err := range progress.Subscribe(ctx, r.Conn, runID, progress.Options{From: from}) {
-				if errors.Is(err, progress.ErrItem) {
-					continue
+				if errors.Is(err, progress.ErrItem) || err != nil && u.Run != runID {
+					continue // an item that does not decode, or a child whose text cannot be read: the rest goes on
 				}
 				if err != nil {
 					lost = err
@@ -93,7 +96,9 @@ func (r *Remote) streamOffset(ctx context.Context, runID string) int64 {
 func (t *liveText) token(u progress.Update) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.offset = u.Offset + 1
+	if u.Run == t.run {
+		t.offset = u.Offset + 1 // a child's offsets are of its own stream
+	}
 	tok := u.Token
 	if tok == nil {
 		return
@@ -102,6 +107,10 @@ func (t *liveText) token(u progress.Update) {
 	if tok.Attempt > 1 {
 		label = fmt.Sprintf("%s, attempt %d", tok.Step, tok.Attempt)
 	}
+	if tok.Child != "" {
+		label = tok.Child + "] [" + label
+	}
+	label = TermSafe(label)
 	if label != t.last {
 		if t.midLine {
 			fmt.Fprintln(t.w)

@@ -75,7 +75,7 @@ func follow(t *testing.T, srv *testenv.Server, runID string, from, until int64) 
 				fl.us = append(fl.us, u)
 			}
 			fl.mu.Unlock()
-			if err != nil || (until > 0 && u.Offset >= until-1) {
+			if err != nil || (until > 0 && u.Run == runID && u.Offset >= until-1) {
 				return
 			}
 		}
