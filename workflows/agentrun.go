@@ -24,6 +24,11 @@ const (
 // errContinue is returned by wait when the run should continue as new.
 var errContinue = errors.New("continue as new")
 
+// versionForwardAnswer guards the change that made an update forwarded to
+// a child run wait for the child's next report (operator.go): version 1
+// waits, the default answered at once.
+const versionForwardAnswer = "forward-answer-after-report"
+
 // versionUpdateAnswer guards the change that made an update wait until the
 // run acted on it (workflow.GetVersion): version 1 waits.
 const versionUpdateAnswer = "update-answer-after-acting"
@@ -79,6 +84,9 @@ type execution struct {
 	delegating *delegation
 	children   workflow.ReceiveChannel
 	reported   string
+	// childReports counts the reports taken from the running child, for
+	// an update forwarded to it (operator.go).
+	childReports int
 }
 
 // turn is where the loop stands: the current turn, and what is known

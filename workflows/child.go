@@ -86,6 +86,10 @@ func (c *Child) Deepest() *Child {
 	return c
 }
 
+// forwardWait bounds how long an update forwarded to a child run waits
+// for the child's next report before it answers with the state as it is.
+const forwardWait = 30 * time.Second
+
 // delegation is the child run a step of this execution runs now.
 type delegation struct {
 	run, agent, step string
@@ -200,6 +204,7 @@ func (r *execution) childReport(raw converter.RawValue) {
 	}
 	c.Agent, c.Step = d.agent, d.step
 	r.state.Child = &c
+	r.childReports++
 	if c.waits() {
 		r.state.Status, r.state.Pending, r.state.Indeterminate, r.state.Why, r.state.Reason = c.Status, c.Pending, c.Indeterminate, c.Why, c.Reason
 	} else {

@@ -49,6 +49,18 @@ func (r *execution) setHandlers() error {
 					return r.state, err // the validator already refused it; unreachable in practice
 				}
 				waiting := r.outcome != nil
+				if r.forwardTo(sig) != nil {
+					// It goes to the child run: answer once the child said
+					// where it goes (or ended), within forwardWait.
+					reports := r.childReports
+					r.apply(sig)
+					if workflow.GetVersion(ctx, versionForwardAnswer, workflow.DefaultVersion, 1) >= 1 {
+						_, _ = workflow.AwaitWithTimeout(ctx, forwardWait, func() bool {
+							return r.childReports > reports || r.delegating == nil || r.inputs.closing
+						})
+					}
+					return r.state, nil
+				}
 				r.traceAnswer(sig, tracing.ByUpdate)
 				r.apply(sig)
 				// Runs recorded before answers waited answered at once: the

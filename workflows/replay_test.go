@@ -42,10 +42,13 @@ import (
 // e2e-agent.tool.1.0.filer are a planner and its child run (internal/e2e's
 // TestSubAgentOnDevServer): the child's approval shown on the parent and
 // approved through it. Each file is named after its run: a child run's id
-// derives from its parent's, so the replayer is given the run id.
+// derives from its parent's, so the replayer is given the run id. The pair
+// in testdata/answered-at-once is the same from the build before
+// versionForwardAnswer, whose update forwarded to the child answered at
+// once.
 func TestReplay(t *testing.T) {
 	t.Parallel()
-	files, err := filepath.Glob("testdata/*.json")
+	files, err := committedHistories()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +76,7 @@ func TestReplayWithCodec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := filepath.Glob("testdata/*.json")
+	files, err := committedHistories()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,3 +140,14 @@ func TestReplayEncrypted(t *testing.T) {
 
 // runOf is the run id of a committed history: its file's name.
 func runOf(file string) string { return strings.TrimSuffix(filepath.Base(file), ".json") }
+
+// committedHistories lists the histories TestReplay and TestReplayWithCodec
+// replay: testdata's, and those of older builds kept beside them.
+func committedHistories() ([]string, error) {
+	files, err := filepath.Glob("testdata/*.json")
+	if err != nil {
+		return nil, err
+	}
+	older, err := filepath.Glob("testdata/answered-at-once/*.json")
+	return append(files, older...), err
+}

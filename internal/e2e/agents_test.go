@@ -152,7 +152,7 @@ func TestSubAgentOnDevServer(t *testing.T) {
 		t.Fatalf("%d tickets before the approval", n)
 	}
 
-	if code, out := testenv.Run(t, env, time.Minute, reconcile, "approve", run, childMarker); code != 0 {
+	if code, out := testenv.Run(t, env, time.Minute, reconcile, "approve", run, childMarker); code != 0 || !strings.Contains(out, "it is now Running") {
 		t.Fatalf("reconcile approve PARENT CHILD-MARKER: exit %d\n%s", code, out)
 	}
 	code, out = testenv.Run(t, env, 2*time.Minute, starter, "--id", run, "--wait")
