@@ -83,13 +83,22 @@ type ToolResult struct {
 
 // Usage counts the tokens of one model call.
 type Usage struct {
+	// InputTokens counts every input token of the request, those read
+	// from or written to the provider's prompt cache included.
 	InputTokens  int64 `json:"input_tokens"`
 	OutputTokens int64 `json:"output_tokens"`
+	// CacheReadTokens and CacheWriteTokens are the parts of InputTokens
+	// the provider read from its prompt cache and wrote to it (OpenAI's
+	// cached_tokens; Anthropic's cache_read_input_tokens and
+	// cache_creation_input_tokens). 0 when the provider reports none.
+	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
 }
 
 // Add returns the sum of two usages.
 func (u Usage) Add(o Usage) Usage {
-	return Usage{InputTokens: u.InputTokens + o.InputTokens, OutputTokens: u.OutputTokens + o.OutputTokens}
+	return Usage{InputTokens: u.InputTokens + o.InputTokens, OutputTokens: u.OutputTokens + o.OutputTokens,
+		CacheReadTokens: u.CacheReadTokens + o.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens}
 }
 
 // Finish reasons a provider reports for a model turn.
