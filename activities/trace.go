@@ -56,6 +56,9 @@ func (a *Activities) endChat(span trace.Span, res json.RawMessage, err error) {
 			if reply.Model != "" {
 				attrs = append(attrs, tracing.KeyResponseModel.String(model))
 			}
+			if reply.Usage.Cost > 0 {
+				attrs = append(attrs, tracing.KeyCost.Float64(reply.Usage.Cost))
+			}
 			if reply.FinishReason != "" {
 				attrs = append(attrs, tracing.KeyFinishReasons.StringSlice([]string{reply.FinishReason}))
 			}

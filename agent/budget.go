@@ -5,14 +5,17 @@ import "fmt"
 // DefaultMaxTurns is a run's limit on model calls when none is set.
 const DefaultMaxTurns = 25
 
-// Budget is a run's limits: model calls (turns) and tokens (input plus
-// output, as the model replies report them). The JSON field names are the
-// payload of the budget operator input: {"MaxTurns": 40, "MaxTokens": 200000}.
+// Budget is a run's limits: model calls (turns), tokens (input plus
+// output, as the model replies report them) and cost (US dollars, at the
+// models' prices). The JSON field names are the payload of the budget
+// operator input: {"MaxTurns": 40, "MaxTokens": 200000, "MaxCost": 5}.
 type Budget struct {
 	// MaxTurns bounds the model calls; 0 means DefaultMaxTurns.
 	MaxTurns int `json:"MaxTurns"`
 	// MaxTokens bounds the tokens; 0 means no limit.
 	MaxTokens int64 `json:"MaxTokens"`
+	// MaxCost bounds the cost in US dollars; 0 means no limit.
+	MaxCost float64 `json:"MaxCost,omitempty"`
 }
 
 // WithDefaults returns b with a zero MaxTurns set to DefaultMaxTurns.
@@ -35,6 +38,9 @@ func (b Budget) Exceeded(turns int, u Usage) string {
 	}
 	if b.MaxTokens > 0 && u.Total() >= b.MaxTokens {
 		return fmt.Sprintf("the run used %d tokens; its limit is %d", u.Total(), b.MaxTokens)
+	}
+	if b.MaxCost > 0 && u.Cost >= b.MaxCost {
+		return fmt.Sprintf("the run cost %s; its limit is %s", FormatCost(u.Cost), FormatCost(b.MaxCost))
 	}
 	return ""
 }

@@ -72,6 +72,11 @@ func (b Budget) Left(turns int, u Usage) (left Budget, why string) {
 			return left, fmt.Sprintf("the run used %d tokens (its agents' included); its limit is %d", u.Total(), b.MaxTokens)
 		}
 	}
+	if b.MaxCost > 0 {
+		if left.MaxCost = b.MaxCost - u.Cost; left.MaxCost <= 0 {
+			return left, fmt.Sprintf("the run cost %s (its agents' included); its limit is %s", FormatCost(u.Cost), FormatCost(b.MaxCost))
+		}
+	}
 	return left, ""
 }
 

@@ -93,12 +93,16 @@ type Usage struct {
 	// cache_creation_input_tokens). 0 when the provider reports none.
 	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
 	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
+	// Cost is what the tokens cost, in US dollars, at the model's price
+	// (Price) when the step ran: recorded with the step, so a later price
+	// never changes it. 0 when the model has no price.
+	Cost float64 `json:"cost,omitempty"`
 }
 
 // Add returns the sum of two usages.
 func (u Usage) Add(o Usage) Usage {
 	return Usage{InputTokens: u.InputTokens + o.InputTokens, OutputTokens: u.OutputTokens + o.OutputTokens,
-		CacheReadTokens: u.CacheReadTokens + o.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens}
+		CacheReadTokens: u.CacheReadTokens + o.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens, Cost: u.Cost + o.Cost}
 }
 
 // Finish reasons a provider reports for a model turn.
@@ -194,6 +198,9 @@ type ModelSettings struct {
 	// Extra holds provider-specific top-level request fields, sent as
 	// they are (e.g. llama.cpp's "top_k", vLLM's "repetition_penalty").
 	Extra map[string]json.RawMessage `json:"extra,omitempty"`
+	// Price is the model's price, which prices its replies (Usage.Cost).
+	// It is no request setting: never sent, and not in String or IsZero.
+	Price *Price `json:"price,omitempty"`
 }
 
 // IsZero reports whether no setting is set.

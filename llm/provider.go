@@ -84,7 +84,16 @@ func (a Account) GoString() string { return a.String() }
 // settings in o.Account. The options' settings are checked for the
 // provider; the scripted model records them in its replies and sends
 // nothing. It reads no environment variable.
+// With a price in o.Settings, every reply's usage carries its cost.
 func New(spec string, o Options) (Provider, error) {
+	p, err := newProvider(spec, o)
+	if err != nil || o.Settings.Price == nil {
+		return p, err
+	}
+	return Priced(p, *o.Settings.Price), nil
+}
+
+func newProvider(spec string, o Options) (Provider, error) {
 	kind, arg, _ := strings.Cut(spec, ":")
 	switch kind {
 	case "", "scripted":

@@ -34,7 +34,7 @@ type Options struct {
 }
 
 // SettingKeys are the keys of one model's settings in the models file.
-var SettingKeys = []string{"temperature", "top_p", "seed", "max_tokens", "reasoning_effort", "extra"}
+var SettingKeys = []string{"temperature", "top_p", "seed", "max_tokens", "reasoning_effort", "extra", "price"}
 
 // Reasoning efforts each provider accepts, as its SDK lists them.
 var (
@@ -114,6 +114,8 @@ func parseSettings(kind string, raw json.RawMessage) (agent.ModelSettings, error
 			if json.Unmarshal(v, &s.Extra) != nil || s.Extra == nil {
 				err = fmt.Errorf("%s is not an object; want an object of request fields, e.g. {\"top_k\": 40}", short(v))
 			}
+		case "price":
+			s.Price, err = parsePrice(v)
 		default:
 			return s, fmt.Errorf("%s: unknown setting; valid: %s", k, strings.Join(SettingKeys, ", "))
 		}
@@ -176,6 +178,7 @@ func extraFields(s agent.ModelSettings) map[string]any {
 
 // sentSettings is the settings a reply records, nil for none.
 func sentSettings(s agent.ModelSettings) *agent.ModelSettings {
+	s.Price = nil // no request setting
 	if s.IsZero() {
 		return nil
 	}
@@ -213,4 +216,44 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// PriceFormat says what a price in the models file looks like.
+const PriceFormat = `{"input": 2.5, "output": 10, "cache_read": 1.25, "cache_write": 3.125} (US dollars per million tokens; input and output required, the cache prices default to input)`
+
+// parsePrice decodes a model's price: an object of non-negative numbers,
+// input and output required.
+func parsePrice(raw json.RawMessage) (*agent.Price, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return nil, fmt.Errorf("%s is not an object; want %s", short(raw), PriceFormat)
+	}
+	p := &agent.Price{}
+	for _, k := range sortedKeys(fields) {
+		var dst *float64
+		switch k {
+		case "input":
+			dst = &p.Input
+		case "output":
+			dst = &p.Output
+		case "cache_read":
+			dst = &p.CacheRead
+		case "cache_write":
+			dst = &p.CacheWrite
+		default:
+			return nil, fmt.Errorf("%s: unknown price; valid: input, output, cache_read, cache_write (%s)", k, PriceFormat)
+		}
+		if err := decodeAs(fields[k], dst, "a number of US dollars per million tokens, 0 or more"); err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		if *dst < 0 {
+			return nil, fmt.Errorf("%s: %v is negative; want a number of US dollars per million tokens, 0 or more", k, *dst)
+		}
+	}
+	for _, k := range []string{"input", "output"} {
+		if _, ok := fields[k]; !ok {
+			return nil, fmt.Errorf("%s: missing; want %s", k, PriceFormat)
+		}
+	}
+	return p, nil
 }

@@ -336,7 +336,7 @@ func TestSignalValidation(t *testing.T) {
 		{"unknown outcome", operator.Signal{Name: operator.SignalReconcile, Step: ticketStep, Outcome: "maybe"}, `want "done" or "retry"`},
 		{"unknown signal", operator.Signal{Name: "approv", Marker: ticketStep}, "want approve, deny, reconcile, budget or message"},
 		{"negative budget", operator.Signal{Name: operator.SignalBudget, MaxTurns: -1}, "MaxTurns -1 is negative"},
-		{"empty budget", operator.Signal{Name: operator.SignalBudget}, `it sets no limit; want {"MaxTurns": 40, "MaxTokens": 200000}`},
+		{"empty budget", operator.Signal{Name: operator.SignalBudget}, `it sets no limit; want {"MaxTurns": 40, "MaxTokens": 200000, "MaxCost": 5}`},
 		{"budget not above the calls made", operator.Signal{Name: operator.SignalBudget, MaxTurns: 2}, "MaxTurns 2 is not above the 2 model calls the run made; want at least 3"},
 	}
 	for _, c := range bad {

@@ -40,6 +40,7 @@ type Recorder struct {
 	indeterminate metric.Int64Counter
 	approvals     metric.Int64Counter
 	tokens        metric.Int64Counter
+	cost          metric.Float64Counter
 	settled       metric.Int64Counter
 }
 
@@ -67,6 +68,11 @@ func NewRecorder(mp metric.MeterProvider) (*Recorder, error) {
 	}
 	if r.tokens, err = m.Int64Counter("agentrun.tokens",
 		metric.WithDescription("Tokens of completed model steps, by model and direction (input, output).")); err != nil {
+		return nil, err
+	}
+	if r.cost, err = m.Float64Counter("agentrun.cost",
+		metric.WithUnit("USD"),
+		metric.WithDescription("Cost of completed model steps in US dollars, at the models' prices (the models file), by model.")); err != nil {
 		return nil, err
 	}
 	if r.settled, err = m.Int64Counter("agentrun.writes.settled",
@@ -121,5 +127,8 @@ func (r *Recorder) Tokens(ctx context.Context, model string, u agent.Usage) {
 	}
 	if u.OutputTokens > 0 {
 		r.tokens.Add(ctx, u.OutputTokens, metric.WithAttributes(m, attribute.String("direction", "output")))
+	}
+	if u.Cost > 0 {
+		r.cost.Add(ctx, u.Cost, metric.WithAttributes(m))
 	}
 }

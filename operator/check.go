@@ -123,6 +123,9 @@ func checkRaise(sig Signal, cur agent.Budget, turns int, u agent.Usage) error {
 	if sig.MaxTokens != 0 && sig.MaxTokens <= u.Total() {
 		return fmt.Errorf("%w budget: MaxTokens %d is not above the %d tokens the run used; want at least %d, or 0 to keep the limit", ErrInvalid, sig.MaxTokens, u.Total(), u.Total()+1)
 	}
+	if sig.MaxCost != 0 && sig.MaxCost <= u.Cost {
+		return fmt.Errorf("%w budget: MaxCost %s is not above the %s the run cost; want more, or 0 to keep the limit", ErrInvalid, agent.FormatCost(sig.MaxCost), agent.FormatCost(u.Cost))
+	}
 	return nil
 }
 
@@ -133,6 +136,9 @@ func RaisedBudget(cur agent.Budget, sig Signal) agent.Budget {
 	}
 	if sig.MaxTokens != 0 {
 		cur.MaxTokens = sig.MaxTokens
+	}
+	if sig.MaxCost != 0 {
+		cur.MaxCost = sig.MaxCost
 	}
 	return cur
 }

@@ -14,7 +14,7 @@ var formats = map[string]string{
 	SignalApprove:   `{"Marker":"tool/2/0/create_ticket"}, optionally with "Digest":"sha256:0123456789abcdef" and "Execution":"<first run id>"`,
 	SignalDeny:      `{"Marker":"tool/2/0/create_ticket","Reason":"..."}, optionally with "Digest" and "Execution"`,
 	SignalReconcile: `{"Step":"tool/2/0/create_ticket","Outcome":"done","Result":"TICKET-7"} or {"Step":"...","Outcome":"retry"}`,
-	SignalBudget:    `{"MaxTurns":40,"MaxTokens":200000} (0 or absent keeps a limit)`,
+	SignalBudget:    `{"MaxTurns":40,"MaxTokens":200000,"MaxCost":5} (0 or absent keeps a limit; MaxCost in US dollars)`,
 	SignalMessage:   `{"Content":"also check the staging database"}`,
 }
 
@@ -46,6 +46,7 @@ type (
 	budgetPayload struct {
 		MaxTurns  int
 		MaxTokens int64
+		MaxCost   float64 `json:",omitempty"`
 	}
 	messagePayload struct {
 		Content string
@@ -74,7 +75,7 @@ func Decode(name string, data []byte) (Signal, error) {
 	case SignalBudget:
 		var v budgetPayload
 		err = strictJSON(data, &v)
-		sig = Signal{Name: name, MaxTurns: v.MaxTurns, MaxTokens: v.MaxTokens}
+		sig = Signal{Name: name, MaxTurns: v.MaxTurns, MaxTokens: v.MaxTokens, MaxCost: v.MaxCost}
 	case SignalMessage:
 		var v messagePayload
 		err = strictJSON(data, &v)
@@ -129,9 +130,9 @@ func RetryPayload(step string) any {
 	return struct{ Step, Outcome string }{step, OutcomeRetry}
 }
 
-// BudgetPayload is the payload of budget: the new limits, 0 keeping one.
-func BudgetPayload(maxTurns int, maxTokens int64) any {
-	return budgetPayload{MaxTurns: maxTurns, MaxTokens: maxTokens}
+// BudgetPayload is the payload of budget: the new limits b, 0 keeping one.
+func BudgetPayload(b agent.Budget) any {
+	return budgetPayload{MaxTurns: b.MaxTurns, MaxTokens: b.MaxTokens, MaxCost: b.MaxCost}
 }
 
 // RaiseHint is a budget that lets a run stopped by b go on: twice the
@@ -141,6 +142,9 @@ func RaiseHint(b agent.Budget, turns int, used agent.Usage) any {
 	hint := budgetPayload{MaxTurns: max(2*b.MaxTurns, turns+1)}
 	if b.MaxTokens > 0 {
 		hint.MaxTokens = max(2*b.MaxTokens, used.Total()+1)
+	}
+	if b.MaxCost > 0 {
+		hint.MaxCost = max(2*b.MaxCost, used.Cost*2)
 	}
 	return hint
 }
@@ -157,7 +161,7 @@ func PayloadOf(sig Signal, execution string) any {
 	case SignalDeny:
 		return DenyPayloadOf(sig.Marker, sig.Reason, sig.Digest, execution)
 	case SignalBudget:
-		return BudgetPayload(sig.MaxTurns, sig.MaxTokens)
+		return BudgetPayload(agent.Budget{MaxTurns: sig.MaxTurns, MaxTokens: sig.MaxTokens, MaxCost: sig.MaxCost})
 	case SignalMessage:
 		return MessagePayload(sig.Content)
 	case SignalReconcile:

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/agentrun/agentrun/agent"
@@ -16,7 +17,7 @@ const MaxMessageLen = 16 << 10
 const maxExecution = 128
 
 // BudgetFormat says what a budget payload looks like, for error messages.
-const BudgetFormat = `{"MaxTurns": 40, "MaxTokens": 200000} (0 or absent keeps a limit)`
+const BudgetFormat = `{"MaxTurns": 40, "MaxTokens": 200000, "MaxCost": 5} (0 or absent keeps a limit; MaxCost in US dollars)`
 
 // MessageFormat says what a message payload looks like.
 const MessageFormat = `{"Content": "also check the staging database"}`
@@ -98,7 +99,9 @@ func checkBudget(sig Signal) error {
 		return fmt.Errorf("%w budget: MaxTurns %d is negative; want a number of model calls, or 0 to keep the limit", ErrInvalid, sig.MaxTurns)
 	case sig.MaxTokens < 0:
 		return fmt.Errorf("%w budget: MaxTokens %d is negative; want a number of tokens, or 0 to keep the limit", ErrInvalid, sig.MaxTokens)
-	case sig.MaxTurns == 0 && sig.MaxTokens == 0:
+	case sig.MaxCost < 0 || math.IsNaN(sig.MaxCost) || math.IsInf(sig.MaxCost, 0):
+		return fmt.Errorf("%w budget: MaxCost %v is not a cost; want US dollars above what the run cost, or 0 to keep the limit", ErrInvalid, sig.MaxCost)
+	case sig.MaxTurns == 0 && sig.MaxTokens == 0 && sig.MaxCost == 0:
 		return fmt.Errorf("%w budget: it sets no limit; want %s", ErrInvalid, BudgetFormat)
 	}
 	return nil

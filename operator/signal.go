@@ -8,7 +8,7 @@ import (
 
 // Signal is an operator's input. The JSON field names are the payloads of
 // the operator contract: approve {"Marker"}, deny {"Marker","Reason"},
-// reconcile {"Step","Outcome","Result"}, budget {"MaxTurns","MaxTokens"}, message {"Content"};
+// reconcile {"Step","Outcome","Result"}, budget {"MaxTurns","MaxTokens","MaxCost"}, message {"Content"};
 // approve and deny may add "Digest" and "Execution". The local journal
 // records it as it is (its signal records); Name is the operation.
 type Signal struct {
@@ -21,6 +21,8 @@ type Signal struct {
 	// MaxTurns and MaxTokens are a budget's new limits; 0 keeps one.
 	MaxTurns  int   `json:"MaxTurns,omitempty"`
 	MaxTokens int64 `json:"MaxTokens,omitempty"`
+	// MaxCost is a budget's new cost limit in US dollars; 0 keeps it.
+	MaxCost float64 `json:"MaxCost,omitempty"`
 	// Content is a message's text: a user message for the next model call.
 	Content string `json:"Content,omitempty"`
 	// Digest, optional on approve and deny, is the arguments digest the

@@ -55,6 +55,9 @@ type Event struct {
 	// of an agent tool's call), or, on an event a subscriber of the whole
 	// tree relays from a child run, the child's run id.
 	Child string `json:"child,omitempty"`
+	// Cost is the run's cost so far in US dollars (step.completed of a
+	// model step whose model has a price), its children's included.
+	Cost float64 `json:"cost,omitempty"`
 }
 
 // Token is one item of TopicTokens: a piece of a model step's text, from

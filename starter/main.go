@@ -12,7 +12,7 @@
 // Cancelled, 7 BudgetExceeded, 8 stopped (--local: a model call or read
 // failed on every attempt, or with an error that trying again cannot
 // mend; the journal says why, and starter --local --id RUN resumes it).
-// --max-turns and --max-tokens set a new run's limits; --session keeps a
+// --max-turns, --max-tokens and --max-cost set a new run's limits; --session keeps a
 // new run open after each answer (Idle, waiting for a message; --wait then
 // returns at the first Idle). --follow (--local; implied there by --wait
 // and --session) keeps the driver on its run where it waits for a person
@@ -44,11 +44,12 @@ func main() {
 	maxTurns := fs.String("max-turns", "", "a new run's limit on model calls (default AGENTRUN_MAX_TURNS, or 25)")
 	session := fs.Bool("session", false, "keep the run open after each answer: it waits Idle for a message (reconcile message), at most AGENTRUN_SESSION_IDLE (default 24h)")
 	maxTokens := fs.String("max-tokens", "", "a new run's limit on tokens, input plus output (default AGENTRUN_MAX_TOKENS_PER_RUN, or none)")
+	maxCost := fs.String("max-cost", "", "a new run's limit on cost, in US dollars at the models' prices (the models file's price); default none")
 	verbose := fs.Bool("verbose", false, "with --wait, also print the raw errors behind what it says about the connection to Temporal and the workers")
 	follow := fs.Bool("follow", false, "with --local: where the run waits for a person (or, a session, for a message) keep its lock and go on when the record lands, instead of exiting (implied by --wait and --session); Ctrl-C leaves the run as it is")
 	stream := fs.Bool("stream", false, "a new run streams the model's text to its stream as the model writes it, for --wait and subscribers to print (default: with --wait or --session); with --local, the starter prints it as it comes")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: "+cli.CommandsFor(os.Args[0]).Starter+" [--local] --id RUN [--wait] [--max-turns N] [--max-tokens N] [--session] [--follow] [--stream=false] [--verbose] [PROMPT...]")
+		fmt.Fprintln(fs.Output(), "usage: "+cli.CommandsFor(os.Args[0]).Starter+" [--local] --id RUN [--wait] [--max-turns N] [--max-tokens N] [--max-cost USD] [--session] [--follow] [--stream=false] [--verbose] [PROMPT...]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -65,14 +66,14 @@ func main() {
 			followSet = follow
 		}
 	})
-	err := run(ctx, *local, *wait, *session, *verbose, streamSet, followSet, *id, *maxTurns, *maxTokens, strings.Join(fs.Args(), " "))
+	err := run(ctx, *local, *wait, *session, *verbose, streamSet, followSet, *id, *maxTurns, *maxTokens, *maxCost, strings.Join(fs.Args(), " "))
 	if code := cli.ExitCode(err); code == cli.ExitError || code == cli.ExitUsage || code == cli.ExitBusy {
 		fmt.Fprintln(os.Stderr, "starter:", cli.TermSafe(err.Error()))
 	}
 	os.Exit(cli.ExitCode(err))
 }
 
-func run(ctx context.Context, local, wait, session, verbose bool, stream, follow *bool, id, maxTurns, maxTokens, prompt string) error {
+func run(ctx context.Context, local, wait, session, verbose bool, stream, follow *bool, id, maxTurns, maxTokens, maxCost, prompt string) error {
 	if id == "" {
 		return &cli.UsageError{Msg: "--id is required: name the run (letters, digits, '_', '.', '-')"}
 	}
@@ -83,7 +84,7 @@ func run(ctx context.Context, local, wait, session, verbose bool, stream, follow
 	if err != nil {
 		return err // a *config.Error: cli.ExitSettings
 	}
-	limits, err := settings.Limits(maxTurns, maxTokens)
+	limits, err := settings.Limits(maxTurns, maxTokens, maxCost)
 	if err != nil {
 		return err
 	}

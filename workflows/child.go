@@ -117,7 +117,7 @@ func (r *execution) delegate(s agent.Step) error {
 	id := agent.ChildRunID(r.id, s.Name)
 	left, _ := r.budget.Left(r.turnsUsed(), r.state.Usage) // the loop's budget check let it start
 	task := agent.ChildTask(*s.Call)
-	in := Input{Messages: []agent.Message{task}, Agent: name, MaxTurns: left.MaxTurns, MaxTokens: left.MaxTokens, Stream: r.in.Stream}
+	in := Input{Messages: []agent.Message{task}, Agent: name, MaxTurns: left.MaxTurns, MaxTokens: left.MaxTokens, MaxCost: left.MaxCost, Stream: r.in.Stream}
 	if r.in.Stream == nil && r.in.Session {
 		on := true
 		in.Stream = &on // a session's children stream like it
@@ -292,11 +292,14 @@ func (r *execution) shareBudget() {
 		if left.MaxTokens <= c.Usage.Total() {
 			left.MaxTokens = 0
 		}
+		if left.MaxCost <= c.Usage.Cost {
+			left.MaxCost = 0
+		}
 	}
-	if left.MaxTurns == 0 && left.MaxTokens == 0 {
+	if left.MaxTurns == 0 && left.MaxTokens == 0 && left.MaxCost == 0 {
 		return
 	}
-	workflow.SignalExternalWorkflow(r.ctx, d.run, "", operator.SignalBudget, operator.BudgetPayload(left.MaxTurns, left.MaxTokens))
+	workflow.SignalExternalWorkflow(r.ctx, d.run, "", operator.SignalBudget, operator.BudgetPayload(left))
 }
 
 // Used is what the run used of its budget: the model calls and tokens of

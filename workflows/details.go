@@ -117,7 +117,7 @@ func details(namespace, runID string, s *State) string {
 	case agent.StatusBudgetExceeded:
 		fmt.Fprintf(&b, "**Budget exceeded**: %s. The run waits until its limits are raised.\n\n", text(s.Reason))
 		turns, used := s.Used()
-		fmt.Fprintf(&b, "Used: %s, %d tokens. Limits: %d model calls, %s.\n", plural(turns, "model call"), used.Total(), s.Budget.MaxTurns, tokenLimit(s.Budget.MaxTokens))
+		fmt.Fprintf(&b, "Used: %s, %d tokens%s. Limits: %d model calls, %s%s.\n", plural(turns, "model call"), used.Total(), costUsed(used), s.Budget.MaxTurns, tokenLimit(s.Budget.MaxTokens), costLimit(s.Budget.MaxCost))
 		fmt.Fprintf(&b, "\nRaise them (each above what is used; 0 keeps a limit):\n\n%s", cmd(operator.SignalBudget, operator.RaiseHint(s.Budget, turns, used)))
 	case agent.StatusCompleted:
 		fmt.Fprintf(&b, "**Completed** after %s.\n\n", plural(s.StepCount, "step"))
@@ -156,6 +156,13 @@ func details(namespace, runID string, s *State) string {
 			last := s.Steps[n-1]
 			fmt.Fprintf(&b, "\nLast, %s:\n\n%s", code(last.Name), block(last.Preview))
 		}
+	}
+	if _, used := s.Used(); used.Cost > 0 && s.Status != agent.StatusBudgetExceeded {
+		limit := ""
+		if s.Budget.MaxCost > 0 {
+			limit = " (its limit: " + agent.FormatCost(s.Budget.MaxCost) + ")"
+		}
+		fmt.Fprintf(&b, "\nCost so far: %s at the models' prices%s.\n", agent.FormatCost(used.Cost), limit)
 	}
 	if n := len(s.Expired); n > 0 {
 		e := s.Expired[n-1]
@@ -207,3 +214,21 @@ func cut(s string, n int) string {
 
 // clip shortens s to at most n bytes on one line, for one-line displays.
 func clip(s string, n int) string { return agent.Clip(s, n) }
+
+// costUsed renders a cost used after the tokens: ", $0.0123", or "" when
+// the models have no price.
+func costUsed(u agent.Usage) string {
+	if u.Cost <= 0 {
+		return ""
+	}
+	return ", " + agent.FormatCost(u.Cost)
+}
+
+// costLimit renders a cost limit after the others: ", a cost of $5.0000",
+// or "" for none.
+func costLimit(max float64) string {
+	if max <= 0 {
+		return ""
+	}
+	return ", a cost of " + agent.FormatCost(max)
+}

@@ -100,7 +100,7 @@ func (r *execution) continueAsNew() error {
 	for _, name := range operator.Signals() {
 		drainSignals(workflow.GetSignalChannel(r.ctx, name), func(raw converter.RawValue) { r.operate(name, raw) })
 	}
-	next := Input{MaxTurns: r.budget.MaxTurns, MaxTokens: r.budget.MaxTokens, ContinueAfter: r.in.ContinueAfter,
+	next := Input{MaxTurns: r.budget.MaxTurns, MaxTokens: r.budget.MaxTokens, MaxCost: r.budget.MaxCost, ContinueAfter: r.in.ContinueAfter,
 		Session: r.in.Session, SessionIdle: r.in.SessionIdle, Stream: r.in.Stream, Agent: r.in.Agent, Continued: r.checkpoint()}
 	st := r.stream.State()
 	next.Continued.Stream = &st

@@ -45,7 +45,10 @@ import (
 // derives from its parent's, so the replayer is given the run id. The pair
 // in testdata/answered-at-once is the same from the build before
 // versionForwardAnswer, whose update forwarded to the child answered at
-// once.
+// once. e2e-cost is the hand example priced by the models file, parked
+// BudgetExceeded by its cost after one model call and raised by reconcile
+// budget (internal/e2e's TestCostBudgetOnDevServer): its steps carry their
+// cost.
 func TestReplay(t *testing.T) {
 	t.Parallel()
 	files, err := committedHistories()

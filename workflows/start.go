@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -29,7 +30,7 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 		in:     in,
 		turn:   turn{facts: agent.NewFacts(), gen: map[string]int{}, since: map[string]time.Time{}},
 		state:  State{Status: agent.StatusRunning, Steps: []StepRecord{}},
-		budget: agent.Budget{MaxTurns: in.MaxTurns, MaxTokens: in.MaxTokens},
+		budget: agent.Budget{MaxTurns: in.MaxTurns, MaxTokens: in.MaxTokens, MaxCost: in.MaxCost},
 	}
 	if c := in.Continued; c != nil {
 		r.restore(c)
@@ -96,6 +97,9 @@ func (r *execution) checkInput() string {
 			r.idle = d
 		}
 		r.state.Session, r.state.Idle = true, r.idle.String()
+	}
+	if in.MaxCost < 0 || math.IsNaN(in.MaxCost) || math.IsInf(in.MaxCost, 0) {
+		return fmt.Sprintf("the input has max_cost %v: want a positive number of US dollars, or absent for no cost limit", in.MaxCost)
 	}
 	if in.MaxTurns < 0 || in.MaxTokens < 0 {
 		return fmt.Sprintf("the input has max_turns %d, max_tokens %d: want positive limits, or absent for %d model calls and no token limit", in.MaxTurns, in.MaxTokens, agent.DefaultMaxTurns)

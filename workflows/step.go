@@ -134,6 +134,7 @@ func (r *execution) completed(s agent.Step, gen int, res json.RawMessage) {
 	if isReply {
 		r.state.Usage = r.state.Usage.Add(reply.Usage)
 		done.Attempt = reply.Streamed
+		done.Cost = r.state.Usage.Cost
 	}
 	r.event(done)
 }

@@ -57,6 +57,9 @@ type Input struct {
 	// MaxTokens bounds the tokens (input plus output) of the model calls;
 	// 0 means no limit.
 	MaxTokens int64 `json:"max_tokens,omitempty"`
+	// MaxCost bounds the cost of the model calls, in US dollars at the
+	// models' prices (the models file); 0 means no limit.
+	MaxCost float64 `json:"max_cost,omitempty"`
 	// ContinueAfter makes each execution continue as new after this many
 	// steps; 0 (the default) continues only when Temporal suggests it.
 	ContinueAfter int `json:"continue_after,omitempty"`

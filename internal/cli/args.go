@@ -22,8 +22,8 @@ const ReconcileUsage = `commands:
   retry RUN STEP             settle an indeterminate write: run it once more
   cancel RUN                 end the run as Cancelled: a running model call or read stops;
                              a write that was running is named, as it may have taken effect
-  budget RUN MAX_TURNS [MAX_TOKENS]
-                             raise a run's limits on model calls and tokens
+  budget RUN MAX_TURNS [MAX_TOKENS [MAX_COST]]
+                             raise a run's limits on model calls, tokens and cost (US dollars)
                              (each above what it used; 0 keeps a limit)
   message RUN TEXT... [--wait]
                              add a user message before the run's next model call

@@ -56,6 +56,10 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{starter, []string{"--local", "--id", "r2", "--max-turns", "0", "p"}, 2, "--max-turns \"0\": want a positive number of model calls"},
 		{starter, []string{"--local", "--id", "r2", "--max-turns", "-3", "p"}, 2, "want a positive number of model calls"},
 		{starter, []string{"--local", "--id", "r2", "--max-tokens", "lots", "p"}, 2, "want a positive number of tokens"},
+		{starter, []string{"--local", "--id", "r2", "--max-cost", "-1", "p"}, 2, `--max-cost "-1": want a positive number of US dollars`},
+		{starter, []string{"--local", "--id", "r2", "--max-cost", "lots", "p"}, 2, `--max-cost "lots": want a positive number of US dollars`},
+		{reconcile, []string{"--local", "budget", "r1", "0", "0", "lots"}, 2, `budget MAX_COST "lots": want US dollars`},
+		{reconcile, []string{"--local", "budget", "r1", "0", "0", "-2"}, 2, `MaxCost -2 is not a cost`},
 		{starter, []string{"--local", "--id", "r1", "--max-turns", "40"}, 2, "run r1 exists and keeps its limits"},
 		{reconcile, []string{"--local", "budget", "r1", "2"}, 1, "MaxTurns 2 is not above the 2 model calls the run made; want at least 3"},
 		{reconcile, []string{"--local", "budget", "r1", "-1"}, 2, "MaxTurns -1 is negative"},
@@ -67,7 +71,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{starter, []string{"--follow", "--id", "r1"}, 2, "--follow is for --local runs"},
 		{reconcile, []string{"--local", "budget", "r1", "0", "0"}, 2, "it sets no limit"},
 		{reconcile, []string{"--local", "budget", "r1", "many"}, 2, `budget MAX_TURNS "many"`},
-		{reconcile, []string{"--local", "budget", "r1"}, 2, "budget takes RUN MAX_TURNS [MAX_TOKENS]"},
+		{reconcile, []string{"--local", "budget", "r1"}, 2, "budget takes RUN MAX_TURNS [MAX_TOKENS [MAX_COST]]"},
 	}
 	for _, c := range cases {
 		code, out := testenv.Run(t, env, time.Minute, c.prog, c.args...)
@@ -102,9 +106,15 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{"AGENTRUN_FAIL_ON_CUT_ANSWER=maybe", `AGENTRUN_FAIL_ON_CUT_ANSWER="maybe" is not a boolean: want 1`},
 		{"AGENTRUN_FAIL_ON_EMPTY_ANSWER=maybe", `AGENTRUN_FAIL_ON_EMPTY_ANSWER="maybe" is not a boolean: want 1`},
 		{"AGENTRUN_MODELS=" + models(`{"scripted": {"temperature": "hot"}}`), `"scripted": temperature: "hot" is not valid here; want a number`},
-		{"AGENTRUN_MODELS=" + models(`{"scripted": {"temp": 1}}`), `"scripted": temp: unknown setting; valid: temperature, top_p, seed, max_tokens, reasoning_effort, extra`},
+		{"AGENTRUN_MODELS=" + models(`{"scripted": {"temp": 1}}`), `"scripted": temp: unknown setting; valid: temperature, top_p, seed, max_tokens, reasoning_effort, extra, price`},
 		{"AGENTRUN_MODELS=" + models(`{"openai:gpt-4o": {"temperature": 1}}`), `has no settings for AGENTRUN_MODEL=scripted; it has openai:gpt-4o`},
 		{"AGENTRUN_MODELS=" + filepath.Join(dir, "nosuch.json"), "AGENTRUN_MODELS: models file: open"},
+		// Prices: negative, missing, unknown, not a number; a price for something that is no model.
+		{"AGENTRUN_MODELS=" + models(`{"scripted": {"price": {"input": -1, "output": 2}}}`), `"scripted": price: input: -1 is negative; want a number of US dollars per million tokens`},
+		{"AGENTRUN_MODELS=" + models(`{"scripted": {"price": {"input": 1}}}`), `"scripted": price: output: missing; want {"input": 2.5, "output": 10`},
+		{"AGENTRUN_MODELS=" + models(`{"scripted": {"price": {"input": 1, "output": 2, "cached": 1}}}`), `"scripted": price: cached: unknown price; valid: input, output, cache_read, cache_write`},
+		{"AGENTRUN_MODELS=" + models(`{"scripted": {"price": {"input": "cheap", "output": 2}}}`), `"scripted": price: input: "cheap" is not valid here`},
+		{"AGENTRUN_MODELS=" + models(`{"gpt-4o": {"price": {"input": 1, "output": 2}}}`), `"gpt-4o" is not a model`},
 		// Agent tools: a model the worker cannot build, an unknown tool, a cycle, too deep.
 		{"AGENTRUN_TOOLS=" + models(`{"agents": {"filer": {"description": "files", "model": "bogus", "tools": ["create_ticket"]}}}`), `agents["filer"].model: unknown model "bogus"`},
 		{"AGENTRUN_TOOLS=" + models(`{"agents": {"filer": {"description": "files", "model": "openai:"}}}`), `agents["filer"].model: model "openai:" names no model`},
@@ -228,7 +238,7 @@ func TestBudgetLocal(t *testing.T) {
 	tickets := filepath.Join(dir, "tickets.jsonl")
 	env := append(os.Environ(), "AGENTRUN_JOURNAL="+filepath.Join(dir, "journal"), "AGENTRUN_TICKETS="+tickets, "AGENTRUN_MODEL=scripted", "AGENTRUN_MAX_TURNS=2")
 	code, out := testenv.Run(t, env, time.Minute, starter, "--local", "--id", "b1", "--max-turns", "1", "file a ticket")
-	if code != 7 || !strings.Contains(out, "run b1: BudgetExceeded: the run made 1 model calls; its limit is 1") || !strings.Contains(out, "reconcile --local budget b1 MAX_TURNS [MAX_TOKENS]") {
+	if code != 7 || !strings.Contains(out, "run b1: BudgetExceeded: the run made 1 model calls; its limit is 1") || !strings.Contains(out, "reconcile --local budget b1 MAX_TURNS [MAX_TOKENS [MAX_COST]]") {
 		t.Fatalf("start: exit %d, want 7 with the command that raises the limit\n%s", code, out)
 	}
 	code, out = testenv.Run(t, env, time.Minute, reconcile, "--local", "list")

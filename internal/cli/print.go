@@ -149,7 +149,7 @@ func printUnblock(w io.Writer, op engine, runID string, o agent.Outcome) {
 		}
 		return
 	case agent.StatusBudgetExceeded:
-		fmt.Fprintf(w, "  raise its limits (above what it used; 0 keeps one), then it goes on:\n    budget:  %s MAX_TURNS [MAX_TOKENS]\n", op.reconcile("budget", runID))
+		fmt.Fprintf(w, "  raise its limits (above what it used; 0 keeps one), then it goes on:\n    budget:  %s MAX_TURNS [MAX_TOKENS [MAX_COST]]\n", op.reconcile("budget", runID))
 	default:
 		return
 	}

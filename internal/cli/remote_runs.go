@@ -189,7 +189,8 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 	if rt := st.Retry; rt != nil {
 		v.Tail = append(v.Tail, "retrying "+rt.String())
 	}
-	v.Tail = append(v.Tail, budgetLine(st.Turns, st.Usage, st.Budget))
+	turns, used := st.Used() // its child runs' included
+	v.Tail = append(v.Tail, budgetLine(turns, used, st.Budget))
 	for _, rj := range st.Rejected {
 		v.Tail = append(v.Tail, fmt.Sprintf("rejected %s %s: %s", rj.Signal, rj.Payload, rj.Reason))
 	}

@@ -38,7 +38,7 @@ func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, l
 		return errLimitsOfExisting(r.op(), runID)
 	}
 	if strings.TrimSpace(prompt) != "" {
-		in := workflows.Input{Messages: agent.UserMessages(prompt), MaxTurns: limits.MaxTurns, MaxTokens: limits.MaxTokens}
+		in := workflows.Input{Messages: agent.UserMessages(prompt), MaxTurns: limits.MaxTurns, MaxTokens: limits.MaxTokens, MaxCost: limits.MaxCost}
 		if limits.Session {
 			in.Session, in.SessionIdle = true, limits.SessionIdle.String()
 		}

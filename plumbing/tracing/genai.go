@@ -32,10 +32,12 @@ const (
 	KeyToolKind      = attribute.Key("agentrun.tool.kind")
 	KeySettle        = attribute.Key("agentrun.settle")
 	KeyGuardDecision = attribute.Key("agentrun.guard.decision")
-	KeyWaitKind      = attribute.Key("agentrun.wait.kind")
-	KeyWaitOutcome   = attribute.Key("agentrun.wait.outcome")
-	KeyAnsweredBy    = attribute.Key("agentrun.wait.answered_by")
-	KeyMarker        = attribute.Key("agentrun.wait.step")
+	// KeyCost is a model step's cost in US dollars, at its model's price.
+	KeyCost        = attribute.Key("agentrun.cost")
+	KeyWaitKind    = attribute.Key("agentrun.wait.kind")
+	KeyWaitOutcome = attribute.Key("agentrun.wait.outcome")
+	KeyAnsweredBy  = attribute.Key("agentrun.wait.answered_by")
+	KeyMarker      = attribute.Key("agentrun.wait.step")
 )
 
 // ContentKeys are the attributes that hold text (prompts, completions, tool
