@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log"
 	"log/slog"
 	"net/http"
@@ -447,5 +448,21 @@ func TestProvidersDoNotLog(t *testing.T) {
 	}
 	if buf.Len() > 0 {
 		t.Errorf("providers logged:\n%s", buf.String())
+	}
+}
+
+// TestRetryAfterCapShown: a 429 asking for hours waits MaxRetryAfter, and
+// its message says what the server asked and the cap.
+func TestRetryAfterCapShown(t *testing.T) {
+	t.Parallel()
+	res := &http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"7200"}},
+		Body: io.NopCloser(strings.NewReader(`{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}`))}
+	e := httpError(res, func(s string) string { return s }, time.Now())
+	if e.Class != ClassRateLimit || e.RetryAfter != MaxRetryAfter || !strings.Contains(e.Message, "the server asked to wait 2h0m0s before trying again; agentrun waits at most 5m0s") {
+		t.Fatalf("error %+v", e)
+	}
+	res = &http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"12"}}, Body: io.NopCloser(strings.NewReader(`{}`))}
+	if e := httpError(res, func(s string) string { return s }, time.Now()); e.RetryAfter != 12*time.Second || strings.Contains(e.Message, "asked to wait") {
+		t.Fatalf("an uncapped wait: %+v", e)
 	}
 }

@@ -121,7 +121,12 @@ func httpError(res *http.Response, scrub func(string) string, now time.Time) *Er
 		}
 	}
 	class, msg := refine(statusClass(res.StatusCode), code, typ, msg)
-	return &Error{Class: class, StatusCode: res.StatusCode, RetryAfter: retryAfter(res.Header, now), Message: scrub(msg)}
+	msg = scrub(msg)
+	if asked := rawRetryAfter(res.Header, now); asked > MaxRetryAfter {
+		// People see what the server asked for, and what is done instead.
+		msg += fmt.Sprintf(" (the server asked to wait %s before trying again; agentrun waits at most %s, its cap on Retry-After)", asked.Round(time.Second), MaxRetryAfter)
+	}
+	return &Error{Class: class, StatusCode: res.StatusCode, RetryAfter: retryAfter(res.Header, now), Message: msg}
 }
 
 // refine makes a bad request that says the conversation does not fit the
