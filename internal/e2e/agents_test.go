@@ -350,3 +350,32 @@ func TestSubAgentCancelOnDevServer(t *testing.T) {
 		t.Fatal("the child's history has no cancelled activity: its model call was not cancelled")
 	}
 }
+
+// TestSubAgentFailsOnDevServer: a child run that fails (its model asks for
+// more tool calls in one reply than a run takes) gives the calling model an
+// error result naming the agent, the child's run id and why; the parent
+// goes on and completes with it.
+func TestSubAgentFailsOnDevServer(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	flood := llm.Turn{}
+	for range agent.MaxCallsPerReply + 1 {
+		flood.ToolCalls = append(flood.ToolCalls, llm.ScriptedCall{Name: "lookup", Args: json.RawMessage(`{"topic":"vpn"}`)})
+	}
+	env := f.env(subAgentFixture(t, t.TempDir(), []llm.Turn{flood}, nil)...)
+	testenv.Start(t, env, testenv.Program(t, "worker"))
+	const run = "e2e-agent-fails"
+	child := agent.ChildRunID(run, "tool/1/0/filer")
+	code, out := testenv.Run(t, env, 2*time.Minute, testenv.Program(t, "starter"), "--id", run, "--wait", "plan it")
+	want := "The filer failed: the agent filer (run " + child + ") failed: "
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "asked for 129 tool calls in one reply") {
+		t.Fatalf("starter --wait: exit %d, want the answer to contain %q\n%s", code, want, out)
+	}
+	if cst, err := state(t, srv, child); err != nil || cst.Status != agent.StatusFailed {
+		t.Fatalf("child: %+v (%v), want Failed", cst, err)
+	}
+	if n := modelCalls(t, srv, run); n != 2 {
+		t.Fatalf("parent model calls %d, want 2", n)
+	}
+}
