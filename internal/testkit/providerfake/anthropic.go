@@ -130,6 +130,17 @@ func (anthropic) fail(w http.ResponseWriter, status int, kind, msg string) {
 	writeJSON(w, status, map[string]any{"type": "error", "error": map[string]any{"type": kind, "message": msg}})
 }
 
+func (anthropic) limitMessage(_ string, r *refusal, limit int, _, requested int64) string {
+	unit := "requests"
+	if r.kind == "tokens" {
+		unit = "tokens"
+	}
+	if r.wait == 0 {
+		return fmt.Sprintf("This request (%d tokens) is larger than the rate limit for your organization of %d tokens per minute.", requested, limit)
+	}
+	return fmt.Sprintf("This request would exceed the rate limit for your organization of %d %s per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits.", limit, unit)
+}
+
 func (anthropic) usage(t tokens, out int64) map[string]any {
 	return map[string]any{
 		"input_tokens":                t.in - t.cacheRead - t.cacheWrite,

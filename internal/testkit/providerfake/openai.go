@@ -88,6 +88,17 @@ func (openAI) fail(w http.ResponseWriter, status int, kind, msg string) {
 	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": kind, "param": nil, "code": code}})
 }
 
+func (openAI) limitMessage(model string, r *refusal, limit int, used, requested int64) string {
+	unit := "requests per min (RPM)"
+	if r.kind == "tokens" {
+		unit = "tokens per min (TPM)"
+	}
+	if r.wait == 0 {
+		return fmt.Sprintf("Request too large for %s in organization org-providerfake on %s: Limit %d, Requested %d. The input or output tokens must be reduced in order to run successfully.", model, unit, limit, requested)
+	}
+	return fmt.Sprintf("Rate limit reached for %s in organization org-providerfake on %s: Limit %d, Used %d, Requested %d. Please try again in %v.", model, unit, limit, used, requested, r.wait.Round(time.Millisecond))
+}
+
 func (openAI) usage(t tokens) map[string]any {
 	return map[string]any{
 		"prompt_tokens": t.in, "completion_tokens": t.out, "total_tokens": t.in + t.out,

@@ -147,6 +147,8 @@ type api interface {
 	// limitHeaders sets the API's rate-limit headers.
 	limitHeaders(h http.Header, l *limiter, u usage, now time.Time)
 	fail(w http.ResponseWriter, status int, kind, msg string)
+	// limitMessage is the message of a 429's body, as the provider words it.
+	limitMessage(model string, r *refusal, limit int, used, requested int64) string
 	answer(w http.ResponseWriter, req request, rep reply, t tokens)
 }
 
@@ -183,13 +185,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, a api) {
 		st.RateLimited++
 		m.RateLimited++
 		s.mu.Unlock()
-		msg := fmt.Sprintf("Rate limit reached on %s per min: limit %d, used %d, requested %d.", refused.kind, s.limitOf(refused.kind), s.usedOf(refused.kind, u), s.requestedOf(refused.kind, in+rep.out))
 		if refused.wait > 0 {
 			w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(refused.wait.Seconds())), 10))
-			msg += fmt.Sprintf(" Please try again in %v.", refused.wait.Round(time.Millisecond))
-		} else {
-			msg = fmt.Sprintf("Request too large for tokens per min: limit %d, requested %d.", s.cfg.TPM, in+rep.out)
 		}
+		msg := a.limitMessage(req.model, refused, s.limitOf(refused.kind), s.usedOf(refused.kind, u), s.requestedOf(refused.kind, in+rep.out))
 		s.logf("%s 429 %s in=%d out=%d retry_after=%v", a.name(), refused.kind, in, rep.out, refused.wait.Round(time.Millisecond))
 		a.fail(w, http.StatusTooManyRequests, refused.kind, msg)
 		return

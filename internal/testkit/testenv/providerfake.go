@@ -50,3 +50,13 @@ func ProviderFake(t testing.TB, args ...string) (*Proc, string) {
 	t.Cleanup(func() { p.Stop(5 * time.Second) })
 	return p, url
 }
+
+// ProviderFakeEnv returns the settings that point a worker at the fake
+// root for provider "openai" or "anthropic" with model: AGENTRUN_MODEL, the
+// base URL and a key (the fake takes any).
+func ProviderFakeEnv(root, provider, model string) []string {
+	if provider == "anthropic" {
+		return []string{"AGENTRUN_MODEL=anthropic:" + model, "ANTHROPIC_BASE_URL=" + root, "ANTHROPIC_API_KEY=sk-ant-providerfake"}
+	}
+	return []string{"AGENTRUN_MODEL=openai:" + model, "OPENAI_BASE_URL=" + root + "/v1", "OPENAI_API_KEY=sk-providerfake"}
+}
