@@ -354,3 +354,47 @@ func TestBadRequests(t *testing.T) {
 		t.Errorf("RPM -1: %v", err)
 	}
 }
+
+// TestStreamedUsage reads the raw streams: OpenAI's usage chunk comes only
+// with include_usage and carries the cached tokens; Anthropic's
+// message_start and message_delta carry its three input counts (the
+// system block: 7,200 bytes of text and its JSON, 1807 tokens).
+func TestStreamedUsage(t *testing.T) {
+	t.Parallel()
+	_, root := newFake(t, providerfake.Config{})
+	system := strings.Repeat("You file access requests carefully. ", 200)
+	raw := func(path, body string) string {
+		t.Helper()
+		res, err := http.Post(root+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+			t.Fatalf("%s: %d %s: %s", path, res.StatusCode, res.Header.Get("Content-Type"), b)
+		}
+		return string(b)
+	}
+	oa := func(usage bool) string {
+		b, _ := json.Marshal(map[string]any{"model": "gpt-4o-mini", "stream": true, "stream_options": map[string]any{"include_usage": usage},
+			"messages": []any{map[string]any{"role": "system", "content": system}, map[string]any{"role": "user", "content": "hi"}}})
+		return string(b)
+	}
+	if s := raw("/v1/chat/completions", oa(false)); strings.Contains(s, `"prompt_tokens"`) || !strings.HasSuffix(s, "data: [DONE]\n\n") {
+		t.Errorf("without include_usage: %s", s)
+	}
+	if s := raw("/v1/chat/completions", oa(true)); !strings.Contains(s, `"choices":[]`) || !strings.Contains(s, `"cached_tokens":1792`) {
+		t.Errorf("with include_usage, the prompt seen before: want a usage chunk with 1792 cached tokens: %s", s)
+	}
+	an, _ := json.Marshal(map[string]any{"model": "claude-sonnet-4-5", "max_tokens": 100, "stream": true,
+		"system":   []any{map[string]any{"type": "text", "text": system, "cache_control": map[string]any{"type": "ephemeral"}}},
+		"messages": []any{map[string]any{"role": "user", "content": "hi"}}})
+	raw("/v1/messages", string(an))
+	s := raw("/v1/messages", string(an))
+	for _, want := range []string{"event: message_start", `"cache_read_input_tokens":1807`, `"cache_creation_input_tokens":0`, "event: message_delta", "event: message_stop"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("Anthropic stream: no %s in %s", want, s)
+		}
+	}
+}
