@@ -84,22 +84,31 @@ func (c *prefixCache) openAICached(hashes [][32]byte, toks []int64, min int64, n
 	return cached
 }
 
+// lookback is how many block boundaries before a breakpoint Anthropic
+// checks for a cached prefix (its documentation says about 20).
+const lookback = 20
+
 // anthropicCached is Anthropic's rule: only the prefixes that end at a
-// cache_control breakpoint, at least min tokens long, are cached. read is
-// the longest such prefix seen before, written the tokens from there to
-// the last breakpoint, now written.
+// cache_control breakpoint, at least min tokens long, are written. A
+// request reads the longest prefix written before that ends at one of its
+// breakpoints or at one of the lookback boundaries before one (so a
+// breakpoint that rolls forward with the conversation finds the last
+// one); read is its tokens, written the tokens from there to the last
+// breakpoint, now written.
 func (c *prefixCache) anthropicCached(segs []segment, hashes [][32]byte, toks []int64, min int64, now time.Time) (read, written int64) {
 	last := -1
-	for i := len(segs) - 1; i >= 0; i-- {
+	for i := len(segs) - 1; i >= 0 && read == 0; i-- {
 		if !segs[i].breakpoint || toks[i] < min {
 			continue
 		}
 		if last < 0 {
 			last = i
 		}
-		if c.hit(hashes[i], now) {
-			read = toks[i]
-			break
+		for j := i; j >= 0 && j > i-lookback; j-- {
+			if toks[j] >= min && c.hit(hashes[j], now) {
+				read = toks[j]
+				break
+			}
 		}
 	}
 	if last >= 0 {

@@ -68,11 +68,12 @@
 // 128 (OpenAI caches 1024 tokens and then 128-token steps). prompt_tokens
 // is the whole prompt. Anthropic's rule: only prefixes ending at a piece
 // the request marks with cache_control (a tool, a system block, a content
-// block), of MinCacheTokens or more, are cached. The longest one seen
+// block), of MinCacheTokens or more, are written. The longest one written
 // before is cache_read_input_tokens; the tokens from there to the last
 // breakpoint are written now, cache_creation_input_tokens (also
 // cache_creation.ephemeral_5m_input_tokens); input_tokens is the rest, as
-// Anthropic counts it (the whole prompt is the sum of the three). Anthropic's
-// look-back for hits at earlier blocks before a breakpoint is not
-// mimicked: a hit must be at a breakpoint of an earlier request.
+// Anthropic counts it (the whole prompt is the sum of the three). As
+// Anthropic does, a breakpoint also finds a prefix written at any of the
+// 20 boundaries before it, so one breakpoint that moves to the end of the
+// conversation on every turn reads what the turn before wrote.
 package providerfake

@@ -69,3 +69,26 @@ func TestOpenAICacheSteps(t *testing.T) {
 		t.Errorf("after the TTL: %d cached, want 0", got)
 	}
 }
+
+func TestAnthropicRollingBreakpoint(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	c := prefixCache{ttl: time.Minute}
+	seg := func(mark bool) segment { return segment{json: []byte("x"), breakpoint: mark} }
+	h := func(n byte) [32]byte { return [32]byte{n} }
+	// Turn 1: system (1200 tokens), user (1300), the breakpoint on the user's block.
+	r, w := c.anthropicCached([]segment{seg(false), seg(true)}, [][32]byte{h(1), h(2)}, []int64{1200, 1300}, 1024, now)
+	if r != 0 || w != 1300 {
+		t.Errorf("turn 1: read %d written %d, want 0 and 1300", r, w)
+	}
+	// Turn 2: the same, then assistant and user blocks; the breakpoint moved to the end.
+	r, w = c.anthropicCached([]segment{seg(false), seg(false), seg(false), seg(true)}, [][32]byte{h(1), h(2), h(3), h(4)}, []int64{1200, 1300, 1350, 1400}, 1024, now)
+	if r != 1300 || w != 100 {
+		t.Errorf("turn 2: read %d written %d, want 1300 (found looking back) and 100", r, w)
+	}
+	// Turn 3 with no breakpoint reads nothing, though its prefix was written.
+	r, w = c.anthropicCached([]segment{seg(false), seg(false), seg(false), seg(false)}, [][32]byte{h(1), h(2), h(3), h(4)}, []int64{1200, 1300, 1350, 1400}, 1024, now)
+	if r != 0 || w != 0 {
+		t.Errorf("turn 3, unmarked: read %d written %d, want 0 and 0", r, w)
+	}
+}
