@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/internal/testkit/providerfake"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/llm"
@@ -105,5 +106,34 @@ func TestProcessBadFlags(t *testing.T) {
 		if code != 2 || strings.Count(strings.TrimSpace(out), "\n") != 0 || !strings.HasPrefix(out, "providerfake: ") {
 			t.Errorf("%v: exit %d, %q; want exit 2 and one line", args, code, out)
 		}
+	}
+}
+
+// TestProviderFakeEnv: the settings testenv.ProviderFakeEnv gives a worker
+// load (internal/config) into a provider that answers from the fake.
+func TestProviderFakeEnv(t *testing.T) {
+	t.Parallel()
+	s, root := newFake(t, providerfake.Config{})
+	for _, c := range []struct{ provider, model string }{{providerfake.OpenAI, "gpt-4o-mini"}, {providerfake.Anthropic, "claude-sonnet-4-5"}} {
+		env := map[string]string{}
+		for _, kv := range testenv.ProviderFakeEnv(root, c.provider, c.model) {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		cfg, err := config.Load(func(k string) string { return env[k] })
+		if err != nil {
+			t.Fatalf("%s: %v", c.provider, err)
+		}
+		p, err := llm.New(cfg.Model, cfg.ModelOptions())
+		if err != nil {
+			t.Fatalf("%s: %v", c.provider, err)
+		}
+		r, err := p.Complete(t.Context(), agent.ModelRequest{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}})
+		if err != nil || r.Message.Content != "I read 0 tool results." {
+			t.Errorf("%s: %+v %v", c.provider, r.Message, err)
+		}
+	}
+	if st := s.Stats(); st.Providers[providerfake.OpenAI].Requests != 1 || st.Providers[providerfake.Anthropic].Requests != 1 {
+		t.Errorf("stats %+v %+v, want one request each", st.Providers[providerfake.OpenAI], st.Providers[providerfake.Anthropic])
 	}
 }
