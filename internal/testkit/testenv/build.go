@@ -46,7 +46,9 @@ func sweepBuilds() {
 }
 
 // Program builds one of the project's programs ("starter", "reconcile",
-// "worker") once per test process and returns its path.
+// "worker", or a package path under the module such as
+// "internal/testkit/providerfake/cmd/providerfake") once per test process
+// and returns its path.
 func Program(t testing.TB, name string) string {
 	t.Helper()
 	buildMu.Lock()
@@ -59,7 +61,7 @@ func Program(t testing.TB, name string) string {
 		}
 		buildDir = dir
 	}
-	path := filepath.Join(buildDir, name)
+	path := filepath.Join(buildDir, filepath.Base(name)) // go build -o DIR/ names it so
 	if !built[name] {
 		if err := Build(context.Background(), buildDir, name); err != nil {
 			t.Fatal(err)
@@ -69,8 +71,8 @@ func Program(t testing.TB, name string) string {
 	return path
 }
 
-// Build builds the project's programs (names among "starter",
-// "reconcile", "worker") into dir with one go build in the module root.
+// Build builds the project's programs (package paths under the module:
+// "starter", "reconcile", "worker", ...) into dir with one go build in the module root.
 func Build(ctx context.Context, dir string, names ...string) error {
 	dir, err := filepath.Abs(dir) // the build runs in the module root
 	if err != nil {

@@ -15,6 +15,8 @@
 //     can import): counting the tickets it filed, the tools files and probes of the
 //     settle tests, and crashing a process at a test hook's hold point
 //     (CrashInTicket);
+//   - the tests' own model provider as a process (ProviderFake for tests,
+//     LaunchProviderFake for the bench: internal/testkit/providerfake);
 //   - the npm packages of the tests that run node;
 //   - running a suite with encryption on (SuiteKeys, make test-encrypted):
 //     the shared client's codec, the converter that reads a history's
