@@ -237,10 +237,13 @@ func (p *Anthropic) reply(m anthropic.Message, status int) (agent.ModelReply, er
 		Message:      msg,
 		FinishReason: anthropicFinish(m.StopReason),
 		// Cached prompt tokens are counted apart from input_tokens; the
-		// agent's InputTokens is the whole prompt, as OpenAI's is.
+		// agent's InputTokens is the whole prompt, as OpenAI's is, and
+		// the cache's reads and writes are parts of it.
 		Usage: agent.Usage{
-			InputTokens:  m.Usage.InputTokens + m.Usage.CacheCreationInputTokens + m.Usage.CacheReadInputTokens,
-			OutputTokens: m.Usage.OutputTokens,
+			InputTokens:      u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
+			OutputTokens:     u.OutputTokens,
+			CacheReadTokens:  u.CacheReadInputTokens,
+			CacheWriteTokens: u.CacheCreationInputTokens,
 		},
 		Model:    p.Name(),
 		Settings: sentSettings(p.settings),
@@ -348,7 +351,43 @@ func (p *Anthropic) params(req agent.ModelRequest) (anthropic.MessageNewParams, 
 		}
 		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: &tool})
 	}
+	cacheBreakpoints(&params)
 	return params, nil
+}
+
+// cacheBreakpoints marks the prompt cache's breakpoints (cache_control
+// ephemeral), three of the four the API allows: the last tool, the last
+// system block and the last block of the newest message. The API caches
+// the prompt in the order tools, system, messages, each breakpoint the
+// whole prefix up to it: the tools and system prompt are read from the
+// cache even when the conversation changes, and the rolling breakpoint on
+// the newest message lets the next request, which extends this one, read
+// all of it from the cache and write only what it adds. A breakpoint on a
+// prefix shorter than the model's minimum (1024 tokens or more) is ignored
+// by the API, not refused.
+func cacheBreakpoints(params *anthropic.MessageNewParams) {
+	if n := len(params.Tools); n > 0 {
+		if cc := params.Tools[n-1].GetCacheControl(); cc != nil {
+			*cc = anthropic.NewCacheControlEphemeralParam()
+		}
+	}
+	if n := len(params.System); n > 0 {
+		params.System[n-1].CacheControl = anthropic.NewCacheControlEphemeralParam()
+	}
+	if n := len(params.Messages); n > 0 {
+		var blocks []anthropic.ContentBlockParamUnion
+		switch m := params.Messages[n-1]; {
+		case m.OfUser != nil:
+			blocks = m.OfUser.Content
+		case m.OfAssistant != nil:
+			blocks = m.OfAssistant.Content
+		}
+		if k := len(blocks); k > 0 {
+			if cc := blocks[k-1].GetCacheControl(); cc != nil {
+				*cc = anthropic.NewCacheControlEphemeralParam()
+			}
+		}
+	}
 }
 
 // toolInput is a recorded tool call's arguments as a tool_use input, which
