@@ -109,9 +109,9 @@ func TestAnthropicToolUse(t *testing.T) {
 	})
 	// Consecutive tool results share one user message, is_error is
 	// carried, an empty result has no content block, and a user message
-	// after tool results joins them. The last tool, the last system block
-	// and the last block of the newest message are the cache's
-	// breakpoints.
+	// after tool results joins them. The last tool, the last system block,
+	// the last block of the newest message and that of the message before
+	// the newest assistant one are the cache's breakpoints.
 	assertJSON(t, f.only(t).Body, `{
 		"model": "claude-sonnet-4-5",
 		"max_tokens": 1000,
@@ -128,7 +128,7 @@ func TestAnthropicToolUse(t *testing.T) {
 			]},
 			{"role": "user", "content": [
 				{"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "Access needs a ticket approved by the data owner."}]},
-				{"type": "tool_result", "tool_use_id": "toolu_2", "is_error": true, "content": [{"type": "text", "text": "denied: not during the freeze"}]}
+				{"type": "tool_result", "tool_use_id": "toolu_2", "is_error": true, "content": [{"type": "text", "text": "denied: not during the freeze"}], "cache_control": {"type": "ephemeral"}}
 			]},
 			{"role": "assistant", "content": [
 				{"type": "tool_use", "id": "toolu_3", "name": "now", "input": {}}
