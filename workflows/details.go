@@ -117,7 +117,11 @@ func details(namespace, runID string, s *State) string {
 	case agent.StatusBudgetExceeded:
 		fmt.Fprintf(&b, "**Budget exceeded**: %s. The run waits until its limits are raised.\n\n", text(s.Reason))
 		turns, used := s.Used()
-		fmt.Fprintf(&b, "Used: %s, %d tokens. Limits: %d model calls, %s.\n", plural(turns, "model call"), used.Total(), s.Budget.MaxTurns, tokenLimit(s.Budget.MaxTokens))
+		cached := ""
+		if c := used.Cached(); c != "" {
+			cached = " (" + text(c) + ")"
+		}
+		fmt.Fprintf(&b, "Used: %s, %d tokens%s. Limits: %d model calls, %s.\n", plural(turns, "model call"), used.Total(), cached, s.Budget.MaxTurns, tokenLimit(s.Budget.MaxTokens))
 		fmt.Fprintf(&b, "\nRaise them (each above what is used; 0 keeps a limit):\n\n%s", cmd(operator.SignalBudget, operator.RaiseHint(s.Budget, turns, used)))
 	case agent.StatusCompleted:
 		fmt.Fprintf(&b, "**Completed** after %s.\n\n", plural(s.StepCount, "step"))

@@ -106,5 +106,18 @@ func budgetLine(turns int, u agent.Usage, b agent.Budget) string {
 	if b.MaxTokens > 0 {
 		tokens = fmt.Sprintf("limit %d", b.MaxTokens)
 	}
-	return fmt.Sprintf("budget: %d of %d model calls; %d tokens (%d input, %d output), %s", turns, b.MaxTurns, u.Total(), u.InputTokens, u.OutputTokens, tokens)
+	cached := ""
+	if c := u.Cached(); c != "" {
+		cached = "; " + c
+	}
+	return fmt.Sprintf("budget: %d of %d model calls; %d tokens (%d input, %d output%s), %s", turns, b.MaxTurns, u.Total(), u.InputTokens, u.OutputTokens, cached, tokens)
+}
+
+// cachedNote is " (800 read from the cache, 120 written to it)" and the like,
+// or "" when the provider reported no cached tokens.
+func cachedNote(u agent.Usage) string {
+	if c := u.Cached(); c != "" {
+		return " (" + c + ")"
+	}
+	return ""
 }
