@@ -53,6 +53,12 @@ func (a *Activities) endChat(span trace.Span, res json.RawMessage, err error) {
 				tracing.KeyInputTokens.Int64(reply.Usage.InputTokens),
 				tracing.KeyOutputTokens.Int64(reply.Usage.OutputTokens),
 			}
+			if n := reply.Usage.CacheReadTokens; n > 0 {
+				attrs = append(attrs, tracing.KeyCacheReadTokens.Int64(n))
+			}
+			if n := reply.Usage.CacheWriteTokens; n > 0 {
+				attrs = append(attrs, tracing.KeyCacheWriteTokens.Int64(n))
+			}
 			if reply.Model != "" {
 				attrs = append(attrs, tracing.KeyResponseModel.String(model))
 			}

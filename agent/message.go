@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -103,6 +104,21 @@ type Usage struct {
 func (u Usage) Add(o Usage) Usage {
 	return Usage{InputTokens: u.InputTokens + o.InputTokens, OutputTokens: u.OutputTokens + o.OutputTokens,
 		CacheReadTokens: u.CacheReadTokens + o.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens + o.CacheWriteTokens, Cost: u.Cost + o.Cost}
+}
+
+// Cached describes the prompt cache's part of the input for people: ""
+// when the provider reported none, else e.g. "800 read from the cache,
+// 120 written to it".
+func (u Usage) Cached() string {
+	switch {
+	case u.CacheReadTokens > 0 && u.CacheWriteTokens > 0:
+		return fmt.Sprintf("%d read from the cache, %d written to it", u.CacheReadTokens, u.CacheWriteTokens)
+	case u.CacheReadTokens > 0:
+		return fmt.Sprintf("%d read from the cache", u.CacheReadTokens)
+	case u.CacheWriteTokens > 0:
+		return fmt.Sprintf("%d written to the cache", u.CacheWriteTokens)
+	}
+	return ""
 }
 
 // Finish reasons a provider reports for a model turn.

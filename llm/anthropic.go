@@ -13,6 +13,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/agentrun/agentrun/agent"
 )
@@ -237,10 +238,13 @@ func (p *Anthropic) reply(m anthropic.Message, status int) (agent.ModelReply, er
 		Message:      msg,
 		FinishReason: anthropicFinish(m.StopReason),
 		// Cached prompt tokens are counted apart from input_tokens; the
-		// agent's InputTokens is the whole prompt, as OpenAI's is.
+		// agent's InputTokens is the whole prompt, as OpenAI's is, and
+		// the cache's reads and writes are parts of it.
 		Usage: agent.Usage{
-			InputTokens:  m.Usage.InputTokens + m.Usage.CacheCreationInputTokens + m.Usage.CacheReadInputTokens,
-			OutputTokens: m.Usage.OutputTokens,
+			InputTokens:      u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens,
+			OutputTokens:     u.OutputTokens,
+			CacheReadTokens:  u.CacheReadInputTokens,
+			CacheWriteTokens: u.CacheCreationInputTokens,
 		},
 		Model:    p.Name(),
 		Settings: sentSettings(p.settings),
@@ -332,23 +336,73 @@ func (p *Anthropic) params(req agent.ModelRequest) (anthropic.MessageNewParams, 
 		if err != nil {
 			return params, err
 		}
-		schema := anthropic.ToolInputSchemaParam{ExtraFields: map[string]any{}}
-		for k, v := range fields {
-			switch k {
-			case "type": // always "object": the API takes nothing else
-			case "properties":
-				schema.Properties = v
-			default:
-				schema.ExtraFields[k] = v
-			}
-		}
+		// The schema goes as its fields, "type" always "object" (the API
+		// takes nothing else), in the order of their names: the SDK would
+		// add the fields it does not name (required,
+		// additionalProperties, ...) in a map's random order, and the
+		// tools, the start of the cached prompt, must be the same bytes
+		// on every request.
+		fields["type"] = json.RawMessage(`"object"`)
+		schema := param.Override[anthropic.ToolInputSchemaParam](fields)
 		tool := anthropic.ToolParam{Name: t.Name, InputSchema: schema}
 		if t.Description != "" {
 			tool.Description = anthropic.String(t.Description)
 		}
 		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: &tool})
 	}
+	cacheBreakpoints(&params)
 	return params, nil
+}
+
+// cacheBreakpoints marks the prompt cache's breakpoints (cache_control
+// ephemeral), at most the four the API allows: the last tool, the last
+// system block, the last block of the newest message, and the last block
+// of the message before the newest assistant one. The API caches the
+// prompt in the order tools, system, messages, each breakpoint the whole
+// prefix up to it, so the tools and system prompt are read from the cache
+// even when the conversation changes. The newest message's breakpoint
+// rolls: the next request extends this one, and its breakpoint before the
+// newest assistant message (the model's answer to this request) sits where
+// this one's last did, so it reads this whole request from the cache,
+// however many blocks the turn added (the API looks for a cached prefix
+// only 20 blocks back from a breakpoint), and writes only what it adds. A
+// breakpoint on a prefix shorter than the model's minimum (1024 tokens or
+// more) is ignored by the API, not refused.
+func cacheBreakpoints(params *anthropic.MessageNewParams) {
+	mark := func(cc *anthropic.CacheControlEphemeralParam) {
+		if cc != nil {
+			*cc = anthropic.NewCacheControlEphemeralParam()
+		}
+	}
+	if n := len(params.Tools); n > 0 {
+		mark(params.Tools[n-1].GetCacheControl())
+	}
+	if n := len(params.System); n > 0 {
+		mark(&params.System[n-1].CacheControl)
+	}
+	last := func(m anthropic.MessageParam) {
+		var blocks []anthropic.ContentBlockParamUnion
+		switch {
+		case m.OfUser != nil:
+			blocks = m.OfUser.Content
+		case m.OfAssistant != nil:
+			blocks = m.OfAssistant.Content
+		}
+		if k := len(blocks); k > 0 {
+			mark(blocks[k-1].GetCacheControl())
+		}
+	}
+	n := len(params.Messages)
+	if n == 0 {
+		return
+	}
+	last(params.Messages[n-1])
+	for i := n - 1; i > 0; i-- {
+		if params.Messages[i].OfAssistant != nil {
+			last(params.Messages[i-1])
+			break
+		}
+	}
 }
 
 // toolInput is a recorded tool call's arguments as a tool_use input, which

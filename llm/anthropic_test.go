@@ -60,9 +60,9 @@ func TestAnthropicTextReply(t *testing.T) {
 	assertJSON(t, r.Body, `{
 		"model": "claude-sonnet-4-5",
 		"max_tokens": 4096,
-		"system": [{"type": "text", "text": "You file access requests."}],
+		"system": [{"type": "text", "text": "You file access requests.", "cache_control": {"type": "ephemeral"}}],
 		"messages": [
-			{"role": "user", "content": [{"type": "text", "text": "`+hand.Prompt+`"}]}
+			{"role": "user", "content": [{"type": "text", "text": "`+hand.Prompt+`", "cache_control": {"type": "ephemeral"}}]}
 		]
 	}`)
 }
@@ -109,13 +109,15 @@ func TestAnthropicToolUse(t *testing.T) {
 	})
 	// Consecutive tool results share one user message, is_error is
 	// carried, an empty result has no content block, and a user message
-	// after tool results joins them.
+	// after tool results joins them. The last tool, the last system block,
+	// the last block of the newest message and that of the message before
+	// the newest assistant one are the cache's breakpoints.
 	assertJSON(t, f.only(t).Body, `{
 		"model": "claude-sonnet-4-5",
 		"max_tokens": 1000,
 		"system": [
 			{"type": "text", "text": "You file access requests."},
-			{"type": "text", "text": "Answer in one sentence."}
+			{"type": "text", "text": "Answer in one sentence.", "cache_control": {"type": "ephemeral"}}
 		],
 		"messages": [
 			{"role": "user", "content": [{"type": "text", "text": "`+hand.Prompt+`"}]},
@@ -126,20 +128,20 @@ func TestAnthropicToolUse(t *testing.T) {
 			]},
 			{"role": "user", "content": [
 				{"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "Access needs a ticket approved by the data owner."}]},
-				{"type": "tool_result", "tool_use_id": "toolu_2", "is_error": true, "content": [{"type": "text", "text": "denied: not during the freeze"}]}
+				{"type": "tool_result", "tool_use_id": "toolu_2", "is_error": true, "content": [{"type": "text", "text": "denied: not during the freeze"}], "cache_control": {"type": "ephemeral"}}
 			]},
 			{"role": "assistant", "content": [
 				{"type": "tool_use", "id": "toolu_3", "name": "now", "input": {}}
 			]},
 			{"role": "user", "content": [
 				{"type": "tool_result", "tool_use_id": "toolu_3"},
-				{"type": "text", "text": "Also, hurry."}
+				{"type": "text", "text": "Also, hurry.", "cache_control": {"type": "ephemeral"}}
 			]}
 		],
 		"tools": [
 			{"name": "lookup", "description": "Look up an access policy.",
 			 "input_schema": {"type": "object", "properties": {"topic": {"type": "string", "maxLength": 200}}, "required": ["topic"], "additionalProperties": false}},
-			{"name": "now", "input_schema": {"type": "object", "properties": {}}}
+			{"name": "now", "input_schema": {"type": "object", "properties": {}}, "cache_control": {"type": "ephemeral"}}
 		]
 	}`)
 }
@@ -177,7 +179,7 @@ func TestAnthropicUsageCountsCachedTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (agent.Usage{InputTokens: 2095 + 100 + 1000, OutputTokens: 503}); got.Usage != want {
+	if want := (agent.Usage{InputTokens: 2095 + 100 + 1000, OutputTokens: 503, CacheReadTokens: 1000, CacheWriteTokens: 100}); got.Usage != want {
 		t.Errorf("usage %+v, want %+v", got.Usage, want)
 	}
 }

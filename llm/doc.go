@@ -73,4 +73,24 @@
 // SDK has no field for. Every reply records the settings the request was
 // sent with (ModelReply.Settings), so a person sees what the model was
 // asked with; the scripted provider records them and sends nothing.
+//
+// # Prompt caching
+//
+// Both providers cache a prompt's prefix. A reply's usage counts every
+// input token in InputTokens and, as parts of it, those the provider read
+// from its cache (CacheReadTokens: OpenAI's cached_tokens, Anthropic's
+// cache_read_input_tokens) and wrote to it (CacheWriteTokens: Anthropic's
+// cache_creation_input_tokens; OpenAI reports none). OpenAI caches on its
+// own. Anthropic caches at the breakpoints a request marks, and the
+// Anthropic provider marks them (cache_control ephemeral, at most the four
+// the API allows): the last tool, the last system block, the last block of
+// the newest message, and the last block of the message before the newest
+// assistant one, where the previous request's last breakpoint was; so each
+// model step reads the steps before from the cache and writes what it
+// adds. A request's prefix is the same bytes from step to step: the tools
+// in their order (a schema's fields in the order of their names), the
+// system prompt, then the conversation as recorded. What the context
+// budget leaves out (execute's fit replaces old tool results by a marker)
+// changes the prefix from the first result it replaces, and the cache is
+// read only up to there.
 package llm

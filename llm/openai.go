@@ -226,7 +226,7 @@ func (p *OpenAI) reply(c openai.ChatCompletion, status int) (agent.ModelReply, e
 	if len(c.Choices) == 0 {
 		return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: status, Message: "the server's answer has no choices"}
 	}
-	if err := checkUsage(status, c.Usage.PromptTokens, c.Usage.CompletionTokens); err != nil {
+	if err := checkUsage(status, c.Usage.PromptTokens, c.Usage.CompletionTokens, c.Usage.PromptTokensDetails.CachedTokens); err != nil {
 		return agent.ModelReply{}, err
 	}
 	ch := c.Choices[0]
@@ -244,9 +244,12 @@ func (p *OpenAI) reply(c openai.ChatCompletion, status int) (agent.ModelReply, e
 	return agent.ModelReply{
 		Message:      msg,
 		FinishReason: ch.FinishReason, // OpenAI's names are the agent's: stop, tool_calls, length
-		Usage:        agent.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens},
-		Model:        p.Name(),
-		Settings:     sentSettings(p.settings),
+		// cached_tokens is the part of prompt_tokens read from the prompt
+		// cache; OpenAI caches on its own and reports no writes.
+		Usage: agent.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens,
+			CacheReadTokens: c.Usage.PromptTokensDetails.CachedTokens},
+		Model:    p.Name(),
+		Settings: sentSettings(p.settings),
 	}, nil
 }
 

@@ -84,8 +84,8 @@ func TestAnthropicSettingsReachTheBody(t *testing.T) {
 	assertJSON(t, f.only(t).Body, `{
 		"model": "claude-sonnet-4-5",
 		"max_tokens": 2048,
-		"system": [{"type": "text", "text": "You file access requests."}],
-		"messages": [{"role": "user", "content": [{"type": "text", "text": "`+hand.Prompt+`"}]}],
+		"system": [{"type": "text", "text": "You file access requests.", "cache_control": {"type": "ephemeral"}}],
+		"messages": [{"role": "user", "content": [{"type": "text", "text": "`+hand.Prompt+`", "cache_control": {"type": "ephemeral"}}]}],
 		"temperature": 0.3, "top_p": 0.8, "output_config": {"effort": "medium"},
 		"top_k": 5, "metadata": {"user_id": "agentrun"}
 	}`)

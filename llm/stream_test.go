@@ -110,6 +110,11 @@ func TestStreamMatchesComplete(t *testing.T) {
 		{ID: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", Name: "create_ticket", Args: json.RawMessage(`{"title": "Read access to the orders database", "priority": 2}`)},
 	}
 	text := "Your request is filed as TICKET-7. The data owner will review it."
+	cachedAnthropic := agent.ModelReply{
+		Message:      agent.Message{Role: agent.RoleAssistant, Content: text},
+		FinishReason: agent.FinishStop, Usage: agent.Usage{InputTokens: 22 + 268 + 1805, OutputTokens: 503, CacheReadTokens: 1805, CacheWriteTokens: 268},
+		Model: "anthropic:claude-sonnet-4-5", Settings: &agent.ModelSettings{MaxTokens: 4096},
+	}
 	for _, tc := range []struct {
 		name         string
 		whole, sse   string
@@ -138,6 +143,27 @@ func TestStreamMatchesComplete(t *testing.T) {
 				Message:      agent.Message{Role: agent.RoleAssistant, Content: text},
 				FinishReason: agent.FinishLength, Usage: agent.Usage{InputTokens: 182, OutputTokens: 17}, Model: "openai:gpt-4o-mini",
 			}, wantPieces: textPieces},
+		{name: "openai cached", whole: "openai_cached.json", sse: "openai_cached.sse", req: userOnly, openAI: true,
+			want: agent.ModelReply{
+				Message:      agent.Message{Role: agent.RoleAssistant, Content: text},
+				FinishReason: agent.FinishStop, Usage: agent.Usage{InputTokens: 2006, OutputTokens: 17, CacheReadTokens: 1920}, Model: "openai:gpt-4o-mini",
+			}, wantPieces: textPieces},
+		// Anthropic counts the cache's reads and writes apart from
+		// input_tokens; InputTokens is their sum. message_delta's counts
+		// are the message's totals and have the last word; one without
+		// them (as the API sent before) leaves message_start's.
+		{name: "anthropic cached", whole: "anthropic_cached.json", sse: "anthropic_cached.sse", req: userOnly,
+			want: cachedAnthropic, wantPieces: textPieces},
+		{name: "anthropic cached, counted in message_start only", whole: "anthropic_cached.json", sse: "anthropic_cached.sse", req: userOnly,
+			edit: func(s string) string {
+				return strings.Replace(s, `"usage":{"input_tokens":22,"cache_creation_input_tokens":268,"cache_read_input_tokens":1805,"output_tokens":503}`, `"usage":{"output_tokens":503}`, 1)
+			},
+			want: cachedAnthropic, wantPieces: textPieces},
+		{name: "anthropic cached, counted in message_delta only", whole: "anthropic_cached.json", sse: "anthropic_cached.sse", req: userOnly,
+			edit: func(s string) string {
+				return strings.Replace(s, `"cache_creation_input_tokens":268,"cache_read_input_tokens":1805,"cache_creation":`, `"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"cache_creation":`, 1)
+			},
+			want: cachedAnthropic, wantPieces: textPieces},
 		{name: "anthropic text", whole: "anthropic_text.json", sse: "anthropic_text.sse", req: userOnly,
 			want: agent.ModelReply{
 				Message:      agent.Message{Role: agent.RoleAssistant, Content: text},

@@ -16,7 +16,9 @@
 //	agentrun_writes_settled_total{by, answer}    interrupted writes settled without a person: by probe or key;
 //	                                             answer is the probe's (found, not_found, unknown) or none
 //	agentrun_approvals_total{decision}           a person's decisions about gated tool calls: approve, deny
-//	agentrun_tokens_total{model, direction}      tokens of completed model steps, direction input or output
+//	agentrun_tokens_total{model, direction}      tokens of completed model steps, direction input or output;
+//	                                             cache_read and cache_write: the parts of input the provider
+//	                                             read from and wrote to its prompt cache (so not to be added)
 //
 // They count attempts, not steps: a step Temporal retried counts once per
 // attempt that ended. Decisions are made in the workflow and counted where

@@ -67,7 +67,7 @@ func NewRecorder(mp metric.MeterProvider) (*Recorder, error) {
 		return nil, err
 	}
 	if r.tokens, err = m.Int64Counter("agentrun.tokens",
-		metric.WithDescription("Tokens of completed model steps, by model and direction (input, output).")); err != nil {
+		metric.WithDescription("Tokens of completed model steps, by model and direction (input, output; cache_read and cache_write are the parts of input read from and written to the provider's prompt cache).")); err != nil {
 		return nil, err
 	}
 	if r.cost, err = m.Float64Counter("agentrun.cost",
@@ -127,6 +127,13 @@ func (r *Recorder) Tokens(ctx context.Context, model string, u agent.Usage) {
 	}
 	if u.OutputTokens > 0 {
 		r.tokens.Add(ctx, u.OutputTokens, metric.WithAttributes(m, attribute.String("direction", "output")))
+	}
+	// parts of the input, counted in it too
+	if u.CacheReadTokens > 0 {
+		r.tokens.Add(ctx, u.CacheReadTokens, metric.WithAttributes(m, attribute.String("direction", "cache_read")))
+	}
+	if u.CacheWriteTokens > 0 {
+		r.tokens.Add(ctx, u.CacheWriteTokens, metric.WithAttributes(m, attribute.String("direction", "cache_write")))
 	}
 	if u.Cost > 0 {
 		r.cost.Add(ctx, u.Cost, metric.WithAttributes(m))

@@ -97,6 +97,7 @@ func TestRecorderNames(t *testing.T) {
 	r.Step(ctx, agent.KindWrite, Indeterminate, time.Millisecond)
 	r.Decision(ctx, Approve)
 	r.Tokens(ctx, "scripted", agent.Usage{InputTokens: 12, OutputTokens: 3})
+	r.Tokens(ctx, "anthropic:claude", agent.Usage{InputTokens: 2095, OutputTokens: 503, CacheReadTokens: 1805, CacheWriteTokens: 268})
 	var nilRecorder *Recorder
 	nilRecorder.Step(ctx, agent.KindRead, Failed, time.Second) // records nothing, does not panic
 
@@ -109,6 +110,9 @@ func TestRecorderNames(t *testing.T) {
 		`agentrun_approvals_total{decision="approve",otel_scope_name="` + ScopeName + `",otel_scope_schema_url="",otel_scope_version=""} 1`,
 		`agentrun_tokens_total{direction="input",model="scripted",otel_scope_name="` + ScopeName + `",otel_scope_schema_url="",otel_scope_version=""} 12`,
 		`agentrun_tokens_total{direction="output",model="scripted",otel_scope_name="` + ScopeName + `",otel_scope_schema_url="",otel_scope_version=""} 3`,
+		`agentrun_tokens_total{direction="input",model="anthropic:claude",otel_scope_name="` + ScopeName + `",otel_scope_schema_url="",otel_scope_version=""} 2095`,
+		`agentrun_tokens_total{direction="cache_read",model="anthropic:claude",otel_scope_name="` + ScopeName + `",otel_scope_schema_url="",otel_scope_version=""} 1805`,
+		`agentrun_tokens_total{direction="cache_write",model="anthropic:claude",otel_scope_name="` + ScopeName + `",otel_scope_schema_url="",otel_scope_version=""} 268`,
 	} {
 		if !strings.Contains(body, want+"\n") {
 			t.Errorf("/metrics lacks %s", want)

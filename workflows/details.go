@@ -117,7 +117,11 @@ func details(namespace, runID string, s *State) string {
 	case agent.StatusBudgetExceeded:
 		fmt.Fprintf(&b, "**Budget exceeded**: %s. The run waits until its limits are raised.\n\n", text(s.Reason))
 		turns, used := s.Used()
-		fmt.Fprintf(&b, "Used: %s, %d tokens%s. Limits: %d model calls, %s%s.\n", plural(turns, "model call"), used.Total(), costUsed(used), s.Budget.MaxTurns, tokenLimit(s.Budget.MaxTokens), costLimit(s.Budget.MaxCost))
+		cached := ""
+		if c := used.Cached(); c != "" {
+			cached = " (" + text(c) + ")"
+		}
+		fmt.Fprintf(&b, "Used: %s, %d tokens%s%s. Limits: %d model calls, %s%s.\n", plural(turns, "model call"), used.Total(), cached, costUsed(used), s.Budget.MaxTurns, tokenLimit(s.Budget.MaxTokens), costLimit(s.Budget.MaxCost))
 		fmt.Fprintf(&b, "\nRaise them (each above what is used; 0 keeps a limit):\n\n%s", cmd(operator.SignalBudget, operator.RaiseHint(s.Budget, turns, used)))
 	case agent.StatusCompleted:
 		fmt.Fprintf(&b, "**Completed** after %s.\n\n", plural(s.StepCount, "step"))

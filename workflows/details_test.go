@@ -38,6 +38,10 @@ func TestDetails(t *testing.T) {
 			"--input '{\"Marker\":\"tool/2/0/create_ticket\",\"Reason\":\"REASON\",\"Digest\":\"sha256:0123456789abcdef\"}'",
 			"Data `{\"Marker\":\"tool/2/0/create_ticket\",\"Digest\":\"sha256:0123456789abcdef\"}`",
 		}},
+		{"budget exceeded shows the cached tokens", "default", State{Status: agent.StatusBudgetExceeded, Reason: "the run used 2 of 2 model calls",
+			Turns: 2, Usage: agent.Usage{InputTokens: 4190, OutputTokens: 1006, CacheReadTokens: 1805, CacheWriteTokens: 268}, Budget: agent.Budget{MaxTurns: 2}}, []string{
+			"Used: 2 model calls, 5196 tokens (1805 read from the cache, 268 written to it). Limits: 2 model calls, no token limit.",
+		}},
 		{"a cut answer says so", "default", State{Status: agent.StatusCompleted, Answer: "The policy says", CutOff: true, StepCount: 1}, []string{
 			"**Completed** after 1 step.", "> The policy says", "**Cut off**: the final answer was cut off by the model's length limit (finish reason length)",
 		}},

@@ -131,7 +131,11 @@ func budgetLine(turns int, u agent.Usage, b agent.Budget) string {
 	if b.MaxTokens > 0 {
 		tokens = fmt.Sprintf("limit %d", b.MaxTokens)
 	}
-	line := fmt.Sprintf("budget: %d of %d model calls; %d tokens (%d input, %d output), %s", turns, b.MaxTurns, u.Total(), u.InputTokens, u.OutputTokens, tokens)
+	cached := ""
+	if c := u.Cached(); c != "" {
+		cached = "; " + c
+	}
+	line := fmt.Sprintf("budget: %d of %d model calls; %d tokens (%d input, %d output%s), %s", turns, b.MaxTurns, u.Total(), u.InputTokens, u.OutputTokens, cached, tokens)
 	if u.Cost > 0 || b.MaxCost > 0 {
 		limit := "no limit"
 		if b.MaxCost > 0 {
@@ -140,4 +144,13 @@ func budgetLine(turns int, u agent.Usage, b agent.Budget) string {
 		line += fmt.Sprintf("; cost %s, %s", agent.FormatCost(u.Cost), limit)
 	}
 	return line
+}
+
+// cachedNote is " (800 read from the cache, 120 written to it)" and the like,
+// or "" when the provider reported no cached tokens.
+func cachedNote(u agent.Usage) string {
+	if c := u.Cached(); c != "" {
+		return " (" + c + ")"
+	}
+	return ""
 }

@@ -136,7 +136,7 @@ func (r *Remote) closed(ctx context.Context, w io.Writer, runID string, desc des
 	}
 	o := agent.Outcome{Status: agent.StatusCompleted, Answer: res.Answer, CutOff: res.CutOff, Empty: res.Empty}
 	printOutcome(w, r.op(), runID, o)
-	fmt.Fprintf(w, "  usage: %d input and %d output tokens over %s\n  Web UI: %s\n", res.Usage.InputTokens, res.Usage.OutputTokens, plural(res.Steps, "step"), r.Link(runID))
+	fmt.Fprintf(w, "  usage: %d input and %d output tokens%s over %s\n  Web UI: %s\n", res.Usage.InputTokens, res.Usage.OutputTokens, cachedNote(res.Usage), plural(res.Steps, "step"), r.Link(runID))
 	return nil
 }
 

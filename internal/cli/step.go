@@ -93,7 +93,7 @@ func printStep(ctx context.Context, w io.Writer, store *execute.Executor, runID 
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "output: %s, finish %s, %d input and %d output tokens", reply.Model, reply.FinishReason, reply.Usage.InputTokens, reply.Usage.OutputTokens)
+		fmt.Fprintf(w, "output: %s, finish %s, %d input and %d output tokens%s", reply.Model, reply.FinishReason, reply.Usage.InputTokens, reply.Usage.OutputTokens, cachedNote(reply.Usage))
 		if reply.Elided > 0 {
 			fmt.Fprintf(w, ", %d oldest tool results left out to fit the context budget", reply.Elided)
 		}

@@ -11,20 +11,23 @@ import (
 
 // Attribute keys: the GenAI semantic conventions' and agentrun's own.
 const (
-	KeyOperation      = attribute.Key("gen_ai.operation.name")
-	KeyProvider       = attribute.Key("gen_ai.provider.name")
-	KeyRequestModel   = attribute.Key("gen_ai.request.model")
-	KeyResponseModel  = attribute.Key("gen_ai.response.model")
-	KeyInputTokens    = attribute.Key("gen_ai.usage.input_tokens")
-	KeyOutputTokens   = attribute.Key("gen_ai.usage.output_tokens")
-	KeyFinishReasons  = attribute.Key("gen_ai.response.finish_reasons")
-	KeyToolName       = attribute.Key("gen_ai.tool.name")
-	KeyToolCallID     = attribute.Key("gen_ai.tool.call.id")
-	KeyInputMessages  = attribute.Key("gen_ai.input.messages")      // content: opt-in
-	KeyOutputMessages = attribute.Key("gen_ai.output.messages")     // content: opt-in
-	KeyToolArguments  = attribute.Key("gen_ai.tool.call.arguments") // content: opt-in
-	KeyToolResult     = attribute.Key("gen_ai.tool.call.result")    // content: opt-in
-	KeyErrorType      = attribute.Key("error.type")
+	KeyOperation     = attribute.Key("gen_ai.operation.name")
+	KeyProvider      = attribute.Key("gen_ai.provider.name")
+	KeyRequestModel  = attribute.Key("gen_ai.request.model")
+	KeyResponseModel = attribute.Key("gen_ai.response.model")
+	KeyInputTokens   = attribute.Key("gen_ai.usage.input_tokens")
+	KeyOutputTokens  = attribute.Key("gen_ai.usage.output_tokens")
+	// parts of the input tokens, set when the provider reported them
+	KeyCacheReadTokens  = attribute.Key("gen_ai.usage.cache_read.input_tokens")
+	KeyCacheWriteTokens = attribute.Key("gen_ai.usage.cache_creation.input_tokens")
+	KeyFinishReasons    = attribute.Key("gen_ai.response.finish_reasons")
+	KeyToolName         = attribute.Key("gen_ai.tool.name")
+	KeyToolCallID       = attribute.Key("gen_ai.tool.call.id")
+	KeyInputMessages    = attribute.Key("gen_ai.input.messages")      // content: opt-in
+	KeyOutputMessages   = attribute.Key("gen_ai.output.messages")     // content: opt-in
+	KeyToolArguments    = attribute.Key("gen_ai.tool.call.arguments") // content: opt-in
+	KeyToolResult       = attribute.Key("gen_ai.tool.call.result")    // content: opt-in
+	KeyErrorType        = attribute.Key("error.type")
 
 	KeyRunID         = attribute.Key("agentrun.run_id")
 	KeyStep          = attribute.Key("agentrun.step")
