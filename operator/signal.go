@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+
+	"github.com/agentrun/agentrun/agent"
 )
 
 // Signal is an operator's input. The JSON field names are the payloads of
@@ -51,8 +53,9 @@ var (
 	ErrInputMismatch = errors.New("input does not match the run's recorded input")
 )
 
-// MaxRunIDLen is the longest valid run id.
-const MaxRunIDLen = 128
+// MaxRunIDLen is the longest valid run id (agent.MaxRunID, which child run
+// ids keep to).
+const MaxRunIDLen = agent.MaxRunID
 
 var runIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
