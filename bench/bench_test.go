@@ -350,8 +350,11 @@ func TestOnlyNamesSections(t *testing.T) {
 	if got, err := parseOnly("delegated"); err != nil || !(config{Only: got}).runs("delegated") {
 		t.Fatalf("parseOnly(delegated): %v, %v; want the delegated section", got, err)
 	}
+	if got, err := parseOnly("provider"); err != nil || !(config{Only: got}).runs("provider") {
+		t.Fatalf("parseOnly(provider): %v, %v; want the provider section", got, err)
+	}
 	_, err = parseOnly("saturation,nope")
-	if err == nil || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), "valid: steps, cluster,") || !strings.Contains(err.Error(), "tracing, delegated, journal") {
+	if err == nil || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), "valid: steps, cluster,") || !strings.Contains(err.Error(), "tracing, delegated, provider, journal") {
 		t.Fatalf("parseOnly(nope): %v; want an error naming nope and the valid sections", err)
 	}
 	if c, _ := (config{Only: got, CLI: "x"}).withDefaults(); c.Out != "-" {

@@ -69,6 +69,25 @@
 //     parent's history (child initiated → completed against CallTool
 //     scheduled → completed); and the delegated tree's (parent + child)
 //     history bytes, events and activities against the direct run's.
+//   - Provider (provider.go): the model provider as a priced resource.
+//     One run of 50 model steps (49 lookup calls and the answer, the
+//     fake's -turns 49; the run's max turns 60) per provider, llm's
+//     anthropic: and openai: providers (llm.New, as a worker builds them)
+//     on one in-process worker, pointed at one provider fake process
+//     (cmd providerfake, built by the section; limits far above the
+//     run's, so nothing waits, and the prompt caches' real rules:
+//     Anthropic's at the cache_control breakpoints llm sets, OpenAI's on
+//     prefixes of 1,024 tokens or more in 128-token steps), the fake
+//     model's price from a models file (llm.LoadModels). Figures, per
+//     provider: the input tokens read from the cache against all input
+//     tokens in the run's own usage (goal ≥ 0.80, the figure; the
+//     figure names the first step the cache answers, before which the
+//     prompt is under 1,024 tokens); the run's recorded cost (the
+//     result's usage.cost) against the invoice the section computes from
+//     the fake's /stats token counts (input, cached, written, output) at
+//     the same price (goal 0.99 to 1.01); and the run's model steps
+//     against the requests the fake answered. The section fails when the
+//     fake refused a request. TestProviderQuick runs it alone.
 //   - Local journal: journal.FileStore.Append of a step.completed record
 //     into runs already holding 10 and 4,000 records, interleaved with a
 //     raw write+fsync of the same bytes to an O_APPEND file in the same
@@ -187,7 +206,8 @@
 //     run these sections alone, as -quick sizes them.
 //
 // Each row is a figure, its baseline, their ratio and the goal for the
-// ratio. A missed goal is marked ✗ and listed under the table; the bench
+// ratio: at most a value (≤), at least one (≥, a share that must be high),
+// or a range (a figure that must match another), judged to two decimals. A missed goal is marked ✗ and listed under the table; the bench
 // measures and exits 0 anyway (1 on an error, 3 when the dev server cannot
 // start).
 //

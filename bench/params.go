@@ -18,6 +18,7 @@ type params struct {
 	encrypt encryptParams
 	trace   traceParams
 	deleg   delegatedParams
+	prov    providerParams
 	satur   saturationParams
 	batch   approvalBatchParams
 	fleet   approvalBatchParams // the approval section at fleet scale
@@ -41,6 +42,7 @@ func paramsFor(quick bool) params {
 			encrypt:      encryptParams{Turns: 3, Rounds: 2, ToolOutput: 4096, Decodes: 5},
 			trace:        traceParams{Turns: 3, Rounds: 2},
 			deleg:        delegatedParams{Rounds: 2},
+			prov:         providerParams{Steps: 50},
 			satur:        saturationParams{Runs: 20, Turns: 3, Rounds: 1, Parallel: 8},
 			batch:        approvalBatchParams{Runs: 20, Parallel: 8},
 			fleet:        approvalBatchParams{Runs: 10, Parallel: 8, RSSBudget: 500, Label: "Parked runs at fleet scale"},
@@ -60,6 +62,7 @@ func paramsFor(quick bool) params {
 		encrypt:      encryptParams{Turns: 25, Rounds: 40, ToolOutput: 4096, Decodes: 50},
 		trace:        traceParams{Turns: 25, Rounds: 20},
 		deleg:        delegatedParams{Rounds: 20},
+		prov:         providerParams{Steps: 50},
 		satur:        saturationParams{Runs: 500, Turns: 10, Rounds: 2, Parallel: 16},
 		batch:        approvalBatchParams{Runs: 1000, Parallel: 8},
 		fleet:        approvalBatchParams{Runs: 10000, Parallel: 16, RSSBudget: 500, Label: "Parked runs at fleet scale"},

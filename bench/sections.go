@@ -52,6 +52,9 @@ func sections(ctx context.Context, env *benchEnv, cfg config, p params, needWork
 		{"delegated", fmt.Sprintf("delegated step vs direct tool call (%d rounds each)", p.deleg.Rounds), rowsOnly(func() ([]row, error) {
 			return delegatedStep(ctx, env, p.deleg)
 		})},
+		{"provider", fmt.Sprintf("the provider: prompt cache and cost (one run of %d model steps per provider)", p.prov.Steps), rowsOnly(func() ([]row, error) {
+			return providerSection(ctx, env, p.prov)
+		})},
 		{"journal", fmt.Sprintf("local journal (%d appends each)", p.journal.Appends), rowsOnly(func() ([]row, error) {
 			return localJournal(ctx, env, p.journal)
 		})},

@@ -16,11 +16,16 @@ type row struct {
 	Figure   string
 	Measured float64
 	Baseline float64
-	// Unit formats both numbers: "ms", "B", or "" (a plain number).
+	// Unit formats both numbers: "ms", "B", "tokens", "$" (US dollars), or
+	// "" (a plain number).
 	Unit string
 	// Goal is the highest ratio that meets the goal; 0 means the figure has
-	// no goal (it explains another).
+	// no goal (it explains another) unless Floor sets one.
 	Goal float64
+	// Floor is the lowest ratio that meets the goal (a share that must be
+	// high, a figure that must match another); 0 means none. With Goal
+	// too, the goal is the range from Floor to Goal.
+	Floor float64
 	// GoalNote is shown after the goal, e.g. "flat".
 	GoalNote string
 	// Missing, when set, says why the figure was not measured; the numbers
@@ -45,12 +50,30 @@ func (r row) Ratio() float64 {
 // Met reports whether the row has a measured goal and meets it. The ratio
 // is judged as the table shows it, to two decimals.
 func (r row) Met() bool {
-	return r.Goal > 0 && r.Missing == "" && math.Round(r.Ratio()*100)/100 <= r.Goal
+	if !r.hasGoal() || r.Missing != "" {
+		return false
+	}
+	ratio := math.Round(r.Ratio()*100) / 100
+	return (r.Goal == 0 || ratio <= r.Goal) && (r.Floor == 0 || ratio >= r.Floor)
 }
 
 // Missed reports whether the row has a measured goal and misses it (a ratio
 // that cannot be computed misses).
-func (r row) Missed() bool { return r.Goal > 0 && r.Missing == "" && !r.Met() }
+func (r row) Missed() bool { return r.hasGoal() && r.Missing == "" && !r.Met() }
+
+func (r row) hasGoal() bool { return r.Goal > 0 || r.Floor > 0 }
+
+// goalText is the goal as the table shows it: "≤ 1.05", "≥ 0.80" or
+// "0.99 to 1.01".
+func (r row) goalText() string {
+	switch {
+	case r.Floor > 0 && r.Goal > 0:
+		return fmt.Sprintf("%.2f to %.2f", r.Floor, r.Goal)
+	case r.Floor > 0:
+		return fmt.Sprintf("≥ %.2f", r.Floor)
+	}
+	return fmt.Sprintf("≤ %.2f", r.Goal)
+}
 
 func format(v float64, unit string) string {
 	switch {
@@ -58,6 +81,10 @@ func format(v float64, unit string) string {
 		return "—"
 	case unit == "ms":
 		return fmt.Sprintf("%.2f ms", v)
+	case unit == "tokens":
+		return fmt.Sprintf("%.0f tokens", v)
+	case unit == "$":
+		return fmt.Sprintf("$%.4f", v)
 	case unit == "B":
 		return fmt.Sprintf("%.0f B", v)
 	case unit == "":
@@ -68,8 +95,8 @@ func format(v float64, unit string) string {
 
 func (r row) cells() []string {
 	goal := "—"
-	if r.Goal > 0 {
-		goal = fmt.Sprintf("≤ %.2f", r.Goal)
+	if r.hasGoal() {
+		goal = r.goalText()
 		if r.GoalNote != "" {
 			goal += " (" + r.GoalNote + ")"
 		}
@@ -114,7 +141,7 @@ func verdict(rows []row) string {
 	for _, r := range rows {
 		switch {
 		case r.Missed():
-			missed = append(missed, fmt.Sprintf("%s: ratio %s, goal ≤ %.2f", r.Figure, format(r.Ratio(), ""), r.Goal))
+			missed = append(missed, fmt.Sprintf("%s: ratio %s, goal %s", r.Figure, format(r.Ratio(), ""), r.goalText()))
 		case r.Met():
 			met++
 		case r.Missing != "":
