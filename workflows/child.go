@@ -68,16 +68,6 @@ func (c *Child) waits() bool {
 	return false
 }
 
-// Path names the child and the children it waits on: "filer (run
-// planner-1.tool.1.0.filer)", each nested one after " → ".
-func (c *Child) Path() string {
-	s := fmt.Sprintf("%s (run %s)", c.Agent, c.Run)
-	if c.Child != nil && c.Child.waits() {
-		s += " → " + c.Child.Path()
-	}
-	return s
-}
-
 // Deepest is the child at the end of the chain of running children.
 func (c *Child) Deepest() *Child {
 	for c.Child != nil {

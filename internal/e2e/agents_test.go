@@ -9,6 +9,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
@@ -61,29 +62,22 @@ func subAgentFixture(t *testing.T, dir string, filerTurns []llm.Turn, agentExtra
 func ownUsage(t *testing.T, srv *testenv.Server, runID string) agent.Usage {
 	t.Helper()
 	dc := testenv.SuiteConverter(t)
-	it := srv.Client.GetWorkflowHistory(t.Context(), runID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	scheduled := map[int64]string{}
 	var u agent.Usage
-	for it.HasNext() {
-		e, err := it.Next()
+	modelEvents(t, srv, runID, func(e *historypb.HistoryEvent) {
+		a := e.GetActivityTaskCompletedEventAttributes()
+		if a == nil {
+			return
+		}
+		var raw json.RawMessage
+		if err := dc.FromPayloads(a.GetResult(), &raw); err != nil {
+			t.Fatal(err)
+		}
+		reply, err := agent.DecodeModelReply(raw)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
-			scheduled[e.GetEventId()] = a.GetActivityType().GetName()
-		}
-		if a := e.GetActivityTaskCompletedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] == "CallModel" {
-			var raw json.RawMessage
-			if err := dc.FromPayloads(a.GetResult(), &raw); err != nil {
-				t.Fatal(err)
-			}
-			reply, err := agent.DecodeModelReply(raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			u = u.Add(reply.Usage)
-		}
-	}
+		u = u.Add(reply.Usage)
+	})
 	return u
 }
 
@@ -150,6 +144,19 @@ func TestSubAgentOnDevServer(t *testing.T) {
 	}
 	if n := f.ticketCount(t); n != 0 {
 		t.Fatalf("%d tickets before the approval", n)
+	}
+	// Hostile inputs: a report from a run that is not the parent's child is
+	// dropped; an approval of a marker the child does not wait on is refused
+	// by the parent, and nothing reaches the child.
+	f.temporal(t, "workflow", "signal", "-w", run, "--name", workflows.SignalChild, "--input", `{"run":"someone-else","status":"Running","turns":0,"usage":{"input_tokens":0,"output_tokens":0},"budget":{"MaxTurns":1,"MaxTokens":0}}`)
+	if code, out := testenv.Run(t, env, time.Minute, reconcile, "approve", run, "tool/9/0/create_ticket"); code != 1 || !strings.Contains(out, "tool/9/0/create_ticket") {
+		t.Fatalf("reconcile approve of a marker nobody waits on: exit %d\n%s", code, out)
+	}
+	if st, err := state(t, srv, run); err != nil || st.Status != agent.StatusAwaitingApproval || st.Child == nil || st.Child.Run != child || len(st.Pending) != 1 || st.Pending[0].Marker != childMarker {
+		t.Fatalf("after the forged report: %+v (%v)", st, err)
+	}
+	if cst, err := state(t, srv, child); err != nil || len(cst.Rejected) != 0 || cst.Status != agent.StatusAwaitingApproval {
+		t.Fatalf("the child after the refused approval: %+v (%v)", cst, err)
 	}
 
 	if code, out := testenv.Run(t, env, time.Minute, reconcile, "approve", run, childMarker); code != 0 || !strings.Contains(out, "it is now Running") {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentrun/agentrun/internal/testkit/clustertest"
@@ -186,9 +187,21 @@ func waitStatusWith(t *testing.T, c client.Client, runID, status string, timeout
 // a retried activity's earlier attempts count too.
 func modelCalls(t *testing.T, srv *testenv.Server, runID string) int {
 	t.Helper()
+	calls := 0
+	modelEvents(t, srv, runID, func(e *historypb.HistoryEvent) {
+		if a := e.GetActivityTaskStartedEventAttributes(); a != nil {
+			calls += int(a.GetAttempt())
+		}
+	})
+	return calls
+}
+
+// modelEvents hands each event of the run's history that belongs to a
+// CallModel activity (scheduled, started, completed, ...) to fn, in order.
+func modelEvents(t *testing.T, srv *testenv.Server, runID string, fn func(e *historypb.HistoryEvent)) {
+	t.Helper()
 	it := srv.Client.GetWorkflowHistory(t.Context(), runID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	scheduled := map[int64]string{}
-	calls := 0
 	for it.HasNext() {
 		e, err := it.Next()
 		if err != nil {
@@ -197,11 +210,14 @@ func modelCalls(t *testing.T, srv *testenv.Server, runID string) int {
 		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
 			scheduled[e.GetEventId()] = a.GetActivityType().GetName()
 		}
-		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] == "CallModel" {
-			calls += int(a.GetAttempt())
+		id := e.GetActivityTaskStartedEventAttributes().GetScheduledEventId()
+		if id == 0 {
+			id = e.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()
+		}
+		if scheduled[id] == "CallModel" {
+			fn(e)
 		}
 	}
-	return calls
 }
 
 // waitListed polls temporal workflow list --query until it lists runID
