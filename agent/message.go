@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentrun/agentrun/ratelimit"
 )
 
 // Role is who wrote a message.
@@ -217,6 +219,9 @@ type ModelSettings struct {
 	// Price is the model's price, which prices its replies (Usage.Cost).
 	// It is no request setting: never sent, and not in String or IsZero.
 	Price *Price `json:"price,omitempty"`
+	// Limits are the provider account's rate limits, which every worker
+	// of the fleet shares (package ratelimit). No request setting either.
+	Limits *ratelimit.Limit `json:"limits,omitempty"`
 }
 
 // IsZero reports whether no setting is set.

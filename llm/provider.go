@@ -84,13 +84,20 @@ func (a Account) GoString() string { return a.String() }
 // settings in o.Account. The options' settings are checked for the
 // provider; the scripted model records them in its replies and sends
 // nothing. It reads no environment variable.
-// With a price in o.Settings, every reply's usage carries its cost.
+// With a price in o.Settings, every reply's usage carries its cost; with
+// limits and o.Limiter, every call waits for its slot (Limited).
 func New(spec string, o Options) (Provider, error) {
 	p, err := newProvider(spec, o)
-	if err != nil || o.Settings.Price == nil {
-		return p, err
+	if err != nil {
+		return nil, err
 	}
-	return Priced(p, *o.Settings.Price), nil
+	if o.Settings.Price != nil {
+		p = Priced(p, *o.Settings.Price)
+	}
+	if o.Settings.Limits != nil && o.Limiter != nil {
+		p = Limited(p, o.Limiter, *o.Settings.Limits, o)
+	}
+	return p, nil
 }
 
 func newProvider(spec string, o Options) (Provider, error) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/ratelimit"
 )
 
 // Options are a provider's settings.
@@ -31,10 +32,14 @@ type Options struct {
 	// Settings are the model's request settings, from the models file.
 	// Default: none (each server's defaults apply).
 	Settings agent.ModelSettings
+	// Limiter paces the calls under the settings' Limits, shared with
+	// every worker that reaches its store. Default nil: the limits are
+	// checked but not applied (a tool that only reads settings).
+	Limiter *ratelimit.Limiter
 }
 
 // SettingKeys are the keys of one model's settings in the models file.
-var SettingKeys = []string{"temperature", "top_p", "seed", "max_tokens", "reasoning_effort", "extra", "price"}
+var SettingKeys = []string{"temperature", "top_p", "seed", "max_tokens", "reasoning_effort", "extra", "price", "limits"}
 
 // Reasoning efforts each provider accepts, as its SDK lists them.
 var (
@@ -83,7 +88,31 @@ func ParseModels(name string, b []byte) (map[string]agent.ModelSettings, error) 
 		}
 		out[spec] = s
 	}
+	if err := checkPools(out); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	return out, nil
+}
+
+// checkPools checks that the models that share a rate-limit pool declare
+// the same limits: one account has one set.
+func checkPools(models map[string]agent.ModelSettings) error {
+	first := map[string]string{} // pool: the first model that names it
+	for _, spec := range sortedKeys(models) {
+		l := models[spec].Limits
+		if l == nil {
+			continue
+		}
+		other, ok := first[l.Pool]
+		if !ok {
+			first[l.Pool] = spec
+			continue
+		}
+		if o := models[other].Limits; *o != *l {
+			return fmt.Errorf("%q and %q share the rate-limit pool %q with different limits (%s; %s): give them the same limits, or each its own \"pool\"", other, spec, l.Pool, o, l)
+		}
+	}
+	return nil
 }
 
 // parseSettings decodes one model's settings and checks them for kind.
@@ -116,6 +145,8 @@ func parseSettings(kind string, raw json.RawMessage) (agent.ModelSettings, error
 			}
 		case "price":
 			s.Price, err = parsePrice(v)
+		case "limits":
+			s.Limits, err = parseLimits(kind, v)
 		default:
 			return s, fmt.Errorf("%s: unknown setting; valid: %s", k, strings.Join(SettingKeys, ", "))
 		}
@@ -178,7 +209,7 @@ func extraFields(s agent.ModelSettings) map[string]any {
 
 // sentSettings is the settings a reply records, nil for none.
 func sentSettings(s agent.ModelSettings) *agent.ModelSettings {
-	s.Price = nil // no request setting
+	s.Price, s.Limits = nil, nil // no request settings
 	if s.IsZero() {
 		return nil
 	}
@@ -256,4 +287,48 @@ func parsePrice(raw json.RawMessage) (*agent.Price, error) {
 		}
 	}
 	return p, nil
+}
+
+// LimitsFormat says what a model's "limits" may be, for errors.
+const LimitsFormat = `an object such as {"requests_per_minute": 60, "tokens_per_minute": 40000}, with either or both, and "pool" to share them under another name than the provider's`
+
+// parseLimits decodes a model's rate limits: positive whole numbers of
+// requests and tokens per minute, at least one of them, and the pool they
+// belong to (default: the provider kind).
+func parseLimits(kind string, raw json.RawMessage) (*ratelimit.Limit, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return nil, fmt.Errorf("%s is not an object; want %s", short(raw), LimitsFormat)
+	}
+	l := &ratelimit.Limit{Pool: kind}
+	for _, k := range sortedKeys(fields) {
+		var dst *int64
+		var unit string
+		switch k {
+		case "requests_per_minute":
+			dst, unit = &l.RequestsPerMinute, "requests per minute such as 60"
+		case "tokens_per_minute":
+			dst, unit = &l.TokensPerMinute, "tokens per minute such as 40000"
+		case "pool":
+			if err := decodeAs(fields[k], &l.Pool, "a name such as \"openai-main\""); err != nil {
+				return nil, fmt.Errorf("pool: %w", err)
+			}
+			if err := ratelimit.CheckPool(l.Pool); err != nil {
+				return nil, err
+			}
+			continue
+		default:
+			return nil, fmt.Errorf("%s: unknown limit; valid: requests_per_minute, tokens_per_minute, pool", k)
+		}
+		if err := decodeAs(fields[k], dst, "a positive whole number of "+unit); err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		if *dst <= 0 {
+			return nil, fmt.Errorf("%s: %d is not positive; want a positive whole number of %s (leave it out for no limit)", k, *dst, unit)
+		}
+	}
+	if l.RequestsPerMinute == 0 && l.TokensPerMinute == 0 {
+		return nil, fmt.Errorf("neither requests_per_minute nor tokens_per_minute is set; want %s", LimitsFormat)
+	}
+	return l, nil
 }

@@ -1,0 +1,45 @@
+// Package ratelimit paces a fleet's model calls under a provider account's
+// rate limits: requests and tokens per minute, declared with the model's
+// settings (the models file's "limits") and shared by every worker, and
+// every local run, that reaches the same [Store].
+//
+// # The rule
+//
+// A pool (by default the provider: "openai", "anthropic") has one shared
+// [State]: when its next request may go, when its next token may go, and
+// until when the provider asked everyone to wait. [Limiter.Take] reserves
+// a call's slot in one update of the store: the slot is the first instant
+// at or after now that is past all three, and reserving it moves the next
+// request on by a minute over RequestsPerMinute and the next token by the
+// call's estimated tokens times a minute over TokensPerMinute (the
+// generic cell rate algorithm, with no burst: calls go evenly spaced). A
+// call corrects its estimate once the provider has answered
+// ([Limiter.Settle]), and a 429 pauses the whole pool for the provider's
+// Retry-After plus up to a tenth more of jitter ([Limiter.Pause]): every
+// caller that reaches the store waits, rather than each guessing on its own
+// clock.
+//
+// # Guarantees
+//
+//   - Callers that share a store never reserve more than the pool's
+//     requests in any minute; their tokens exceed TokensPerMinute in a
+//     minute by at most the last call's (a call's tokens are known only
+//     once it is reserved).
+//   - A caller that dies holds nothing: a reserved slot passes, and the
+//     other callers' next slots come at the pool's pace, as if it had never
+//     been there.
+//   - A wait is bounded by the caller's horizon: a slot further off is not
+//     reserved, and Take returns a *[NoSlotError] saying when one would be.
+//
+// The state is not a durable record: a store may lose it (a crash between
+// a write and the disk), and the pool then starts afresh, which is at most
+// one minute's calls early.
+//
+// # Stores
+//
+// [FileStore] keeps each pool's state in a small file under one folder,
+// updated under an exclusive flock(2): every process on one host that uses
+// the folder shares the pool. The PostgreSQL store (package postgres) does
+// the same for a fleet on many hosts, in one row per pool updated in a
+// transaction. [MemStore] is one process's.
+package ratelimit
