@@ -27,6 +27,11 @@ type Catalog struct {
 	// ModelTimeout is the model's request timeout, so that a model step's
 	// activity outlives the request; 0 in runs recorded before it was.
 	ModelTimeout time.Duration `json:"model_timeout,omitempty"`
+	// LimitWait is how long a model step may wait for its rate limit's
+	// slot (the models file's "limits"), added to its activity's timeout
+	// so that the wait is no failed attempt; 0 when the worker's models
+	// declare no limits, and in runs recorded before it was.
+	LimitWait time.Duration `json:"limit_wait,omitempty"`
 	// FailOnCut makes a final answer cut off by the model's length limit
 	// fail the run (AGENTRUN_FAIL_ON_CUT_ANSWER on the worker that listed
 	// the tools); recorded once, so every worker decides alike.
@@ -65,7 +70,7 @@ func (a *Activities) listTools(ctx context.Context) (Catalog, error) {
 		return Catalog{}, fmt.Errorf("keep the tool specs: %w", err)
 	}
 	c := Catalog{Model: a.Exec.Model.Name(), ToolsKey: key, Timeouts: map[string]time.Duration{},
-		ModelTimeout: cmp.Or(a.Exec.ModelTimeout, llm.DefaultTimeout), FailOnCut: a.Exec.FailOnCut, FailOnEmpty: a.Exec.FailOnEmpty}
+		ModelTimeout: cmp.Or(a.Exec.ModelTimeout, llm.DefaultTimeout), LimitWait: a.Exec.LimitWait, FailOnCut: a.Exec.FailOnCut, FailOnEmpty: a.Exec.FailOnEmpty}
 	for _, t := range a.Exec.Tools.Specs() {
 		t.Description, t.Schema = "", nil
 		c.Tools = append(c.Tools, t)

@@ -17,6 +17,7 @@ import (
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/metrics"
 	"github.com/agentrun/agentrun/plumbing/secret"
+	"github.com/agentrun/agentrun/ratelimit"
 )
 
 // The model step: one call to the provider, its failures classified for
@@ -47,6 +48,7 @@ func (a *Activities) CallModel(ctx context.Context, in StepInput) (json.RawMessa
 		}
 	}
 	a.retryStarted(ctx, in.Step.Name)
+	ctx = ratelimit.WithWaits(ctx, func(w ratelimit.Wait) { a.limitWaited(ctx, in.Step.Name, w) })
 	ctx, span := a.startChat(ctx, in)
 	start := time.Now()
 	res, err := a.heartbeating(ctx, in.Step.Name, func(ctx context.Context) (json.RawMessage, error) {

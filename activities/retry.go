@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/ratelimit"
 )
 
 // RetrySignal is the signal a step's activity sends its own run while the
@@ -31,8 +32,22 @@ type RetryNotice struct {
 	// (already free of the worker's secrets), at most MaxNoticeError bytes.
 	Error string `json:"error,omitempty"`
 	// NextAt is when the next attempt is due (Failed), when the error
-	// said (a provider's Retry-After); zero: the policy's backoff.
+	// said (a provider's Retry-After); zero: the policy's backoff. For a
+	// wait (Limit), the call's slot.
 	NextAt time.Time `json:"next_at,omitzero"`
+	// Limit, when set, makes the notice a wait, not a retry: the attempt
+	// (any, the first too) waits for the rate limit of the pool Limit
+	// names until NextAt, and no attempt failed.
+	Limit string `json:"limit,omitempty"`
+	// Paused says the wait is the provider's (a 429's Retry-After held
+	// the whole pool), not the declared limits'.
+	Paused bool `json:"paused,omitempty"`
+}
+
+// limitWaited tells the run that this attempt of step waits for a rate
+// limit's slot (ratelimit.Limiter.Take calls it).
+func (a *Activities) limitWaited(ctx context.Context, step string, w ratelimit.Wait) {
+	a.notify(ctx, RetryNotice{Step: step, Attempt: int(activity.GetInfo(ctx).Attempt), Limit: w.Pool, Paused: w.Paused, NextAt: w.Until})
 }
 
 // MaxNoticeError bounds RetryNotice.Error.

@@ -30,6 +30,10 @@ type Executor struct {
 	Content content.Store
 	// ContextBudget bounds the estimated tokens of a model request (about
 	// four bytes a token); 0 means no bound.
+	// LimitWait is how long a model step may wait for its rate limit's
+	// slot; the worker sets it when a model declares limits (and is
+	// wrapped by llm.Limited). Default 0: no limits.
+	LimitWait time.Duration
 	ContextBudget int
 	// ModelTimeout is the model's request timeout, which the provider
 	// applies; an engine gives a model step more time than this. 0 means

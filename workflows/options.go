@@ -84,7 +84,7 @@ func toolsOptions() workflow.ActivityOptions {
 // person asked for), which names its activity after the first. The
 // activity id is the step name (with "#gen"), which replay matches.
 //
-//	model                 model timeout + slack (at least StepTimeout), 10 attempts
+//	model                 model timeout + limit wait + slack (at least StepTimeout), 10 attempts
 //	read, idempotent      tool timeout + slack (else StepTimeout), 10 attempts
 //	write                 activities.WriteStartToClose of its timeout, 3 attempts (10 with a key),
 //	                      waits for cancellation
@@ -99,7 +99,8 @@ func stepOptions(s agent.Step, cat activities.Catalog, gen int) workflow.Activit
 		opts.RetryPolicy = retryPolicy(stepAttempts)
 		// The model timeout bounds a request answered whole and caps a
 		// streamed answer (whose idle timeout is never longer).
-		if t := cat.ModelTimeout + timeoutSlack; t > opts.StartToCloseTimeout {
+		// A wait for the rate limit's slot comes first (cat.LimitWait).
+		if t := cat.ModelTimeout + cat.LimitWait + timeoutSlack; t > opts.StartToCloseTimeout {
 			opts.StartToCloseTimeout = t // the request times out first
 		}
 		return opts

@@ -16,6 +16,7 @@ import (
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/postgres"
+	"github.com/agentrun/agentrun/ratelimit"
 	"github.com/agentrun/agentrun/tools"
 )
 
@@ -145,7 +146,12 @@ func (s Settings) recordSealer() journal.Sealer {
 // demo tools and the MCP servers of AGENTRUN_TOOLS) and the content store.
 // Close its Tools when done.
 func (s Settings) Executor(ctx context.Context) (*execute.Executor, error) {
-	model, err := llm.New(s.Model, s.ModelOptions())
+	var lim limiter
+	opts, err := lim.options(ctx, s, s.ModelOptions())
+	if err != nil {
+		return nil, err
+	}
+	model, err := llm.New(s.Model, opts)
 	if err != nil { // a missing key: config.Load checked the rest
 		return nil, config.Errorf("AGENTRUN_MODEL: %w", err)
 	}
@@ -157,13 +163,63 @@ func (s Settings) Executor(ctx context.Context) (*execute.Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	models, err := execute.BuildModels(set.AgentModels(), s.AgentModelOptions)
-	if err != nil {
+	var lerr error
+	models, err := execute.BuildModels(set.AgentModels(), func(spec string) llm.Options {
+		o, err := lim.options(ctx, s, s.AgentModelOptions(spec))
+		lerr = cmp.Or(lerr, err)
+		return o
+	})
+	if err = cmp.Or(lerr, err); err != nil {
 		_ = set.Close()
 		return nil, config.Errorf("%s: %w", cmp.Or(s.Tools.Path, "AGENTRUN_TOOLS"), err)
 	}
-	return &execute.Executor{Model: model, Models: models, Tools: set, Content: store, ContextBudget: s.ContextBudget, ModelTimeout: s.ModelTimeout, FailOnCut: s.FailOnCut, FailOnEmpty: s.FailOnEmpty,
+	var wait time.Duration
+	if lim.l != nil {
+		wait = llm.MaxLimitWait
+	}
+	return &execute.Executor{Model: model, Models: models, Tools: set, Content: store, ContextBudget: s.ContextBudget, ModelTimeout: s.ModelTimeout, LimitWait: wait, FailOnCut: s.FailOnCut, FailOnEmpty: s.FailOnEmpty,
 		Test: execute.Test{HoldBefore: s.Test.HoldBefore, HoldAfter: s.Test.HoldAfter, HoldFor: s.Test.HoldFor}}, nil
+}
+
+// limiter opens the rate limits' store the first time a model declares
+// limits, and gives every such model the same Limiter.
+type limiter struct {
+	l *ratelimit.Limiter
+}
+
+// options returns o with the Limiter set when its settings declare limits.
+func (lim *limiter) options(ctx context.Context, s Settings, o llm.Options) (llm.Options, error) {
+	if o.Settings.Limits == nil {
+		return o, nil
+	}
+	if lim.l == nil {
+		store, err := s.LimitStore(ctx)
+		if err != nil {
+			return o, err
+		}
+		lim.l = &ratelimit.Limiter{Store: store}
+	}
+	o.Limiter = lim.l
+	return o, nil
+}
+
+// LimitDir is the folder of the rate limits' shared state under the
+// journal folder: <AGENTRUN_JOURNAL>/limits.
+func LimitDir(s Settings) string { return filepath.Join(s.Journal, "limits") }
+
+// LimitStore opens the rate limits' store: the folder's "limits"
+// subfolder (LimitDir), which the workers and local runs of one host
+// share, or the database's limits table, which a fleet on many hosts
+// shares.
+func (s Settings) LimitStore(ctx context.Context) (ratelimit.Store, error) {
+	db, err := s.database(ctx)
+	switch {
+	case err != nil:
+		return nil, err
+	case db != nil:
+		return nil, fmt.Errorf("AGENTRUN_JOURNAL: rate limits on PostgreSQL: not yet")
+	}
+	return ratelimit.NewFileStore(LimitDir(s))
 }
 
 // LocalRetry is the local engine's retry policy of model and read steps:
