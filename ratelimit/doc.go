@@ -12,7 +12,9 @@
 // at or after now that is past all three, and reserving it moves the next
 // request on by a minute over RequestsPerMinute and the next token by the
 // call's estimated tokens times a minute over TokensPerMinute (the
-// generic cell rate algorithm, with no burst: calls go evenly spaced). A
+// generic cell rate algorithm, with no burst: calls go evenly spaced, at
+// [Headroom] of the limits, so that a call's varying latency to the
+// provider never makes two arrive closer than the limits allow). A
 // call corrects its estimate once the provider has answered
 // ([Limiter.Settle]), and a 429 pauses the whole pool for the provider's
 // Retry-After plus up to a tenth more of jitter ([Limiter.Pause]): every

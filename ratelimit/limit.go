@@ -48,12 +48,21 @@ func (l Limit) String() string {
 	return s + " (pool " + l.Pool + ")"
 }
 
+// Headroom is the share of the declared limits the pool is paced at: a
+// call reaches the provider a little after its slot, by a latency that
+// varies from call to call, and calls paced at exactly the limit would
+// then now and again arrive closer together than it allows.
+const Headroom = 39.0 / 40 // 97.5 %
+
+// minute is the pool's minute: a minute over Headroom.
+const minute = time.Minute * 40 / 39
+
 // requestGap is how far apart the pool's requests go; 0: no bound.
 func (l Limit) requestGap() time.Duration {
 	if l.RequestsPerMinute <= 0 {
 		return 0
 	}
-	return time.Minute / time.Duration(l.RequestsPerMinute)
+	return minute / time.Duration(l.RequestsPerMinute)
 }
 
 // tokenTime is how long n tokens hold the pool; 0: no bound.
@@ -61,7 +70,7 @@ func (l Limit) tokenTime(n int64) time.Duration {
 	if l.TokensPerMinute <= 0 || n == 0 {
 		return 0
 	}
-	return time.Duration(float64(n) * float64(time.Minute) / float64(l.TokensPerMinute))
+	return time.Duration(float64(n) * float64(minute) / float64(l.TokensPerMinute))
 }
 
 // State is a pool's shared state, as a store keeps it (JSON).

@@ -118,13 +118,13 @@ func (l *Limiter) Take(ctx context.Context, lim Limit, tokens int64, horizon tim
 				fn(Wait{Pool: lim.Pool, Until: at, Paused: paused})
 			}
 		}
+		if !at.After(now) {
+			return t, nil // no wait: no pause came in between
+		}
 		if err := sleep(ctx, at.Sub(l.now())); err != nil {
 			return t, err
 		}
-		if at.Sub(now) < NoticeAfter {
-			return t, nil // too short for a pause to have come in between
-		}
-		// A long wait: did someone get a 429 meanwhile?
+		// Did someone get a 429 meanwhile?
 		var until time.Time
 		if err := l.Store.Update(ctx, lim.Pool, func(s *State) error { until = s.Paused; return nil }); err != nil {
 			return t, err

@@ -106,7 +106,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{"AGENTRUN_FAIL_ON_CUT_ANSWER=maybe", `AGENTRUN_FAIL_ON_CUT_ANSWER="maybe" is not a boolean: want 1`},
 		{"AGENTRUN_FAIL_ON_EMPTY_ANSWER=maybe", `AGENTRUN_FAIL_ON_EMPTY_ANSWER="maybe" is not a boolean: want 1`},
 		{"AGENTRUN_MODELS=" + models(`{"scripted": {"temperature": "hot"}}`), `"scripted": temperature: "hot" is not valid here; want a number`},
-		{"AGENTRUN_MODELS=" + models(`{"scripted": {"temp": 1}}`), `"scripted": temp: unknown setting; valid: temperature, top_p, seed, max_tokens, reasoning_effort, extra, price`},
+		{"AGENTRUN_MODELS=" + models(`{"scripted": {"temp": 1}}`), `"scripted": temp: unknown setting; valid: temperature, top_p, seed, max_tokens, reasoning_effort, extra, price, limits`},
 		{"AGENTRUN_MODELS=" + models(`{"openai:gpt-4o": {"temperature": 1}}`), `has no settings for AGENTRUN_MODEL=scripted; it has openai:gpt-4o`},
 		{"AGENTRUN_MODELS=" + filepath.Join(dir, "nosuch.json"), "AGENTRUN_MODELS: models file: open"},
 		// Prices: negative, missing, unknown, not a number; a price for something that is no model.
@@ -115,6 +115,14 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{"AGENTRUN_MODELS=" + models(`{"scripted": {"price": {"input": 1, "output": 2, "cached": 1}}}`), `"scripted": price: cached: unknown price; valid: input, output, cache_read, cache_write`},
 		{"AGENTRUN_MODELS=" + models(`{"scripted": {"price": {"input": "cheap", "output": 2}}}`), `"scripted": price: input: "cheap" is not valid here`},
 		{"AGENTRUN_MODELS=" + models(`{"gpt-4o": {"price": {"input": 1, "output": 2}}}`), `"gpt-4o" is not a model`},
+		// Rate limits: 0, negative, not a whole number, unknown, none, a bad pool, two models of one pool that disagree.
+		{"AGENTRUN_MODELS=" + models(`{"scripted": {"limits": {"requests_per_minute": 0}}}`), `"scripted": limits: requests_per_minute: 0 is not positive; want a positive whole number of requests per minute such as 60 (leave it out for no limit)`},
+		{"AGENTRUN_MODELS=" + models(`{"scripted": {"limits": {"tokens_per_minute": -5}}}`), `"scripted": limits: tokens_per_minute: -5 is not positive`},
+		{"AGENTRUN_MODELS=" + models(`{"scripted": {"limits": {"requests_per_minute": 1.5}}}`), `"scripted": limits: requests_per_minute: 1.5 is not valid here; want a positive whole number`},
+		{"AGENTRUN_MODELS=" + models(`{"scripted": {"limits": {"rpm": 60}}}`), `"scripted": limits: rpm: unknown limit; valid: requests_per_minute, tokens_per_minute, pool`},
+		{"AGENTRUN_MODELS=" + models(`{"scripted": {"limits": {}}}`), `"scripted": limits: neither requests_per_minute nor tokens_per_minute is set`},
+		{"AGENTRUN_MODELS=" + models(`{"scripted": {"limits": {"requests_per_minute": 60, "pool": "Open AI"}}}`), `"scripted": limits: pool "Open AI": want lowercase letters`},
+		{"AGENTRUN_MODELS=" + models(`{"scripted": {"limits": {"requests_per_minute": 60, "pool": "acct"}}, "openai:gpt-4o": {"limits": {"requests_per_minute": 90, "pool": "acct"}}}`), `"openai:gpt-4o" and "scripted" share the rate-limit pool "acct" with different limits`},
 		// Agent tools: a model the worker cannot build, an unknown tool, a cycle, too deep.
 		{"AGENTRUN_TOOLS=" + models(`{"agents": {"filer": {"description": "files", "model": "bogus", "tools": ["create_ticket"]}}}`), `agents["filer"].model: unknown model "bogus"`},
 		{"AGENTRUN_TOOLS=" + models(`{"agents": {"filer": {"description": "files", "model": "openai:"}}}`), `agents["filer"].model: model "openai:" names no model`},

@@ -1,0 +1,120 @@
+package llm_test
+
+import (
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/providerfake"
+	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/ratelimit"
+)
+
+// limitedPair starts a provider fake answering rpm requests a second and
+// returns a limited OpenAI model on it whose limits are declared as
+// declared requests per minute.
+func limitedPair(t *testing.T, rpm int, declared int64, store ratelimit.Store) (*providerfake.Server, llm.Provider) {
+	t.Helper()
+	fake, err := providerfake.New(providerfake.Config{RPM: rpm, TPM: 1 << 30, Window: time.Second, Turns: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	l := &ratelimit.Limit{Pool: "openai", RequestsPerMinute: declared}
+	p, err := llm.New("openai:gpt-4o-mini", llm.Options{
+		Account:  llm.Account{OpenAIAPIKey: "sk-fake", OpenAIBaseURL: srv.URL + "/v1"},
+		Settings: agent.ModelSettings{Limits: l},
+		Limiter:  &ratelimit.Limiter{Store: store},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fake, p
+}
+
+// calls makes n calls of p at once and returns their errors.
+func calls(t *testing.T, p llm.Provider, n int) []error {
+	t.Helper()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			_, errs[i] = p.Complete(t.Context(), agent.ModelRequest{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}})
+		})
+	}
+	wg.Wait()
+	return errs
+}
+
+// Two "workers" (two models over one store) at the declared limit: the
+// provider never refuses, and the calls go at its pace.
+func TestLimitedSharesThePool(t *testing.T) {
+	t.Parallel()
+	store := &ratelimit.MemStore{}
+	fake, a := limitedPair(t, 20, 20*60, store)
+	_, b := limitedPair(t, 20, 20*60, store) // the same pool: its own fake is unused
+	_ = b
+	start := time.Now()
+	var wg sync.WaitGroup
+	var ea, eb []error
+	wg.Go(func() { ea = calls(t, a, 30) })
+	wg.Go(func() { eb = calls(t, a, 30) })
+	wg.Wait()
+	took := time.Since(start)
+	for _, err := range append(ea, eb...) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := fake.Stats().Providers[providerfake.OpenAI]
+	if st.Requests != 60 || st.RateLimited != 0 {
+		t.Fatalf("fake answered %d and refused %d, want 60 and 0", st.Requests, st.RateLimited)
+	}
+	// 60 calls at 20 a second: the last goes at 2.95 s.
+	if took < 2900*time.Millisecond || took > 6*time.Second {
+		t.Fatalf("60 calls took %v, want about 3 s at 20 a second", took)
+	}
+}
+
+// Declared limits above what the provider allows: its 429s pause the pool
+// and every call still succeeds, none failing for the rate limit.
+func TestLimited429PausesThePool(t *testing.T) {
+	t.Parallel()
+	fake, p := limitedPair(t, 10, 6000, &ratelimit.MemStore{}) // declared 100 a second, allowed 10
+	for _, err := range calls(t, p, 40) {
+		if err != nil {
+			t.Fatalf("a call failed: %v", err)
+		}
+	}
+	st := fake.Stats().Providers[providerfake.OpenAI]
+	if st.Requests != 40 {
+		t.Fatalf("fake answered %d, want 40", st.Requests)
+	}
+	// Every 429 pauses the whole pool, so they stay few: each pause lets the
+	// window drain; without it 40 callers retrying on their own would meet
+	// hundreds.
+	if st.RateLimited == 0 || st.RateLimited > 40 {
+		t.Fatalf("fake refused %d, want some (the declared limit is too high) and at most one per call", st.RateLimited)
+	}
+}
+
+// A slot past the call's horizon fails the call as a rate limit, with the
+// wait named, and reserves nothing.
+func TestLimitedNoSlotBeforeDeadline(t *testing.T) {
+	t.Parallel()
+	store := &ratelimit.MemStore{}
+	lim := &ratelimit.Limiter{Store: store}
+	if err := lim.Pause(t.Context(), ratelimit.Limit{Pool: "openai"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	_, p := limitedPair(t, 10, 60, store)
+	_, err := p.Complete(t.Context(), agent.ModelRequest{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}})
+	e, ok := err.(*llm.Error)
+	if !ok || e.Class != llm.ClassRateLimit || e.RetryAfter < 4*time.Minute || !strings.Contains(e.Message, "no slot before this attempt's deadline") {
+		t.Fatalf("error %v (%T), want a ClassRateLimit error naming the slot", err, err)
+	}
+}
