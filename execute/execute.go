@@ -33,7 +33,7 @@ type Executor struct {
 	// LimitWait is how long a model step may wait for its rate limit's
 	// slot; the worker sets it when a model declares limits (and is
 	// wrapped by llm.Limited). Default 0: no limits.
-	LimitWait time.Duration
+	LimitWait     time.Duration
 	ContextBudget int
 	// ModelTimeout is the model's request timeout, which the provider
 	// applies; an engine gives a model step more time than this. 0 means

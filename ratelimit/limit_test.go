@@ -41,17 +41,17 @@ func TestReserveSpacesTokensAndSettles(t *testing.T) {
 	if at, _ := s.reserve(l, t0, 1000, t0.Add(time.Hour)); !near(at, t0) {
 		t.Fatalf("first call at %v", at.Sub(t0))
 	}
-	if at, _ := s.reserve(l, t0, 1000, t0.Add(time.Hour)); !near(at, t0.Add(10 * sec)) {
+	if at, _ := s.reserve(l, t0, 1000, t0.Add(time.Hour)); !near(at, t0.Add(10*sec)) {
 		t.Fatalf("second call at %v, want 10s (1000 tokens at 100/s)", at.Sub(t0))
 	}
 	// The second call used 500: the pool gets 5 s back.
 	s.settle(l, 1000, 500)
-	if at, _ := s.reserve(l, t0, 1000, t0.Add(time.Hour)); !near(at, t0.Add(15 * sec)) {
+	if at, _ := s.reserve(l, t0, 1000, t0.Add(time.Hour)); !near(at, t0.Add(15*sec)) {
 		t.Fatalf("third call at %v, want 15s", at.Sub(t0))
 	}
 	// One that used more holds the pool longer.
 	s.settle(l, 1000, 3000)
-	if at, _ := s.reserve(l, t0, 1, t0.Add(time.Hour)); !near(at, t0.Add(45 * sec)) {
+	if at, _ := s.reserve(l, t0, 1, t0.Add(time.Hour)); !near(at, t0.Add(45*sec)) {
 		t.Fatalf("fourth call at %v, want 45s", at.Sub(t0))
 	}
 }
@@ -60,10 +60,10 @@ func TestReserveBothLimitsTheLaterWins(t *testing.T) {
 	l := Limit{Pool: "p", RequestsPerMinute: 60, TokensPerMinute: 60_000} // 1 s a request, 1000 tokens a second
 	var s State
 	s.reserve(l, t0, 5000, t0.Add(time.Hour))
-	if at, _ := s.reserve(l, t0, 10, t0.Add(time.Hour)); !near(at, t0.Add(5 * sec)) {
+	if at, _ := s.reserve(l, t0, 10, t0.Add(time.Hour)); !near(at, t0.Add(5*sec)) {
 		t.Fatalf("after 5000 tokens: %v, want 5s (tokens bind)", at.Sub(t0))
 	}
-	if at, _ := s.reserve(l, t0, 10, t0.Add(time.Hour)); !near(at, t0.Add(6 * sec)) {
+	if at, _ := s.reserve(l, t0, 10, t0.Add(time.Hour)); !near(at, t0.Add(6*sec)) {
 		t.Fatalf("then: %v, want 6s (requests bind)", at.Sub(t0))
 	}
 }
@@ -74,7 +74,7 @@ func TestReservePastHorizonKeepsState(t *testing.T) {
 	s.reserve(l, t0, 1, t0.Add(time.Hour))
 	before := s
 	at, ok := s.reserve(l, t0, 1, t0.Add(30*time.Second))
-	if ok || !near(at, t0.Add(60 * sec)) || s != before {
+	if ok || !near(at, t0.Add(60*sec)) || s != before {
 		t.Fatalf("past the horizon: slot %v ok %t, state changed %t", at.Sub(t0), ok, s != before)
 	}
 }
