@@ -18,16 +18,21 @@ import (
 // fakeStats reads the provider fake's /stats.
 func fakeStats(t *testing.T, root string) providerfake.Stats {
 	t.Helper()
-	res, err := http.Get(root + "/stats")
+	s, err := fakeStatsErr(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
-	var s providerfake.Stats
-	if err := json.NewDecoder(res.Body).Decode(&s); err != nil {
-		t.Fatal(err)
-	}
 	return s
+}
+
+func fakeStatsErr(root string) (providerfake.Stats, error) {
+	var s providerfake.Stats
+	res, err := http.Get(root + "/stats")
+	if err != nil {
+		return s, err
+	}
+	defer res.Body.Close()
+	return s, json.NewDecoder(res.Body).Decode(&s)
 }
 
 // TestProviderCachingOnDevServer: a worker whose model is the provider
