@@ -225,3 +225,36 @@ func TestRateLimit429StormOnDevServer(t *testing.T) {
 		t.Errorf("%d model steps started a second attempt: a 429 under a declared limit must not fail an attempt", later)
 	}
 }
+
+// TestRateLimitLocal: three local runs in three processes of one host share
+// the models file's limit through their journal folder: 30 model calls at
+// 300 a minute (10 in any 2 s at the fake), none refused, and paced (the
+// calls take at least 5 s, where unpaced they would take well under one).
+func TestRateLimitLocal(t *testing.T) {
+	t.Parallel()
+	_, root := testenv.ProviderFake(t, "-rpm", "10", "-window", "2s", "-tpm", "100000000", "-turns", "9")
+	dir := t.TempDir()
+	env := append(os.Environ(), append(testenv.ProviderFakeEnv(root, "openai", "fake-model"),
+		"AGENTRUN_JOURNAL="+filepath.Join(dir, "journal"), "AGENTRUN_TICKETS="+filepath.Join(dir, "tickets.jsonl"),
+		"AGENTRUN_MODELS="+limitedModels(t, "openai:fake-model", 300))...)
+	starter := testenv.Program(t, "starter")
+	start := time.Now()
+	var procs []*testenv.Proc
+	for i := range 3 {
+		procs = append(procs, testenv.Start(t, env, starter, "--local", "--id", fmt.Sprintf("l%d", i), "look it up nine times"))
+	}
+	for i, p := range procs {
+		if code := p.Wait(t, 2*time.Minute); code != 0 {
+			t.Fatalf("local run l%d: exit %d\n%s", i, code, p.Tail())
+		}
+	}
+	took := time.Since(start)
+	st := fakeStats(t, root).Providers[providerfake.OpenAI]
+	t.Logf("%d answered, %d refused, in %v", st.Requests, st.RateLimited, took.Round(time.Millisecond))
+	if st.Requests != 30 || st.RateLimited != 0 {
+		t.Errorf("the fake answered %d and refused %d; want 30 and 0", st.Requests, st.RateLimited)
+	}
+	if took < 5*time.Second {
+		t.Errorf("30 calls took %v; at 300 a minute they take at least 5.8 s", took)
+	}
+}
