@@ -164,6 +164,7 @@ func (p *Anthropic) Stream(ctx context.Context, req agent.ModelRequest, text fun
 	defer w.stop()
 	stream := p.client.Messages.NewStreaming(w.rctx, params, option.WithResponseInto(&res))
 	defer stream.Close()
+	noteLeft(ctx, res)
 	if err := stream.Err(); err != nil {
 		return agent.ModelReply{}, callError(w, p.Name(), err, res, p.scrub)
 	}

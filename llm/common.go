@@ -121,7 +121,9 @@ func complete[T any](ctx context.Context, b base, what string, send func(ctx con
 	var body []byte
 	w := requestWatch(ctx, b.timeout)
 	defer w.stop()
-	if err := send(w.rctx, &res, &body); err != nil {
+	err := send(w.rctx, &res, &body)
+	noteLeft(ctx, res)
+	if err != nil {
 		return agent.ModelReply{}, callError(w, b.Name(), err, res, b.scrub)
 	}
 	v, err := decodeWhole[T](b, res, body, what)

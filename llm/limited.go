@@ -33,7 +33,9 @@ const (
 // Limited returns p with every call paced by lim in l's pool: each waits
 // for its slot (ratelimit.Limiter.Take) with its estimated tokens, which
 // the reply's usage then corrects; a 429 pauses the whole pool for the
-// provider's Retry-After and the call takes a later slot, without failing.
+// provider's Retry-After and the call takes a later slot, without failing;
+// an answer whose rate-limit headers say a limit is used up pauses the pool
+// until one more call's worth of it is back (Left).
 // A call whose slot lies past its context's deadline (less the request
 // timeout), or past MaxLimitWait, fails with a ClassRateLimit error
 // whose RetryAfter is the slot. A p that streams still does.
@@ -93,7 +95,8 @@ func (p limited) call(ctx context.Context, req agent.ModelRequest, do func(conte
 			}
 			return agent.ModelReply{}, &Error{Class: ClassNetwork, Message: "rate limit: " + err.Error()}
 		}
-		r, err := do(ctx)
+		var left *Left
+		r, err := do(withLeft(ctx, func(l Left) { left = &l }))
 		var e *Error
 		if errors.As(err, &e) && e.Class == ClassRateLimit {
 			// The provider counted nothing: give the tokens back, hold
@@ -106,6 +109,13 @@ func (p limited) call(ctx context.Context, req agent.ModelRequest, do func(conte
 		}
 		if err == nil {
 			_ = p.lim.Settle(context.WithoutCancel(ctx), t, r.Usage.Total())
+		}
+		// The provider says a limit is used up (its account may serve
+		// others too): hold the pool until it comes back, before a 429.
+		if left != nil {
+			if d := left.spent(est); d > 0 {
+				_ = p.lim.Pause(context.WithoutCancel(ctx), p.l, d)
+			}
 		}
 		return r, err
 	}

@@ -1,6 +1,7 @@
 package llm_test
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -17,12 +18,22 @@ import (
 // returns a limited OpenAI model on it whose limits are declared as
 // declared requests per minute.
 func limitedPair(t *testing.T, rpm int, declared int64, store ratelimit.Store) (*providerfake.Server, llm.Provider) {
+	return limitedPairOf(t, rpm, declared, store, false)
+}
+
+// limitedPairOf is limitedPair; with bare, the fake's answers come without
+// rate-limit headers, as many OpenAI-compatible servers' do.
+func limitedPairOf(t *testing.T, rpm int, declared int64, store ratelimit.Store, bare bool) (*providerfake.Server, llm.Provider) {
 	t.Helper()
 	fake, err := providerfake.New(providerfake.Config{RPM: rpm, TPM: 1 << 30, Window: time.Second, Turns: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(fake)
+	var h http.Handler = fake
+	if bare {
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fake.ServeHTTP(bareWriter{w}, r) })
+	}
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	l := &ratelimit.Limit{Pool: "openai", RequestsPerMinute: declared}
 	p, err := llm.New("openai:gpt-4o-mini", llm.Options{
@@ -34,6 +45,18 @@ func limitedPair(t *testing.T, rpm int, declared int64, store ratelimit.Store) (
 		t.Fatal(err)
 	}
 	return fake, p
+}
+
+// bareWriter drops the rate-limit headers of an answer.
+type bareWriter struct{ http.ResponseWriter }
+
+func (b bareWriter) WriteHeader(code int) {
+	for k := range b.Header() {
+		if strings.HasPrefix(strings.ToLower(k), "x-ratelimit-") {
+			b.Header().Del(k)
+		}
+	}
+	b.ResponseWriter.WriteHeader(code)
 }
 
 // calls makes n calls of p at once and returns their errors.
@@ -84,7 +107,7 @@ func TestLimitedSharesThePool(t *testing.T) {
 // and every call still succeeds, none failing for the rate limit.
 func TestLimited429PausesThePool(t *testing.T) {
 	t.Parallel()
-	fake, p := limitedPair(t, 10, 6000, &ratelimit.MemStore{}) // declared 100 a second, allowed 10
+	fake, p := limitedPairOf(t, 10, 6000, &ratelimit.MemStore{}, true) // declared 100 a second, allowed 10; no headers
 	for _, err := range calls(t, p, 40) {
 		if err != nil {
 			t.Fatalf("a call failed: %v", err)
@@ -117,4 +140,22 @@ func TestLimitedNoSlotBeforeDeadline(t *testing.T) {
 	if !ok || e.Class != llm.ClassRateLimit || e.RetryAfter < 4*time.Minute || !strings.Contains(e.Message, "no slot before this attempt's deadline") {
 		t.Fatalf("error %v (%T), want a ClassRateLimit error naming the slot", err, err)
 	}
+}
+
+// The provider's own headers, at a limit it keeps below the declared one
+// (another user of the account): "nothing left" pauses the pool before a
+// 429 would, so far fewer calls are refused than without them.
+func TestLimitedReadsRateLimitHeaders(t *testing.T) {
+	t.Parallel()
+	fake, p := limitedPair(t, 10, 6000, &ratelimit.MemStore{}) // declared 100 a second, allowed 10
+	for _, err := range calls(t, p, 40) {
+		if err != nil {
+			t.Fatalf("a call failed: %v", err)
+		}
+	}
+	st := fake.Stats().Providers[providerfake.OpenAI]
+	if st.Requests != 40 || st.RateLimited > 8 {
+		t.Fatalf("fake answered %d and refused %d; want 40, and the headers to keep the refusals down", st.Requests, st.RateLimited)
+	}
+	t.Logf("40 answered, %d refused", st.RateLimited)
 }

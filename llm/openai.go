@@ -161,6 +161,7 @@ func (p *OpenAI) Stream(ctx context.Context, req agent.ModelRequest, text func(d
 	defer w.stop()
 	stream := p.chat.NewStreaming(w.rctx, params, option.WithResponseInto(&res))
 	defer stream.Close()
+	noteLeft(ctx, res)
 	if err := stream.Err(); err != nil {
 		return agent.ModelReply{}, callError(w, p.Name(), err, res, p.scrub)
 	}
