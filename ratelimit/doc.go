@@ -27,11 +27,20 @@
 //     requests in any minute; their tokens exceed TokensPerMinute in a
 //     minute by at most the last call's (a call's tokens are known only
 //     once it is reserved).
-//   - A caller that dies holds nothing: a reserved slot passes, and the
-//     other callers' next slots come at the pool's pace, as if it had never
-//     been there.
-//   - A wait is bounded by the caller's horizon: a slot further off is not
-//     reserved, and Take returns a *[NoSlotError] saying when one would be.
+//   - A caller that dies holds little: it reserves its slot only when the
+//     slot is at most [Ahead] away, so what it reserved passes within Ahead,
+//     and the other callers' slots come at the pool's pace as if it had
+//     never been there.
+//   - A caller that was frozen (SIGSTOP) past its slot, by more than
+//     [MaxLate], takes a new one when it wakes: it never sends a call of an
+//     old slot among the newer ones.
+//   - A wait is bounded by the caller's horizon, fixed when Take begins: a
+//     slot further off is not reserved, and Take returns a *[NoSlotError]
+//     saying when one would be.
+//   - A caller that waits tells how long ([WithWaits]): the pool's next slot
+//     plus half of the other callers waiting unreserved (State.Waiting, each
+//     entry renewed at its caller's every look and dropped when it lapses),
+//     since those go in no set order.
 //
 // The state is not a durable record: a store may lose it (a crash between
 // a write and the disk), and the pool then starts afresh, which is at most

@@ -73,6 +73,12 @@ func (l Limit) tokenTime(n int64) time.Duration {
 	return time.Duration(float64(n) * float64(minute) / float64(l.TokensPerMinute))
 }
 
+// gap is how long one call of tokens estimated tokens holds the pool: the
+// longer of its request's gap and its tokens' time.
+func (l Limit) gap(tokens int64) time.Duration {
+	return max(l.requestGap(), l.tokenTime(tokens))
+}
+
 // State is a pool's shared state, as a store keeps it (JSON).
 type State struct {
 	// Request is when the pool's next request may go.
@@ -82,6 +88,19 @@ type State struct {
 	// Paused is until when the provider asked the pool to wait (a 429's
 	// Retry-After, with jitter).
 	Paused time.Time `json:"paused,omitzero"`
+	// Waiting holds the callers waiting for a slot they have not reserved
+	// yet, each until when its entry lasts unless renewed: how many wait
+	// is what a caller's notice counts ahead of it.
+	Waiting map[string]time.Time `json:"waiting,omitempty"`
+}
+
+// prune drops the entries of Waiting that have expired by now.
+func (s *State) prune(now time.Time) {
+	for id, until := range s.Waiting {
+		if until.Before(now) {
+			delete(s.Waiting, id)
+		}
+	}
 }
 
 // next is the first instant at or after now the pool lets a call go.

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -74,8 +75,9 @@ func TestReservePastHorizonKeepsState(t *testing.T) {
 	s.reserve(l, t0, 1, t0.Add(time.Hour))
 	before := s
 	at, ok := s.reserve(l, t0, 1, t0.Add(30*time.Second))
-	if ok || !near(at, t0.Add(60*sec)) || s != before {
-		t.Fatalf("past the horizon: slot %v ok %t, state changed %t", at.Sub(t0), ok, s != before)
+	changed := !reflect.DeepEqual(s, before)
+	if ok || !near(at, t0.Add(60*sec)) || changed {
+		t.Fatalf("past the horizon: slot %v ok %t, state changed %t", at.Sub(t0), ok, changed)
 	}
 }
 
@@ -133,5 +135,110 @@ func TestTakeWaitsAndTells(t *testing.T) {
 	defer cancel()
 	if _, err := lim.Take(cctx, l, 1, time.Minute); err != context.DeadlineExceeded {
 		t.Fatalf("cancelled wait: %v", err)
+	}
+}
+
+// A caller that wakes long after its slot (frozen, e.g. SIGSTOP) takes a
+// new one instead of going among the calls reserved since.
+func TestTakeLateTakesANewSlot(t *testing.T) {
+	m := &MemStore{}
+	calls, lateAt := 0, -1
+	lim := &Limiter{Store: m, Now: func() time.Time {
+		calls++
+		if calls == lateAt {
+			return time.Now().Add(time.Second) // woke a second late
+		}
+		return time.Now()
+	}}
+	l := Limit{Pool: "p", RequestsPerMinute: 3000} // 20.5 ms apart
+	if _, err := lim.Take(t.Context(), l, 1, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	var s State
+	_ = m.Update(t.Context(), "p", func(st *State) error { s = *st; return nil })
+	// The second call: its horizon (1), now (2), the sleep (3), the look
+	// after it (4): late.
+	calls, lateAt = 0, 4
+	if _, err := lim.Take(t.Context(), l, 1, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	var after State
+	_ = m.Update(t.Context(), "p", func(st *State) error { after = *st; return nil })
+	if gaps := after.Request.Sub(s.Request) / l.requestGap(); gaps != 2 || calls < 6 {
+		t.Fatalf("the pace moved %d gaps in %d looks at the clock; want 2: the late slot, then a new one", gaps, calls)
+	}
+}
+
+// Callers that cannot reserve yet keep one horizon, fixed when they began:
+// under contention each either gets a slot before it or a NoSlotError by
+// it, never a wait that slides on with every look.
+func TestTakeHorizonHoldsUnderContention(t *testing.T) {
+	lim := &Limiter{Store: &MemStore{}}
+	l := Limit{Pool: "p", RequestsPerMinute: 600} // 102.6 ms apart
+	const callers, horizon = 20, 500 * time.Millisecond
+	start := time.Now()
+	type result struct {
+		err  error
+		took time.Duration
+	}
+	results := make(chan result, callers)
+	for range callers {
+		go func() {
+			_, err := lim.Take(t.Context(), l, 1, horizon)
+			results <- result{err, time.Since(start)}
+		}()
+	}
+	got, refused := 0, 0
+	for range callers {
+		r := <-results
+		switch {
+		case r.err == nil:
+			got++
+		case IsNoSlot(r.err):
+			refused++
+		default:
+			t.Fatalf("take: %v", r.err)
+		}
+		if r.took > horizon+200*time.Millisecond {
+			t.Fatalf("a take returned after %v, past its horizon of %v", r.took, horizon)
+		}
+	}
+	// Slots at 0, 103, 205, 308, 410 ms, perhaps 513 ms for one that began
+	// a little late.
+	if got < 5 || got > 6 || refused != callers-got {
+		t.Fatalf("%d slots and %d refused of %d callers; want 5 or 6 slots, the rest refused", got, refused, callers)
+	}
+}
+
+// A caller's notice counts the callers already waiting: half of them go
+// before it; an ended wait leaves the pool's list.
+func TestTakeNoticeCountsWaiters(t *testing.T) {
+	m := &MemStore{}
+	now := time.Now()
+	l := Limit{Pool: "openai", RequestsPerMinute: 60}
+	_ = m.Update(t.Context(), "openai", func(s *State) error {
+		s.Request = now.Add(3 * time.Second)
+		s.Waiting = map[string]time.Time{"a": now.Add(time.Minute), "b": now.Add(time.Minute), "c": now.Add(time.Minute),
+			"dead": now.Add(-time.Second)}
+		return nil
+	})
+	var told []Wait
+	ctx, cancel := context.WithTimeout(WithWaits(t.Context(), func(w Wait) { told = append(told, w) }), 100*time.Millisecond)
+	defer cancel()
+	lim := &Limiter{Store: m}
+	if _, err := lim.Take(ctx, l, 1, time.Hour); err != context.DeadlineExceeded {
+		t.Fatalf("take: %v, want the context's end", err)
+	}
+	if len(told) != 1 {
+		t.Fatalf("told %d times, want once", len(told))
+	}
+	want := now.Add(3*time.Second + 3*sec/2) // the pool's slot and half the three live waiters
+	if d := told[0].Until.Sub(want); d < -50*time.Millisecond || d > 50*time.Millisecond {
+		t.Fatalf("notice's slot %v from now, want %v", told[0].Until.Sub(now), want.Sub(now))
+	}
+	var s State
+	_ = m.Update(t.Context(), "openai", func(st *State) error { s = *st; return nil })
+	if len(s.Waiting) != 3 {
+		t.Fatalf("waiting after the wait ended: %v, want a, b and c (the dead entry pruned, its own left)", s.Waiting)
 	}
 }

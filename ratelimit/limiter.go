@@ -15,6 +15,16 @@ const lockPoll = 2 * time.Millisecond
 // shorter ones pass unremarked.
 const NoticeAfter = time.Second
 
+// Ahead is how far ahead a caller reserves its slot: a caller whose slot
+// would be further off waits unreserved and looks again, so that the slots
+// a dead caller reserved cost the pool at most Ahead of its pace.
+const Ahead = time.Second
+
+// MaxLate is how late after its slot a call may still go: one that wakes
+// later (its process was stopped, e.g. SIGSTOP, or starved) takes a new
+// slot rather than join the calls reserved after its own.
+const MaxLate = 500 * time.Millisecond
+
 // MaxJitter bounds the jitter a pause adds to the provider's wait.
 const MaxJitter = 5 * time.Second
 
@@ -93,36 +103,86 @@ func waits(ctx context.Context) func(Wait) {
 
 // Take reserves a call of tokens estimated tokens in lim's pool, no later
 // than horizon from now, and waits for its slot; ctx's end ends the wait
-// with its error. A pause of the pool set while it waits (another caller
-// got a 429) sends it back for a later slot. A slot past the horizon is
-// not reserved: Take returns a *NoSlotError.
+// with its error. It reserves a slot only once it is at most Ahead away
+// (until then it looks again now and then), so that a caller that dies
+// wastes little of the pool. A pause of the pool set while it waits
+// (another caller got a 429) sends it back for a later slot, as does a
+// wake more than MaxLate past its slot. A slot past the horizon is not
+// reserved: Take returns a *NoSlotError.
 func (l *Limiter) Take(ctx context.Context, lim Limit, tokens int64, horizon time.Duration) (Ticket, error) {
 	t := Ticket{Limit: lim, Tokens: tokens}
+	id := waiterID()
+	latest := l.now().Add(horizon)
+	told := false
 	for {
 		now := l.now()
 		var at time.Time
 		var ok, paused bool
+		var others int
+		var nap time.Duration
 		err := l.Store.Update(ctx, lim.Pool, func(s *State) error {
-			at, ok = s.reserve(lim, now, tokens, now.Add(horizon))
+			s.prune(now)
+			at = s.next(now)
 			paused = !s.Paused.IsZero() && !s.Paused.Before(at)
+			others = len(s.Waiting)
+			if _, ok := s.Waiting[id]; ok {
+				others--
+			}
+			if at.After(latest) {
+				delete(s.Waiting, id)
+				return nil
+			}
+			if at, ok = s.reserve(lim, now, tokens, now.Add(Ahead)); ok {
+				delete(s.Waiting, id)
+				return nil
+			}
+			// Look again when the pool's next slot is near, give or take
+			// Ahead, so that the callers that wait do not all look at once;
+			// the entry lasts until a little after that look.
+			nap = min(at.Sub(now)-Ahead+rand.N(Ahead), latest.Sub(now))
+			if s.Waiting == nil {
+				s.Waiting = map[string]time.Time{}
+			}
+			s.Waiting[id] = now.Add(nap + waiterGrace)
 			return nil
 		})
 		if err != nil {
 			return t, err
 		}
-		if !ok {
-			return t, &NoSlotError{Pool: lim.Pool, At: at}
+		if at.After(latest) {
+			return t, &NoSlotError{Pool: lim.Pool, At: at.Add(time.Duration(others) * lim.gap(tokens))}
 		}
-		if at.Sub(now) >= NoticeAfter {
-			if fn := waits(ctx); fn != nil {
-				fn(Wait{Pool: lim.Pool, Until: at, Paused: paused})
+		if !told {
+			// Others waiting unreserved go before or after this call, in no
+			// set order: count half of them ahead of it.
+			until := at
+			if !ok {
+				until = at.Add(time.Duration(others) * lim.gap(tokens) / 2)
 			}
+			if until.Sub(now) >= NoticeAfter {
+				told = true
+				if fn := waits(ctx); fn != nil {
+					fn(Wait{Pool: lim.Pool, Until: until, Paused: paused})
+				}
+			}
+		}
+		if !ok {
+			if err := sleep(ctx, nap); err != nil {
+				l.leave(lim.Pool, id)
+				return t, err
+			}
+			continue
 		}
 		if !at.After(now) {
 			return t, nil // no wait: no pause came in between
 		}
 		if err := sleep(ctx, at.Sub(l.now())); err != nil {
 			return t, err
+		}
+		if l.now().Sub(at) > MaxLate {
+			// The process was frozen (or starved) past its slot: going now
+			// would bunch it with the calls reserved since. Take a new one.
+			continue
 		}
 		// Did someone get a 429 meanwhile?
 		var until time.Time
@@ -135,6 +195,25 @@ func (l *Limiter) Take(ctx context.Context, lim Limit, tokens int64, horizon tim
 		// The slot fell inside a pause: take a later one (the pool's pace
 		// moved past the pause with it).
 	}
+}
+
+// waiterGrace is how long past its next look a waiter's entry in a pool's
+// Waiting lasts: an entry not renewed by then is a caller that died.
+const waiterGrace = 2 * time.Second
+
+// leave removes waiter id from pool's Waiting, best effort (its caller's
+// context has ended; the entry would expire anyway).
+func (l *Limiter) leave(pool, id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = l.Store.Update(ctx, pool, func(s *State) error {
+		delete(s.Waiting, id)
+		return nil
+	})
+}
+
+func waiterID() string {
+	return fmt.Sprintf("%016x", rand.Uint64())
 }
 
 // Settle corrects the pool for t's call, which used used tokens.
