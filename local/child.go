@@ -126,7 +126,7 @@ func (j *Engine) child(name, parent string) (*Engine, Agent, error) {
 	if err != nil {
 		return nil, Agent{}, err
 	}
-	c := &Engine{Store: j.Store, Loop: a.Loop, Now: j.Now, Probe: j.Probe, Retry: j.Retry, OnRetry: j.OnRetry, Agents: j.Agents, agentName: name, parentID: parent}
+	c := &Engine{Store: j.Store, Loop: a.Loop, Now: j.Now, Probe: j.Probe, Retry: j.Retry, OnRetry: j.OnRetry, OnLimitWait: j.OnLimitWait, Agents: j.Agents, agentName: name, parentID: parent}
 	if p, ok := a.Exec.(prober); ok && j.Probe != nil {
 		c.Probe = p.Probe // the probes of the agent's own tools
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/agentrun/agentrun/fence"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/ratelimit"
 )
 
 // Drive starts the run runID with input, or resumes it when its journal
@@ -166,6 +167,9 @@ func (j *Engine) Drive(ctx context.Context, runID string, input []agent.Message,
 			defer stop()
 			if j.agentCall(&step) != "" {
 				return j.runChild(ctx, runID, st, step) // its errors are the child's: no retry here
+			}
+			if j.OnLimitWait != nil && step.Kind == agent.KindModel {
+				ctx = ratelimit.WithWaits(ctx, func(w ratelimit.Wait) { j.OnLimitWait(LimitWait{RunID: runID, Step: step.Name, Wait: w}) })
 			}
 			res, err := exec.Execute(ctx, step)
 			failed = err != nil

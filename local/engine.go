@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/ratelimit"
 
 	"github.com/agentrun/agentrun/agent"
 )
@@ -34,6 +35,11 @@ type Engine struct {
 	// OnRetry is told of each retry before Drive waits for it (the local
 	// driver prints it). Default nil: nobody is told.
 	OnRetry func(Retrying)
+	// OnLimitWait is told when a model step waits for its rate limit's
+	// slot (a wait of ratelimit.NoticeAfter or more; the local driver
+	// prints it). It is no failure: the step goes when the slot comes.
+	// Default nil: nobody is told.
+	OnLimitWait func(LimitWait)
 	// Session is how long a run that Drive starts waits Idle for a message
 	// after each answer (a session, recorded in its run.started); a
 	// resumed run keeps its own. Default 0: the first answer completes
@@ -108,6 +114,16 @@ type Retrying struct {
 func (r Retrying) String() string {
 	return fmt.Sprintf("%s: attempt %d of %d failed: %s; next attempt in %s", r.Step, r.Attempt, r.Attempts, r.Error, journal.RoundDuration(r.Wait))
 }
+
+// LimitWait is a model step of a run waiting for its rate limit.
+type LimitWait struct {
+	RunID, Step string
+	Wait        ratelimit.Wait
+}
+
+// String says it in one line: "llm/3: waiting for the openai rate limit,
+// next slot in 12 s".
+func (w LimitWait) String() string { return w.Step + ": " + w.Wait.String() }
 
 // StoppedError is a run that Drive stopped because a model or read step
 // failed on every attempt Retry allowed, or with an error that trying

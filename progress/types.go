@@ -28,6 +28,11 @@ const (
 	// and when the next is due), or a later attempt started (Reason says
 	// so).
 	EventStepRetrying = "step.retrying"
+	// EventStepWaiting: an attempt of a model step waits for its rate
+	// limit's slot (Attempt is the attempt, Reason says which limit and
+	// when the slot comes: "waiting for the openai rate limit, next slot
+	// in 12 s"). It is no failure: the call goes when the slot comes.
+	EventStepWaiting = "step.waiting"
 )
 
 // Event is one item of TopicEvents: small JSON for people and programs

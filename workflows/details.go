@@ -153,6 +153,9 @@ func details(namespace, runID string, s *State) string {
 		if rt := s.Retry; rt != nil {
 			fmt.Fprintf(&b, "\n**Retrying**:\n\n%s", block(rt.String()))
 		}
+		if lw := s.LimitWait; lw != nil {
+			fmt.Fprintf(&b, "\n**Waiting for the rate limit** (no failure: the call goes when its slot comes, as its worker reckoned when the wait began):\n\n%s", block(lw.String()))
+		}
 		if f := s.Fence; f != nil && f.Waiting {
 			fmt.Fprintf(&b, "\n**Waiting** before it settles the write %s: %s may still be running until %s. Nothing probes or runs it again before then; then it goes on by itself.\n", code(f.Step), text(f.Attempt), text(operator.FormatUntil(f.Until)))
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/plumbing/logtext"
 	"github.com/agentrun/agentrun/progress"
+	"github.com/agentrun/agentrun/ratelimit"
 )
 
 // How far a retry notice's next attempt may lie from the run's clock: the
@@ -59,6 +60,13 @@ func (r *execution) retrying(raw converter.RawValue) {
 		r.showDetails()
 		return
 	}
+	if n.Limit != "" {
+		r.limitWait(n)
+		return
+	}
+	if w := r.state.LimitWait; w != nil && w.Step == n.Step && n.Attempt >= w.Attempt {
+		r.state.LimitWait = nil // that attempt went on: it failed, or a later one began
+	}
 	policy := r.runningPolicy
 	rt := &Retry{Step: n.Step, MaxAttempts: int(policy.MaximumAttempts), Since: r.stepBegan}
 	if old := r.state.Retry; old != nil && old.Step == n.Step {
@@ -88,6 +96,24 @@ func (r *execution) retrying(raw converter.RawValue) {
 	r.event(progress.Event{Type: progress.EventStepRetrying, Step: rt.Step, Attempt: rt.Attempt, Reason: rt.String()})
 }
 
+// limitWait shows a wait notice: an attempt of the running step waits for
+// its rate limit's slot. A notice of an earlier attempt than the one shown
+// is late and changes nothing.
+func (r *execution) limitWait(n activities.RetryNotice) {
+	if old := r.state.LimitWait; old != nil && old.Step == n.Step && n.Attempt < old.Attempt {
+		return
+	}
+	if rt := r.state.Retry; rt != nil && rt.Step == n.Step && n.Attempt < rt.Attempt {
+		return
+	}
+	w := &LimitWait{Step: n.Step, Attempt: n.Attempt, Pool: n.Limit, Paused: n.Paused, Until: n.NextAt}
+	r.state.LimitWait = w
+	now := workflow.Now(r.ctx)
+	workflow.GetLogger(r.ctx).Info("step waiting for its rate limit", "step", w.Step, "attempt", w.Attempt, "pool", w.Pool, "paused", w.Paused, "next_slot", w.Until)
+	r.showDetails()
+	r.event(progress.Event{Type: progress.EventStepWaiting, Step: w.Step, Attempt: w.Attempt, Reason: w.At(now)})
+}
+
 // checkNotice decodes a retry notice and checks it against the run: JSON
 // of activities.RetryNotice and nothing else, for the step that runs now,
 // with sane numbers and times.
@@ -103,8 +129,8 @@ func (r *execution) checkNotice(raw converter.RawValue) (activities.RetryNotice,
 		return n, fmt.Errorf("not a retry notice: %v", err)
 	}
 	now := workflow.Now(r.ctx)
-	if slices.Contains(r.ran, n.Step) && n.Step != r.running && !n.Failed && n.Attempt >= 2 && n.Attempt <= maxNoticeAttempt && n.Error == "" {
-		return n, errStaleNotice // an attempt's start, sent as it began, read after it completed
+	if slices.Contains(r.ran, n.Step) && n.Step != r.running && !n.Failed && (n.Attempt >= 2 || n.Limit != "") && n.Attempt <= maxNoticeAttempt && n.Error == "" {
+		return n, errStaleNotice // an attempt's start or wait, sent as it began, read after it completed
 	}
 	switch {
 	case r.running == "":
@@ -115,7 +141,15 @@ func (r *execution) checkNotice(raw converter.RawValue) (activities.RetryNotice,
 		return n, fmt.Errorf("a retry notice with attempt %d: want 1 to %d", n.Attempt, maxNoticeAttempt)
 	case r.runningPolicy.MaximumAttempts > 0 && n.Attempt > int(r.runningPolicy.MaximumAttempts):
 		return n, fmt.Errorf("a retry notice with attempt %d of %d", n.Attempt, r.runningPolicy.MaximumAttempts)
-	case !n.Failed && n.Attempt < 2:
+	case n.Limit != "" && (n.Failed || n.Error != ""):
+		return n, errors.New("a wait notice (limit) that says an attempt failed: a wait is no failure")
+	case n.Limit != "" && ratelimit.CheckPool(n.Limit) != nil:
+		return n, fmt.Errorf("a wait notice of limit %q: %v", agent.Clip(n.Limit, 100), ratelimit.CheckPool(n.Limit))
+	case n.Limit != "" && (n.NextAt.Before(now.Add(-noticePast)) || n.NextAt.After(now.Add(noticeFuture))):
+		return n, fmt.Errorf("a wait notice whose slot is at %s, not within %v of the run's clock", n.NextAt.UTC().Format(time.RFC3339), noticeFuture)
+	case n.Limit == "" && n.Paused:
+		return n, errors.New("a retry notice that says paused but names no limit")
+	case !n.Failed && n.Attempt < 2 && n.Limit == "":
 		return n, errors.New("a retry notice of a first attempt")
 	case n.Failed && !n.NextAt.IsZero() && (n.NextAt.Before(now.Add(-noticePast)) || n.NextAt.After(now.Add(noticeFuture))):
 		return n, fmt.Errorf("a retry notice whose next attempt is due at %s, not within %v of the run's clock", n.NextAt.UTC().Format(time.RFC3339), noticeFuture)

@@ -45,7 +45,7 @@ func (r *execution) execute(s agent.Step) error {
 	r.running, r.runningPolicy, r.stepBegan = s.Name, opts.RetryPolicy, workflow.Now(r.ctx)
 	res, err := r.call(opts, fn, in)
 	r.running = ""
-	defer func() { r.state.Retry = nil }()
+	defer func() { r.state.Retry, r.state.LimitWait = nil, nil }()
 	if err != nil {
 		return r.failed(s, err)
 	}

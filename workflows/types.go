@@ -11,6 +11,7 @@ import (
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/ratelimit"
 	"github.com/agentrun/agentrun/streams"
 )
 
@@ -220,6 +221,46 @@ func (r *Retry) of(n int) string {
 	return strconv.Itoa(n)
 }
 
+// LimitWait is a model step whose attempt waits for its rate limit's slot
+// (activities.RetryNotice with Limit), from the notice until the step
+// completes or a later attempt is reported. The wait is no failure.
+type LimitWait struct {
+	Step    string `json:"step"`
+	Attempt int    `json:"attempt"`
+	// Pool names the rate limit: the provider, or the models file's pool.
+	Pool string `json:"pool"`
+	// Paused says the provider asked the pool to wait (a 429's
+	// Retry-After), rather than the declared limits.
+	Paused bool `json:"paused,omitempty"`
+	// Until is the call's slot as its worker reckoned it when the wait
+	// began.
+	Until time.Time `json:"until"`
+}
+
+// String says it in one line for a page that is not read at once: "llm/3:
+// waiting for the openai rate limit, next slot at 14:03:10 UTC".
+func (w *LimitWait) String() string {
+	return fmt.Sprintf("%s: %s, next slot at %s", w.Step, w.what(), operator.FormatUntil(w.Until))
+}
+
+// At says it as seen at now: "llm/3: waiting for the openai rate limit,
+// next slot in 12 s", or, once the slot has passed, that the call went.
+func (w *LimitWait) At(now time.Time) string {
+	if !w.Until.After(now) {
+		return fmt.Sprintf("%s: waited for the %s until %s; its call has gone", w.Step, w.limit(), operator.FormatUntil(w.Until))
+	}
+	return fmt.Sprintf("%s: %s", w.Step, ratelimit.Wait{Pool: w.Pool, Until: w.Until, Paused: w.Paused}.At(now))
+}
+
+func (w *LimitWait) what() string { return "waiting for the " + w.limit() }
+
+func (w *LimitWait) limit() string {
+	if w.Paused {
+		return w.Pool + " rate limit (the provider asked to wait)"
+	}
+	return w.Pool + " rate limit"
+}
+
 // MaxSettled bounds State.Settled.
 const MaxSettled = 20
 
@@ -237,8 +278,11 @@ type State struct {
 	// is refused until then).
 	Fence *Fence `json:"fence,omitempty"`
 	// Retry is the step being retried, while it is (Status Running).
-	Retry  *Retry `json:"retry,omitempty"`
-	Answer string `json:"answer,omitempty"`
+	Retry *Retry `json:"retry,omitempty"`
+	// LimitWait is the model step waiting for its rate limit, while it
+	// does (Status Running).
+	LimitWait *LimitWait `json:"limit_wait,omitempty"`
+	Answer    string     `json:"answer,omitempty"`
 	// AnswerTurn is the model call that gave Answer: an answer to a
 	// message sent to model step llm/N has AnswerTurn >= N.
 	AnswerTurn int `json:"answer_turn,omitempty"`

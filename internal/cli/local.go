@@ -113,6 +113,7 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	}
 	l.Engine.Retry = l.Retry
 	l.Engine.OnRetry = func(r local.Retrying) { fmt.Fprintln(w, r.String()) }
+	l.Engine.OnLimitWait = func(lw local.LimitWait) { fmt.Fprintln(w, lw.String()) }
 	o, err := l.Engine.Drive(ctx, runID, input, exec)
 	var unfollowed *local.FollowStoppedError
 	if errors.As(err, &unfollowed) {

@@ -189,6 +189,9 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 	if rt := st.Retry; rt != nil {
 		v.Tail = append(v.Tail, "retrying "+rt.String())
 	}
+	if lw := st.LimitWait; lw != nil {
+		v.Tail = append(v.Tail, "rate limit: "+lw.At(time.Now()))
+	}
 	turns, used := st.Used() // its child runs' included
 	v.Tail = append(v.Tail, budgetLine(turns, used, st.Budget))
 	for _, rj := range st.Rejected {
