@@ -1,11 +1,12 @@
 // Package postgres keeps agentrun's durable state in PostgreSQL, so that a
 // fleet of workers on many hosts shares nothing but PostgreSQL and Temporal
 // (DESIGN §5a). [Open] connects to a database by URL and returns a [DB]
-// with three stores: Journal (the local engine's journals), Guard (the
-// Temporal write guard's journals) and Content (the content store). Each
-// passes the conformance suite of its interface
-// ([github.com/agentrun/agentrun/journal/storetest],
-// [github.com/agentrun/agentrun/content/storetest]).
+// with four stores: Journal (the local engine's journals), Guard (the
+// Temporal write guard's journals), Content (the content store) and Limits
+// (the rate limits' pools). Each passes the conformance suite of its
+// interface ([github.com/agentrun/agentrun/journal/storetest],
+// [github.com/agentrun/agentrun/content/storetest],
+// [github.com/agentrun/agentrun/ratelimit/storetest]).
 //
 // # Connection
 //
@@ -18,12 +19,13 @@
 //
 // # Schema
 //
-// Three tables, created by Open:
+// Four tables, created by Open:
 //
 //	agentrun_schema  (id boolean PRIMARY KEY, version integer)  one row: the schema version
 //	agentrun_journal (journal text, run_id text, seq integer, record bytea,
 //	                  PRIMARY KEY (journal, run_id, seq))
 //	agentrun_content (key text PRIMARY KEY, data bytea)
+//	agentrun_limits  (pool text PRIMARY KEY, state jsonb, updated timestamptz)
 //
 // A journal row is one record: journal is "local" or "temporal" (the
 // journal folder and its "temporal" subfolder in the file layout), seq
@@ -32,7 +34,8 @@
 // ([journal.EncodeSealed]: plain, or with payload keys sealed, its content
 // encrypted; see package journal's Sealed records); PostgreSQL checksums its own pages and WAL, so no
 // checksum is stored. A content row holds a blob's bytes under its key
-// ("sha256:" and 64 hex digits). Text columns use the "C" collation, so run
+// ("sha256:" and 64 hex digits). A limits row is one rate-limit pool: its
+// [ratelimit.State] as JSON and when it last changed. Text columns use the "C" collation, so run
 // ids sort as Go sorts strings.
 //
 // # Migrations
@@ -101,4 +104,16 @@
 // [content.ErrDamaged] when they do not, [content.ErrNotFound] when there is
 // no row, and [content.ErrInvalidKey] for a malformed key, without a query.
 // Both return the context's error when it is done before they start.
+//
+// A limits Update is one transaction: it inserts the pool's row if there
+// is none (INSERT ... ON CONFLICT DO NOTHING), locks it (SELECT ... FOR
+// UPDATE), calls fn and writes the state fn left, if fn changed it; fn's
+// error rolls it back. The updates of a pool thus go one at a time across
+// the fleet. A transaction waits at most 5 s for the row (SET LOCAL
+// lock_timeout), so that a holder that froze mid-update (a stopped
+// process, a cut network) blocks the others no longer than that: they get
+// a one-line error naming the pool and the wait (the model call then
+// fails as a network error, which its step retries). An Update gives up after 30 s in all.
+// The state is not a durable record (package ratelimit's doc): losing a
+// row costs at most a minute's pace.
 package postgres

@@ -29,6 +29,12 @@ var migrations = []string{
 		key  text COLLATE "C" PRIMARY KEY,
 		data bytea NOT NULL
 	);`,
+	// Version 2: the rate limits' pools.
+	`CREATE TABLE agentrun_limits (
+		pool    text COLLATE "C" PRIMARY KEY,
+		state   jsonb NOT NULL,
+		updated timestamptz NOT NULL DEFAULT now()
+	);`,
 }
 
 // SchemaVersion is the schema version this code creates and understands.

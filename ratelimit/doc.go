@@ -52,5 +52,8 @@
 // updated under an exclusive flock(2): every process on one host that uses
 // the folder shares the pool. The PostgreSQL store (package postgres) does
 // the same for a fleet on many hosts, in one row per pool updated in a
-// transaction. [MemStore] is one process's.
+// transaction that holds the row's lock, waiting at most 5 s for it
+// (lock_timeout) so that a frozen holder does not hold the pool. [MemStore]
+// is one process's. Each passes the conformance suite of [Store]
+// ([github.com/agentrun/agentrun/ratelimit/storetest]).
 package ratelimit

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -19,7 +20,7 @@ type Store interface {
 	// never seen) and keeps what fn leaves in it, as one atomic step
 	// against every other Update of the pool through the same store: no
 	// two overlap. An error of fn keeps the state as it was and is
-	// returned.
+	// returned. A ctx already done returns its error, fn uncalled.
 	Update(ctx context.Context, pool string, fn func(*State) error) error
 }
 
@@ -32,10 +33,14 @@ type MemStore struct {
 var _ Store = (*MemStore)(nil)
 
 // Update implements Store.
-func (m *MemStore) Update(_ context.Context, pool string, fn func(*State) error) error {
+func (m *MemStore) Update(ctx context.Context, pool string, fn func(*State) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.states[pool]
+	s.Waiting = maps.Clone(s.Waiting) // fn's changes stay its own until it returns nil
 	if err := fn(&s); err != nil {
 		return err
 	}
@@ -73,6 +78,9 @@ const maxStateSize = 4 << 10
 // written by someone else) is replaced: the pool starts afresh.
 func (f *FileStore) Update(ctx context.Context, pool string, fn func(*State) error) error {
 	if err := CheckPool(pool); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	file, err := os.OpenFile(filepath.Join(f.dir, pool+".json"), os.O_RDWR|os.O_CREATE, 0o600)

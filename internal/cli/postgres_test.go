@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/url"
@@ -20,6 +21,7 @@ import (
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/postgres"
+	"github.com/agentrun/agentrun/ratelimit"
 )
 
 func TestMain(m *testing.M) {
@@ -164,4 +166,104 @@ func mustPassword(t *testing.T, raw string) string {
 		return "\x00no password\x00"
 	}
 	return p
+}
+
+// TestLimitStoreOnPostgres: with AGENTRUN_JOURNAL a PostgreSQL URL, the
+// rate limits' store is the database's agentrun_limits table, which a
+// second Settings on the URL (another worker's) shares, and no limits
+// folder is made.
+func TestLimitStoreOnPostgres(t *testing.T) {
+	t.Parallel()
+	dbURL := pgtest.URL(t)
+	cfg, err := config.Load(func(k string) string {
+		if k == "AGENTRUN_JOURNAL" {
+			return dbURL
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cli.Settings{Config: cfg}
+	store, err := s.LimitStore(t.Context())
+	if err != nil {
+		t.Fatalf("LimitStore: %v", err)
+	}
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := store.Update(t.Context(), "openai", func(st *ratelimit.State) error { st.Paused = at; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	other, err := cli.Settings{Config: cfg}.LimitStore(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paused time.Time
+	if err := other.Update(t.Context(), "openai", func(st *ratelimit.State) error { paused = st.Paused; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !paused.Equal(at) {
+		t.Fatalf("the second store's openai pause: %v; want %v", paused, at)
+	}
+	var rows int
+	var state string
+	conn, err := pgx.Connect(t.Context(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if err := conn.QueryRow(t.Context(), `SELECT count(*), max(state::text) FROM agentrun_limits WHERE pool = 'openai'`).Scan(&rows, &state); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 1 || state != `{"paused": "2030-01-02T03:04:05Z"}` {
+		t.Fatalf("agentrun_limits: %d rows of openai, state %s; want 1 row pausing until 2030-01-02T03:04:05Z", rows, state)
+	}
+	if _, err := os.Stat(cli.LimitDir(s)); !os.IsNotExist(err) {
+		t.Fatalf("a limits folder %s was made: %v", cli.LimitDir(s), err)
+	}
+}
+
+// TestLocalRunLimitsOnPostgres: a local run whose model declares limits
+// on a PostgreSQL journal reserves its calls' slots in the database: one
+// agentrun_limits row for the pool, its next request a gap past the last
+// call.
+func TestLocalRunLimitsOnPostgres(t *testing.T) {
+	t.Parallel()
+	starter := testenv.Program(t, "starter")
+	dbURL := pgtest.URL(t)
+	dir := t.TempDir()
+	scriptFile := filepath.Join(dir, "script.json")
+	if err := os.WriteFile(scriptFile, []byte(`{"turns":[{"text":"done"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	model := "scripted:" + scriptFile
+	modelsFile := filepath.Join(dir, "models.json")
+	if err := os.WriteFile(modelsFile, []byte(testenv.MustJSON(map[string]any{model: map[string]any{"limits": map[string]any{"requests_per_minute": 6, "pool": "acct"}}})), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "AGENTRUN_JOURNAL="+dbURL, "AGENTRUN_TICKETS="+filepath.Join(dir, "tickets.jsonl"),
+		"AGENTRUN_MODEL="+model, "AGENTRUN_MODELS="+modelsFile)
+	before := time.Now()
+	if code, out := testenv.Run(t, env, time.Minute, starter, "--local", "--id", "r1", "say done"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	after := time.Now()
+	conn, err := pgx.Connect(t.Context(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var rows int
+	var raw []byte
+	if err := conn.QueryRow(t.Context(), `SELECT count(*), max(state::text) FROM agentrun_limits WHERE pool = 'acct'`).Scan(&rows, &raw); err != nil {
+		t.Fatal(err)
+	}
+	var st ratelimit.State
+	if err := json.Unmarshal(raw, &st); rows != 1 || err != nil {
+		t.Fatalf("agentrun_limits: %d rows of acct, state %s (%v); want 1 row", rows, raw, err)
+	}
+	// 6 a minute at 97.5 %: the next request goes 10.26 s after the call's slot.
+	gap := time.Minute * 40 / 39 / 6
+	if st.Request.Before(before.Add(gap)) || st.Request.After(after.Add(gap)) {
+		t.Fatalf("acct's next request at %v; want %v after the call, between %v and %v", st.Request, gap, before.Add(gap), after.Add(gap))
+	}
 }

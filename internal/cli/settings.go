@@ -209,15 +209,16 @@ func LimitDir(s Settings) string { return filepath.Join(s.Journal, "limits") }
 
 // LimitStore opens the rate limits' store: the folder's "limits"
 // subfolder (LimitDir), which the workers and local runs of one host
-// share, or the database's limits table, which a fleet on many hosts
-// shares.
+// share, or the database's agentrun_limits table (through the process's
+// one pool of the URL, as the journals and content), which a fleet on many
+// hosts shares.
 func (s Settings) LimitStore(ctx context.Context) (ratelimit.Store, error) {
 	db, err := s.database(ctx)
 	switch {
 	case err != nil:
 		return nil, err
 	case db != nil:
-		return nil, fmt.Errorf("AGENTRUN_JOURNAL: rate limits on PostgreSQL: not yet")
+		return db.Limits(), nil
 	}
 	return ratelimit.NewFileStore(LimitDir(s))
 }
