@@ -127,10 +127,12 @@ func laterModelAttempts(t *testing.T, srv *testenv.Server, runID string) int {
 
 // TestRateLimitSharedByFleetOnDevServer: three worker processes share one
 // models file's limit of 360 requests a minute, which the provider fake
-// enforces (30 in any 5 s). 40 runs of 4 model calls want far more. The
+// enforces (30 in any 5 s). 60 runs of 4 model calls want far more. The
 // fake refuses none (the fleet's pace stays under the limit), the fleet
-// uses the limit whole, and after one worker is SIGKILLed the other two
-// still do: a dead worker holds no share. Every run completes.
+// uses the limit whole, after one worker is SIGKILLed the other two still
+// do (a dead worker holds no share), and so does the last one while the
+// second is frozen (SIGSTOP). Once the frozen one goes on, its calls take
+// new slots rather than go at once. Every run completes.
 func TestRateLimitSharedByFleetOnDevServer(t *testing.T) {
 	t.Parallel()
 	srv := testenv.DevServer(t)
@@ -147,7 +149,7 @@ func TestRateLimitSharedByFleetOnDevServer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	runs := startRuns(t, f, "e2e-limit", 40)
+	runs := startRuns(t, f, "e2e-limit", 60)
 	deadline := time.Now().Add(2 * time.Minute)
 	for fakeStats(t, root).Providers[providerfake.OpenAI].Requests < 40 {
 		if time.Now().After(deadline) {
@@ -160,19 +162,32 @@ func TestRateLimitSharedByFleetOnDevServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	killed := time.Now()
+	time.Sleep(12 * time.Second)
+	if err := workers[1].Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	frozen := time.Now()
+	time.Sleep(8 * time.Second)
+	if err := workers[1].Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
 	for _, id := range runs {
 		waitStatus(t, srv, id, "Completed", 3*time.Minute)
 	}
 	st := fakeStats(t, root).Providers[providerfake.OpenAI]
 	limit := 6.0 // a second
 	before2 := rate(samples(), killed.Add(-5*time.Second), killed)
-	after := rate(samples(), killed.Add(6*time.Second), killed.Add(14*time.Second))
-	t.Logf("%d answered, %d refused; %d before the kill; %.2f a second before it, %.2f with two workers (limit %.0f)", st.Requests, st.RateLimited, before, before2, after, limit)
+	after := rate(samples(), killed.Add(5*time.Second), killed.Add(12*time.Second))
+	alone := rate(samples(), frozen.Add(2*time.Second), frozen.Add(8*time.Second))
+	t.Logf("%d answered, %d refused; %d before the kill; %.2f a second before it, %.2f with two workers, %.2f with one while the other was frozen (limit %.0f)", st.Requests, st.RateLimited, before, before2, after, alone, limit)
+	if alone < 0.85*limit || alone > limit*1.02 {
+		t.Errorf("one worker while another was frozen made %.2f calls a second; want the whole limit, %.0f (at least 85%%)", alone, limit)
+	}
 	if st.RateLimited > st.Requests/100 {
 		t.Errorf("the fake refused %d of %d requests: the fleet went over the limit", st.RateLimited, st.Requests)
 	}
-	if st.Requests < 160 {
-		t.Errorf("the fake answered %d requests, want at least 160 (40 runs of 4 calls)", st.Requests)
+	if st.Requests < 240 {
+		t.Errorf("the fake answered %d requests, want at least 240 (60 runs of 4 calls)", st.Requests)
 	}
 	if after < 0.85*limit || after > limit*1.02 {
 		t.Errorf("two workers after the kill made %.2f calls a second; want the whole limit, %.0f (at least 85%%)", after, limit)
@@ -186,8 +201,8 @@ func TestRateLimitSharedByFleetOnDevServer(t *testing.T) {
 	for _, id := range runs {
 		later += laterModelAttempts(t, srv, id)
 	}
-	if later > 40 {
-		t.Errorf("%d model steps started a second attempt; only those on the killed worker should have", later)
+	if later > 60 {
+		t.Errorf("%d model steps started a second attempt; only those on the killed and the frozen worker should have", later)
 	}
 }
 
