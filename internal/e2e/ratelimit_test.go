@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -158,6 +159,7 @@ func TestRateLimitSharedByFleetOnDevServer(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	before := fakeStats(t, root).Providers[providerfake.OpenAI].Requests
+	showsWait(t, srv, f, runs)
 	if err := workers[0].Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -272,4 +274,38 @@ func TestRateLimitLocal(t *testing.T) {
 	if took < 5*time.Second {
 		t.Errorf("30 calls took %v; at 300 a minute they take at least 5.8 s", took)
 	}
+}
+
+// showsWait finds a run of runs whose model step waits for the openai
+// rate limit (the fleet is saturated) and checks that its state, current
+// details and reconcile show say so, and that it is no retry.
+func showsWait(t *testing.T, srv *testenv.Server, f *fleet, runs []string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, id := range runs {
+			st, err := state(t, srv, id)
+			if err != nil || st.LimitWait == nil {
+				continue
+			}
+			w := st.LimitWait
+			if w.Pool != "openai" || !strings.HasPrefix(w.Step, "llm/") || w.Attempt != 1 || st.Retry != nil {
+				t.Fatalf("run %s waits: %+v, retry %+v; want an llm step's first attempt on openai, no retry", id, w, st.Retry)
+			}
+			if d := currentDetails(t, srv, id); !strings.Contains(d, "**Waiting for the rate limit**") || !strings.Contains(d, ": waiting for the openai rate limit, next slot at ") {
+				t.Fatalf("run %s's details do not show its wait:\n%s", id, d)
+			}
+			code, out := testenv.Run(t, f.env(), time.Minute, testenv.Program(t, "reconcile"), "show", id)
+			if code != 0 {
+				t.Fatalf("reconcile show %s: exit %d\n%s", id, code, out)
+			}
+			if !strings.Contains(out, "rate limit: llm/") || !strings.Contains(out, "openai rate limit") {
+				t.Fatalf("reconcile show %s does not show the wait:\n%s", id, out)
+			}
+			t.Logf("run %s: %s", id, w.At(time.Now()))
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatal("no run showed a wait for the rate limit in 30 s of a saturated fleet")
 }
