@@ -18,16 +18,18 @@ import (
 
 // watch is what --wait says about a run it follows besides its outcomes:
 // a lost connection to Temporal and its return, a run no worker answers
-// for yet, and the attempts of a step being retried, each said once, in
-// plain words. The raw errors go to the output only with --verbose.
+// for yet, the attempts of a step being retried and a step's wait for its
+// rate limit, each said once, in plain words. The raw errors go to the output only with --verbose.
 type watch struct {
 	r     *Remote
 	w     io.Writer
 	runID string
 	// said is the last thing said about the connection or the workers
-	// ("" when all is well); retry the last retry line.
-	said  string
-	retry string
+	// ("" when all is well); retry the last retry line; limitWait the
+	// last rate-limit wait said (its step, attempt and slot).
+	said      string
+	retry     string
+	limitWait string
 }
 
 func (r *Remote) watch(w io.Writer, runID string) *watch {
@@ -70,6 +72,13 @@ func (wt *watch) look(ctx context.Context) (desc description, st workflows.State
 		if line := rt.String(); line != wt.retry {
 			fmt.Fprintf(wt.w, "run %s: retrying %s\n", wt.runID, line)
 			wt.retry = line
+		}
+	}
+	if lw := st.LimitWait; lw != nil {
+		// Once per wait: its line counts down, and the watch says it once.
+		if key := fmt.Sprintf("%s/%d/%s", lw.Step, lw.Attempt, lw.Until); key != wt.limitWait {
+			fmt.Fprintf(wt.w, "run %s: %s\n", wt.runID, lw.At(time.Now()))
+			wt.limitWait = key
 		}
 	}
 	return desc, st, true, nil

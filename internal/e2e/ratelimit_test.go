@@ -245,15 +245,16 @@ func TestRateLimit429StormOnDevServer(t *testing.T) {
 
 // TestRateLimitLocal: three local runs in three processes of one host share
 // the models file's limit through their journal folder: 30 model calls at
-// 300 a minute (10 in any 2 s at the fake), none refused, and paced (the
-// calls take at least 5 s, where unpaced they would take well under one).
+// 120 a minute (the fake allows 10 in any 2 s), none refused, and paced
+// (the calls take at least 14 s, where unpaced they would take well under
+// one); each process prints its runs' waits for the limit.
 func TestRateLimitLocal(t *testing.T) {
 	t.Parallel()
 	_, root := testenv.ProviderFake(t, "-rpm", "10", "-window", "2s", "-tpm", "100000000", "-turns", "9")
 	dir := t.TempDir()
 	env := append(os.Environ(), append(testenv.ProviderFakeEnv(root, "openai", "fake-model"),
 		"AGENTRUN_JOURNAL="+filepath.Join(dir, "journal"), "AGENTRUN_TICKETS="+filepath.Join(dir, "tickets.jsonl"),
-		"AGENTRUN_MODELS="+limitedModels(t, "openai:fake-model", 300))...)
+		"AGENTRUN_MODELS="+limitedModels(t, "openai:fake-model", 120))...)
 	starter := testenv.Program(t, "starter")
 	start := time.Now()
 	var procs []*testenv.Proc
@@ -271,8 +272,13 @@ func TestRateLimitLocal(t *testing.T) {
 	if st.Requests != 30 || st.RateLimited != 0 {
 		t.Errorf("the fake answered %d and refused %d; want 30 and 0", st.Requests, st.RateLimited)
 	}
-	if took < 5*time.Second {
-		t.Errorf("30 calls took %v; at 300 a minute they take at least 5.8 s", took)
+	if took < 14*time.Second {
+		t.Errorf("30 calls took %v; at 120 a minute (97.5 %% of it) they take at least 14.9 s", took)
+	}
+	for i, p := range procs {
+		if !strings.Contains(p.Output(), ": waiting for the openai rate limit, next slot in ") {
+			t.Errorf("local run l%d did not print a wait for the limit:\n%s", i, p.Tail())
+		}
 	}
 }
 
