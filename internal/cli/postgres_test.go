@@ -115,16 +115,7 @@ func TestPostgresSettingErrors(t *testing.T) {
 func TestSettingsStoresOnPostgres(t *testing.T) {
 	t.Parallel()
 	dbURL := pgtest.URL(t)
-	cfg, err := config.Load(func(k string) string {
-		if k == "AGENTRUN_JOURNAL" {
-			return dbURL
-		}
-		return ""
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := cli.Settings{Config: cfg}
+	s := postgresSettings(t, dbURL)
 	guard, at, err := s.GuardStore(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -175,16 +166,7 @@ func mustPassword(t *testing.T, raw string) string {
 func TestLimitStoreOnPostgres(t *testing.T) {
 	t.Parallel()
 	dbURL := pgtest.URL(t)
-	cfg, err := config.Load(func(k string) string {
-		if k == "AGENTRUN_JOURNAL" {
-			return dbURL
-		}
-		return ""
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := cli.Settings{Config: cfg}
+	s := postgresSettings(t, dbURL)
 	store, err := s.LimitStore(t.Context())
 	if err != nil {
 		t.Fatalf("LimitStore: %v", err)
@@ -193,7 +175,7 @@ func TestLimitStoreOnPostgres(t *testing.T) {
 	if err := store.Update(t.Context(), "openai", func(st *ratelimit.State) error { st.Paused = at; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	other, err := cli.Settings{Config: cfg}.LimitStore(t.Context())
+	other, err := postgresSettings(t, dbURL).LimitStore(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,4 +248,20 @@ func TestLocalRunLimitsOnPostgres(t *testing.T) {
 	if st.Request.Before(before.Add(gap)) || st.Request.After(after.Add(gap)) {
 		t.Fatalf("acct's next request at %v; want %v after the call, between %v and %v", st.Request, gap, before.Add(gap), after.Add(gap))
 	}
+}
+
+// postgresSettings are the settings of a process whose AGENTRUN_JOURNAL is
+// dbURL, and nothing else set.
+func postgresSettings(t *testing.T, dbURL string) cli.Settings {
+	t.Helper()
+	cfg, err := config.Load(func(k string) string {
+		if k == "AGENTRUN_JOURNAL" {
+			return dbURL
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cli.Settings{Config: cfg}
 }
