@@ -95,7 +95,7 @@
 //     file declares the same to the workers as 600 requests and 400,000
 //     tokens a minute. 4 worker processes (cmd worker, openai: provider)
 //     run 200 runs of 10 model calls (9 lookup calls and the answer;
-//     -quick 20 runs of 3), started one every 0.5 s (-quick 0.15 s):
+//     -quick 40 runs of 3: 120 calls, twice what one window admits, so that the baseline meets the limit), started one every 0.5 s (-quick 0.15 s):
 //     twice the runs the limit serves. Side one shares the limit: the
 //     workers share one journal folder, so one limiter (its limits/
 //     folder). Side two is the baseline, each worker alone: a journal

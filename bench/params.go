@@ -44,7 +44,7 @@ func paramsFor(quick bool) params {
 			trace:        traceParams{Turns: 3, Rounds: 2},
 			deleg:        delegatedParams{Rounds: 2},
 			prov:         providerParams{Steps: 50},
-			fleetLim:     fleetLimitParams{Runs: 20, Turns: 3, Workers: 4, RPM: 60, TPM: 40000, Window: 6 * time.Second},
+			fleetLim:     fleetLimitParams{Runs: 40, Turns: 3, Workers: 4, RPM: 60, TPM: 40000, Window: 6 * time.Second},
 			satur:        saturationParams{Runs: 20, Turns: 3, Rounds: 1, Parallel: 8},
 			batch:        approvalBatchParams{Runs: 20, Parallel: 8},
 			fleet:        approvalBatchParams{Runs: 10, Parallel: 8, RSSBudget: 500, Label: "Parked runs at fleet scale"},
