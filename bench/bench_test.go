@@ -71,6 +71,14 @@ var (
 		"ms of the middle step in the parent's history, agent step",
 		"history bytes per run, delegated tree (parent + child) vs direct run",
 		"history events per run, delegated tree (parent + child) vs direct run",
+		"shared limit (one journal folder, one limiter): 429s vs all requests the fake received",
+		"shared limit (one journal folder, one limiter): answered requests a minute over the steady middle",
+		"shared limit (one journal folder, one limiter): answered tokens a minute over the steady middle",
+		"shared limit (one journal folder, one limiter): runs failed vs runs started",
+		"shared limit (one journal folder, one limiter): runs completed vs runs started",
+		"each worker alone (a journal folder each, so each paces itself to the whole limit): 429s vs all",
+		"each worker alone (a journal folder each, so each paces itself to the whole limit): answered requests",
+		"each worker alone (a journal folder each, so each paces itself to the whole limit): runs completed",
 		"ms per append, run of 10 records vs raw write+fsync",
 		"ms per append, run of 4,000 records vs raw write+fsync",
 		"ms per append, run of 4,000 records vs run of 10",
@@ -353,8 +361,11 @@ func TestOnlyNamesSections(t *testing.T) {
 	if got, err := parseOnly("provider"); err != nil || !(config{Only: got}).runs("provider") {
 		t.Fatalf("parseOnly(provider): %v, %v; want the provider section", got, err)
 	}
+	if got, err := parseOnly("fleetlimit"); err != nil || !(config{Only: got}).runs("fleetlimit") {
+		t.Fatalf("parseOnly(fleetlimit): %v, %v; want the fleet limit section", got, err)
+	}
 	_, err = parseOnly("saturation,nope")
-	if err == nil || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), "valid: steps, cluster,") || !strings.Contains(err.Error(), "tracing, delegated, provider, journal") {
+	if err == nil || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), "valid: steps, cluster,") || !strings.Contains(err.Error(), "tracing, delegated, provider, fleetlimit, journal") {
 		t.Fatalf("parseOnly(nope): %v; want an error naming nope and the valid sections", err)
 	}
 	if c, _ := (config{Only: got, CLI: "x"}).withDefaults(); c.Out != "-" {

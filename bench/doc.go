@@ -11,7 +11,7 @@
 // ($AGENTRUN_TEMPORAL_CLI or bin/temporal; internal/testkit/devserver: in memory,
 // headless, agentrun's search attributes, and the dynamic config every dev
 // server of the project runs with), and runs its workers in its own
-// process, except in the three sections that run worker processes (cmd
+// process, except in the four sections that run worker processes (cmd
 // worker, which the bench builds with go build). Its sections:
 //
 //   - Step overhead: AgentRun (package workflows and activities, the
@@ -88,6 +88,27 @@
 //     the same price (goal 0.99 to 1.01); and the run's model steps
 //     against the requests the fake answered. The section fails when the
 //     fake refused a request. TestProviderQuick runs it alone.
+//   - Fleet-wide rate limits (fleetlimit.go): the fleet against
+//     the provider fake, compressed in time. The fake (cmd providerfake,
+//     one per side) enforces 60 requests and 40,000 tokens in any 6 s,
+//     the 60 and 40,000 a minute ten times faster, and the models
+//     file declares the same to the workers as 600 requests and 400,000
+//     tokens a minute. 4 worker processes (cmd worker, openai: provider)
+//     run 200 runs of 10 model calls (9 lookup calls and the answer;
+//     -quick 40 runs of 3: 120 calls, twice what one window admits, so that the baseline meets the limit), started one every 0.5 s (-quick 0.15 s):
+//     twice the runs the limit serves. Side one shares the limit: the
+//     workers share one journal folder, so one limiter (its limits/
+//     folder). Side two is the baseline, each worker alone: a journal
+//     folder each, so each paces itself to the whole limit, four times
+//     what the fake allows. Figures, per side, from the fake's /stats
+//     (sampled every 100 ms while the runs go): 429s against all requests
+//     it received (goal ≤ 0.01); answered requests a minute over the
+//     steady middle, from the first sample at 10% of the side's answered
+//     requests to the first at 90%, against the declared limit (goal ≥
+//     0.9), and the tokens a minute over it against theirs (no goal: it
+//     says whether tokens bound instead); runs failed (goal 0) and
+//     completed (goal every one) against runs started. The baseline's
+//     rows have no goal. TestFleetLimitQuick runs it alone.
 //   - Local journal: journal.FileStore.Append of a step.completed record
 //     into runs already holding 10 and 4,000 records, interleaved with a
 //     raw write+fsync of the same bytes to an O_APPEND file in the same

@@ -6,22 +6,23 @@ import "time"
 
 // params are the sizes of one bench run.
 type params struct {
-	steps   stepParams
-	journal journalParams
-	long    longParams
-	stream  streamParams
-	tokens  tokenParams
-	guard   guardParams
-	kill    killParams
-	settle  settleParams
-	parked  parkedParams
-	encrypt encryptParams
-	trace   traceParams
-	deleg   delegatedParams
-	prov    providerParams
-	satur   saturationParams
-	batch   approvalBatchParams
-	fleet   approvalBatchParams // the approval section at fleet scale
+	steps    stepParams
+	journal  journalParams
+	long     longParams
+	stream   streamParams
+	tokens   tokenParams
+	guard    guardParams
+	kill     killParams
+	settle   settleParams
+	parked   parkedParams
+	encrypt  encryptParams
+	trace    traceParams
+	deleg    delegatedParams
+	prov     providerParams
+	fleetLim fleetLimitParams
+	satur    saturationParams
+	batch    approvalBatchParams
+	fleet    approvalBatchParams // the approval section at fleet scale
 	// fsyncSamples is how many write+fsync probes the machine's fsync floor
 	// takes its median over.
 	fsyncSamples int
@@ -43,6 +44,7 @@ func paramsFor(quick bool) params {
 			trace:        traceParams{Turns: 3, Rounds: 2},
 			deleg:        delegatedParams{Rounds: 2},
 			prov:         providerParams{Steps: 50},
+			fleetLim:     fleetLimitParams{Runs: 40, Turns: 3, Workers: 4, RPM: 60, TPM: 40000, Window: 6 * time.Second},
 			satur:        saturationParams{Runs: 20, Turns: 3, Rounds: 1, Parallel: 8},
 			batch:        approvalBatchParams{Runs: 20, Parallel: 8},
 			fleet:        approvalBatchParams{Runs: 10, Parallel: 8, RSSBudget: 500, Label: "Parked runs at fleet scale"},
@@ -63,6 +65,7 @@ func paramsFor(quick bool) params {
 		trace:        traceParams{Turns: 25, Rounds: 20},
 		deleg:        delegatedParams{Rounds: 20},
 		prov:         providerParams{Steps: 50},
+		fleetLim:     fleetLimitParams{Runs: 200, Turns: 10, Workers: 4, RPM: 60, TPM: 40000, Window: 6 * time.Second},
 		satur:        saturationParams{Runs: 500, Turns: 10, Rounds: 2, Parallel: 16},
 		batch:        approvalBatchParams{Runs: 1000, Parallel: 8},
 		fleet:        approvalBatchParams{Runs: 10000, Parallel: 16, RSSBudget: 500, Label: "Parked runs at fleet scale"},

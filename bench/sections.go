@@ -55,6 +55,9 @@ func sections(ctx context.Context, env *benchEnv, cfg config, p params, needWork
 		{"provider", fmt.Sprintf("the provider: prompt cache and cost (one run of %d model steps per provider)", p.prov.Steps), rowsOnly(func() ([]row, error) {
 			return providerSection(ctx, env, p.prov)
 		})},
+		{"fleetlimit", fmt.Sprintf("fleet-wide rate limits (%d workers, %d runs of %d model calls, shared and each worker alone)", p.fleetLim.Workers, p.fleetLim.Runs, p.fleetLim.Turns), withWorker(func(bin string) ([]row, error) {
+			return fleetLimit(ctx, env, bin, p.fleetLim)
+		})},
 		{"journal", fmt.Sprintf("local journal (%d appends each)", p.journal.Appends), rowsOnly(func() ([]row, error) {
 			return localJournal(ctx, env, p.journal)
 		})},
