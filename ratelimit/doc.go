@@ -39,8 +39,8 @@
 //     saying when one would be.
 //   - A caller that waits tells how long ([WithWaits]): the pool's next slot
 //     plus half of the other callers waiting unreserved (State.Waiting, each
-//     entry renewed at its caller's every look and dropped when it lapses),
-//     since those go in no set order.
+//     entry renewed at its caller's every look and dropped when it lapses,
+//     at most [MaxWaiting] of them), since those go in no set order.
 //
 // The state is not a durable record: a store may lose it (a crash between
 // a write and the disk), and the pool then starts afresh, which is at most

@@ -242,3 +242,48 @@ func TestTakeNoticeCountsWaiters(t *testing.T) {
 		t.Fatalf("waiting after the wait ended: %v, want a, b and c (the dead entry pruned, its own left)", s.Waiting)
 	}
 }
+
+// peakStore is a MemStore that records the most callers its pools' states
+// held waiting after an Update.
+type peakStore struct {
+	MemStore
+	peak int
+}
+
+func (p *peakStore) Update(ctx context.Context, pool string, fn func(*State) error) error {
+	return p.MemStore.Update(ctx, pool, func(s *State) error {
+		err := fn(s)
+		p.peak = max(p.peak, len(s.Waiting))
+		return err
+	})
+}
+
+// TestTakeWaitingBounded: a pool with MaxWaiting callers waiting counts no
+// more; the caller still waits and is told of the wait.
+func TestTakeWaitingBounded(t *testing.T) {
+	m := &peakStore{}
+	now := time.Now()
+	l := Limit{Pool: "openai", RequestsPerMinute: 60}
+	_ = m.Update(t.Context(), "openai", func(s *State) error {
+		s.Request = now.Add(3 * time.Second)
+		s.Waiting = map[string]time.Time{}
+		for i := range MaxWaiting {
+			s.Waiting[waiterID()+string(rune('a'+i%26))] = now.Add(time.Minute)
+		}
+		return nil
+	})
+	m.peak = 0
+	var told []Wait
+	ctx, cancel := context.WithTimeout(WithWaits(t.Context(), func(w Wait) { told = append(told, w) }), 100*time.Millisecond)
+	defer cancel()
+	lim := &Limiter{Store: m}
+	if _, err := lim.Take(ctx, l, 1, time.Hour); err != context.DeadlineExceeded {
+		t.Fatalf("take: %v, want the context's end", err)
+	}
+	if m.peak != MaxWaiting {
+		t.Fatalf("the pool held %d callers waiting; want at most MaxWaiting, %d", m.peak, MaxWaiting)
+	}
+	if len(told) != 1 || told[0].Until.Sub(now) < 3*time.Second {
+		t.Fatalf("told %+v; want one notice of a slot 3 s off or more", told)
+	}
+}

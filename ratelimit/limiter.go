@@ -140,10 +140,12 @@ func (l *Limiter) Take(ctx context.Context, lim Limit, tokens int64, horizon tim
 			// Ahead, so that the callers that wait do not all look at once;
 			// the entry lasts until a little after that look.
 			nap = min(at.Sub(now)-Ahead+rand.N(Ahead), latest.Sub(now))
-			if s.Waiting == nil {
-				s.Waiting = map[string]time.Time{}
+			if _, known := s.Waiting[id]; known || len(s.Waiting) < MaxWaiting {
+				if s.Waiting == nil {
+					s.Waiting = map[string]time.Time{}
+				}
+				s.Waiting[id] = now.Add(nap + waiterGrace)
 			}
-			s.Waiting[id] = now.Add(nap + waiterGrace)
 			return nil
 		})
 		if err != nil {
@@ -196,6 +198,12 @@ func (l *Limiter) Take(ctx context.Context, lim Limit, tokens int64, horizon tim
 		// moved past the pause with it).
 	}
 }
+
+// MaxWaiting bounds a pool's Waiting: past it, more callers wait
+// uncounted (the notices' count of those ahead stays at MaxWaiting), so
+// that a pool's state stays small however many calls wait for it. A Store
+// keeps a state of MaxWaiting callers whole.
+const MaxWaiting = 5000
 
 // waiterGrace is how long past its next look a waiter's entry in a pool's
 // Waiting lasts: an entry not renewed by then is a caller that died.

@@ -71,8 +71,9 @@ func NewFileStore(dir string) (*FileStore, error) {
 // Dir is the store's folder.
 func (f *FileStore) Dir() string { return f.dir }
 
-// maxStateSize bounds a state file's size: a bigger one is not ours.
-const maxStateSize = 4 << 10
+// maxStateSize bounds a state file's size: a bigger one is not ours. A
+// state of MaxWaiting callers (about 60 B each) fits, with room to spare.
+const maxStateSize = 1 << 20
 
 // Update implements Store. A state file that is not a state (damaged, or
 // written by someone else) is replaced: the pool starts afresh.

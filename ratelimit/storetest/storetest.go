@@ -30,6 +30,7 @@ func RunShared(t *testing.T, open func(t *testing.T) func() ratelimit.Store) {
 	t.Run("FnErrorKeepsState", func(t *testing.T) { t.Parallel(); testFnError(t, open(t)()) })
 	t.Run("ConcurrentUpdatesLoseNone", func(t *testing.T) { t.Parallel(); testConcurrent(t, open(t)) })
 	t.Run("DoneContext", func(t *testing.T) { t.Parallel(); testDone(t, open(t)()) })
+	t.Run("KeepsMaxWaiting", func(t *testing.T) { t.Parallel(); testMaxWaiting(t, open(t)()) })
 }
 
 // epoch is the suite's clock origin: the states it writes are in the
@@ -228,5 +229,27 @@ func testDone(t *testing.T, s ratelimit.Store) {
 	}
 	if got := read(t, s, "openai"); !sameState(got, ratelimit.State{}) {
 		t.Fatalf("state after a cancelled Update: %+v; want the zero State", got)
+	}
+}
+
+// testMaxWaiting: a state with ratelimit.MaxWaiting callers waiting is kept
+// whole; a store that dropped it would let the pool's next calls go at
+// once, over the limit.
+func testMaxWaiting(t *testing.T, s ratelimit.Store) {
+	want := ratelimit.State{Request: epoch.Add(time.Second), Token: epoch.Add(2 * time.Second), Paused: epoch.Add(3 * time.Second),
+		Waiting: map[string]time.Time{}}
+	for i := range ratelimit.MaxWaiting {
+		want.Waiting[fmt.Sprintf("%016x", uint64(i)*0x9e3779b97f4a7c15)] = epoch.Add(time.Duration(i) * time.Millisecond)
+	}
+	if err := s.Update(t.Context(), "openai", func(st *ratelimit.State) error {
+		*st = want
+		st.Waiting = maps.Clone(want.Waiting)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, s, "openai"); !sameState(got, want) {
+		t.Fatalf("a state of %d waiting callers came back as %d waiting, Request %v (want %v): the store does not keep it whole",
+			ratelimit.MaxWaiting, len(got.Waiting), got.Request, want.Request)
 	}
 }
