@@ -11,8 +11,8 @@ import (
 // it: every run completes with its steps and model calls (the section
 // checks them, and that each child ran ListAgentTools and one model
 // step), the time row carries the goal, and the figures say what a child
-// run is: more time and history than a tool step, and one activity more
-// per run (the parent's 3 and the child's 2 against 4).
+// run is: a middle step of more time, and more history, than a tool step,
+// and one activity more per run (the parent's 3 and the child's 2 against 4).
 func TestDelegatedQuick(t *testing.T) {
 	rows, err := delegatedStep(t.Context(), sectionEnv(t), paramsFor(true).deleg)
 	if err != nil {
@@ -26,7 +26,11 @@ func TestDelegatedQuick(t *testing.T) {
 			t.Errorf("%s: measured %v, baseline %v; want both measured", r.Figure, r.Measured, r.Baseline)
 		}
 	}
-	for _, i := range []int{0, 2, 3, 4} { // run time, middle step, history bytes, events
+	// The middle step's own time, not the whole run's: two rounds of runs
+	// of about 150 ms, beside the other packages' tests, order two totals
+	// only some 10 % apart by chance (a CI run measured 157 vs 166 ms),
+	// while the agent step against the tool step is some 20 times over.
+	for _, i := range []int{2, 3, 4} { // middle step, history bytes, events
 		if rows[i].Ratio() <= 1 {
 			t.Errorf("%s: ratio %.2f; a child run costs more than a tool step", rows[i].Figure, rows[i].Ratio())
 		}
