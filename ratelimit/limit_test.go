@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -215,20 +216,8 @@ func TestTakeHorizonHoldsUnderContention(t *testing.T) {
 func TestTakeNoticeCountsWaiters(t *testing.T) {
 	m := &MemStore{}
 	now := time.Now()
-	l := Limit{Pool: "openai", RequestsPerMinute: 60}
-	_ = m.Update(t.Context(), "openai", func(s *State) error {
-		s.Request = now.Add(3 * time.Second)
-		s.Waiting = map[string]time.Time{"a": now.Add(time.Minute), "b": now.Add(time.Minute), "c": now.Add(time.Minute),
-			"dead": now.Add(-time.Second)}
-		return nil
-	})
-	var told []Wait
-	ctx, cancel := context.WithTimeout(WithWaits(t.Context(), func(w Wait) { told = append(told, w) }), 100*time.Millisecond)
-	defer cancel()
-	lim := &Limiter{Store: m}
-	if _, err := lim.Take(ctx, l, 1, time.Hour); err != context.DeadlineExceeded {
-		t.Fatalf("take: %v, want the context's end", err)
-	}
+	told := takeTold(t, m, now, map[string]time.Time{"a": now.Add(time.Minute), "b": now.Add(time.Minute), "c": now.Add(time.Minute),
+		"dead": now.Add(-time.Second)})
 	if len(told) != 1 {
 		t.Fatalf("told %d times, want once", len(told))
 	}
@@ -263,27 +252,38 @@ func (p *peakStore) Update(ctx context.Context, pool string, fn func(*State) err
 func TestTakeWaitingBounded(t *testing.T) {
 	m := &peakStore{}
 	now := time.Now()
-	l := Limit{Pool: "openai", RequestsPerMinute: 60}
-	_ = m.Update(t.Context(), "openai", func(s *State) error {
-		s.Request = now.Add(3 * time.Second)
-		s.Waiting = map[string]time.Time{}
-		for i := range MaxWaiting {
-			s.Waiting[waiterID()+string(rune('a'+i%26))] = now.Add(time.Minute)
-		}
-		return nil
-	})
-	m.peak = 0
-	var told []Wait
-	ctx, cancel := context.WithTimeout(WithWaits(t.Context(), func(w Wait) { told = append(told, w) }), 100*time.Millisecond)
-	defer cancel()
-	lim := &Limiter{Store: m}
-	if _, err := lim.Take(ctx, l, 1, time.Hour); err != context.DeadlineExceeded {
-		t.Fatalf("take: %v, want the context's end", err)
+	waiting := map[string]time.Time{}
+	for i := range MaxWaiting {
+		waiting[fmt.Sprintf("w%d", i)] = now.Add(time.Minute)
 	}
+	told := takeTold(t, m, now, waiting) // the seeding itself holds MaxWaiting
 	if m.peak != MaxWaiting {
 		t.Fatalf("the pool held %d callers waiting; want at most MaxWaiting, %d", m.peak, MaxWaiting)
 	}
 	if len(told) != 1 || told[0].Until.Sub(now) < 3*time.Second {
 		t.Fatalf("told %+v; want one notice of a slot 3 s off or more", told)
 	}
+}
+
+// takeTold sets the openai pool of s to its next request 3 s after now and
+// waiting as its callers waiting, has one caller Take a slot for 100 ms
+// (it ends by its context, the slot being further off), and returns the
+// waits it was told of.
+func takeTold(t *testing.T, s Store, now time.Time, waiting map[string]time.Time) []Wait {
+	t.Helper()
+	if err := s.Update(t.Context(), "openai", func(st *State) error {
+		st.Request = now.Add(3 * time.Second)
+		st.Waiting = waiting
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var told []Wait
+	ctx, cancel := context.WithTimeout(WithWaits(t.Context(), func(w Wait) { told = append(told, w) }), 100*time.Millisecond)
+	defer cancel()
+	lim := &Limiter{Store: s}
+	if _, err := lim.Take(ctx, Limit{Pool: "openai", RequestsPerMinute: 60}, 1, time.Hour); err != context.DeadlineExceeded {
+		t.Fatalf("take: %v, want the context's end", err)
+	}
+	return told
 }
