@@ -1,0 +1,218 @@
+package agentrun
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"runtime/debug"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/agentrun/agentrun/agent"
+)
+
+// ErrOutcomeUnknown is what a tool returns, wrapped or through
+// [OutcomeUnknown], when it cannot tell whether its effect happened: a
+// request that timed out after it was sent, a connection cut before the
+// answer. For a write, the run then stops as Indeterminate until a person
+// (or the tool's idempotency key or probe) settles it; a read is run again.
+var ErrOutcomeUnknown = errors.New("outcome unknown")
+
+// OutcomeUnknown wraps err so that errors.Is(err, ErrOutcomeUnknown): the
+// tool's effect may or may not have happened.
+func OutcomeUnknown(err error) error {
+	if err == nil {
+		return ErrOutcomeUnknown
+	}
+	return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+}
+
+// ToolOptions describe a tool written in Go (see [NewTool]).
+type ToolOptions struct {
+	// Name is the tool's name as the model sees it: 1 to 64 letters,
+	// digits, '_' or '-'. Required.
+	Name string
+	// Description tells the model what the tool does and when to use it.
+	Description string
+	// Write marks a tool with side effects in the world (a ticket, an
+	// email, a refund). A write runs at most once per call: one that
+	// started and never recorded its result is Indeterminate. Default
+	// false: a read, run again whenever an attempt is interrupted.
+	Write bool
+	// Idempotent marks a write that is safe to run again, so an
+	// interrupted call is retried instead of becoming Indeterminate.
+	Idempotent bool
+	// Approval is "" (the worker's policy decides: it gates every write),
+	// "always", "never" or "deny".
+	Approval string
+	// ApprovalTimeout denies a call that waited this long for approval.
+	// Default 0: it waits as long as it takes.
+	ApprovalTimeout time.Duration
+	// IdempotencyKey names a string field of the tool's input (by its JSON
+	// name) that the engine fills with a key of its own, the same for
+	// every attempt of one call; the model never sees it. Default "":
+	// none. Only for a write.
+	IdempotencyKey string
+	// Timeout bounds one call. Default 0: two minutes. A write that
+	// outlasts it is Indeterminate.
+	Timeout time.Duration
+}
+
+// Tool is a tool written in Go: a typed function the model can call,
+// made by [NewTool].
+type Tool struct {
+	spec    agent.ToolSpec
+	timeout time.Duration
+	schema  *jsonschema.Resolved
+	run     func(ctx context.Context, args json.RawMessage) (agent.ToolResult, error)
+}
+
+var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// NewTool makes a tool of fn. The schema the model sees is derived from In
+// (a struct, with `json` tags for the argument names and `jsonschema` tags
+// for their descriptions); a call's arguments are checked against it
+// before fn runs, and a call that does not match is answered to the model
+// with what was wrong, without calling fn.
+//
+// What fn returns decides what happens:
+//   - a result: the model reads Out (a string as it is, anything else as
+//     JSON);
+//   - an ordinary error: the model reads its message as a failed call. For
+//     a write, return one only when the effect certainly did not happen;
+//   - an error matching [ErrOutcomeUnknown], or a panic: for a write, the run
+//     stops as Indeterminate; a read is run again.
+//
+// NewTool returns an error naming the tool when the options or In are not
+// usable (no schema can describe a channel or a func).
+func NewTool[In, Out any](opts ToolOptions, fn func(ctx context.Context, in In) (Out, error)) (*Tool, error) {
+	if !toolName.MatchString(opts.Name) {
+		return nil, fmt.Errorf("tool %q: the name must be 1 to 64 letters, digits, '_' or '-'", opts.Name)
+	}
+	if fn == nil {
+		return nil, fmt.Errorf("tool %s: the function is nil", opts.Name)
+	}
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: no JSON schema describes its input %s: %v", opts.Name, reflect.TypeFor[In](), err)
+	}
+	if schema.Type != "object" {
+		return nil, fmt.Errorf("tool %s: its input %s is not a struct; a model passes arguments as a JSON object", opts.Name, reflect.TypeFor[In]())
+	}
+	spec, err := opts.spec(schema)
+	if err != nil {
+		return nil, err
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: the schema of %s does not resolve: %v", opts.Name, reflect.TypeFor[In](), err)
+	}
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: encode the schema: %v", opts.Name, err)
+	}
+	spec.Schema = raw
+	t := &Tool{spec: spec, timeout: opts.Timeout, schema: resolved}
+	t.run = func(ctx context.Context, args json.RawMessage) (agent.ToolResult, error) {
+		var in In
+		if msg := t.decode(args, &in); msg != "" {
+			return agent.ToolResult{IsError: true, Content: msg}, nil
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			return agent.ToolResult{}, err
+		}
+		return encodeOut(out)
+	}
+	return t, nil
+}
+
+// spec is the tool's spec from the options, checked; schema is In's.
+func (o ToolOptions) spec(schema *jsonschema.Schema) (agent.ToolSpec, error) {
+	s := agent.ToolSpec{Name: o.Name, Description: o.Description, Kind: agent.KindRead, Idempotent: o.Idempotent,
+		Approval: o.Approval, ApprovalTimeout: o.ApprovalTimeout, IdempotencyKey: o.IdempotencyKey}
+	if o.Write {
+		s.Kind = agent.KindWrite
+	}
+	switch o.Approval {
+	case "", agent.ApprovalAlways, agent.ApprovalNever, agent.ApprovalDeny:
+	default:
+		return s, fmt.Errorf("tool %s: approval %q; want \"\" (the policy decides), %q, %q or %q", o.Name, o.Approval, agent.ApprovalAlways, agent.ApprovalNever, agent.ApprovalDeny)
+	}
+	if o.ApprovalTimeout < 0 || o.Timeout < 0 {
+		return s, fmt.Errorf("tool %s: a negative timeout; want a positive duration, or 0 for the default", o.Name)
+	}
+	if k := o.IdempotencyKey; k != "" {
+		if !o.Write {
+			return s, fmt.Errorf("tool %s: an idempotency key on a read; only a write takes one", o.Name)
+		}
+		p, ok := schema.Properties[k]
+		if !ok || p.Type != "string" {
+			return s, fmt.Errorf("tool %s: idempotency key %q is not a string field of its input; want the JSON name of one", o.Name, k)
+		}
+	}
+	return s, nil
+}
+
+// decode checks args against the tool's schema and decodes them into in;
+// it returns what was wrong, for the model, or "".
+func (t *Tool) decode(args json.RawMessage, in any) string {
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return fmt.Sprintf("invalid arguments for %s: not JSON: %v", t.spec.Name, err)
+	}
+	if err := t.schema.Validate(v); err != nil {
+		return fmt.Sprintf("invalid arguments for %s: %v", t.spec.Name, err)
+	}
+	if err := json.Unmarshal(args, in); err != nil {
+		return fmt.Sprintf("invalid arguments for %s: %v", t.spec.Name, err)
+	}
+	return ""
+}
+
+// encodeOut is the result the model reads for out.
+func encodeOut(out any) (agent.ToolResult, error) {
+	if s, ok := out.(string); ok {
+		return agent.ToolResult{Content: s}, nil
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return agent.ToolResult{}, fmt.Errorf("encode the result: %w", err)
+	}
+	return agent.ToolResult{Content: string(b)}, nil
+}
+
+// Spec is the tool as the engine and the policy see it: its name, kind,
+// approval and schema.
+func (t *Tool) Spec() agent.ToolSpec { return t.spec }
+
+// Timeout is how long one call may take; 0 for the default.
+func (t *Tool) Timeout() time.Duration { return t.timeout }
+
+// Call runs the tool on a call's arguments, as the engine does. An ordinary
+// error of the tool's function comes back as a failed result the model
+// reads; an error is returned only when the outcome is unknown (the
+// function said so, or panicked), or the result could not be encoded.
+func (t *Tool) Call(ctx context.Context, args json.RawMessage) (res agent.ToolResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = agent.ToolResult{}, OutcomeUnknown(fmt.Errorf("tool %s panicked: %v\n%s", t.spec.Name, p, debug.Stack()))
+		}
+	}()
+	res, err = t.run(ctx, args)
+	switch {
+	case err == nil:
+		return res, nil
+	case errors.Is(err, ErrOutcomeUnknown), ctx.Err() != nil:
+		return agent.ToolResult{}, err
+	default:
+		return agent.ToolResult{IsError: true, Content: err.Error()}, nil
+	}
+}
