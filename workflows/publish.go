@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentrun/agentrun/agent"
@@ -12,23 +11,24 @@ import (
 
 // publish makes the state visible: search attributes and current details.
 func (r *execution) publish() {
-	step := temporal.SearchAttributeUpdate(StepKey.ValueUnset())
+	var step *string
+	set := func(v string) { step = &v }
 	switch r.state.Status {
 	case agent.StatusAwaitingApproval:
 		markers := make([]string, len(r.state.Pending))
 		for i, p := range r.state.Pending {
 			markers[i] = p.Marker
 		}
-		step = StepKey.ValueSet(StepAttr(markers))
+		set(StepAttr(markers))
 	case agent.StatusIndeterminate:
-		step = StepKey.ValueSet(r.state.Indeterminate)
+		set(r.state.Indeterminate)
 	}
 	if c := r.state.Child; c != nil && c.waits() {
 		// The wait is a child run's: the value names it ("MARKER in run
 		// CHILD"), which also keeps a query for the marker to the child.
-		step = StepKey.ValueSet(ChildStepAttr(r.state, c.Deepest().Run))
+		set(ChildStepAttr(r.state, c.Deepest().Run))
 	}
-	if err := workflow.UpsertTypedSearchAttributes(r.ctx, StatusKey.ValueSet(string(r.state.Status)), step); err != nil {
+	if err := upsertAttrs(r.ctx, string(r.state.Status), step); err != nil {
 		workflow.GetLogger(r.ctx).Warn("upsert search attributes", "error", err)
 	}
 	r.showDetails()

@@ -354,10 +354,9 @@ const MaxRejected = 20
 // waiting run toward Temporal's history limits.
 const QuietRejects = 5
 
-// MaxStepAttr bounds the AgentRunStep search attribute, in bytes: the
-// server refuses a Keyword value above 2 KiB (and the run's workflow tasks
-// then fail). When the pending markers do not fit, it holds the first ones
-// that do and "+N more".
+// MaxStepAttr bounds the pending markers AgentRunStep lists, in bytes:
+// when they do not fit, it holds the first ones that do and "+N more".
+// upsertAttrs then bounds the value as the server counts it (MaxAttrValue).
 const MaxStepAttr = 1800
 
 // MaxSteps bounds the completed steps State lists (the newest).
