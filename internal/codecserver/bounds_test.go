@@ -155,3 +155,48 @@ func TestDecodeBoundsInflation(t *testing.T) {
 		t.Errorf("1,100 references of 64 KiB: %d %.200q, want 413 naming MaxResponse", w.Code, w.Body.String())
 	}
 }
+
+// emptyPayloads is a payload list of n empty payloads: 3 bytes each.
+func emptyPayloads(n int) []byte {
+	return []byte(`{"payloads":[` + strings.TrimSuffix(strings.Repeat("{},", n), ",") + `]}`)
+}
+
+// TestDecodeBoundsCount: a request of MaxPayloads empty payloads is
+// answered, one more is refused (413, one line naming MaxPayloads), on
+// /decode and /encode; a 64 MiB body of them (22 million) is refused the
+// same way having allocated under 16 MiB, where the whole list was built
+// and answered before the bound (3.3 GB in the codec server).
+func TestDecodeBoundsCount(t *testing.T) {
+	srv, _, _ := setup(t, "", 0)
+	for _, path := range []string{"/decode", "/encode"} {
+		code, out, _ := post(t, srv.URL+path, "", emptyPayloads(MaxPayloads))
+		if code != http.StatusOK || len(unlist(t, out)) != MaxPayloads {
+			t.Errorf("%s of %d payloads: %d %.200q, want 200 and %d payloads", path, MaxPayloads, code, out, MaxPayloads)
+		}
+		code, out, _ = post(t, srv.URL+path, "", emptyPayloads(MaxPayloads+1))
+		if code != http.StatusRequestEntityTooLarge || !strings.Contains(string(out), "more than 10000 payloads (MaxPayloads)") {
+			t.Errorf("%s of %d payloads: %d %.200q, want 413 naming MaxPayloads", path, MaxPayloads+1, code, out)
+		}
+		oneLineText(t, path, string(out))
+	}
+
+	n := (maxBody - len(`{"payloads":[]}`) + 1) / 3
+	body := emptyPayloads(n)
+	h := Handler(Options{Addr: "127.0.0.1:8234"})
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	w := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/decode", bytes.NewReader(body))
+	req.Host = "127.0.0.1:8234"
+	h.ServeHTTP(w, req)
+	runtime.ReadMemStats(&after)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d empty payloads (%d bytes): %d, %d KiB allocated", n, len(body), w.Code, alloc>>10)
+	if w.Code != http.StatusRequestEntityTooLarge || !strings.Contains(w.Body.String(), "MaxPayloads") {
+		t.Errorf("%d empty payloads: %d %.200q, want 413 naming MaxPayloads", n, w.Code, w.Body.String())
+	}
+	if alloc > memScale*16<<20 {
+		t.Errorf("%d empty payloads: the request allocated %d MiB, want at most %d MiB", n, alloc>>20, memScale*16)
+	}
+}

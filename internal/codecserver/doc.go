@@ -56,12 +56,14 @@
 // server's site. X-Namespace is not read: one server holds one set of
 // keys and one content store, whatever namespace the UI shows.
 //
-// Bounds: a body is at most 64 MiB; the encrypted payloads of one /decode,
-// the nested ones included, inflate to at most MaxInflated together, and
-// its answer holds at most MaxResponse, the expanded values included,
-// counted as they are read; over either it is 413 with one line. A body
-// that is not a payload list, or a payload that does not decrypt, is 400
-// with one line.
+// Bounds: a body is at most 64 MiB and holds at most MaxPayloads (10,000)
+// payloads, counted as it is read, so that a body of millions of empty
+// payloads is refused before any is built; the encrypted payloads of one
+// /decode, the nested ones included, inflate to at most MaxInflated
+// together, and its answer holds at most MaxResponse, the expanded values
+// included, counted as they are read; over any of them it is 413 with one
+// line naming the bound. A body that is not a payload list, or a payload
+// that does not decrypt, is 400 with one line.
 //
 // It is its own program (codecserver, a thin main over this package)
 // rather than a mode of the worker or reconcile: it is a long-lived HTTP
