@@ -18,8 +18,9 @@ import (
 )
 
 // TestPlainPayloadIsNotExpanded: with keys configured, a payload that is
-// not encrypted, made by hand to name a blob of the content store
-// ({"content_ref": {"key": "sha256:..."}}), comes back exactly as it was
+// not encrypted, made by hand to name a blob of the content store as a
+// tool step's result does ({"content": "", "content_ref": {"key":
+// "sha256:..."}}), comes back exactly as it was
 // sent: the blob's text is not in the answer. The same value encrypted
 // under the key is expanded. Without keys (plain runs) a plain payload is
 // expanded as before.
@@ -32,7 +33,7 @@ func TestPlainPayloadIsNotExpanded(t *testing.T) {
 	}
 	forged := &commonpb.Payload{
 		Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)},
-		Data:     []byte(`{"content_ref":{"key":"` + key + `"}}`),
+		Data:     []byte(`{"content":"","content_ref":{"key":"` + key + `"}}`), // a tool step's result
 	}
 	code, out, _ := post(t, srv.URL+"/decode", "", list(t, forged))
 	got := unlist(t, out)
@@ -58,7 +59,7 @@ func TestPlainPayloadIsNotExpanded(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := serve(t, Options{Content: plainStore, Origins: []string{origin}})
-	forged.Data = []byte(`{"content_ref":{"key":"` + key + `"}}`)
+	forged.Data = []byte(`{"content":"","content_ref":{"key":"` + key + `"}}`)
 	code, out, _ = post(t, plain.URL+"/decode", "", list(t, forged))
 	if code != http.StatusOK || !strings.Contains(string(unlist(t, out)[0].Data), `"content":"`+secret+`"`) {
 		t.Fatalf("without keys: %d %s; want the plain payload's reference expanded", code, out)
@@ -135,16 +136,17 @@ func TestDecodeBoundsInflation(t *testing.T) {
 		t.Errorf("one copy: %d, %d MiB allocated; want 200 within %d MiB", w.Code, alloc>>20, memScale*6*MaxInflated>>20)
 	}
 
-	// References that expand past MaxResponse: 1,100 refs to one 64 KiB
-	// blob (68 MiB expanded) in one small encrypted payload.
+	// References that expand past MaxResponse: a model step's reply of
+	// 1,100 tool calls whose arguments refer to one 64 KiB blob (68 MiB
+	// expanded), in one small encrypted payload.
 	key, err := store.Put(t.Context(), bytes.Repeat([]byte("x"), DefaultLimit))
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs := strings.Repeat(`{"content_ref":{"key":"`+key+`"}},`, 1100)
+	calls := strings.Repeat(`{"id":"c","name":"lookup","args_ref":{"key":"`+key+`","size":65536}},`, 1100)
 	many, err := cdc.Encode([]*commonpb.Payload{{
 		Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)},
-		Data:     []byte("[" + strings.TrimSuffix(refs, ",") + "]"),
+		Data:     []byte(`{"message":{"role":"assistant","tool_calls":[` + strings.TrimSuffix(calls, ",") + `]},"usage":{"input_tokens":1,"output_tokens":1}}`),
 	}})
 	if err != nil {
 		t.Fatal(err)
