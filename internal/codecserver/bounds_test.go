@@ -18,8 +18,9 @@ import (
 )
 
 // TestPlainPayloadIsNotExpanded: with keys configured, a payload that is
-// not encrypted, made by hand to name a blob of the content store
-// ({"content_ref": {"key": "sha256:..."}}), comes back exactly as it was
+// not encrypted, made by hand to name a blob of the content store as a
+// tool step's result does ({"content": "", "content_ref": {"key":
+// "sha256:..."}}), comes back exactly as it was
 // sent: the blob's text is not in the answer. The same value encrypted
 // under the key is expanded. Without keys (plain runs) a plain payload is
 // expanded as before.
@@ -32,7 +33,7 @@ func TestPlainPayloadIsNotExpanded(t *testing.T) {
 	}
 	forged := &commonpb.Payload{
 		Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)},
-		Data:     []byte(`{"content_ref":{"key":"` + key + `"}}`),
+		Data:     []byte(`{"content":"","content_ref":{"key":"` + key + `"}}`), // a tool step's result
 	}
 	code, out, _ := post(t, srv.URL+"/decode", "", list(t, forged))
 	got := unlist(t, out)
@@ -58,7 +59,7 @@ func TestPlainPayloadIsNotExpanded(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := serve(t, Options{Content: plainStore, Origins: []string{origin}})
-	forged.Data = []byte(`{"content_ref":{"key":"` + key + `"}}`)
+	forged.Data = []byte(`{"content":"","content_ref":{"key":"` + key + `"}}`)
 	code, out, _ = post(t, plain.URL+"/decode", "", list(t, forged))
 	if code != http.StatusOK || !strings.Contains(string(unlist(t, out)[0].Data), `"content":"`+secret+`"`) {
 		t.Fatalf("without keys: %d %s; want the plain payload's reference expanded", code, out)
@@ -135,16 +136,17 @@ func TestDecodeBoundsInflation(t *testing.T) {
 		t.Errorf("one copy: %d, %d MiB allocated; want 200 within %d MiB", w.Code, alloc>>20, memScale*6*MaxInflated>>20)
 	}
 
-	// References that expand past MaxResponse: 1,100 refs to one 64 KiB
-	// blob (68 MiB expanded) in one small encrypted payload.
+	// References that expand past MaxResponse: a model step's reply of
+	// 1,100 tool calls whose arguments refer to one 64 KiB blob (68 MiB
+	// expanded), in one small encrypted payload.
 	key, err := store.Put(t.Context(), bytes.Repeat([]byte("x"), DefaultLimit))
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs := strings.Repeat(`{"content_ref":{"key":"`+key+`"}},`, 1100)
+	calls := strings.Repeat(`{"id":"c","name":"lookup","args_ref":{"key":"`+key+`","size":65536}},`, 1100)
 	many, err := cdc.Encode([]*commonpb.Payload{{
 		Metadata: map[string][]byte{converter.MetadataEncoding: []byte(converter.MetadataEncodingJSON)},
-		Data:     []byte("[" + strings.TrimSuffix(refs, ",") + "]"),
+		Data:     []byte(`{"message":{"role":"assistant","tool_calls":[` + strings.TrimSuffix(calls, ",") + `]},"usage":{"input_tokens":1,"output_tokens":1}}`),
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -153,5 +155,50 @@ func TestDecodeBoundsInflation(t *testing.T) {
 	t.Logf("1,100 references: %d, %d MiB allocated", w.Code, alloc>>20)
 	if w.Code != http.StatusRequestEntityTooLarge || !strings.Contains(w.Body.String(), "MaxResponse") {
 		t.Errorf("1,100 references of 64 KiB: %d %.200q, want 413 naming MaxResponse", w.Code, w.Body.String())
+	}
+}
+
+// emptyPayloads is a payload list of n empty payloads: 3 bytes each.
+func emptyPayloads(n int) []byte {
+	return []byte(`{"payloads":[` + strings.TrimSuffix(strings.Repeat("{},", n), ",") + `]}`)
+}
+
+// TestDecodeBoundsCount: a request of MaxPayloads empty payloads is
+// answered, one more is refused (413, one line naming MaxPayloads), on
+// /decode and /encode; a 64 MiB body of them (22 million) is refused the
+// same way having allocated under 16 MiB, where the whole list was built
+// and answered before the bound (3.3 GB in the codec server).
+func TestDecodeBoundsCount(t *testing.T) {
+	srv, _, _ := setup(t, "", 0)
+	for _, path := range []string{"/decode", "/encode"} {
+		code, out, _ := post(t, srv.URL+path, "", emptyPayloads(MaxPayloads))
+		if code != http.StatusOK || len(unlist(t, out)) != MaxPayloads {
+			t.Errorf("%s of %d payloads: %d %.200q, want 200 and %d payloads", path, MaxPayloads, code, out, MaxPayloads)
+		}
+		code, out, _ = post(t, srv.URL+path, "", emptyPayloads(MaxPayloads+1))
+		if code != http.StatusRequestEntityTooLarge || !strings.Contains(string(out), "more than 10000 payloads (MaxPayloads)") {
+			t.Errorf("%s of %d payloads: %d %.200q, want 413 naming MaxPayloads", path, MaxPayloads+1, code, out)
+		}
+		oneLineText(t, path, string(out))
+	}
+
+	n := (maxBody - len(`{"payloads":[]}`) + 1) / 3
+	body := emptyPayloads(n)
+	h := Handler(Options{Addr: "127.0.0.1:8234"})
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	w := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/decode", bytes.NewReader(body))
+	req.Host = "127.0.0.1:8234"
+	h.ServeHTTP(w, req)
+	runtime.ReadMemStats(&after)
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("%d empty payloads (%d bytes): %d, %d KiB allocated", n, len(body), w.Code, alloc>>10)
+	if w.Code != http.StatusRequestEntityTooLarge || !strings.Contains(w.Body.String(), "MaxPayloads") {
+		t.Errorf("%d empty payloads: %d %.200q, want 413 naming MaxPayloads", n, w.Code, w.Body.String())
+	}
+	if alloc > memScale*16<<20 {
+		t.Errorf("%d empty payloads: the request allocated %d MiB, want at most %d MiB", n, alloc>>20, memScale*16)
 	}
 }

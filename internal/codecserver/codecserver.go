@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentrun/agentrun/codec"
@@ -23,7 +21,8 @@ import (
 const DefaultLimit = 64 << 10
 
 // maxBody bounds a request's body: the UI sends a few payloads at a time,
-// each at most Temporal's payload limit (2 MiB by default).
+// each at most Temporal's payload limit (2 MiB by default). MaxPayloads
+// bounds their number (read.go).
 const maxBody = 64 << 20
 
 // MaxInflated bounds what the encrypted payloads of one /decode request
@@ -122,22 +121,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, r.Method+" "+r.URL.Path+": want POST", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
-		code := http.StatusBadRequest
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			code = http.StatusRequestEntityTooLarge
-		}
-		http.Error(w, "read the body: "+oneLine(err.Error()), code)
+	list, refused := readList(w, r)
+	if refused != nil {
+		http.Error(w, refused.text, refused.code)
 		return
 	}
-	var list commonpb.Payloads
-	if err := protojson.Unmarshal(body, &list); err != nil {
-		http.Error(w, `not a payload list ({"payloads": [...]}): `+oneLine(err.Error()), http.StatusBadRequest)
-		return
-	}
-	body = nil
 	// An /encode of no payloads seals nothing: the temporal CLI sends one
 	// ({}) for a query without input, and gets it back from anyone.
 	if !decode && len(list.Payloads) > 0 && !h.mayEncode(origin) {
@@ -145,6 +133,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var out []*commonpb.Payload
+	var err error
 	if decode {
 		ctx, cancel := context.WithTimeout(r.Context(), readTimeout)
 		defer cancel()

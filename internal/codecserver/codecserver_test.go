@@ -213,8 +213,8 @@ func TestBadBody(t *testing.T) {
 
 // TestExpansion: a reference whose value is longer than the limit comes
 // back cut on the limit with a marker; a missing blob and a damaged one
-// come back as such, content null, never guessed; args_ref in a message's
-// tool calls are expanded too.
+// come back as such, content null, never guessed (each a tool step's
+// result); args_ref in a model step's reply's tool calls are expanded too.
 func TestExpansion(t *testing.T) {
 	srv, cdc, store, dir := setupIn(t, "", 100)
 	long := strings.Repeat("é", 80) // 160 bytes
@@ -227,13 +227,14 @@ func TestExpansion(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, h[:2], h[2:]), []byte("garbage"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	msgs := []agent.Message{
-		{Role: agent.RoleTool, ContentRef: &agent.Ref{Key: longKey, Size: len(long), Preview: "é"}},
-		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "c1", Name: "lookup", ArgsRef: &agent.Ref{Key: argsKey, Size: len(args)}}}},
-		{Role: agent.RoleTool, ContentRef: &agent.Ref{Key: missing, Size: 12}},
-		{Role: agent.RoleTool, ContentRef: &agent.Ref{Key: damaged, Size: 32}},
+	reply := agent.ModelReply{Message: agent.Message{Role: agent.RoleAssistant,
+		ToolCalls: []agent.ToolCall{{ID: "c1", Name: "lookup", ArgsRef: &agent.Ref{Key: argsKey, Size: len(args)}}}}}
+	results := []agent.ToolResult{
+		{ContentRef: &agent.Ref{Key: longKey, Size: len(long), Preview: "é"}},
+		{ContentRef: &agent.Ref{Key: missing, Size: 12}},
+		{ContentRef: &agent.Ref{Key: damaged, Size: 32}},
 	}
-	enc, err := cdc.Encode([]*commonpb.Payload{jsonPayload(t, msgs)})
+	enc, err := cdc.Encode([]*commonpb.Payload{jsonPayload(t, results[0]), jsonPayload(t, reply), jsonPayload(t, results[1]), jsonPayload(t, results[2])})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,33 +242,44 @@ func TestExpansion(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("decode: %d %s", code, out)
 	}
-	var got []struct {
-		ContentRef *struct {
-			Key, Content *string
-			ContentCut   string `json:"content_cut"`
-			ContentError string `json:"content_error"`
-		} `json:"content_ref"`
-		ToolCalls []struct {
-			ArgsRef struct{ Content string } `json:"args_ref"`
-		} `json:"tool_calls"`
+	type shownRef struct {
+		Key, Content *string
+		ContentCut   string `json:"content_cut"`
+		ContentError string `json:"content_error"`
 	}
-	if err := json.Unmarshal(unlist(t, out)[0].Data, &got); err != nil || len(got) != 4 {
-		t.Fatalf("%v: %s", err, out)
+	var got [3]struct {
+		ContentRef *shownRef `json:"content_ref"`
+	}
+	var gotReply struct {
+		Message struct {
+			ToolCalls []struct {
+				ArgsRef struct{ Content string } `json:"args_ref"`
+			} `json:"tool_calls"`
+		}
+	}
+	dec := unlist(t, out)
+	for i, p := range [][]byte{dec[0].Data, dec[2].Data, dec[3].Data} {
+		if err := json.Unmarshal(p, &got[i]); err != nil || got[i].ContentRef == nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+	}
+	if err := json.Unmarshal(dec[1].Data, &gotReply); err != nil || len(gotReply.Message.ToolCalls) != 1 {
+		t.Fatalf("%v: %s", err, dec[1].Data)
 	}
 	cut := got[0].ContentRef
 	if cut.Content == nil || *cut.Content != strings.Repeat("é", 50) || !strings.Contains(cut.ContentCut, "the first 100 of 160 bytes") {
 		t.Errorf("long value: %+v, want its first 100 bytes and a cut marker", cut)
 	}
-	if got[1].ToolCalls[0].ArgsRef.Content != args {
-		t.Errorf("args_ref: %q, want %q", got[1].ToolCalls[0].ArgsRef.Content, args)
+	if c := gotReply.Message.ToolCalls[0].ArgsRef.Content; c != args {
+		t.Errorf("args_ref: %q, want %q", c, args)
 	}
-	if m := got[2].ContentRef; m.Content != nil || m.ContentError != "missing: "+missing {
+	if m := got[1].ContentRef; m.Content != nil || m.ContentError != "missing: "+missing {
 		t.Errorf("missing blob: %+v, want content null and content_error %q", m, "missing: "+missing)
 	}
-	if d := got[3].ContentRef; d.Content != nil || d.ContentError != "damaged: "+damaged {
+	if d := got[2].ContentRef; d.Content != nil || d.ContentError != "damaged: "+damaged {
 		t.Errorf("damaged blob: %+v, want content null and content_error %q", d, "damaged: "+damaged)
 	}
-	if !strings.Contains(string(unlist(t, out)[0].Data), `"content":null`) {
+	if !strings.Contains(string(dec[2].Data), `"content":null`) {
 		t.Errorf("missing blob: want \"content\":null in %s", out)
 	}
 }

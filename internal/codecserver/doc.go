@@ -6,18 +6,28 @@
 //
 // /decode decrypts with the keys agentrun's programs use (package codec)
 // and then, in each payload that decrypted under a key, expands agentrun's
-// references for display: in a decoded JSON payload, each "content_ref"
-// or "args_ref" object (agent.Ref: key, size, preview) gets a "content"
-// field holding the value the content store keeps under its key, as text,
-// at most Limit bytes of it; a longer value is cut on a UTF-8 boundary and
-// the object says so in "content_cut". A blob that is missing, damaged or
-// not readable is never guessed: "content" is null and "content_error"
-// says which ("missing: sha256:...", "damaged: ..."). With keys
-// configured, a payload that is not encrypted is returned exactly as it
-// came: anyone can write one naming any blob, so only what a key holder
-// sealed is expanded. Without keys (plain runs) there is nothing to tell
-// them apart by, and every payload is expanded. /encode is the codec's
-// exact inverse and expands nothing.
+// references for display, only where its activities put them in their
+// own results (envelope.go): the "content_ref" of a tool step's result
+// (agent.ToolResult) and the message's "content_ref" and each tool call's
+// "args_ref" of a model step's reply (agent.ModelReply, from the
+// assistant), each recognised by its whole value (no field of another
+// type). Such a reference (agent.Ref: key, size, preview) gets a
+// "content" field holding the value the content store keeps under its
+// key, as text, at most Limit bytes of it; a longer value is cut on a
+// UTF-8 boundary and the object says so in "content_cut". A blob that is
+// missing, damaged or not readable is never guessed: "content" is null
+// and "content_error" says which ("missing: sha256:...", "damaged:
+// ..."). A reference anywhere else is shown as it is: in a start input or
+// a checkpoint, a signal or an update (a child's report), a query's
+// answer, an activity's input (the workflow builds it from what it was
+// told), a payload nested in a value, or deeper in any value. The worker
+// seals those too, and a caller may have written them, naming another
+// run's blob. With keys configured, a payload that is not encrypted is
+// returned exactly as it came: anyone can write one naming any blob, so
+// only what a key holder sealed is expanded. Without keys (plain runs)
+// there is nothing to tell them apart by, and every tool result and model
+// reply is expanded. /encode is the codec's exact inverse and expands
+// nothing.
 //
 // Who it serves, request by request, in this order:
 //
@@ -56,12 +66,14 @@
 // server's site. X-Namespace is not read: one server holds one set of
 // keys and one content store, whatever namespace the UI shows.
 //
-// Bounds: a body is at most 64 MiB; the encrypted payloads of one /decode,
-// the nested ones included, inflate to at most MaxInflated together, and
-// its answer holds at most MaxResponse, the expanded values included,
-// counted as they are read; over either it is 413 with one line. A body
-// that is not a payload list, or a payload that does not decrypt, is 400
-// with one line.
+// Bounds: a body is at most 64 MiB and holds at most MaxPayloads (10,000)
+// payloads, counted as it is read, so that a body of millions of empty
+// payloads is refused before any is built; the encrypted payloads of one
+// /decode, the nested ones included, inflate to at most MaxInflated
+// together, and its answer holds at most MaxResponse, the expanded values
+// included, counted as they are read; over any of them it is 413 with one
+// line naming the bound. A body that is not a payload list, or a payload
+// that does not decrypt, is 400 with one line.
 //
 // It is its own program (codecserver, a thin main over this package)
 // rather than a mode of the worker or reconcile: it is a long-lived HTTP

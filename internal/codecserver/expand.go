@@ -17,9 +17,6 @@ import (
 	"github.com/agentrun/agentrun/streams"
 )
 
-// refFields are the fields of agentrun's values that hold an agent.Ref.
-var refFields = []string{"content_ref", "args_ref"}
-
 // expander decrypts and expands the payloads of one /decode request,
 // within its budgets.
 type expander struct {
@@ -54,8 +51,10 @@ func (x *expander) open(p *commonpb.Payload) (*commonpb.Payload, error) {
 	return d, nil
 }
 
-// expand returns p with its references expanded, or p itself when it is
-// not JSON, holds none or is over maxExpand. A budget spent sets x.err.
+// expand returns p with its references expanded (where agentrun's own
+// types put them: envelope.go) and the payloads nested in it decoded, or p
+// itself when it is not JSON, holds neither or is over maxExpand. A budget
+// spent sets x.err.
 func (x *expander) expand(p *commonpb.Payload) *commonpb.Payload {
 	if string(p.GetMetadata()[converter.MetadataEncoding]) != converter.MetadataEncodingJSON || len(p.GetData()) > maxExpand {
 		return p
@@ -67,7 +66,11 @@ func (x *expander) expand(p *commonpb.Payload) *commonpb.Payload {
 	if err := dec.Decode(&v); err != nil {
 		return p
 	}
-	if !x.walk(v) || x.err != nil {
+	refs := envelopeRefs(p.GetData(), v)
+	for _, ref := range refs {
+		x.fill(ref)
+	}
+	if !x.unnest(v) && len(refs) == 0 || x.err != nil {
 		return p
 	}
 	var b bytes.Buffer
@@ -79,23 +82,16 @@ func (x *expander) expand(p *commonpb.Payload) *commonpb.Payload {
 	return &commonpb.Payload{Metadata: p.GetMetadata(), Data: bytes.TrimSuffix(b.Bytes(), []byte("\n"))}
 }
 
-// walk expands the references in v and the payloads nested in it (a
-// stream's items, payload lists), saying whether it found any.
-func (x *expander) walk(v any) bool {
+// unnest decodes the payloads nested in v (a stream's items, payload
+// lists) in place, for display, saying whether it found any. It expands
+// no reference: a nested payload is not one of agentrun's envelopes.
+func (x *expander) unnest(v any) bool {
 	if x.err != nil {
 		return false
 	}
 	found := false
 	switch v := v.(type) {
 	case map[string]any:
-		for _, f := range refFields {
-			if ref, ok := v[f].(map[string]any); ok {
-				if key, ok := ref["key"].(string); ok {
-					x.fill(ref, key)
-					found = true
-				}
-			}
-		}
 		if item, ok := x.streamItem(v); ok {
 			v["data"] = item
 			found = true
@@ -105,7 +101,7 @@ func (x *expander) walk(v any) bool {
 				v[k] = d
 				found = true
 			}
-			found = x.walk(v[k]) || found
+			found = x.unnest(v[k]) || found
 		}
 	case []any:
 		for i, e := range v {
@@ -113,7 +109,7 @@ func (x *expander) walk(v any) bool {
 				v[i] = d
 				found = true
 			}
-			found = x.walk(v[i]) || found
+			found = x.unnest(v[i]) || found
 		}
 	}
 	return found
@@ -192,8 +188,9 @@ func (x *expander) value(p *commonpb.Payload) (any, bool) {
 
 // fill sets ref's content (and content_cut), or content null and
 // content_error.
-func (x *expander) fill(ref map[string]any, key string) {
-	if _, done := ref["content"]; done {
+func (x *expander) fill(ref map[string]any) {
+	key, ok := ref["key"].(string)
+	if _, done := ref["content"]; done || !ok || x.err != nil {
 		return
 	}
 	f, ok := x.read[key]
