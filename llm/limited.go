@@ -17,7 +17,7 @@ const (
 	// MaxLimitWait bounds how long a call waits for its pool's slot when
 	// its context has no deadline (the local engine): a slot further off
 	// fails the attempt as a rate limit, which the engine retries.
-	MaxLimitWait = 15 * time.Minute
+	MaxLimitWait = ratelimit.MaxHorizon
 	// limitMargin is kept free before a context's deadline, beyond the
 	// request's own Timeout.
 	limitMargin = 5 * time.Second

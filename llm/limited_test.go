@@ -1,6 +1,7 @@
 package llm_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -125,17 +126,20 @@ func TestLimited429PausesThePool(t *testing.T) {
 	}
 }
 
-// A slot past the call's horizon fails the call as a rate limit, with the
-// wait named, and reserves nothing.
+// A slot past the call's horizon (its deadline less the request's timeout
+// and a margin: here 30 s) fails the call as a rate limit, with the wait
+// named, and reserves nothing.
 func TestLimitedNoSlotBeforeDeadline(t *testing.T) {
 	t.Parallel()
 	store := &ratelimit.MemStore{}
 	lim := &ratelimit.Limiter{Store: store}
-	if err := lim.Pause(t.Context(), ratelimit.Limit{Pool: "openai"}, time.Hour); err != nil {
+	if err := lim.Pause(t.Context(), ratelimit.Limit{Pool: "openai"}, ratelimit.MaxPause); err != nil {
 		t.Fatal(err)
 	}
 	_, p := limitedPair(t, 10, 60, store)
-	_, err := p.Complete(t.Context(), agent.ModelRequest{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}})
+	ctx, cancel := context.WithTimeout(t.Context(), llm.DefaultTimeout+35*time.Second)
+	defer cancel()
+	_, err := p.Complete(ctx, agent.ModelRequest{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}})
 	e, ok := err.(*llm.Error)
 	if !ok || e.Class != llm.ClassRateLimit || e.RetryAfter < 4*time.Minute || !strings.Contains(e.Message, "no slot before this attempt's deadline") {
 		t.Fatalf("error %v (%T), want a ClassRateLimit error naming the slot", err, err)

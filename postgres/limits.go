@@ -20,7 +20,16 @@ type Limits struct {
 	db *DB
 }
 
-var _ ratelimit.Store = (*Limits)(nil)
+var (
+	_ ratelimit.Store   = (*Limits)(nil)
+	_ ratelimit.Locator = (*Limits)(nil)
+)
+
+// Locate implements ratelimit.Locator: the pool's row, e.g. "table
+// agentrun_limits, row pool='openai', postgres host:5432 database ...".
+func (l *Limits) Locate(pool string) string {
+	return fmt.Sprintf("table agentrun_limits, row pool='%s', %s", pool, l.db.target)
+}
 
 // Limits returns the rate limits' store: every process on the database
 // shares its pools.

@@ -41,6 +41,14 @@
 //     plus half of the other callers waiting unreserved (State.Waiting, each
 //     entry renewed at its caller's every look and dropped when it lapses,
 //     at most [MaxWaiting] of them), since those go in no set order.
+//   - A state is trusted only as far as a Limiter could have set it: no
+//     time further ahead than a slot Ahead away plus a minute's hold (a
+//     call's tokens hold the pool at most a minute), a pause of [MaxPause]
+//     and its jitter, or a look a [MaxHorizon] away, each give or take a
+//     minute of clock skew between hosts. A state with a time further
+//     ahead (a host whose clock ran ahead, a bad edit: say the year 2999)
+//     is damage: the next update starts the pool afresh and logs one
+//     warning naming the pool and where it is kept ([Locator]).
 //
 // The state is not a durable record: a store may lose it (a crash between
 // a write and the disk), and the pool then starts afresh, which is at most

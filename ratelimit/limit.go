@@ -65,12 +65,14 @@ func (l Limit) requestGap() time.Duration {
 	return minute / time.Duration(l.RequestsPerMinute)
 }
 
-// tokenTime is how long n tokens hold the pool; 0: no bound.
+// tokenTime is how long n tokens hold the pool, at most a minute (a
+// provider refuses a request of more tokens than its minute allows, and
+// remembers no more than a minute of them); 0: no bound.
 func (l Limit) tokenTime(n int64) time.Duration {
-	if l.TokensPerMinute <= 0 || n == 0 {
+	if l.TokensPerMinute <= 0 || n <= 0 {
 		return 0
 	}
-	return time.Duration(float64(n) * float64(minute) / float64(l.TokensPerMinute))
+	return time.Duration(min(float64(n)/float64(l.TokensPerMinute), 1) * float64(minute))
 }
 
 // gap is how long one call of tokens estimated tokens holds the pool: the
@@ -127,8 +129,9 @@ func (s *State) reserve(l Limit, now time.Time, tokens int64, latest time.Time) 
 }
 
 // settle corrects the pool for a call that used used tokens where
-// estimated were reserved.
-func (s *State) settle(l Limit, estimated, used int64) {
+// estimated were reserved; the pool's next token stays within paceReach
+// of now (the call went at its slot, at most now).
+func (s *State) settle(l Limit, estimated, used int64, now time.Time) {
 	if s.Token.IsZero() || used == estimated {
 		return
 	}
@@ -136,5 +139,8 @@ func (s *State) settle(l Limit, estimated, used int64) {
 		s.Token = s.Token.Add(l.tokenTime(used - estimated))
 	} else {
 		s.Token = s.Token.Add(-l.tokenTime(estimated - used))
+	}
+	if latest := now.Add(Ahead + minute); s.Token.After(latest) {
+		s.Token = latest
 	}
 }

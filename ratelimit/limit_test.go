@@ -47,12 +47,12 @@ func TestReserveSpacesTokensAndSettles(t *testing.T) {
 		t.Fatalf("second call at %v, want 10s (1000 tokens at 100/s)", at.Sub(t0))
 	}
 	// The second call used 500: the pool gets 5 s back.
-	s.settle(l, 1000, 500)
+	s.settle(l, 1000, 500, t0)
 	if at, _ := s.reserve(l, t0, 1000, t0.Add(time.Hour)); !near(at, t0.Add(15*sec)) {
 		t.Fatalf("third call at %v, want 15s", at.Sub(t0))
 	}
 	// One that used more holds the pool longer.
-	s.settle(l, 1000, 3000)
+	s.settle(l, 1000, 3000, t0)
 	if at, _ := s.reserve(l, t0, 1, t0.Add(time.Hour)); !near(at, t0.Add(45*sec)) {
 		t.Fatalf("fourth call at %v, want 45s", at.Sub(t0))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 )
@@ -34,6 +35,9 @@ type Limiter struct {
 	Store Store
 	// Now is the clock. Default nil: time.Now.
 	Now func() time.Time
+	// Logger gets the line that says a pool's state was damaged and
+	// started afresh. Default nil: slog.Default().
+	Logger *slog.Logger
 }
 
 // Wait tells a caller that its call waits for a pool.
@@ -59,9 +63,14 @@ func (w Wait) At(now time.Time) string {
 	return fmt.Sprintf("waiting for the %s %s, next slot in %s", w.Pool, why, Seconds(w.Until.Sub(now)))
 }
 
-// Seconds renders a wait in whole seconds, at least 1: "12 s".
+// Seconds renders a wait in whole seconds, rounded up, at least 1: "12 s".
+// It cannot overflow: the longest Duration is "9223372037 s".
 func Seconds(d time.Duration) string {
-	return fmt.Sprintf("%d s", max(int64((d+time.Second-1)/time.Second), 1))
+	s := d / time.Second
+	if d%time.Second > 0 {
+		s++
+	}
+	return fmt.Sprintf("%d s", max(int64(s), 1))
 }
 
 // NoSlotError is Take's error when the pool's next slot lies past the
@@ -108,11 +117,12 @@ func waits(ctx context.Context) func(Wait) {
 // wastes little of the pool. A pause of the pool set while it waits
 // (another caller got a 429) sends it back for a later slot, as does a
 // wake more than MaxLate past its slot. A slot past the horizon is not
-// reserved: Take returns a *NoSlotError.
+// reserved: Take returns a *NoSlotError. A horizon over MaxHorizon is
+// MaxHorizon.
 func (l *Limiter) Take(ctx context.Context, lim Limit, tokens int64, horizon time.Duration) (Ticket, error) {
 	t := Ticket{Limit: lim, Tokens: tokens}
 	id := waiterID()
-	latest := l.now().Add(horizon)
+	latest := l.now().Add(min(horizon, MaxHorizon))
 	told := false
 	for {
 		now := l.now()
@@ -120,7 +130,7 @@ func (l *Limiter) Take(ctx context.Context, lim Limit, tokens int64, horizon tim
 		var ok, paused bool
 		var others int
 		var nap time.Duration
-		err := l.Store.Update(ctx, lim.Pool, func(s *State) error {
+		err := l.update(ctx, lim.Pool, now, func(s *State) error {
 			s.prune(now)
 			at = s.next(now)
 			paused = !s.Paused.IsZero() && !s.Paused.Before(at)
@@ -181,14 +191,15 @@ func (l *Limiter) Take(ctx context.Context, lim Limit, tokens int64, horizon tim
 		if err := sleep(ctx, at.Sub(l.now())); err != nil {
 			return t, err
 		}
-		if l.now().Sub(at) > MaxLate {
+		woke := l.now()
+		if woke.Sub(at) > MaxLate {
 			// The process was frozen (or starved) past its slot: going now
 			// would bunch it with the calls reserved since. Take a new one.
 			continue
 		}
 		// Did someone get a 429 meanwhile?
 		var until time.Time
-		if err := l.Store.Update(ctx, lim.Pool, func(s *State) error { until = s.Paused; return nil }); err != nil {
+		if err := l.update(ctx, lim.Pool, woke, func(s *State) error { until = s.Paused; return nil }); err != nil {
 			return t, err
 		}
 		if !until.After(l.now()) {
@@ -229,8 +240,9 @@ func (l *Limiter) Settle(ctx context.Context, t Ticket, used int64) error {
 	if t.Limit.TokensPerMinute <= 0 || used == t.Tokens {
 		return nil
 	}
-	return l.Store.Update(ctx, t.Limit.Pool, func(s *State) error {
-		s.settle(t.Limit, t.Tokens, used)
+	now := l.now()
+	return l.update(ctx, t.Limit.Pool, now, func(s *State) error {
+		s.settle(t.Limit, t.Tokens, used, now)
 		return nil
 	})
 }
@@ -238,10 +250,12 @@ func (l *Limiter) Settle(ctx context.Context, t Ticket, used int64) error {
 // Pause makes the whole pool wait d from now (a provider's Retry-After),
 // plus a random tenth of d more, at most MaxJitter, so that the callers it
 // holds do not all come back at one instant. A pause never shortens one
-// already set.
+// already set. A d over MaxPause is MaxPause.
 func (l *Limiter) Pause(ctx context.Context, lim Limit, d time.Duration) error {
-	until := l.now().Add(d + jitter(d))
-	return l.Store.Update(ctx, lim.Pool, func(s *State) error {
+	d = min(d, MaxPause)
+	now := l.now()
+	until := now.Add(d + jitter(d))
+	return l.update(ctx, lim.Pool, now, func(s *State) error {
 		if until.After(s.Paused) {
 			s.Paused = until
 		}

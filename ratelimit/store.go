@@ -71,6 +71,13 @@ func NewFileStore(dir string) (*FileStore, error) {
 // Dir is the store's folder.
 func (f *FileStore) Dir() string { return f.dir }
 
+var _ Locator = (*FileStore)(nil)
+
+// Locate implements Locator: the pool's file.
+func (f *FileStore) Locate(pool string) string { return f.path(pool) }
+
+func (f *FileStore) path(pool string) string { return filepath.Join(f.dir, pool+".json") }
+
 // maxStateSize bounds a state file's size: a bigger one is not ours. A
 // state of MaxWaiting callers (about 60 B each) fits, with room to spare.
 const maxStateSize = 1 << 20
@@ -84,7 +91,7 @@ func (f *FileStore) Update(ctx context.Context, pool string, fn func(*State) err
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	file, err := os.OpenFile(filepath.Join(f.dir, pool+".json"), os.O_RDWR|os.O_CREATE, 0o600)
+	file, err := os.OpenFile(f.path(pool), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("rate limit %s: %w", pool, err)
 	}

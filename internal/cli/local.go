@@ -34,7 +34,7 @@ func OpenLocal(ctx context.Context, s Settings) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	exec, err := s.Executor(ctx)
+	exec, err := s.Executor(ctx, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -143,10 +143,11 @@ func (s Settings) recordSealer() journal.Sealer {
 }
 
 // Executor builds the model provider, the tools the settings name (the
-// demo tools and the MCP servers of AGENTRUN_TOOLS) and the content store.
-// Close its Tools when done.
-func (s Settings) Executor(ctx context.Context) (*execute.Executor, error) {
-	var lim limiter
+// demo tools and the MCP servers of AGENTRUN_TOOLS) and the content store;
+// logger gets the rate limits' warnings (nil: slog.Default()). Close its
+// Tools when done.
+func (s Settings) Executor(ctx context.Context, logger *slog.Logger) (*execute.Executor, error) {
+	lim := limiter{logger: logger}
 	opts, err := lim.options(ctx, s, s.ModelOptions())
 	if err != nil {
 		return nil, err
@@ -184,7 +185,8 @@ func (s Settings) Executor(ctx context.Context) (*execute.Executor, error) {
 // limiter opens the rate limits' store the first time a model declares
 // limits, and gives every such model the same Limiter.
 type limiter struct {
-	l *ratelimit.Limiter
+	l      *ratelimit.Limiter
+	logger *slog.Logger
 }
 
 // options returns o with the Limiter set when its settings declare limits.
@@ -197,7 +199,7 @@ func (lim *limiter) options(ctx context.Context, s Settings, o llm.Options) (llm
 		if err != nil {
 			return o, err
 		}
-		lim.l = &ratelimit.Limiter{Store: store}
+		lim.l = &ratelimit.Limiter{Store: store, Logger: lim.logger}
 	}
 	o.Limiter = lim.l
 	return o, nil

@@ -54,7 +54,7 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 		sdk = ep.SDKHandler(func(err error) { logger.Warn("temporal sdk metric", "err", err) })
 		logger.Info("serving metrics", "addr", ep.Addr, "paths", "/metrics /healthz")
 	}
-	exec, err := s.Executor(ctx)
+	exec, err := s.Executor(ctx, logger)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,9 @@
 // the zero State; what fn leaves is kept, Waiting included, and pools are
 // apart; an error of fn keeps the state as it was and is returned; updates
 // from many goroutines, through one store or several, lose none; a context
-// already done returns its error without calling fn. Each backend tests its
+// already done returns its error without calling fn; a state in the year
+// 2999 is healed by the next [ratelimit.Limiter.Take] over the store, which
+// goes at once and logs one line naming where the store keeps the pool
+// ([ratelimit.Locator]). Each backend tests its
 // own faults (a damaged file, a frozen lock holder) besides.
 package storetest

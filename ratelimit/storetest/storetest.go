@@ -31,6 +31,7 @@ func RunShared(t *testing.T, open func(t *testing.T) func() ratelimit.Store) {
 	t.Run("ConcurrentUpdatesLoseNone", func(t *testing.T) { t.Parallel(); testConcurrent(t, open(t)) })
 	t.Run("DoneContext", func(t *testing.T) { t.Parallel(); testDone(t, open(t)()) })
 	t.Run("KeepsMaxWaiting", func(t *testing.T) { t.Parallel(); testMaxWaiting(t, open(t)()) })
+	t.Run("FarFutureHeals", func(t *testing.T) { t.Parallel(); testFarFuture(t, open(t)()) })
 }
 
 // epoch is the suite's clock origin: the states it writes are in the
