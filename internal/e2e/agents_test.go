@@ -293,8 +293,13 @@ func TestSubAgentBudgetOnDevServer(t *testing.T) {
 	if code, out := testenv.Run(t, env, time.Minute, reconcile, "budget", child, "50"); code == 0 || !strings.Contains(out, "raise the budget of run "+run+" instead") {
 		t.Fatalf("reconcile budget CHILD 50: exit %d, want refused naming %s\n%s", code, run, out)
 	}
+	// Anyone may ring the child's share: it reads its parent, which has
+	// nothing more for it.
+	seen := signalsTaken(t, srv, child, workflows.SignalShare)
+	f.temporal(t, "workflow", "signal", "-w", child, "--name", workflows.SignalShare, "--input", `{"MaxTurns":50}`)
+	testenv.WaitFor(t, time.Minute, "the child to take the ring", func() bool { return signalsTaken(t, srv, child, workflows.SignalShare) > seen })
 	if cst, err := state(t, srv, child); err != nil || cst.Budget.MaxTurns != 4 || cst.Status != agent.StatusBudgetExceeded {
-		t.Fatalf("child after a budget sent to it: %+v (%v); want still 4 model calls, BudgetExceeded", cst, err)
+		t.Fatalf("child after a budget and a share ring sent to it: %+v (%v); want still 4 model calls, BudgetExceeded", cst, err)
 	}
 	if code, out := testenv.Run(t, env, time.Minute, reconcile, "budget", run, "5"); code == 0 || !strings.Contains(out, "not above the 5 model calls") {
 		t.Fatalf("reconcile budget 5: exit %d, want refused\n%s", code, out)
