@@ -92,6 +92,7 @@ func TestForgedChildReportsOnDevServer(t *testing.T) {
 		t.Fatalf("%d tickets, want 1", n)
 	}
 	replayHistory(t, f, run)
+	replayHistory(t, f, child)
 }
 
 // signalsTaken counts the signals named name in the run's history that a
