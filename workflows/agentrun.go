@@ -87,6 +87,10 @@ type execution struct {
 	// childReports counts the reports taken from the running child, for
 	// an update forwarded to it (operator.go).
 	childReports int
+	// shares takes SignalShare; sharing is set on a child run that takes
+	// its budget from its parent only (childshare.go).
+	shares  workflow.ReceiveChannel
+	sharing *sharing
 }
 
 // turn is where the loop stands: the current turn, and what is known

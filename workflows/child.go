@@ -19,20 +19,22 @@ import (
 // Child runs. A call of an agent tool (agent.ToolSpec.Agent) runs a child
 // AgentRun workflow: its id is agent.ChildRunID(run, step), its input the
 // call's task, its budget what the run has left (agent.Budget.Left). While
-// it runs, the child reports where it stands to its parent (SignalChild)
-// whenever that changes, and the parent shows it as its own: its status,
-// the pending markers or the indeterminate step, the search attributes and
-// the current details, with the child named (State.Child). An approve,
-// deny or reconcile sent to the parent then goes to the child, checked
-// against what the child reported; a raised budget gives the child its new
-// share. The child's answer is the call's result; its usage and model
-// calls count as the parent's. The parent never continues as new while a
+// it runs, the child rings its parent (SignalChild) whenever where it
+// stands changes; the parent reads the child's state (childread.go) and
+// shows it as its own: its status, the pending markers or the
+// indeterminate step, the search attributes and the current details, with
+// the child named (State.Child). An approve, deny or reconcile sent to the
+// parent then goes to the child, checked against that view; a raised
+// budget rings the child, which reads its new share from the parent
+// (childshare.go). The child's answer is the call's result; its usage and
+// model calls count as the parent's, however it ends. The parent never continues as new while a
 // child runs: it waits on the child's completion, and continues, when due,
 // before its next step.
 
-// SignalChild is the signal a child run sends its parent with where it
-// stands (a Child). It is no operator input: the parent takes it only from
-// the child it runs, and only for showing.
+// SignalChild is the signal a child run sends its parent when where it
+// stands changed (with a Child, which runs recorded before
+// versionChildRead showed). It is no operator input, and anyone can send
+// it: the parent reads its child's state when it rings.
 const SignalChild = "agentrun-child"
 
 // Child is a child run as its parent shows it: the child's own report of
@@ -83,6 +85,15 @@ const forwardWait = 30 * time.Second
 // delegation is the child run a step of this execution runs now.
 type delegation struct {
 	run, agent, step string
+	// read is set when the run reads its child (versionChildRead): runID
+	// is then the child's execution, once started, bell its doorbell,
+	// hash the hash of the view last read, and share the most of the
+	// run's budget the child was given (its counts are capped by it).
+	read  bool
+	runID string
+	bell  bell
+	hash  string
+	share agent.Budget
 }
 
 // isAgent reports whether the run's catalog offers tool as an agent tool.
@@ -122,9 +133,20 @@ func (r *execution) delegate(s agent.Step) error {
 		StaticDetails:       StaticDetails(id),
 	}
 	r.event(progress.Event{Type: progress.EventStepStarted, Step: s.Name, Kind: s.Kind, Child: id})
-	r.delegating = &delegation{run: id, agent: name, step: s.Name}
+	d := &delegation{run: id, agent: name, step: s.Name, share: left,
+		read: workflow.GetVersion(r.ctx, versionChildRead, workflow.DefaultVersion, 1) >= 1}
+	r.delegating = d
 	var res Result
-	err := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(r.ctx, opts), WorkflowName, in).Get(r.ctx, &res)
+	fut := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(r.ctx, opts), WorkflowName, in)
+	stopReads := func() {}
+	if d.read {
+		var rctx workflow.Context
+		rctx, stopReads = workflow.WithCancel(r.ctx)
+		workflow.Go(rctx, func(ctx workflow.Context) { r.readChildren(ctx, d, fut.GetChildWorkflowExecution()) })
+	}
+	err := fut.Get(r.ctx, &res)
+	stopReads()
+	last := r.state.Child
 	r.delegating = nil
 	if r.state.Child != nil {
 		r.state.Child = nil
@@ -137,6 +159,9 @@ func (r *execution) delegate(s agent.Step) error {
 	result := agent.ToolResult{Content: res.Answer}
 	if err != nil {
 		res = childUsed(err)
+		if d.read && res == (Result{}) {
+			res = r.chargeEnded(d, fut, last)
+		}
 		result = agent.ToolResult{IsError: true, Content: childFailure(name, id, err)}
 	}
 	r.state.Usage = r.state.Usage.Add(res.Usage)
@@ -188,12 +213,22 @@ func childFailure(name, id string, err error) string {
 // its child stands. A report from any other run is dropped.
 func (r *execution) childReport(raw converter.RawValue) {
 	d := r.delegating
+	if d != nil && d.read {
+		d.bell.rung = true // the report is a doorbell: readChildren reads the child
+		return
+	}
 	var c Child
 	if d == nil || raw.Payload() == nil || json.Unmarshal(raw.Payload().GetData(), &c) != nil || c.Run != d.run {
 		return
 	}
+	r.showChild(&c)
+}
+
+// showChild shows c as where the running child stands.
+func (r *execution) showChild(c *Child) {
+	d := r.delegating
 	c.Agent, c.Step = d.agent, d.step
-	r.state.Child = &c
+	r.state.Child = c
 	r.childReports++
 	if c.waits() {
 		r.state.Status, r.state.Pending, r.state.Indeterminate, r.state.Why, r.state.Reason = c.Status, c.Pending, c.Indeterminate, c.Why, c.Reason
@@ -271,6 +306,12 @@ func (r *execution) shareBudget() {
 	}
 	left, why := r.budget.Left(r.turnsUsed(), r.state.Usage)
 	if why != "" {
+		return
+	}
+	if d.read {
+		// The child reads its share from this run's state (readShare).
+		d.share = maxBudget(d.share, left)
+		workflow.SignalExternalWorkflow(r.ctx, d.run, d.runID, SignalShare, nil)
 		return
 	}
 	if c := r.state.Child; c != nil {

@@ -38,6 +38,7 @@ func (r *execution) setHandlers() error {
 		workflow.QueryHandlerOptions{Description: "where the run stands: status, pending markers, the indeterminate step, steps, usage, rejected inputs"}); err != nil {
 		return err
 	}
+	r.startSharing() // before any input: a budget sent to a child may be refused
 	names := operator.Signals()
 	chans := make([]workflow.ReceiveChannel, len(names))
 	for i, name := range names {
@@ -85,6 +86,7 @@ func (r *execution) setHandlers() error {
 		}
 	}
 	r.children = workflow.GetSignalChannelWithOptions(r.ctx, SignalChild, workflow.SignalChannelOptions{Description: "sent by the run's child run with where it stands; shown, never acted on"})
+	r.shares = workflow.GetSignalChannelWithOptions(r.ctx, SignalShare, workflow.SignalChannelOptions{Description: "sent by the run's parent when its budget was raised: the run, a child, reads its share from its parent"})
 	r.retries = workflow.GetSignalChannelWithOptions(r.ctx, activities.RetrySignal, workflow.SignalChannelOptions{Description: "sent by a step's own activity while the server retries it; shown, never acted on"})
 	workflow.Go(r.ctx, func(ctx workflow.Context) { r.takeSignals(ctx, names, chans) })
 	return nil
@@ -107,11 +109,12 @@ func (r *execution) takeSignals(ctx workflow.Context, names []string, chans []wo
 	for {
 		_ = workflow.Await(dctx, func() bool {
 			unknown := w.found() // first: it is current after every wait
-			return unknown || r.stream.Pending() || r.retries.Len() > 0 || r.children.Len() > 0 || slices.ContainsFunc(chans, func(ch workflow.ReceiveChannel) bool { return ch.Len() > 0 })
+			return unknown || r.stream.Pending() || r.retries.Len() > 0 || r.children.Len() > 0 || r.shares.Len() > 0 || slices.ContainsFunc(chans, func(ch workflow.ReceiveChannel) bool { return ch.Len() > 0 })
 		})
 		r.stream.Receive()
 		drainSignals(r.retries, r.retrying)
 		drainSignals(r.children, r.childReport)
+		drainSignals(r.shares, r.ringShare)
 		if len(w.unknown) > 0 {
 			r.rejectUnknown(ctx, w.unknown)
 		}
@@ -172,6 +175,9 @@ func drainSignals(ch workflow.ReceiveChannel, handle func(raw converter.RawValue
 func (r *execution) operate(name string, raw converter.RawValue) {
 	sig, err := r.validate(name, raw)
 	if err != nil {
+		if name == operator.SignalBudget && r.sharing != nil {
+			r.sharing.bell.rung = true // a parent on the old path shares this way
+		}
 		if r.reject(name, raw, err) {
 			r.showDetails()
 			return
@@ -234,6 +240,9 @@ func (r *execution) validate(name string, raw converter.RawValue) (operator.Sign
 	sig, err := decodeOperator(name, raw)
 	if err != nil {
 		return sig, err
+	}
+	if sig.Name == operator.SignalBudget && r.sharing != nil {
+		return sig, r.childBudget()
 	}
 	if c := r.forwardTo(sig); c != nil {
 		return sig, operator.Check(sig, r.childStand(c))

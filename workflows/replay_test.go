@@ -48,7 +48,11 @@ import (
 // once. e2e-cost is the hand example priced by the models file, parked
 // BudgetExceeded by its cost after one model call and raised by reconcile
 // budget (internal/e2e's TestCostBudgetOnDevServer): its steps carry their
-// cost.
+// cost. e2e-forged-child and e2e-forged-child.tool.1.0.filer are a tree of
+// the build with versionChildRead and versionChildShare (internal/e2e's
+// TestForgedChildReportsOnDevServer): the parent reads its child at each
+// ring, forged reports included, and the child reads its share from its
+// parent after a raise.
 func TestReplay(t *testing.T) {
 	t.Parallel()
 	files, err := committedHistories()

@@ -260,8 +260,10 @@ func slicesContainsReconciled(steps []workflows.StepRecord, name string) bool {
 // TestSubAgentBudgetOnDevServer: a planner with a budget of 5 model calls
 // delegates to an agent that needs 6. The child gets the 4 left, parks
 // BudgetExceeded at 4, and the parent shows it; raising the parent's
-// budget gives the child its share, and the tree completes: 2 model calls
-// in the parent, 6 in the child, 8 counted by the parent.
+// budget gives the child its share (9: what is left of 10 after the
+// parent's own call), and the tree completes: 2 model calls in the
+// parent, 6 in the child, 8 counted by the parent. A budget sent to the
+// child itself is refused, naming the parent.
 func TestSubAgentBudgetOnDevServer(t *testing.T) {
 	t.Parallel()
 	srv := testenv.DevServer(t)
@@ -287,6 +289,18 @@ func TestSubAgentBudgetOnDevServer(t *testing.T) {
 	if d := currentDetails(t, srv, run); !strings.Contains(d, "Used: 5 model calls") || !strings.Contains(d, "-w "+run+" --name budget") {
 		t.Fatalf("parent's current details:\n%s", d)
 	}
+	// The child's budget is its share of its parent's: raised there only.
+	if code, out := testenv.Run(t, env, time.Minute, reconcile, "budget", child, "50"); code == 0 || !strings.Contains(out, "raise the budget of run "+run+" instead") {
+		t.Fatalf("reconcile budget CHILD 50: exit %d, want refused naming %s\n%s", code, run, out)
+	}
+	// Anyone may ring the child's share: it reads its parent, which has
+	// nothing more for it.
+	seen := signalsTaken(t, srv, child, workflows.SignalShare)
+	f.temporal(t, "workflow", "signal", "-w", child, "--name", workflows.SignalShare, "--input", `{"MaxTurns":50}`)
+	testenv.WaitFor(t, time.Minute, "the child to take the ring", func() bool { return signalsTaken(t, srv, child, workflows.SignalShare) > seen })
+	if cst, err := state(t, srv, child); err != nil || cst.Budget.MaxTurns != 4 || cst.Status != agent.StatusBudgetExceeded {
+		t.Fatalf("child after a budget and a share ring sent to it: %+v (%v); want still 4 model calls, BudgetExceeded", cst, err)
+	}
 	if code, out := testenv.Run(t, env, time.Minute, reconcile, "budget", run, "5"); code == 0 || !strings.Contains(out, "not above the 5 model calls") {
 		t.Fatalf("reconcile budget 5: exit %d, want refused\n%s", code, out)
 	}
@@ -302,6 +316,11 @@ func TestSubAgentBudgetOnDevServer(t *testing.T) {
 	}
 	if st, err := state(t, srv, run); err != nil || st.Delegated != 6 || st.Turns != 2 {
 		t.Fatalf("parent state: %+v (%v); want 2 own model calls and 6 delegated", st, err)
+	}
+	// The child's share after the raise is what was left of the parent's
+	// 10 after its own 1 call, not the whole 10.
+	if cst, err := state(t, srv, child); err != nil || cst.Budget.MaxTurns != 9 || cst.Turns != 6 {
+		t.Fatalf("child state: %d model calls of %d (%v); want 6 of 9", cst.Turns, cst.Budget.MaxTurns, err)
 	}
 }
 
