@@ -293,64 +293,6 @@ func infoOutcome(info local.RunInfo) agent.Outcome {
 // op is how printed commands reach the local engine's runs.
 func (l *Local) op() engine { return localEngine(l.Commands) }
 
-func printInfo(w io.Writer, op engine, info local.RunInfo) error {
-	v := runView{
-		Header:  fmt.Sprintf("run %s: %s (%s)", info.RunID, info.Status, plural(info.Records, "record")),
-		Outcome: infoOutcome(info),
-	}
-	v.Stopped = stoppedLine(op, info)
-	for _, s := range info.Steps {
-		res, _ := json.Marshal(s.Result)
-		line := fmt.Sprintf("%-28s %-5s %-10s starts=%d result=%s", s.Name, s.Kind, s.State, s.Starts, res)
-		if s.Settled != nil {
-			line += " (" + s.Settled.String() + ")"
-		}
-		v.Steps = append(v.Steps, line)
-	}
-	if c := info.Child; c != nil {
-		v.Tail = append(v.Tail, fmt.Sprintf("at a call of agent %s: child run %s is %s; see it with %s", c.Agent, c.RunID, c.Status, op.reconcile("show", c.RunID)))
-	}
-	if info.Parent != "" {
-		v.Tail = append(v.Tail, fmt.Sprintf("the child run of agent %s called by run %s, which drives it; see that run with %s", info.Agent, info.Parent, op.reconcile("show", info.Parent)))
-	}
-	for _, e := range info.Expired {
-		v.Tail = append(v.Tail, fmt.Sprintf("approval expired: %s was denied (%s)", e.Marker, e.Reason))
-	}
-	v.Tail = append(v.Tail, budgetLine(info.Turns, info.Usage, info.Budget))
-	printRun(w, op, info.RunID, v)
-	return nil
-}
-
-// stoppedLine says, for a local run that is Running, why its last driver
-// stopped (run.stopped) and whether a driver runs it now, with the command
-// that resumes it when none does; "" when there is nothing to say.
-func stoppedLine(op engine, info local.RunInfo) string {
-	if info.Status != agent.StatusRunning {
-		return ""
-	}
-	resume := "resume with " + op.resume(info.RunID)
-	switch {
-	case !op.asked:
-		if info.Stopped != nil {
-			return fmt.Sprintf("%s; %s", info.Stopped, resume)
-		}
-		return ""
-	case op.driver != nil:
-		who := "a driver"
-		if op.driver.PID > 0 {
-			who = fmt.Sprintf("a driver (process %d)", op.driver.PID)
-		}
-		if info.Stopped != nil {
-			return fmt.Sprintf("the last driver %s; %s runs it now", info.Stopped, who)
-		}
-		return who + " runs it now"
-	case info.Stopped != nil:
-		return fmt.Sprintf("%s; no driver runs it now: %s", info.Stopped, resume)
-	default:
-		return "no driver runs it now (its last driver ended without recording why: killed, or its host went down): " + resume
-	}
-}
-
 // onWait is how a following local driver says it waits: where the run
 // stands with the commands that unblock it, and that it goes on by itself.
 func (l *Local) onWait(w io.Writer, runID string) func(agent.Outcome) {
