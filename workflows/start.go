@@ -87,6 +87,9 @@ func (r *execution) checkInput() string {
 	if in.Continued == nil && len(in.Messages) == 0 {
 		return "the input has no messages"
 	}
+	if why := startRefs(in.Messages, workflow.GetInfo(r.ctx).ParentWorkflowExecution != nil); why != "" {
+		return why
+	}
 	if in.Session {
 		r.idle = DefaultSessionIdle
 		if in.SessionIdle != "" {
