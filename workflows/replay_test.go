@@ -48,7 +48,13 @@ import (
 // once. e2e-cost is the hand example priced by the models file, parked
 // BudgetExceeded by its cost after one model call and raised by reconcile
 // budget (internal/e2e's TestCostBudgetOnDevServer): its steps carry their
-// cost.
+// cost. From internal/e2e's trust tests: e2e-retry-approval-never, attempt
+// 2 of a workflow retry whose input forged continued, refused at its start
+// (its versionTrustedContinued marker); e2e-list-approval-never, a run whose
+// tool listing was completed by hand with create_ticket needing no
+// approval, its steps carrying the catalog's key and its first model step
+// refused by the worker; and e2e-list-no-tools-key, a listing without a
+// tools key, refused before any step (its versionCatalogChecked marker).
 func TestReplay(t *testing.T) {
 	t.Parallel()
 	files, err := committedHistories()
