@@ -54,6 +54,15 @@ type StepInput struct {
 	// Agent is the agent tool whose child run the step belongs to: the
 	// step runs with that agent's model and tools. "" for a top-level run.
 	Agent string `json:"agent,omitempty"`
+	// Catalog is the key of what the run's catalog says about its tools
+	// (Catalog.Binding, Binding.Key): the worker runs the step only when
+	// it is the key of its own (binding.go). "" in steps scheduled before
+	// it was carried, and in runs whose catalog has no tools key.
+	Catalog string `json:"catalog,omitempty"`
+	// Spec is the called tool's spec as the run's catalog has it (a tool
+	// step): the worker runs the step only when it is its own spec of the
+	// tool. Nil in steps scheduled before it was carried.
+	Spec *agent.ToolSpec `json:"spec,omitempty"`
 }
 
 // Activities are the activities of AgentRun, with their dependencies.
@@ -98,6 +107,10 @@ type Activities struct {
 	// Test are the test-only crash points (hold.go). Production leaves
 	// them zero.
 	Test Test
+
+	// agent and system are, in the activities of a child run (forAgent),
+	// the agent it runs and that agent's system prompt.
+	agent, system string
 }
 
 // heartbeating runs fn while heartbeating every HeartbeatEvery, with the

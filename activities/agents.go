@@ -21,6 +21,7 @@ func (a *Activities) forAgent(name, step string) (*Activities, error) {
 	}
 	sub := *a
 	sub.Exec = ex
+	sub.agent, sub.system = name, a.Exec.Tools.Agents()[name].System
 	return &sub, nil
 }
 
@@ -34,10 +35,13 @@ func (a *Activities) ListAgentTools(ctx context.Context, name string) (Catalog, 
 	}
 	var c Catalog
 	_, err = sub.heartbeating(ctx, "tools", func(ctx context.Context) (json.RawMessage, error) {
+		if err := a.holdInList(ctx); err != nil { // a test-only crash point; inert unless set
+			return nil, err
+		}
 		var err error
 		c, err = sub.listTools(ctx)
 		return nil, err
 	})
-	c.Agent, c.System = name, a.Exec.Tools.Agents()[name].System
+	c.Agent, c.System = sub.agent, sub.system
 	return c, err
 }

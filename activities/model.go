@@ -39,7 +39,10 @@ func (a *Activities) CallModel(ctx context.Context, in StepInput) (json.RawMessa
 	if err != nil {
 		return nil, err
 	}
-	if err := a.checkModel(in.Step); err != nil {
+	if err := a.checkModel(in); err != nil {
+		return nil, err
+	}
+	if err := a.checkBinding(in); err != nil {
 		return nil, err
 	}
 	if a.Metrics != nil && activity.GetInfo(ctx).Attempt == 1 {

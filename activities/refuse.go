@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/content"
 )
 
 // ErrTypeRefused: the step does not match this worker's own tools (a tool
@@ -20,6 +21,11 @@ const maxNamed = 10
 // refused is the non-retryable failure of a step the worker refuses.
 func refused(format string, args ...any) error {
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), ErrTypeRefused, nil)
+}
+
+// refusedWith is refused with details: what the worker has instead.
+func refusedWith(details any, format string, args ...any) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), ErrTypeRefused, nil, details)
 }
 
 // checkTool checks a tool step against the worker's own tools: the
@@ -86,18 +92,34 @@ func (a *Activities) offered() string {
 
 // checkModel checks the tool-spec key a model step names against the key
 // of the tools this worker lists (cached per tool set): the model is
-// offered only the worker's own tools. "" names the worker's own tools.
-func (a *Activities) checkModel(s agent.Step) error {
+// offered only the worker's own tools. "" names the worker's own tools,
+// taken only in a step that carries no catalog key (StepInput.Catalog):
+// one scheduled before catalogs were bound, by a run listed before tools
+// keys.
+func (a *Activities) checkModel(in StepInput) error {
+	s := in.Step
 	key := s.Model.Tools
-	if key == "" {
-		return nil
+	if key == "" && in.Catalog == "" {
+		return nil // a step of a run listed before tools keys, or before bound catalogs
 	}
 	own, err := a.Exec.ToolsKey()
 	if err != nil {
 		return fmt.Errorf("step %s: the key of this worker's tools: %w", s.Name, err)
 	}
 	if key != own {
-		return refused("step %s offers the model tool specs %s; this worker lists %s (its tools file or MCP servers differ from the ones the run started with)", s.Name, key, own)
+		if key == "" {
+			return refused("step %s names no tool specs to offer the model; a run's model step names its catalog's tools key, and this worker lists %s", s.Name, own)
+		}
+		return refused("step %s offers the model tool specs %s; this worker lists %s (its tools file or MCP servers differ from the ones the run started with)", s.Name, shownKey(key), own)
 	}
 	return nil
+}
+
+// shownKey is a content key as a refusal shows it: as it is when it is
+// one, else quoted and cut (shown).
+func shownKey(key string) string {
+	if content.ValidKey(key) == nil {
+		return key
+	}
+	return shown(key)
 }

@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -71,6 +72,12 @@ func (a *Activities) CallTool(ctx context.Context, in StepInput) (json.RawMessag
 	// The worker's own tools decide what a step may do, before anything
 	// is read, recorded or run. A refused attempt counts as failed.
 	if err := a.checkTool(in.Step); err != nil {
+		a.Metrics.Step(ctx, in.Step.Kind, metrics.Failed, 0)
+		return nil, err
+	}
+	// So do the spec the run's policy decided the call by, and the run's
+	// whole tool list (binding.go).
+	if err := cmp.Or(a.checkSpec(in), a.checkBinding(in)); err != nil {
 		a.Metrics.Step(ctx, in.Step.Kind, metrics.Failed, 0)
 		return nil, err
 	}

@@ -36,6 +36,30 @@ type ToolSpec struct {
 	Agent bool `json:"agent,omitempty"`
 }
 
+// MaxToolName is the longest tool name: the longest every model provider
+// takes (OpenAI's function names are ^[A-Za-z0-9_-]{1,64}$).
+const MaxToolName = 64
+
+// ToolNameRule says what a tool name may be, for error messages.
+const ToolNameRule = "1 to 64 letters, digits, '_' or '-'"
+
+// ValidToolName reports whether name is a tool name every provider takes
+// (ToolNameRule): the rule for agent tools' names and for MCP servers' tool
+// names, so that a name can be a step name's last part, an approval's
+// marker and a search attribute's value as it is.
+func ValidToolName(name string) bool {
+	if name == "" || len(name) > MaxToolName {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // Per-tool approval overrides.
 const (
 	ApprovalAlways = "always" // every call waits for a person

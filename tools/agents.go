@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -47,10 +46,6 @@ var DefaultAgentParameters = json.RawMessage(`{"type":"object","properties":{"ta
 // DefaultAgentDepth is how deeply agent tools may nest by default: a run
 // that calls an agent is depth 1, an agent that calls another is 2.
 const DefaultAgentDepth = 3
-
-// agentName is what an agent's name may be: a tool name every provider
-// takes, and part of its child runs' ids.
-var agentName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 var agentFields = []string{"description", "parameters", "model", "system", "tools", "approval"}
 
@@ -116,8 +111,10 @@ func (c Config) validateAgents() error {
 	for _, name := range sortedKeys(c.Agents) {
 		a, f := c.Agents[name], fmt.Sprintf("agents[%q]", name)
 		switch {
-		case !agentName.MatchString(name):
-			return c.fail(f, "%q is not an agent name; want 1 to 64 letters, digits, '_' or '-' (the calling model's tool name, such as \"researcher\")", name)
+		case !agent.ValidToolName(name):
+			// A tool name every provider takes (agent.ValidToolName), and
+			// part of its child runs' ids.
+			return c.fail(f, "%q is not an agent name; want %s (the calling model's tool name, such as \"researcher\")", name, agent.ToolNameRule)
 		case strings.TrimSpace(a.Description) == "":
 			return c.fail(f+".description", "missing; want a sentence telling the calling model what the agent does")
 		}

@@ -39,6 +39,20 @@ const versionUpdateAnswer = "update-answer-after-acting"
 // on it, which is later when other calls of the turn ran first.
 const versionExpiryClock = "expiry-clock-model-step"
 
+// versionTrustedContinued guards the start rule of trustedContinued and
+// CronRefused (refuseStart): version 1 honours continued only in an
+// execution its run's continue-as-new started, and refuses a cron
+// schedule; the default honoured it in any execution with a continued run
+// id (a cron run, a workflow retry) and ran on a cron schedule. Taken only
+// where the two differ.
+const versionTrustedContinued = "continued-only-by-continue-as-new"
+
+// versionCatalogChecked guards the refusal of a malformed catalog
+// (activities.MalformedCatalog): version 1 fails the run with
+// MalformedCatalog; the default ran with it. Taken only for a malformed
+// catalog.
+const versionCatalogChecked = "catalog-checked"
+
 // a names the activities; the workflow never calls its methods directly.
 var a *activities.Activities
 
@@ -52,7 +66,11 @@ type execution struct {
 	// over them.
 	cat  activities.Catalog
 	loop agent.Loop
-	turn turn
+	// catKey is the key of what the catalog says about the tools
+	// (activities.Binding), which every step carries; "" for a catalog
+	// with no tools key (listed before there were any).
+	catKey string
+	turn   turn
 	// budget is the run's limits: from the input, raised by budget inputs.
 	budget agent.Budget
 	// stepsHere counts the steps this execution ran, for ContinueAfter.

@@ -13,12 +13,21 @@
 // the operator signals already delivered, then carries a Continued
 // checkpoint (the loop's checkpoint, the current turn's facts and write
 // generations, the catalog and the state, bounded whatever the turn). That
-// checkpoint is honoured only in an execution the server started by
-// continue-as-new (its continued-execution run id is set): a start input
-// that sets it fails the run at once (ForgedContinued) and runs nothing, so
-// a client with start rights cannot declare tool kinds or queue calls. A
-// step the worker refuses (activities.ErrTypeRefused) fails the run; a
-// refused write ran nothing, so it is not Indeterminate. The
+// checkpoint is honoured only in an execution the run's own continue-as-new
+// started (its continued-execution run id is set, it is attempt 1, and it
+// has no cron schedule: trustedContinued): a start input that sets it fails
+// the run at once (ForgedContinued) and runs nothing, and so does a
+// workflow retry (RetriedContinued), which reuses the retried execution's
+// input; a cron schedule is refused outright (CronRefused), since each cron
+// run reuses the client's input. So a client with start rights cannot
+// declare tool kinds or queue calls. The catalog, the result of the run's
+// first activity, is bound to the worker's tools: every step carries the key
+// of what it says about the tools (activities.Binding), and a tool step the
+// called tool's spec, which the worker checks against its own; a catalog no
+// worker could have listed (activities.MalformedCatalog) fails the run
+// before any step. A step the worker refuses (activities.ErrTypeRefused)
+// fails the run, naming the difference; a refused write ran nothing, so it
+// is not Indeterminate. The
 // workflow id, step names, usage, the guard's run key (the first
 // execution's run id), search attributes and memo carry over; the state
 // query and the current details come from the newest execution.

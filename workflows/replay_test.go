@@ -53,6 +53,13 @@ import (
 // TestForgedChildReportsOnDevServer): the parent reads its child at each
 // ring, forged reports included, and the child reads its share from its
 // parent after a raise.
+// From internal/e2e's trust tests: e2e-retry-approval-never, attempt
+// 2 of a workflow retry whose input forged continued, refused at its start
+// (its versionTrustedContinued marker); e2e-list-approval-never, a run whose
+// tool listing was completed by hand with create_ticket needing no
+// approval, its steps carrying the catalog's key and its first model step
+// refused by the worker; and e2e-list-no-tools-key, a listing without a
+// tools key, refused before any step (its versionCatalogChecked marker).
 func TestReplay(t *testing.T) {
 	t.Parallel()
 	files, err := committedHistories()

@@ -192,10 +192,28 @@ func (r *execution) failure(s agent.Step, err error) string {
 	if class != "" && !strings.HasPrefix(msg, class) {
 		reason = fmt.Sprintf("%s: %s failed %s: %s: %s", s.Name, what, how, class, msg)
 	}
+	if d := r.catalogDiff(err); d != "" {
+		reason += "; first difference: " + d
+	}
 	if hint := failureHint(s.Kind, class); hint != "" {
 		reason += ". " + hint
 	}
 	return reason
+}
+
+// catalogDiff names how the run's catalog differs from the worker's own,
+// when the worker refused a step for it: the refusal's details are the
+// worker's binding (activities.Binding). "" for any other failure.
+func (r *execution) catalogDiff(err error) string {
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) || appErr.Type() != activities.ErrTypeRefused || !appErr.HasDetails() {
+		return ""
+	}
+	var own activities.Binding
+	if appErr.Details(&own) != nil || own.ToolsKey == "" {
+		return ""
+	}
+	return oneLine(r.cat.Binding().Diff(own))
 }
 
 // lastError is the class (the application error's type, or the kind of

@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/streams"
@@ -16,12 +17,10 @@ import (
 // execution it continues: the state, the stream, the handlers, the input's
 // checks and, for a new run, the tool list. An ending means it ended there.
 func start(ctx workflow.Context, in Input) (*execution, *ending) {
-	// continued is the run's own checkpoint, honoured only in an execution
-	// that really continues one: the server sets the continued run id, and
-	// a start input cannot. Its tool kinds and queued calls are never
-	// taken from a client.
-	forged := in.Continued != nil && workflow.GetInfo(ctx).ContinuedExecutionRunID == ""
-	if forged {
+	// continued is the run's own checkpoint: its tool kinds and queued
+	// calls are never taken from a client (trustedContinued).
+	refusal := refuseStart(ctx, in)
+	if refusal != "" {
 		in.Continued = nil
 	}
 	r := &execution{
@@ -46,8 +45,8 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 	if err := r.setHandlers(); err != nil {
 		return r, end(Result{}, err)
 	}
-	if forged {
-		return r, end(r.fail(ForgedContinued))
+	if refusal != "" {
+		return r, end(r.fail(refusal))
 	}
 	if in.Agent != "" && workflow.GetInfo(ctx).ParentWorkflowExecution == nil {
 		return r, end(r.fail(ForgedAgent))
@@ -69,6 +68,12 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 			}
 			return r, end(r.fail("list tools: " + err.Error()))
 		}
+		if why := activities.MalformedCatalog(r.cat, in.Agent); why != "" && workflow.GetVersion(ctx, versionCatalogChecked, workflow.DefaultVersion, 1) >= 1 {
+			// Taken only here, so a run that never lists a malformed
+			// catalog records no marker, and one recorded before replays
+			// on.
+			return r, end(r.fail(fmt.Sprintf(MalformedCatalog, why)))
+		}
 		r.state.Model = r.cat.Model
 		msgs := in.Messages
 		if in.Agent != "" {
@@ -77,7 +82,69 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 		r.turn.cp = agent.Start(msgs)
 	}
 	r.loop = agent.Loop{Tools: r.cat.Tools, ToolsKey: r.cat.ToolsKey, FailOnCut: r.cat.FailOnCut, FailOnEmpty: r.cat.FailOnEmpty}
+	if r.cat.ToolsKey != "" {
+		// Every step carries it, and runs only on a worker whose own tools
+		// it is (activities/binding.go). A catalog without a tools key was
+		// listed before there were any: its steps are checked as then.
+		r.catKey = r.cat.Binding().Key()
+	}
 	return r, nil
+}
+
+// refuseStart returns why an execution fails at its start, before it runs
+// anything, from its input and what the server says of it; "" when it
+// runs. The rule for continued (trustedContinued) and for a cron schedule.
+// Where it refuses what the build before it ran (a cron schedule, a
+// continued honoured in a cron run or a workflow retry), it takes
+// versionTrustedContinued, so a history recorded before replays on; a run
+// that starts as it always did records no marker.
+func refuseStart(ctx workflow.Context, in Input) string {
+	info := workflow.GetInfo(ctx)
+	before := "" // what the build before refused
+	if in.Continued != nil && info.ContinuedExecutionRunID == "" {
+		before = ForgedContinued
+	}
+	now := before
+	switch {
+	case info.CronSchedule != "":
+		now = fmt.Sprintf(CronRefused, info.CronSchedule)
+	case in.Continued != nil && !trustedContinued(info):
+		now = ForgedContinued
+		if info.Attempt > 1 {
+			now = fmt.Sprintf(RetriedContinued, info.Attempt)
+		}
+	}
+	if now != before && workflow.GetVersion(ctx, versionTrustedContinued, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return before
+	}
+	return now
+}
+
+// trustedContinued reports whether the execution is one that its run's own
+// continue-as-new started, the only one whose input's continued is the
+// run's checkpoint. The server sets the continued run id on three kinds of
+// execution, and only this one takes its input from the workflow's code:
+//
+//   - continue-as-new: attempt 1, no cron schedule. The input is the one
+//     the previous execution built: AgentRun's checkpoint (a client's
+//     start input with continued fails at once, and refusals never retry).
+//     Only workflow code can continue as new, so only a worker of the
+//     namespace running a workflow of its own that continues as new into
+//     AgentRun could choose that input: this rule does not authenticate
+//     the checkpoint against that.
+//   - a workflow retry (attempt above 1): the input is the retried
+//     execution's, which may be a client's start input. A retry of a real
+//     continued execution looks the same, so it is refused too
+//     (RetriedContinued): its steps are not run again from a checkpoint
+//     that a client may have written.
+//   - a cron run: the input is the client's start input, every time. A
+//     cron schedule is refused outright (CronRefused).
+//
+// A reset keeps the started event of the execution it resets (its input,
+// attempt, cron schedule and continued run id), so a reset execution is
+// judged as the one it resets was.
+func trustedContinued(info *workflow.Info) bool {
+	return info.ContinuedExecutionRunID != "" && info.Attempt <= 1 && info.CronSchedule == ""
 }
 
 // checkInput checks the run's input and takes its session settings; it

@@ -23,7 +23,14 @@ func (r *execution) execute(s agent.Step) error {
 	}
 	r.waitBegan = time.Time{} // a step runs: no wait for a person
 	in := stepInput(s, workflow.GetInfo(r.ctx).FirstRunID)
-	in.Agent = r.cat.Agent
+	in.Agent, in.Catalog = r.cat.Agent, r.catKey
+	if s.Call != nil {
+		// The spec the run's policy decided the call by: the worker runs
+		// the step only when it is its own.
+		if spec, ok := r.catalogSpec(s.Call.Name); ok {
+			in.Spec = &spec
+		}
+	}
 	if s.Kind == agent.KindWrite && !s.Idempotent {
 		r.turn.gen[s.Name]++
 		in.Generation = r.turn.gen[s.Name]
@@ -51,6 +58,16 @@ func (r *execution) execute(s agent.Step) error {
 	}
 	r.completed(s, in.Generation, res)
 	return nil
+}
+
+// catalogSpec returns the spec of the named tool in the run's catalog.
+func (r *execution) catalogSpec(name string) (agent.ToolSpec, bool) {
+	for _, t := range r.cat.Tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return agent.ToolSpec{}, false
 }
 
 // stepInput is the activity input of step s of the run whose first run id

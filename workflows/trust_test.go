@@ -1,15 +1,23 @@
 package workflows_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -67,4 +75,118 @@ func TestRefusedStepFailsRun(t *testing.T) {
 		t.Fatalf("tickets %d, CallTool attempts %d; want 0 and 1 (refused, never retried)", n, h.started["CallTool"])
 	}
 	_ = activities.ErrTypeRefused
+}
+
+// forgedListing makes the harness's tool listing return its own catalog
+// edited by edit, as someone completing the activity by hand could; it
+// returns what the steps carried.
+func forgedListing(t *testing.T, h *harness, edit func(*activities.Catalog)) *[]activities.StepInput {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	aenv := suite.NewTestActivityEnvironment()
+	aenv.RegisterActivity(h.acts)
+	v, err := aenv.ExecuteActivity(h.acts.ListTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cat activities.Catalog
+	if err := v.Get(&cat); err != nil {
+		t.Fatal(err)
+	}
+	cat.Tools = slices.Clone(cat.Tools)
+	edit(&cat)
+	h.env.OnActivity(h.acts.ListTools, mock.Anything).Return(cat, nil)
+	var mu sync.Mutex
+	steps := &[]activities.StepInput{}
+	record := func(in activities.StepInput) {
+		mu.Lock()
+		defer mu.Unlock()
+		*steps = append(*steps, in)
+	}
+	h.env.OnActivity(h.acts.CallModel, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.StepInput) (json.RawMessage, error) {
+			record(in)
+			return h.acts.CallModel(ctx, in)
+		})
+	h.env.OnActivity(h.acts.CallTool, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.StepInput) (json.RawMessage, error) {
+			record(in)
+			return h.acts.CallTool(ctx, in)
+		})
+	return steps
+}
+
+// TestStepsCarryTheCatalog: the hand example's steps carry the key of
+// the run's catalog, and each tool step the called tool's spec as the
+// catalog has it; the worker's own catalog runs to the answer.
+func TestStepsCarryTheCatalog(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	var want string
+	steps := forgedListing(t, h, func(c *activities.Catalog) { want = c.Binding().Key() })
+	h.at(time.Minute, func() {
+		h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep})
+	})
+	h.run()
+	if r := h.result(t); !strings.Contains(r.Answer, "TICKET-1") {
+		t.Fatalf("answer %q does not name TICKET-1", r.Answer)
+	}
+	if len(*steps) != 5 {
+		t.Fatalf("%d steps, want 5", len(*steps))
+	}
+	for _, in := range *steps {
+		if in.Catalog != want {
+			t.Errorf("%s carries catalog key %q, want %q", in.Step.Name, in.Catalog, want)
+		}
+		if in.Step.Call != nil && (in.Spec == nil || in.Spec.Name != in.Step.Call.Name || in.Spec.Kind != in.Step.Kind) {
+			t.Errorf("%s carries spec %+v, want the catalog's %s", in.Step.Name, in.Spec, in.Step.Call.Name)
+		}
+		if in.Step.Call == nil && in.Spec != nil {
+			t.Errorf("model step %s carries a spec", in.Step.Name)
+		}
+	}
+}
+
+// TestForgedCatalogRefused: a tool listing completed with a catalog that
+// says create_ticket needs no approval fails the run at its first model
+// step, naming the tool and the field; one without a tools key fails it
+// before any step (a version marker notes the refusal). No ticket either
+// way.
+func TestForgedCatalogRefused(t *testing.T) {
+	t.Parallel()
+	never := func(c *activities.Catalog) {
+		for i := range c.Tools {
+			if c.Tools[i].Name == "create_ticket" {
+				c.Tools[i].Approval = agent.ApprovalNever
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		edit  func(*activities.Catalog)
+		want  string
+		steps int
+	}{
+		{"approval never", never, `llm/1: the model call failed at its first attempt, which is not retried for this error: StepRefused: step llm/1 runs with a tool list that is not this worker's`, 1},
+		{"no tools key", func(c *activities.Catalog) { never(c); c.ToolsKey = "" }, fmt.Sprintf(workflows.MalformedCatalog, `its tools key "" is not a content key`), 0},
+		{"an agent's", func(c *activities.Catalog) { c.Agent = "filer" }, fmt.Sprintf(workflows.MalformedCatalog, `it is the catalog of a child run of agent "filer", and this run is a top-level run`), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			steps := forgedListing(t, h, tc.edit)
+			h.run()
+			err := h.env.GetWorkflowError()
+			var appErr *temporal.ApplicationError
+			if !errors.As(err, &appErr) || appErr.Type() != workflows.ErrTypeFailed || !strings.HasPrefix(appErr.Message(), tc.want) || strings.Contains(appErr.Message(), "\n") {
+				t.Fatalf("workflow error %v, want one line beginning %q", err, tc.want)
+			}
+			if tc.steps == 1 && !strings.HasSuffix(appErr.Message(), `; first difference: tool create_ticket: approval "never" in the run's list, "" in this worker's`) {
+				t.Fatalf("the reason %q does not name the difference", appErr.Message())
+			}
+			if len(*steps) != tc.steps || h.ticketCount(t) != 0 {
+				t.Fatalf("steps %d, tickets %d; want %d and 0", len(*steps), h.ticketCount(t), tc.steps)
+			}
+		})
+	}
 }

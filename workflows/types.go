@@ -74,10 +74,12 @@ type Input struct {
 	// stream (TopicTokens) when the provider can. nil means: for sessions.
 	Stream *bool `json:"stream,omitempty"`
 	// Continued is set on an execution that continues a run: where the
-	// previous one stopped. Messages is then empty. It is honoured only
-	// when the server says the execution continues another
-	// (ContinuedExecutionRunID); a start input that sets it fails the run
-	// with ForgedContinued, having run nothing.
+	// previous one stopped. Messages is then empty. It is honoured only in
+	// an execution that the run's own continue-as-new started: the server
+	// set its continued run id, it is its first attempt, and it has no cron
+	// schedule (trustedContinued). A start input that sets it fails the run
+	// with ForgedContinued, and a workflow retry whose input sets it with
+	// RetriedContinued, having run nothing.
 	Continued *Continued `json:"continued,omitempty"`
 	// Agent is set on a child run: the agent tool it runs (its model,
 	// tools and system prompt come from the worker's tools file). It is
@@ -94,6 +96,22 @@ const ForgedAgent = "the input sets agent, which only a run's call of an agent t
 // ForgedContinued is the reason a run fails whose start input sets
 // continued: the field is only for the run's own continue-as-new.
 const ForgedContinued = "the input sets continued, which only the run's own continue-as-new may set (this execution continues none): start the run with messages and without continued"
+
+// RetriedContinued is the reason a workflow retry fails whose input sets
+// continued (a format: the attempt): a retry reuses the input of the
+// execution it retries, which may be a client's, so its checkpoint is not
+// the run's own.
+const RetriedContinued = "the input sets continued, and this execution is attempt %d of a workflow retry, which reuses the retried execution's input: only an execution that the run's own continue-as-new started takes a checkpoint; start the run again with messages, and without a workflow retry policy (each step has its own retries)"
+
+// CronRefused is the reason a run with a cron schedule fails (a format:
+// the schedule): each cron run would start again from the client's input,
+// with the previous run's id as its continued run id.
+const CronRefused = "the run has cron schedule %q, and an agent run does not run on a cron schedule: start the run without one, and start runs on a schedule with a Temporal Schedule (temporal schedule create --workflow-type AgentRun ...), which starts each as a run of its own"
+
+// MalformedCatalog is the reason a run fails whose tool listing returned a
+// catalog that no worker lists (a format: what is wrong with it,
+// activities.MalformedCatalog).
+const MalformedCatalog = "the run's tool listing returned a catalog no worker lists: %s; was the listing's activity completed by hand? start the run again"
 
 // Continued is the checkpoint a run carries across continue-as-new: the
 // loop's checkpoint, the facts about the current turn, the catalog and the

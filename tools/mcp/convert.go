@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"unicode"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -16,8 +15,9 @@ import (
 // toolSpec turns a listed MCP tool into the spec the model and the policy
 // see.
 func toolSpec(t *sdk.Tool) (agent.ToolSpec, error) {
-	if t.Name == "" || strings.ContainsFunc(t.Name, func(r rune) bool { return r == '/' || unicode.IsSpace(r) }) {
-		return agent.ToolSpec{}, fmt.Errorf("the name cannot name a step (%s): it must be non-empty, without '/' or spaces", agent.StepFormat)
+	if !agent.ValidToolName(t.Name) {
+		// list leaves such a tool out before it gets here.
+		return agent.ToolSpec{}, fmt.Errorf("the name is not a tool name: want %s", agent.ToolNameRule)
 	}
 	spec := agent.ToolSpec{
 		Name:        t.Name,

@@ -8,7 +8,11 @@
 // Client.Tools lists the server's tools, following pagination, within
 // Options.ConnectTimeout and at most MaxToolPages pages, MaxTools tools and
 // MaxListBytes of names, descriptions and schemas: a list over a bound is a
-// one-line error naming the server and the bound (ErrListBound).
+// one-line error naming the server and the bound (ErrListBound). A tool
+// whose name is not a tool name every provider takes (agent.ValidToolName:
+// 1 to 64 letters, digits, '_' or '-', the rule for agent names) is left
+// out with a warning naming the server and the name, quoted and cut; its
+// name still counts towards MaxListBytes.
 //
 // What a server sees of the worker: a stdio server starts with a minimal
 // environment, the Inherited variables (HOME, LOGNAME, PATH, SHELL, TERM,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -70,6 +71,8 @@ type clientOutcome struct {
 	Bound   bool   // the error is ErrListBound
 	Timeout bool   // the error is context.DeadlineExceeded
 	Tools   int
+	Names   []string // the listed tools' names
+	Log     string   // what the client logged (JSON lines)
 	Results []callOutcome
 }
 
@@ -89,7 +92,9 @@ func runClientJob(job string) int {
 	var out clientOutcome
 	func() {
 		ctx := context.Background()
-		c, err := Connect(ctx, j.Server, Options{ConnectTimeout: j.ConnectTimeout})
+		var log strings.Builder
+		defer func() { out.Log = log.String() }()
+		c, err := Connect(ctx, j.Server, Options{ConnectTimeout: j.ConnectTimeout, Logger: slog.New(slog.NewJSONHandler(&log, nil))})
 		if err != nil {
 			out.Err = err.Error()
 			return
@@ -101,6 +106,9 @@ func runClientJob(job string) int {
 			return
 		}
 		out.Tools = len(ts)
+		for _, t := range ts {
+			out.Names = append(out.Names, t.Spec().Name)
+		}
 		for _, t := range ts {
 			if t.Spec().Name != j.Call {
 				continue
@@ -174,6 +182,7 @@ const initializeResult = `{"protocolVersion":"2025-06-18","capabilities":{"tools
 //     description of SIZE bytes, and a new cursor on every page.
 //   - "huge-result": it lists one read tool, "dump", whose result is
 //     hostileBytes of text.
+//   - "bad-names": it lists badNames, each a read tool, and "lookup".
 func serveHostile(mode string, in io.Reader, out io.Writer) {
 	w := bufio.NewWriter(out)
 	reply := func(id json.RawMessage, result string) {
@@ -196,6 +205,8 @@ func serveHostile(mode string, in io.Reader, out io.Writer) {
 			reply(m.ID, endlessPage(mode, m.Params.Cursor))
 		case m.Method == "tools/list" && mode == "huge-result":
 			reply(m.ID, dumpList)
+		case m.Method == "tools/list" && mode == "bad-names":
+			reply(m.ID, badNamesList())
 		case m.Method == "tools/call" && mode == "huge-result":
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, m.ID)
 			if writeHuge(w) != nil {

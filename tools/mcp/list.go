@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentrun/agentrun/agent"
 )
 
 // Listing a server's tools: tools/list followed over its pages, within its
@@ -55,6 +58,23 @@ func (e *boundError) Error() string { return e.msg }
 
 func (e *boundError) Unwrap() []error { return []error{ErrListBound, e.err} }
 
+// skippedMessage is the warning logged, with the server's name and the
+// tool's (shownName), when a listed tool is left out because its name is not
+// a tool name (agent.ValidToolName).
+const skippedMessage = "mcp server tool left out: its name is not a tool name every model provider takes"
+
+// maxShownName bounds the bytes of a tool's name that a warning shows.
+const maxShownName = 80
+
+// shownName is a listed tool's name as a log line shows it: quoted, with
+// its control characters escaped, and cut to maxShownName bytes.
+func shownName(name string) string {
+	if len(name) <= maxShownName {
+		return strconv.Quote(name)
+	}
+	return strconv.Quote(name[:maxShownName]) + fmt.Sprintf("... (%d bytes)", len(name))
+}
+
 // list follows the pages of tools/list on s, within the bounds.
 func (c *Client) list(ctx context.Context, s *session) ([]*Tool, error) {
 	var (
@@ -73,6 +93,16 @@ func (c *Client) list(ctx context.Context, s *session) ([]*Tool, error) {
 		for _, t := range res.Tools {
 			if len(ts) == MaxTools {
 				return nil, &boundError{fmt.Sprintf("mcp server %q: tools/list has more than %d tools", c.srv.Name, MaxTools), nil}
+			}
+			if !agent.ValidToolName(t.Name) {
+				// A name no provider takes, or too long to be a step name's
+				// part, an approval's marker or a search attribute's value:
+				// the tool is left out, and its name still counts.
+				if size += len(t.Name) + len(t.Description); size > MaxListBytes {
+					return nil, &boundError{fmt.Sprintf("mcp server %q: tools/list is larger than %d MiB (the names, descriptions and input schemas of its tools)", c.srv.Name, MaxListBytes>>20), nil}
+				}
+				c.opts.Logger.Warn(skippedMessage, "server", c.srv.Name, "tool", shownName(t.Name), "want", agent.ToolNameRule)
+				continue
 			}
 			spec, err := toolSpec(t)
 			if err != nil {
