@@ -20,7 +20,6 @@ import (
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
-	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -43,13 +42,14 @@ func (e escapedTool) Call(context.Context, json.RawMessage) (agent.ToolResult, e
 	return agent.ToolResult{Content: fmt.Sprintf("FILED-%d", e.calls.Add(1))}, nil
 }
 
-// TestOversizedStepAttrIsCut: on a real dev server, a run parks on three
-// calls of a tool whose markers together are 6 KB as the server measures
-// them (over its 2 KiB limit per search attribute value, which gets a run
-// terminated). The run stays up with AgentRunStep cut to at most
-// workflows.MaxAttrValue and ending in "…+N bytes"; approved, the three
-// calls run and the run completes.
-func TestOversizedStepAttrIsCut(t *testing.T) {
+// TestEscapedToolNameRefusedAtListing: on a real dev server, a worker
+// whose tool has a name the server would count six times over (three of
+// its markers are 6 KB as the server measures them, over its 2 KiB limit
+// per search attribute value, which gets a run terminated) never offers
+// it: the run fails at its listing with the reason, not terminated, and
+// the tool never runs. (The upsert's own bound, for whatever value gets
+// past the names' rule, is tested in workflows' TestBoundAttr.)
+func TestEscapedToolNameRefusedAtListing(t *testing.T) {
 	t.Parallel()
 	srv := testenv.DevServer(t)
 	queue := "q-" + t.Name()
@@ -71,57 +71,22 @@ func TestOversizedStepAttrIsCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	const run = "e2e-oversized-step"
+	const run = "e2e-escaped-tool-name"
 	if _, err := srv.Client.ExecuteWorkflow(t.Context(), client.StartWorkflowOptions{ID: run, TaskQueue: queue}, workflows.WorkflowName,
 		workflows.Input{Messages: agent.UserMessages("file three things")}); err != nil {
 		t.Fatal(err)
 	}
-	step := stepAttr(t, srv, run)
-	b, _ := json.Marshal(step)
-	if len(b) > workflows.MaxAttrValue || !strings.HasPrefix(step, "tool/1/0/file_&&&") || !strings.HasSuffix(step, " bytes") || !strings.Contains(step, "…+") {
-		t.Fatalf("AgentRunStep %q (%d bytes as JSON); want the markers cut to at most %d, ending in …+N bytes", step, len(b), workflows.MaxAttrValue)
-	}
-	// One at a time: once an approved call runs, the others wait again
-	// only when it is done.
-	var st workflows.State
-	for left := 3; left > 0; left-- {
-		testenv.WaitFor(t, time.Minute, fmt.Sprintf("%d calls pending", left), func() bool {
-			s, err := state(t, srv, run)
-			st = s
-			return err == nil && s.Status == agent.StatusAwaitingApproval && len(s.Pending) == left
-		})
-		if err := srv.Client.SignalWorkflow(t.Context(), run, "", operator.SignalApprove, map[string]string{"Marker": st.Pending[0].Marker}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var res workflows.Result
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	if err := srv.Client.GetWorkflow(ctx, run, "").Get(ctx, &res); err != nil {
-		st, _ := state(t, srv, run)
-		t.Fatalf("the run: %v; state %s, %d pending, rejected %+v", err, st.Status, len(st.Pending), st.Rejected)
+	err = srv.Client.GetWorkflow(ctx, run, "").Get(ctx, nil)
+	if err == nil || !strings.Contains(err.Error(), "the name is not 1 to 64 letters") {
+		t.Fatalf("the run ended with %v; want it failed at its listing, naming the tool name rule", err)
 	}
-	if calls.Load() != 3 || !strings.Contains(res.Answer, "FILED-") {
-		t.Fatalf("%d calls, answer %q; want 3 and a FILED- result", calls.Load(), res.Answer)
+	desc, derr := srv.Describe(t, run)
+	if derr != nil {
+		t.Fatal(derr)
 	}
-}
-
-// stepAttr is the run's AgentRunStep as the server holds it, once set; a
-// run the server closed (terminated) fails the test.
-func stepAttr(t *testing.T, srv *testenv.Server, run string) string {
-	t.Helper()
-	var step string
-	testenv.WaitFor(t, time.Minute, run+"'s AgentRunStep", func() bool {
-		desc, err := srv.Describe(t, run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		info := desc.GetWorkflowExecutionInfo()
-		if s := info.GetStatus(); s != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-			t.Fatalf("the run is %s, want Running", s)
-		}
-		p := info.GetSearchAttributes().GetIndexedFields()[operator.StepAttribute]
-		return p != nil && json.Unmarshal(p.GetData(), &step) == nil && step != ""
-	})
-	return step
+	if s := desc.GetWorkflowExecutionInfo().GetStatus(); s != enumspb.WORKFLOW_EXECUTION_STATUS_FAILED || calls.Load() != 0 {
+		t.Fatalf("the run is %s after %d calls; want Failed after 0", s, calls.Load())
+	}
 }
