@@ -137,9 +137,8 @@ func TestToolErrorContract(t *testing.T) {
 // crash, also where the engine runs it: in a Set, under its timeout.
 func TestToolPanicInSet(t *testing.T) {
 	tool := mustTool(t, agentrun.ToolOptions{Name: "refund", Write: true}, func(context.Context, refundIn) (string, error) {
-		var m map[string]int
-		m["x"]++
-		return "", nil
+		var gateway *struct{ url string }
+		return gateway.url, nil // a nil pointer: the panic a bug would make
 	})
 	set, err := tools.NewSet(tool)
 	if err != nil {
