@@ -154,6 +154,23 @@ func (h *harness) result(t *testing.T) workflows.Result {
 // at schedules fn at workflow time d.
 func (h *harness) at(d time.Duration, fn func()) { h.env.RegisterDelayedCallback(fn, d) }
 
+// stateFromActivity queries the run's state from an activity's goroutine.
+// The test environment runs a query on the caller's goroutine and marks
+// the workflow read-only meanwhile, so a query racing the main loop can
+// panic the workflow; a callback with no delay runs on the main loop.
+func (h *harness) stateFromActivity(t *testing.T) workflows.State {
+	t.Helper()
+	got := make(chan workflows.State, 1)
+	h.env.RegisterDelayedCallback(func() { got <- h.state(t) }, 0)
+	select {
+	case st := <-got:
+		return st
+	case <-time.After(5 * time.Second):
+		t.Error("the state query did not run on the main loop within 5s")
+		return workflows.State{}
+	}
+}
+
 func (h *harness) run() {
 	h.env.ExecuteWorkflow(workflows.AgentRun, workflows.Input{Messages: agent.UserMessages(prompt)})
 }

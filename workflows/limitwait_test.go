@@ -147,7 +147,7 @@ func (m *forgingModel) Complete(ctx context.Context, req agent.ModelRequest) (ag
 			m.h.env.SignalWorkflow(activities.RetrySignal, n)
 		}
 		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if st := m.h.state(m.t); len(st.Rejected) == 4 {
+			if st := m.h.stateFromActivity(m.t); len(st.Rejected) == 4 {
 				m.saw = st.Rejected
 				if st.LimitWait != nil {
 					m.t.Errorf("a forged notice shows a wait: %+v", st.LimitWait)
