@@ -48,19 +48,28 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 	if refusal != "" {
 		return r, end(r.fail(refusal))
 	}
+	atStart := false // the run names its agent at its start
 	if in.Agent != "" && workflow.GetInfo(ctx).ParentWorkflowExecution == nil {
-		return r, end(r.fail(ForgedAgent))
+		if workflow.GetVersion(ctx, versionStartAgent, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			return r, end(r.fail(ForgedAgent))
+		}
+		atStart = true
 	}
 	if reason := r.checkInput(); reason != "" {
 		return r, end(r.fail(reason))
 	}
 	r.publish()
+	r.names = activityNames(ctx)
 	if in.Continued == nil {
 		var list workflow.Future
-		if in.Agent == "" {
-			list = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, toolsOptions()), a.ListTools)
-		} else {
-			list = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, toolsOptions()), a.ListAgentTools, in.Agent)
+		opts := workflow.WithActivityOptions(ctx, toolsOptions())
+		switch {
+		case in.Agent == "":
+			list = workflow.ExecuteActivity(opts, r.names.listTools)
+		case atStart:
+			list = workflow.ExecuteActivity(opts, r.names.listAgentToolsAtStart, in.Agent)
+		default:
+			list = workflow.ExecuteActivity(opts, r.names.listAgentTools, in.Agent)
 		}
 		if err := list.Get(ctx, &r.cat); err != nil {
 			if ctx.Err() != nil {
@@ -76,8 +85,13 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 		}
 		r.state.Model = r.cat.Model
 		msgs := in.Messages
-		if in.Agent != "" {
+		switch {
+		case in.Agent != "" && !atStart:
 			msgs = agent.ChildInput(r.cat.System, msgs[0])
+		case r.cat.System != "":
+			// A named agent's system prompt, first (a catalog listed
+			// before there were named agents has none here).
+			msgs = append([]agent.Message{{Role: agent.RoleSystem, Content: r.cat.System}}, msgs...)
 		}
 		r.turn.cp = agent.Start(msgs)
 	}
