@@ -67,6 +67,9 @@ type execution struct {
 	// (activities.Binding), which every step carries; "" for a catalog
 	// with no tools key (listed before there were any).
 	catKey string
+	// delegated is set in a child run that an agent run's call of an
+	// agent tool started (delegatedRun).
+	delegated bool
 	// names are the activities' names this execution schedules.
 	names names
 	turn  turn

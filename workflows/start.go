@@ -31,6 +31,7 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 		state:  State{Status: agent.StatusRunning, Steps: []StepRecord{}},
 		budget: agent.Budget{MaxTurns: in.MaxTurns, MaxTokens: in.MaxTokens, MaxCost: in.MaxCost},
 	}
+	r.delegated = delegatedRun(ctx, in, r.id)
 	if c := in.Continued; c != nil {
 		r.restore(c)
 	}
@@ -48,12 +49,10 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 	if refusal != "" {
 		return r, end(r.fail(refusal))
 	}
-	atStart := false // the run names its agent at its start
-	if in.Agent != "" && workflow.GetInfo(ctx).ParentWorkflowExecution == nil {
-		if workflow.GetVersion(ctx, versionStartAgent, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
-			return r, end(r.fail(ForgedAgent))
-		}
-		atStart = true
+	atStart := in.Agent != "" && !r.delegated // the run names its agent at its start
+	if atStart && workflow.GetInfo(ctx).ParentWorkflowExecution == nil &&
+		workflow.GetVersion(ctx, versionStartAgent, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return r, end(r.fail(ForgedAgent))
 	}
 	if reason := r.checkInput(); reason != "" {
 		return r, end(r.fail(reason))
@@ -168,7 +167,7 @@ func (r *execution) checkInput() string {
 	if in.Continued == nil && len(in.Messages) == 0 {
 		return "the input has no messages"
 	}
-	if why := startRefs(in.Messages, workflow.GetInfo(r.ctx).ParentWorkflowExecution != nil); why != "" {
+	if why := startRefs(in.Messages, r.delegated); why != "" {
 		return why
 	}
 	if in.Session {
@@ -209,4 +208,22 @@ func (r *execution) restore(c *Continued) {
 	for m, t := range c.Since {
 		r.turn.since[m] = t
 	}
+}
+
+// delegatedRun reports whether the execution belongs to a child run that an
+// agent run's call of an agent tool started: one with an agent, a parent,
+// and the id agent.ChildRunID gives for a step of that parent. Only such a
+// run takes its task and budget from its parent and reports to it. A run
+// that another workflow (a team's own) started with an agent names its
+// agent at its start (version 1 of versionStartAgent); recorded before,
+// it was a child run like any.
+func delegatedRun(ctx workflow.Context, in Input, id string) bool {
+	p := workflow.GetInfo(ctx).ParentWorkflowExecution
+	if in.Agent == "" || p == nil {
+		return false
+	}
+	if agent.IsChildRunID(p.ID, id) {
+		return true
+	}
+	return workflow.GetVersion(ctx, versionStartAgent, workflow.DefaultVersion, 1) == workflow.DefaultVersion
 }
