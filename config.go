@@ -40,6 +40,16 @@ type Agent struct {
 	// any tools.Tool (an MCP server's, through package tools/mcp). A name
 	// is one tool on a worker: two agents may share a tool, never a name.
 	Tools []tools.Tool
+	// Approve is the agent's approval rule: it decides, from a call's
+	// tool and arguments, whether the call waits for a person ("refunds
+	// under $50 go through"). It runs once per call, on the worker, when
+	// the model asks for the call, and its decision is recorded with the
+	// run: a rule changed later never changes a run's past, and a call
+	// runs only if the rule, asked again just before, decides no
+	// stricter. It must be quick and must not act on the world. A panic,
+	// or a Decision that is none of the four, is Ask. Default nil: each
+	// tool's own Approval.
+	Approve func(Call) Decision
 	// Agents names other agents of the Config that this agent may call as
 	// tools: each call runs a child run of that agent, with its model and
 	// tools, within the calling run's budget. At most three levels deep;

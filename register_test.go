@@ -226,3 +226,77 @@ type countingRegistry struct {
 func (r *countingRegistry) RegisterWorkflowWithOptions(any, workflow.RegisterOptions) { r.n++ }
 func (r *countingRegistry) RegisterActivityWithOptions(any, activity.RegisterOptions) { r.n++ }
 func (r *countingRegistry) RegisterActivity(any)                                      { r.n++ }
+
+// TestApprovalRule: on a real dev server, an agent's rule lets refunds
+// under $50 through and leaves larger ones to the tool (a write: a person
+// approves): a $12 refund runs with no approval asked, a $90 one waits,
+// and once denied it never runs. The model reads the decision that was
+// recorded for each call.
+func TestApprovalRule(t *testing.T) {
+	t.Parallel()
+	c := devClient(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	var refunds atomic.Int32
+	refund, err := agentrun.NewTool(agentrun.ToolOptions{Name: "refund", Description: "Refund an order.", Write: true},
+		func(_ context.Context, in refundIn) (refundOut, error) {
+			refunds.Add(1)
+			return refundOut{Refund: "R-" + in.Order}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked atomic.Int32
+	rule := func(c agentrun.Call) agentrun.Decision {
+		asked.Add(1)
+		var in refundIn
+		if c.Tool == "refund" && c.Args(&in) == nil && in.Amount < 5000 {
+			return agentrun.Allow
+		}
+		return agentrun.ByTool
+	}
+	refundOf := func(cents int) *llm.Scripted {
+		return script(
+			llm.Turn{ToolCalls: []llm.ScriptedCall{{Name: "refund", Args: json.RawMessage(fmt.Sprintf(`{"order":"7","amount_cents":%d}`, cents))}}},
+			llm.Turn{Text: "Refunded: " + llm.LastToolResult, TextOnError: "Not refunded: " + llm.LastToolResult},
+		)
+	}
+	const queue = "rule-queue"
+	w := worker.New(c, queue, worker.Options{})
+	err = agentrun.Register(w, agentrun.Config{Journal: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Agents: []agentrun.Agent{
+		{Name: "small", Model: refundOf(1200), Tools: []tools.Tool{refund}, Approve: rule},
+		{Name: "large", Model: refundOf(9000), Tools: []tools.Tool{refund}, Approve: rule},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	start := func(id, name string) client.WorkflowRun {
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, agentrun.WorkflowName,
+			workflows.Input{Messages: agent.UserMessages("refund order 7"), Agent: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run
+	}
+	var res workflows.Result
+	if err := start("rule-small", "small").Get(ctx, &res); err != nil || res.Answer != `Refunded: {"refund":"R-7"}` || refunds.Load() != 1 {
+		t.Fatalf("the $12 refund: %q, %v, %d refunds; want it run with no approval, 1 refund", res.Answer, err, refunds.Load())
+	}
+	large := start("rule-large", "large")
+	waitStatus(ctx, t, c, "rule-large", agent.StatusAwaitingApproval)
+	if err := c.SignalWorkflow(ctx, "rule-large", "", operator.SignalDeny, map[string]string{"Marker": "tool/1/0/refund", "Reason": "too large"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := large.Get(ctx, &res); err != nil || !strings.HasPrefix(res.Answer, "Not refunded: ") || refunds.Load() != 1 {
+		t.Fatalf("the $90 refund: %q, %v, %d refunds; want it denied, still 1 refund", res.Answer, err, refunds.Load())
+	}
+	// Asked once when each model asked, and again before the small
+	// refund ran; a denied call never reaches its tool step.
+	if n := asked.Load(); n != 3 {
+		t.Errorf("the rule was asked %d times; want 3", n)
+	}
+}

@@ -136,6 +136,13 @@ func (a *Activities) callTool(ctx context.Context, in StepInput, decision *strin
 		}
 		return nil, err
 	}
+	// The approval decision the run acted on is the worker's rule's, on
+	// the arguments the tool gets.
+	if t, ok := a.Exec.Tools.Lookup(step.Call.Name); ok {
+		if why := a.Exec.CheckApproval(step, t.Spec()); why != "" {
+			return nil, refused("%s", why)
+		}
+	}
 	var ran atomic.Bool // the tool was called: the guard's decision
 	exec := func(ctx context.Context) (json.RawMessage, error) {
 		ran.Store(true)

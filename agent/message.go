@@ -71,6 +71,13 @@ type ToolCall struct {
 	Args json.RawMessage `json:"args,omitempty"`
 	// ArgsRef holds Args when they are too large to carry inline.
 	ArgsRef *Ref `json:"args_ref,omitempty"`
+	// Approval is what the worker's approval rule decided for this call
+	// when the model asked for it (ApprovalAlways, ApprovalNever or
+	// ApprovalDeny, in place of the tool's own Approval), recorded with the
+	// reply so that a rule changed later never changes a run's past. ""
+	// when the worker has no rule, or the rule left the call to its tool.
+	// Only the model step's executor sets it (execute.Executor.Approve).
+	Approval string `json:"approval,omitempty"`
 }
 
 // ToolResult is what a tool step returns to the model.

@@ -96,7 +96,10 @@ type Policy interface {
 type GateWrites struct{}
 
 // Decide implements Policy.
-func (GateWrites) Decide(spec ToolSpec, _ ToolCall) Gate {
+func (GateWrites) Decide(spec ToolSpec, call ToolCall) Gate {
+	if call.Approval != "" {
+		spec.Approval = call.Approval // the worker's rule decided this call
+	}
 	g := Gate{Kind: spec.Kind, Verdict: Allow}
 	if g.Kind != KindRead {
 		g.Kind = KindWrite // anything not known to be a read has side effects

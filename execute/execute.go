@@ -55,6 +55,13 @@ type Executor struct {
 	// its catalog records and a run puts first; "" for none. Only a named
 	// agent's executor has one (Named).
 	System string
+	// Approve is the agent's approval rule: for each tool call the model
+	// asks for, agent.ApprovalAlways, ApprovalNever, ApprovalDeny, or ""
+	// to leave the call to its tool's Approval. The model step records its
+	// decision in the call (agent.ToolCall.Approval); a tool step runs
+	// only when the rule now decides no stricter. A panic or an unknown
+	// answer is ApprovalAlways. Default nil: no rule.
+	Approve func(agent.ToolCall) string
 	// Named holds the agents a run may name at its start (the library's
 	// agents, agentrun.Config), by name: each runs with its own model,
 	// tools and system prompt and this executor's store. Agent finds them
@@ -215,6 +222,7 @@ func (e *Executor) callModel(ctx context.Context, step agent.Step, text func(str
 	}
 	calls := make([]agent.ToolCall, len(reply.Message.ToolCalls))
 	for i, c := range reply.Message.ToolCalls {
+		c.Approval = e.decide(c) // never the model's word
 		if len(c.Args) > agent.InlineLimit {
 			key, err := e.put(ctx, c.Args)
 			if err != nil {
@@ -318,4 +326,47 @@ func (e *Executor) ToolsKey() (string, error) {
 	}
 	e.keySet, e.toolsKey = e.Tools, content.KeyOf(b)
 	return e.toolsKey, nil
+}
+
+// decide returns what the approval rule decides for call ("" without a
+// rule): a panic, or an answer that is none of the decisions, asks a
+// person.
+func (e *Executor) decide(call agent.ToolCall) (d string) {
+	if e.Approve == nil {
+		return ""
+	}
+	defer func() {
+		if recover() != nil {
+			d = agent.ApprovalAlways
+		}
+	}()
+	switch d := e.Approve(call); d {
+	case "", agent.ApprovalAlways, agent.ApprovalNever, agent.ApprovalDeny:
+		return d
+	}
+	return agent.ApprovalAlways
+}
+
+// CheckApproval returns why the tool step s (its arguments prepared: see
+// Prepare) may not run on this executor, "" when it may: the approval
+// decision it carries is not the rule's to make (there is no rule), or the
+// rule now decides stricter than the decision the run acted on (a person's
+// approval where the rule now denies, no approval where it now asks).
+func (e *Executor) CheckApproval(s agent.Step, spec agent.ToolSpec) string {
+	if s.Call == nil {
+		return ""
+	}
+	if e.Approve == nil {
+		if s.Call.Approval != "" {
+			return fmt.Sprintf("step %s carries the approval decision %q, and this worker has no approval rule to make one", s.Name, s.Call.Approval)
+		}
+		return ""
+	}
+	now := *s.Call
+	now.Approval = e.decide(now)
+	was, is := agent.GateWrites{}.Decide(spec, *s.Call), agent.GateWrites{}.Decide(spec, now)
+	if is.Verdict > was.Verdict {
+		return fmt.Sprintf("step %s ran by the approval decision %q; this worker's rule now decides %q for it", s.Name, s.Call.Approval, now.Approval)
+	}
+	return ""
 }
