@@ -25,7 +25,9 @@
 // your workflows and activities: its activities are named "agentrun.…",
 // so none collides with yours. A run names its agent when it starts; a run
 // that names none runs the first. [EnsureSearchAttributes] creates the
-// search attributes runs set, once per namespace.
+// search attributes runs set, once per namespace. An agent's approval rule
+// (Agent.Approve) decides per call, from its typed arguments, whether the
+// call waits for a person; its decision is recorded with the run.
 //
 // A client, a test kit and a child-workflow helper are being built; until
 // then runs are started, approved and reconciled through the Temporal
