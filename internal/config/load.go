@@ -12,7 +12,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/llm"
-	"github.com/agentrun/agentrun/metrics"
+	"github.com/agentrun/agentrun/metrics/prometheus"
 	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -219,7 +219,7 @@ func parse(e env) (Config, error) {
 		c.StopTimeout, c.stopTimeoutSet = d, true
 	}
 	if v := strings.TrimSpace(e.get("AGENTRUN_METRICS")); v != "" {
-		if err := metrics.ValidateAddr(v); err != nil {
+		if err := prometheus.ValidateAddr(v); err != nil {
 			return c, fmt.Errorf("AGENTRUN_METRICS=%q is not a listen address (%v): want HOST:PORT or :PORT, e.g. :9464 or 127.0.0.1:9464", v, err)
 		}
 		c.Metrics = v
