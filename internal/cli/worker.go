@@ -17,7 +17,7 @@ import (
 	"github.com/agentrun/agentrun/metrics/prometheus"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/plumbing/logtext"
-	"github.com/agentrun/agentrun/plumbing/tracing"
+	"github.com/agentrun/agentrun/plumbing/tracing/export"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -68,7 +68,7 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	tr, err := tracing.Start(ctx, s.Tracing, tracing.ServiceWorker, operator.Signals(), logger) // nil: off
+	tr, err := export.Start(ctx, s.Tracing, export.ServiceWorker, operator.Signals(), logger) // nil: off
 	if err != nil {
 		return err
 	}
