@@ -18,6 +18,7 @@ import (
 	"github.com/agentrun/agentrun/postgres"
 	"github.com/agentrun/agentrun/ratelimit"
 	"github.com/agentrun/agentrun/tools"
+	"github.com/agentrun/agentrun/tools/mcp"
 )
 
 // Settings are what the programs run with: their configuration, loaded
@@ -160,7 +161,9 @@ func (s Settings) Executor(ctx context.Context, logger *slog.Logger) (*execute.E
 	if err != nil {
 		return nil, err
 	}
-	set, err := tools.Open(ctx, s.Tools, s.Demo)
+	cfg := s.Tools
+	cfg.Connect = mcp.Source
+	set, err := tools.Open(ctx, cfg, s.Demo)
 	if err != nil {
 		return nil, err
 	}
