@@ -15,6 +15,7 @@ import (
 	"github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/llm/providers"
 	"github.com/agentrun/agentrun/postgres"
 	"github.com/agentrun/agentrun/ratelimit"
 	"github.com/agentrun/agentrun/tools"
@@ -153,7 +154,7 @@ func (s Settings) Executor(ctx context.Context, logger *slog.Logger) (*execute.E
 	if err != nil {
 		return nil, err
 	}
-	model, err := llm.New(s.Model, opts)
+	model, err := providers.New(s.Model, opts)
 	if err != nil { // a missing key: config.Load checked the rest
 		return nil, config.Errorf("AGENTRUN_MODEL: %w", err)
 	}
@@ -168,10 +169,10 @@ func (s Settings) Executor(ctx context.Context, logger *slog.Logger) (*execute.E
 		return nil, err
 	}
 	var lerr error
-	models, err := execute.BuildModels(set.AgentModels(), func(spec string) llm.Options {
+	models, err := execute.BuildModels(set.AgentModels(), func(spec string) (llm.Provider, error) {
 		o, err := lim.options(ctx, s, s.AgentModelOptions(spec))
 		lerr = cmp.Or(lerr, err)
-		return o
+		return providers.New(spec, o)
 	})
 	if err = cmp.Or(lerr, err); err != nil {
 		_ = set.Close()
