@@ -84,7 +84,7 @@ func (m *modelServer) refusedLine() string {
 // openAIAnswer is a chat completion with a final answer (llm/providers/testdata).
 func openAIAnswer(t *testing.T) (body, text string) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "llm", "testdata", "openai_text.json"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "llm", "providers", "testdata", "openai_text.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
