@@ -27,7 +27,11 @@ func newProvider(spec string, o llm.Options) (llm.Provider, error) {
 	kind, arg, _ := strings.Cut(spec, ":")
 	switch kind {
 	case "", "scripted":
-		return llm.NewScriptedSpec(spec, o.Settings)
+		p, err := llm.NewScriptedSpec(spec, o.Settings)
+		if err != nil {
+			return nil, err // not a nil *Scripted in a Provider
+		}
+		return p, nil
 	case "openai", "anthropic":
 		model := strings.TrimSpace(arg)
 		if model == "" {
