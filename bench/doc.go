@@ -72,7 +72,7 @@
 //   - Provider (provider.go): the model provider as a priced resource.
 //     One run of 50 model steps (49 lookup calls and the answer, the
 //     fake's -turns 49; the run's max turns 60) per provider, llm's
-//     anthropic: and openai: providers (llm.New, as a worker builds them)
+//     anthropic: and openai: providers (providers.New, as a worker builds them)
 //     on one in-process worker, pointed at one provider fake process
 //     (cmd providerfake, built by the section; limits far above the
 //     run's, so nothing waits, and the prompt caches' real rules:

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/agentrun/agentrun/llm/providers"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -168,7 +170,7 @@ func providerSection(ctx context.Context, env *benchEnv, p providerParams) ([]ro
 	var runs []providerRun
 	for _, kind := range []string{providerfake.Anthropic, providerfake.OpenAI} {
 		spec := kind + ":" + providerModel
-		model, err := llm.New(spec, llm.Options{Account: account, Settings: models[spec]})
+		model, err := providers.New(spec, llm.Options{Account: account, Settings: models[spec]})
 		if err != nil {
 			return nil, err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/plumbing/tracing"
+	"github.com/agentrun/agentrun/plumbing/tracing/export"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -57,7 +58,7 @@ func tracingOverhead(ctx context.Context, env *benchEnv, p traceParams) ([]row, 
 		return []row{{Section: sec, Figure: stepFig, Missing: why}, {Section: sec, Figure: spanFig, Missing: why}}, nil
 	}
 	defer j.Stop()
-	prov, err := tracing.Start(ctx, tracing.Settings{Protocol: tracing.ProtocolGRPC, Endpoint: j.OTLPEndpoint, ServiceName: traceService}, traceService, operator.Signals(), env.logger)
+	prov, err := export.Start(ctx, export.Settings{Protocol: export.ProtocolGRPC, Endpoint: j.OTLPEndpoint, ServiceName: traceService}, traceService, operator.Signals(), env.logger)
 	if err != nil {
 		return nil, err
 	}

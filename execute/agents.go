@@ -47,17 +47,17 @@ func (e *Executor) Agent(name string) (*Executor, error) {
 }
 
 // BuildModels builds the model of every agent tool that names one (agents:
-// by agent name, the model spec), with the options opts gives its spec
-// (llm.New): the Models of an executor over those tools. An agent whose
-// model cannot be built is an error naming it.
-func BuildModels(agents map[string]string, opts func(spec string) llm.Options) (map[string]llm.Provider, error) {
+// by agent name, the model spec) with build (the programs'
+// providers.New): the Models of an executor over those tools. An agent
+// whose model cannot be built is an error naming it.
+func BuildModels(agents map[string]string, build func(spec string) (llm.Provider, error)) (map[string]llm.Provider, error) {
 	out := map[string]llm.Provider{}
 	for _, name := range slices.Sorted(maps.Keys(agents)) {
 		spec := agents[name]
 		if spec == "" {
 			continue
 		}
-		p, err := llm.New(spec, opts(spec))
+		p, err := build(spec)
 		if err != nil {
 			return nil, fmt.Errorf("agents[%q].model: %w", name, err)
 		}

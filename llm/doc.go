@@ -1,4 +1,10 @@
-// Package llm holds the model providers behind one interface.
+// Package llm holds the model interface and what every provider shares:
+// the errors' classes, the models file's settings, the rate limits
+// (Limited), the prices (Priced) and the scripted model. It links no
+// provider's SDK: the OpenAI and Anthropic providers, and New, which
+// builds a provider from a model spec such as "openai:gpt-4o", are in
+// package llm/providers, which only the programs (and a library user who
+// calls those models) import.
 //
 // A Provider answers one model step: the conversation so far and the tools
 // on offer in, one assistant message (text or tool calls) out. Providers do
@@ -6,10 +12,12 @@
 // Error). The scripted provider answers from a JSON script and needs no
 // network; it drives the demo and the tests.
 //
-// The package reads no environment variable: New builds a provider from
-// the options it is given, its key and address in Options.Account, which
-// the programs' configuration (internal/config) reads; Check tells whether
-// New would refuse them, but for a missing key.
+// The packages read no environment variable: providers.New builds a
+// provider from the options it is given, its key and address in
+// Options.Account, which the programs' configuration (internal/config)
+// reads; providers.Check tells whether New would refuse them, but for a
+// missing key. The rules below for timeouts, streams and caching are those
+// of the HTTP providers of llm/providers.
 //
 // Every HTTP request runs under a request timeout (Options.Timeout,
 // AGENTRUN_MODEL_TIMEOUT, DefaultTimeout 2m by default) that covers sending
@@ -27,7 +35,8 @@
 //
 // # Streaming
 //
-// A Provider may also be a Streamer (all three here are): Stream answers a
+// A Provider may also be a Streamer (the scripted model and both HTTP
+// providers are): Stream answers a
 // model step like Complete, with the same request, the same reply and
 // errors of the same classes, and meanwhile passes the reply's text to a
 // callback piece by piece as the model generates it, in order, on the

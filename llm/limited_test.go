@@ -12,6 +12,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/testkit/providerfake"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/llm/providers"
 	"github.com/agentrun/agentrun/ratelimit"
 )
 
@@ -37,7 +38,7 @@ func limitedPairOf(t *testing.T, rpm int, declared int64, store ratelimit.Store,
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	l := &ratelimit.Limit{Pool: "openai", RequestsPerMinute: declared}
-	p, err := llm.New("openai:gpt-4o-mini", llm.Options{
+	p, err := providers.New("openai:gpt-4o-mini", llm.Options{
 		Account:  llm.Account{OpenAIAPIKey: "sk-fake", OpenAIBaseURL: srv.URL + "/v1"},
 		Settings: agent.ModelSettings{Limits: l},
 		Limiter:  &ratelimit.Limiter{Store: store},

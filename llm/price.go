@@ -6,6 +6,20 @@ import (
 	"github.com/agentrun/agentrun/agent"
 )
 
+// Wrap gives p what o's settings ask of every provider: with a price,
+// every reply's usage carries its cost (Priced); with limits and
+// o.Limiter, every call waits for its slot (Limited). Without either it
+// is p itself.
+func Wrap(p Provider, o Options) Provider {
+	if o.Settings.Price != nil {
+		p = Priced(p, *o.Settings.Price)
+	}
+	if o.Settings.Limits != nil && o.Limiter != nil {
+		p = Limited(p, o.Limiter, *o.Settings.Limits, o)
+	}
+	return p
+}
+
 // Priced returns p with every reply's usage priced at price
 // (agent.Usage.Cost): the cost is part of the reply, so the engine records
 // it with the step. A p that streams still does.

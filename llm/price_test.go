@@ -15,10 +15,11 @@ func TestPricedReplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New("scripted", Options{Settings: s["scripted"]})
+	sp, err := NewScriptedSpec("scripted", s["scripted"])
 	if err != nil {
 		t.Fatal(err)
 	}
+	p := Wrap(sp, Options{Settings: s["scripted"]})
 	st, ok := p.(Streamer)
 	if !ok {
 		t.Fatal("the priced scripted model does not stream")
@@ -40,7 +41,7 @@ func TestPricedReplies(t *testing.T) {
 			t.Fatalf("%s: sent settings %+v: want the temperature and no price", name, r.Settings)
 		}
 	}
-	if p, _ := New("scripted", Options{}); p.Name() != "scripted" {
+	if p := Wrap(sp, Options{}); p != Provider(sp) {
 		t.Fatal("an unpriced model is not the provider itself")
 	}
 }

@@ -1,10 +1,12 @@
 package llm
 
 import (
-	"cmp"
-	"context"
 	"fmt"
 	"strings"
+
+	"github.com/agentrun/agentrun/llm/internal/safetext"
+
+	"context"
 
 	"github.com/agentrun/agentrun/agent"
 )
@@ -73,98 +75,8 @@ type Account struct {
 // String describes the account without its keys.
 func (a Account) String() string {
 	return fmt.Sprintf("openai (base URL %q, key %s), anthropic (base URL %q, key %s), max tokens %d",
-		redactURL(a.OpenAIBaseURL), keyState(a.OpenAIAPIKey), redactURL(a.AnthropicBaseURL), keyState(a.AnthropicAPIKey), a.MaxTokens)
+		safetext.RedactURL(a.OpenAIBaseURL), safetext.KeyState(a.OpenAIAPIKey), safetext.RedactURL(a.AnthropicBaseURL), safetext.KeyState(a.AnthropicAPIKey), a.MaxTokens)
 }
 
 // GoString is String: %#v must not print a key either.
 func (a Account) GoString() string { return a.String() }
-
-// New builds the provider named by spec, the value of AGENTRUN_MODEL, with
-// the options o: for "openai:MODEL" and "anthropic:MODEL" the account
-// settings in o.Account. The options' settings are checked for the
-// provider; the scripted model records them in its replies and sends
-// nothing. It reads no environment variable.
-// With a price in o.Settings, every reply's usage carries its cost; with
-// limits and o.Limiter, every call waits for its slot (Limited).
-func New(spec string, o Options) (Provider, error) {
-	p, err := newProvider(spec, o)
-	if err != nil {
-		return nil, err
-	}
-	if o.Settings.Price != nil {
-		p = Priced(p, *o.Settings.Price)
-	}
-	if o.Settings.Limits != nil && o.Limiter != nil {
-		p = Limited(p, o.Limiter, *o.Settings.Limits, o)
-	}
-	return p, nil
-}
-
-func newProvider(spec string, o Options) (Provider, error) {
-	kind, arg, _ := strings.Cut(spec, ":")
-	switch kind {
-	case "", "scripted":
-		if err := CheckSettings("scripted", o.Settings); err != nil {
-			return nil, fmt.Errorf("%s: %w", spec, err)
-		}
-		s := HandExample()
-		if arg != "" {
-			var err error
-			if s, err = LoadScript(arg); err != nil {
-				return nil, err
-			}
-		}
-		p := NewScripted(s)
-		p.settings = o.Settings
-		return p, nil
-	case "openai", "anthropic":
-		model := strings.TrimSpace(arg)
-		if model == "" {
-			return nil, fmt.Errorf("model %q names no model after %q: want %s", spec, kind+":", ModelFormat)
-		}
-		a := o.Account
-		if kind == "openai" {
-			p, err := NewOpenAI(OpenAIConfig{
-				Model:        model,
-				APIKey:       a.OpenAIAPIKey,
-				BaseURL:      a.OpenAIBaseURL,
-				Organization: a.OpenAIOrganization,
-				Project:      a.OpenAIProject,
-				MaxTokens:    a.MaxTokens,
-				Timeout:      o.Timeout,
-				IdleTimeout:  o.IdleTimeout,
-				Settings:     o.Settings,
-			})
-			if err != nil {
-				return nil, err
-			}
-			return p, nil
-		}
-		p, err := NewAnthropic(AnthropicConfig{
-			Model:       model,
-			APIKey:      a.AnthropicAPIKey,
-			BaseURL:     a.AnthropicBaseURL,
-			MaxTokens:   a.MaxTokens,
-			Timeout:     o.Timeout,
-			IdleTimeout: o.IdleTimeout,
-			Settings:    o.Settings,
-		})
-		if err != nil {
-			return nil, err
-		}
-		return p, nil
-	}
-	return nil, fmt.Errorf("unknown model %q: want %s", spec, ModelFormat)
-}
-
-// Check reports what New would refuse in spec and o, except a missing key:
-// programs that never call the model (reconcile, a starter of a Temporal
-// run) check their settings without the key, which lives in the workers'
-// environment only; New refuses a missing key when a program builds the
-// model. It reads the script of "scripted:PATH".
-func Check(spec string, o Options) error {
-	o.Account.OpenAIAPIKey = cmp.Or(o.Account.OpenAIAPIKey, "unchecked")
-	o.Account.AnthropicAPIKey = cmp.Or(o.Account.AnthropicAPIKey, "unchecked")
-	_, err := New(spec, o)
-	return err
-}

@@ -1,54 +1,25 @@
 package llm
 
 import (
-	"net/http"
 	"testing"
 	"time"
 )
 
-func TestParseLeft(t *testing.T) {
-	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
-	oa := http.Header{}
-	oa.Set("x-ratelimit-limit-requests", "60")
-	oa.Set("x-ratelimit-remaining-requests", "0")
-	oa.Set("x-ratelimit-reset-requests", "1m0s")
-	oa.Set("x-ratelimit-limit-tokens", "40000")
-	oa.Set("x-ratelimit-remaining-tokens", "39000")
-	oa.Set("x-ratelimit-reset-tokens", "1.5s")
-	l, ok := parseLeft(oa, now)
-	if !ok || l.Requests != 0 || l.RequestLimit != 60 || l.RequestReset != time.Minute || l.Tokens != 39000 || l.TokenReset != 1500*time.Millisecond {
-		t.Fatalf("openai: %+v %t", l, ok)
-	}
+// TestLeftSpent: the wait a pool takes when the headers say a limit is
+// used up is the share of the reset that brings one more call's worth back.
+func TestLeftSpent(t *testing.T) {
+	t.Parallel()
 	// No request left: one request's worth of the reset, a sixtieth.
-	if d := l.spent(1000); d != time.Second {
+	oa := Left{Requests: 0, RequestLimit: 60, RequestReset: time.Minute, Tokens: 39000, TokenLimit: 40000, TokenReset: 1500 * time.Millisecond}
+	if d := oa.spent(1000); d != time.Second {
 		t.Fatalf("openai spent %v, want 1s", d)
 	}
-	an := http.Header{}
-	an.Set("anthropic-ratelimit-requests-limit", "50")
-	an.Set("anthropic-ratelimit-requests-remaining", "20")
-	an.Set("anthropic-ratelimit-requests-reset", now.Add(30*time.Second).Format(time.RFC3339))
-	an.Set("anthropic-ratelimit-tokens-limit", "10000")
-	an.Set("anthropic-ratelimit-tokens-remaining", "1000")
-	an.Set("anthropic-ratelimit-tokens-reset", now.Add(54*time.Second).Format(time.RFC3339))
-	l, ok = parseLeft(an, now)
-	if !ok || l.Requests != 20 || l.TokenLimit != 10000 || l.TokenReset != 54*time.Second {
-		t.Fatalf("anthropic: %+v %t", l, ok)
-	}
 	// 1000 tokens left, 2800 needed: 1800 of the 9000 that the reset brings back.
-	if d := l.spent(2800); d != 54*time.Second*1800/9000 {
+	an := Left{Requests: 20, RequestLimit: 50, RequestReset: 30 * time.Second, Tokens: 1000, TokenLimit: 10000, TokenReset: 54 * time.Second}
+	if d := an.spent(2800); d != 54*time.Second*1800/9000 {
 		t.Fatalf("anthropic spent %v, want %v", d, 54*time.Second*1800/9000)
 	}
-	if d := l.spent(500); d != 0 {
+	if d := an.spent(500); d != 0 {
 		t.Fatalf("enough left: spent %v", d)
-	}
-	if _, ok := parseLeft(http.Header{"Content-Type": {"application/json"}}, now); ok {
-		t.Fatal("no rate-limit headers read as some")
-	}
-	// Nonsense and hours are capped or dropped.
-	bad := http.Header{}
-	bad.Set("x-ratelimit-remaining-requests", "zero")
-	bad.Set("x-ratelimit-reset-requests", "72h")
-	if l, _ := parseLeft(bad, now); l.Requests != -1 || l.RequestReset != MaxRetryAfter {
-		t.Fatalf("bad headers: %+v", l)
 	}
 }

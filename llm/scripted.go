@@ -125,6 +125,24 @@ type Scripted struct {
 // NewScripted returns a provider playing s.
 func NewScripted(s Script) *Scripted { return &Scripted{script: s} }
 
+// NewScriptedSpec builds the scripted model spec names: "scripted" plays
+// HandExample, "scripted:PATH" the script at PATH (LoadScript). It checks
+// settings as the scripted model takes them, records them in its replies
+// and sends nothing (providers.New builds it so for these specs).
+func NewScriptedSpec(spec string, settings agent.ModelSettings) (*Scripted, error) {
+	if err := CheckSettings("scripted", settings); err != nil {
+		return nil, fmt.Errorf("%s: %w", spec, err)
+	}
+	s := HandExample()
+	if _, path, _ := strings.Cut(spec, ":"); path != "" {
+		var err error
+		if s, err = LoadScript(path); err != nil {
+			return nil, err
+		}
+	}
+	return &Scripted{script: s, settings: settings}, nil
+}
+
 // Name implements Provider.
 func (*Scripted) Name() string { return "scripted" }
 
@@ -230,7 +248,7 @@ func (p *Scripted) answer(ctx context.Context, req agent.ModelRequest) (agent.Mo
 	}
 	t := p.script.Turns[n-1]
 	delay, _ := time.ParseDuration(cmp.Or(t.Delay, p.script.Delay)) // checked by ParseScript
-	reply := agent.ModelReply{Model: p.Name(), Message: agent.Message{Role: agent.RoleAssistant}, Settings: sentSettings(p.settings)}
+	reply := agent.ModelReply{Model: p.Name(), Message: agent.Message{Role: agent.RoleAssistant}, Settings: SentSettings(p.settings)}
 	if len(t.ToolCalls) == 0 {
 		text := t.Text
 		if lastErr && t.TextOnError != "" {

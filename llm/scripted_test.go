@@ -77,57 +77,6 @@ func TestScriptTextOnError(t *testing.T) {
 	}
 }
 
-// TestScriptedStream: Stream returns the reply Complete returns, and
-// delivers a text turn's text in pieces of three words; a tool-call turn
-// delivers none.
-func TestScriptedStream(t *testing.T) {
-	t.Parallel()
-	conv := []agent.Message{
-		{Role: agent.RoleUser, Content: hand.Prompt},
-		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1_0", Name: "lookup"}}},
-		{Role: agent.RoleTool, ToolCallID: "call_1_0", Content: "Access policy: ..."},
-		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_2_0", Name: "create_ticket"}}},
-		{Role: agent.RoleTool, ToolCallID: "call_2_0", Content: "TICKET-1"},
-	}
-	for _, tc := range []struct {
-		name   string
-		msgs   []agent.Message
-		pieces []string
-	}{
-		{"text", conv, []string{"Your request is ", "filed as TICKET-1. ", "The data owner ", "will review it; ", "access is granted ", "for 90 days."}},
-		{"tool calls", conv[:1], nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			p := NewScripted(HandExample())
-			req := agent.ModelRequest{Messages: tc.msgs}
-			want, err := p.Complete(t.Context(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var pieces collect
-			got, err := p.Stream(t.Context(), req, pieces.add)
-			if err != nil {
-				t.Fatal(err)
-			}
-			assertReply(t, got, want)
-			if !reflect.DeepEqual([]string(pieces), tc.pieces) {
-				t.Errorf("pieces %q, want %q", pieces, tc.pieces)
-			}
-			if s := strings.Join(pieces, ""); s != got.Message.Content {
-				t.Errorf("pieces add up to %q, the reply's text is %q", s, got.Message.Content)
-			}
-		})
-	}
-	t.Run("no turn left", func(t *testing.T) {
-		t.Parallel()
-		_, err := NewScripted(Script{Turns: []Turn{{Text: "hi"}}}).Stream(t.Context(), agent.ModelRequest{Messages: conv}, func(string) { t.Error("text from a failed call") })
-		if e := asError(t, err); e.Class != ClassBadRequest {
-			t.Errorf("error %#v, want class %s", *e, ClassBadRequest)
-		}
-	})
-}
-
 func TestSplitWords(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

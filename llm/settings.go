@@ -1,6 +1,8 @@
 package llm
 
 import (
+	"github.com/agentrun/agentrun/llm/internal/safetext"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -194,21 +196,9 @@ func CheckSettings(kind string, s agent.ModelSettings) error {
 	return nil
 }
 
-// extraFields is the settings' extra fields as values an SDK's
-// SetExtraFields marshals as they are.
-func extraFields(s agent.ModelSettings) map[string]any {
-	if len(s.Extra) == 0 {
-		return nil
-	}
-	m := make(map[string]any, len(s.Extra))
-	for k, v := range s.Extra {
-		m[k] = v
-	}
-	return m
-}
-
-// sentSettings is the settings a reply records, nil for none.
-func sentSettings(s agent.ModelSettings) *agent.ModelSettings {
+// SentSettings is the settings a reply records, nil for none: s without
+// what is not a request setting (price, limits).
+func SentSettings(s agent.ModelSettings) *agent.ModelSettings {
 	s.Price, s.Limits = nil, nil // no request settings
 	if s.IsZero() {
 		return nil
@@ -228,7 +218,7 @@ func decodeAs(v json.RawMessage, dst any, want string) error {
 func short(v json.RawMessage) string {
 	s := strings.Join(strings.Fields(string(v)), " ")
 	if len(s) > 60 {
-		s = truncate(s, 60)
+		s = safetext.Truncate(s, 60)
 	}
 	return s
 }

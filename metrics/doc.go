@@ -1,14 +1,9 @@
-// Package metrics gives a worker its Prometheus endpoint and agentrun's own
-// metrics.
+// Package metrics records agentrun's own metrics through the OpenTelemetry
+// metric API; it links no exporter. Package metrics/prometheus serves them,
+// with the Temporal sdk's, on a worker's Prometheus endpoint.
 //
-// An Endpoint owns an OpenTelemetry MeterProvider whose readings a
-// Prometheus registry exports at /metrics; the Temporal sdk's metrics
-// (SDKHandler, names prefixed temporal_) and agentrun's (Recorder, names
-// prefixed agentrun_) go through it. /healthz answers 503 until the worker
-// is polling (SetReady(true)) and again once it is stopping, 200 in
-// between, with a one-line body.
-//
-// Recorder counts what the activities see, on the worker that ran them:
+// Recorder counts what the activities see, on the worker that ran them
+// (the names as a Prometheus endpoint shows them):
 //
 //	agentrun_steps_total{kind, outcome}          step attempts that ended: completed, failed or indeterminate
 //	agentrun_step_duration_seconds{kind}         how long those attempts took (histogram)

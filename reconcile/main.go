@@ -19,7 +19,7 @@ import (
 	"syscall"
 
 	"github.com/agentrun/agentrun/internal/cli"
-	"github.com/agentrun/agentrun/plumbing/tracing"
+	"github.com/agentrun/agentrun/plumbing/tracing/export"
 )
 
 func main() {
@@ -51,7 +51,7 @@ func run(ctx context.Context, local, verbose bool, args []string) error {
 	if err := cli.CheckOperatorArgs(args); err != nil {
 		return err
 	}
-	return cli.OnEngine(ctx, settings, local, tracing.ServiceReconcile, verbose,
+	return cli.OnEngine(ctx, settings, local, export.ServiceReconcile, verbose,
 		func(l *cli.Local) error { return l.ReconcileLocal(ctx, os.Stdout, args) },
 		func(r *cli.Remote) error { return r.Reconcile(ctx, os.Stdout, args) })
 }

@@ -33,7 +33,7 @@ import (
 
 	"github.com/agentrun/agentrun/internal/cli"
 	"github.com/agentrun/agentrun/operator"
-	"github.com/agentrun/agentrun/plumbing/tracing"
+	"github.com/agentrun/agentrun/plumbing/tracing/export"
 )
 
 func main() {
@@ -96,7 +96,7 @@ func run(ctx context.Context, local, wait, session, verbose bool, stream, follow
 	if err := cli.FollowFlags(&limits, local, wait, session, follow != nil && *follow, follow != nil); err != nil {
 		return err
 	}
-	return cli.OnEngine(ctx, settings, local, tracing.ServiceStarter, verbose,
+	return cli.OnEngine(ctx, settings, local, export.ServiceStarter, verbose,
 		func(l *cli.Local) error { return l.StartLocal(ctx, os.Stdout, id, prompt, limits) },
 		func(r *cli.Remote) error { return r.Start(ctx, os.Stdout, id, prompt, limits, wait) })
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/tools/mcp"
 )
 
 // Config says which tools a worker offers: the demo tools that are on, the
@@ -30,7 +29,7 @@ type Config struct {
 	Demo map[string]bool
 	// Servers are the MCP servers whose tools are offered, after the demo
 	// tools, in this order. Default none.
-	Servers []mcp.Server
+	Servers []Server
 	// Tools overrides, by tool name, how a tool is classified, gated and
 	// bounded. Every name must be a tool that is offered. Default none.
 	Tools map[string]Override
@@ -48,6 +47,10 @@ type Config struct {
 	// Logger receives warnings, such as an MCP server being restarted. It
 	// is not read from the file. Default: discard.
 	Logger *slog.Logger
+	// Connect connects Open to the servers of Servers; it is not read from
+	// the file. Default nil: Open refuses a configuration that names a
+	// server. The programs set tools/mcp's Source.
+	Connect Connect
 }
 
 // demoNames are the names of the demo tools, in order.
@@ -71,7 +74,7 @@ func (c Config) fail(field, format string, args ...any) error {
 	return fmt.Errorf("%s: %s: %s", c.file(), field, fmt.Sprintf(format, args...))
 }
 
-func serverField(i int, s mcp.Server) string {
+func serverField(i int, s Server) string {
 	if s.Name == "" {
 		return fmt.Sprintf("servers[%d]", i)
 	}
@@ -233,8 +236,8 @@ func parseConfig(path string, b []byte) (Config, error) {
 	return c, nil
 }
 
-func parseServer(c Config, f string, raw json.RawMessage) (mcp.Server, error) {
-	var s mcp.Server
+func parseServer(c Config, f string, raw json.RawMessage) (Server, error) {
+	var s Server
 	ms, err := object(c, f, raw, serverFields)
 	if err != nil {
 		return s, err

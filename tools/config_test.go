@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/tools/mcp"
 )
 
 // writeConfig writes a tools.json into a new directory and returns its path.
@@ -110,7 +109,7 @@ func TestExampleConfig(t *testing.T) {
 	want := Config{
 		Path: "example-tools.json",
 		Demo: map[string]bool{"lookup": true, "create_ticket": false},
-		Servers: []mcp.Server{
+		Servers: []Server{
 			{Name: "memory", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-memory@2026.8.31"},
 				Env: map[string]string{"MEMORY_FILE_PATH": "/var/lib/agentrun/memory.jsonl"}},
 			{Name: "everything", URL: "http://127.0.0.1:3001/mcp", Headers: map[string]string{"Authorization": "Bearer replace-me"}},

@@ -16,11 +16,12 @@
 // # Packages
 //
 // tools (this package) owns the Tool interface, Set, the demo tools, Config,
-// LoadConfig and Open. tools/mcp is the MCP client: it connects to one
-// server through github.com/modelcontextprotocol/go-sdk and exposes each of
-// its tools as a value that satisfies Tool. tools/mcp imports only agent
-// (never tools), so tools can import it and Open lives here, next to Set;
-// there is no cycle.
+// Server, LoadConfig and Open, and links no MCP client. tools/mcp is the
+// MCP client: it connects to one server through
+// github.com/modelcontextprotocol/go-sdk and exposes each of its tools as a
+// value that satisfies Tool. It imports tools; Open reaches a Config's
+// servers through Config.Connect, which the programs set to mcp.Source, so
+// a worker that names no server links no MCP SDK.
 //
 // # Timeouts
 //

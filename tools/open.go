@@ -7,16 +7,14 @@ import (
 	"strings"
 
 	"github.com/agentrun/agentrun/plumbing/secret"
-	"github.com/agentrun/agentrun/tools/mcp"
 )
-
-var _ Tool = (*mcp.Tool)(nil)
 
 // Open builds the tools a configuration names: the demo tools that are on
 // (made from demo), then the tools of each MCP server in order, with the
 // overrides applied. It connects to every server and lists its tools; the
 // servers run until the Set is closed. The zero Config gives just the demo
-// tools. Errors name the file and the field, as LoadConfig's do.
+// tools. Errors name the file and the field, as LoadConfig's do. The
+// servers are reached through cfg.Connect.
 func Open(ctx context.Context, cfg Config, demo DemoConfig) (*Set, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -56,15 +54,14 @@ func Open(ctx context.Context, cfg Config, demo DemoConfig) (*Set, error) {
 				secret.Add(v)
 			}
 		}
-		c, err := mcp.Connect(ctx, s, mcp.Options{Logger: cfg.Logger})
+		if cfg.Connect == nil {
+			return fail(cfg.fail(f, "no MCP client to connect with: set Config.Connect (tools/mcp's Source)"))
+		}
+		list, c, err := cfg.Connect(ctx, s, cfg.Logger)
 		if err != nil {
 			return fail(fmt.Errorf("%s: %s: %w", cfg.file(), f, err))
 		}
 		closers = append(closers, c)
-		list, err := c.Tools(ctx)
-		if err != nil {
-			return fail(fmt.Errorf("%s: %s: %w", cfg.file(), f, err))
-		}
 		for _, t := range list {
 			name := t.Spec().Name
 			switch prev, dup := from[name]; {

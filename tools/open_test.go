@@ -1,4 +1,4 @@
-package tools
+package tools_test
 
 import (
 	"context"
@@ -15,18 +15,20 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/testkit/mcptest"
+	"github.com/agentrun/agentrun/plumbing/secret"
+	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/tools/mcp"
 )
 
-// open loads the config file body and opens it; the Set is closed when the
+// open loads the config file body and opens it; the tools.Set is closed when the
 // test ends.
-func open(t *testing.T, body string) (*Set, error) {
+func open(t *testing.T, body string) (*tools.Set, error) {
 	t.Helper()
-	cfg, err := LoadConfig(writeConfig(t, body))
+	cfg, err := tools.LoadConfig(tools.WriteConfig(t, body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(t.Context(), cfg, DemoConfig{Tickets: filepath.Join(t.TempDir(), "tickets.jsonl")})
+	s, err := tools.Open(t.Context(), withMCP(cfg), tools.DemoConfig{Tickets: filepath.Join(t.TempDir(), "tickets.jsonl")})
 	if err == nil {
 		t.Cleanup(func() {
 			if err := s.Close(); err != nil {
@@ -39,7 +41,7 @@ func open(t *testing.T, body string) (*Set, error) {
 
 // describe summarizes each tool of a set: name, kind, idempotence, approval
 // and timeout.
-func describe(s *Set) []string {
+func describe(s *tools.Set) []string {
 	var out []string
 	for _, spec := range s.Specs() {
 		d := fmt.Sprintf("%s: %s", spec.Name, spec.Kind)
@@ -54,6 +56,29 @@ func describe(s *Set) []string {
 	return out
 }
 
+// withMCP is cfg with the MCP client of the programs.
+func withMCP(cfg tools.Config) tools.Config {
+	cfg.Connect = mcp.Source
+	return cfg
+}
+
+// TestOpenServerWithoutClient: package tools links no MCP client, so a
+// configuration that names a server and gives no Connect is refused,
+// naming the server, before anything starts.
+func TestOpenServerWithoutClient(t *testing.T) {
+	t.Parallel()
+	path := tools.WriteConfig(t, `{"servers": [{"name": "gone", "command": "/nonexistent/mcp-server"}]}`)
+	cfg, err := tools.LoadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tools.Open(t.Context(), cfg, tools.DemoConfig{})
+	want := path + `: servers[0] ("gone"): no MCP client to connect with: set Config.Connect (tools/mcp's Source)`
+	if err == nil || err.Error() != want {
+		t.Fatalf("Open:\n got %v\nwant %s", err, want)
+	}
+}
+
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
@@ -61,7 +86,7 @@ func quote(s string) string {
 
 func TestOpenDemoTools(t *testing.T) {
 	t.Parallel()
-	s, err := Open(t.Context(), Config{}, DemoConfig{Tickets: filepath.Join(t.TempDir(), "tickets.jsonl")})
+	s, err := tools.Open(t.Context(), tools.Config{}, tools.DemoConfig{Tickets: filepath.Join(t.TempDir(), "tickets.jsonl")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,12 +112,12 @@ func TestOpenDemoTools(t *testing.T) {
 func TestOpenOverrideForAToolNobodyOffers(t *testing.T) {
 	t.Parallel()
 	body := `{"demo": {"create_ticket": false}, "tools": {"create_ticket": {"approval": "never"}}}`
-	path := writeConfig(t, body)
-	cfg, err := LoadConfig(path)
+	path := tools.WriteConfig(t, body)
+	cfg, err := tools.LoadConfig(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open(t.Context(), cfg, DemoConfig{})
+	_, err = tools.Open(t.Context(), withMCP(cfg), tools.DemoConfig{})
 	want := path + `: tools["create_ticket"]: no demo tool that is on or server offers a tool named "create_ticket"; the tools offered are: lookup`
 	if err == nil || err.Error() != want {
 		t.Fatalf("Open:\n got %v\nwant %s", err, want)
@@ -172,12 +197,12 @@ func TestOpenTwoToolsWithOneName(t *testing.T) {
   {"name": "notes", "command": ` + quote(bin) + `, "env": {"MEMORY_FILE_PATH": ` + quote(filepath.Join(dir, "a.jsonl")) + `}},
   {"name": "facts", "command": ` + quote(bin) + `, "env": {"MEMORY_FILE_PATH": ` + quote(filepath.Join(dir, "b.jsonl")) + `}}
 ]}`
-	path := writeConfig(t, body)
-	cfg, err := LoadConfig(path)
+	path := tools.WriteConfig(t, body)
+	cfg, err := tools.LoadConfig(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open(t.Context(), cfg, DemoConfig{})
+	_, err = tools.Open(t.Context(), withMCP(cfg), tools.DemoConfig{})
 	want := path + `: servers[1] ("facts"): tool "create_entities" is also offered by servers[0] ("notes"); tool names must be unique across the demo tools and all servers`
 	if err == nil || err.Error() != want {
 		t.Fatalf("Open:\n got %v\nwant %s", err, want)
@@ -189,11 +214,11 @@ func TestOpenTwoToolsWithOneName(t *testing.T) {
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return &sdk.CallToolResult{}, nil
 		})
-	path = writeConfig(t, `{"servers": [{"name": "lookalike", "url": `+quote(mcptest.Serve(t, server, nil))+`}]}`)
-	if cfg, err = LoadConfig(path); err != nil {
+	path = tools.WriteConfig(t, `{"servers": [{"name": "lookalike", "url": `+quote(mcptest.Serve(t, server, nil))+`}]}`)
+	if cfg, err = tools.LoadConfig(path); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open(t.Context(), cfg, DemoConfig{})
+	_, err = tools.Open(t.Context(), withMCP(cfg), tools.DemoConfig{})
 	want = path + `: servers[0] ("lookalike"): tool "lookup" is also a demo tool; tool names must be unique: turn the demo tool off with "demo": {"lookup": false}`
 	if err == nil || err.Error() != want {
 		t.Fatalf("Open:\n got %v\nwant %s", err, want)
@@ -202,12 +227,12 @@ func TestOpenTwoToolsWithOneName(t *testing.T) {
 
 func TestOpenServerThatDoesNotStart(t *testing.T) {
 	t.Parallel()
-	path := writeConfig(t, `{"servers": [{"name": "gone", "command": "/nonexistent/mcp-server"}]}`)
-	cfg, err := LoadConfig(path)
+	path := tools.WriteConfig(t, `{"servers": [{"name": "gone", "command": "/nonexistent/mcp-server"}]}`)
+	cfg, err := tools.LoadConfig(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open(t.Context(), cfg, DemoConfig{})
+	_, err = tools.Open(t.Context(), withMCP(cfg), tools.DemoConfig{})
 	want := path + `: servers[0] ("gone"): mcp server "gone": start /nonexistent/mcp-server: fork/exec /nonexistent/mcp-server: no such file or directory`
 	if err == nil || err.Error() != want {
 		t.Fatalf("Open:\n got %v\nwant %s", err, want)
@@ -231,8 +256,8 @@ func TestMCPToolTimeoutOverHTTP(t *testing.T) {
 	_, err = s.Call(t.Context(), "trigger-long-running-operation", json.RawMessage(`{"duration":30,"steps":1}`))
 	elapsed := time.Since(start)
 	want := `tool "trigger-long-running-operation" did not finish within its timeout of 300ms`
-	if !errors.Is(err, ErrTimeout) || err.Error() != want {
-		t.Fatalf("call: %v, want ErrTimeout %q", err, want)
+	if !errors.Is(err, tools.ErrTimeout) || err.Error() != want {
+		t.Fatalf("call: %v, want tools.ErrTimeout %q", err, want)
 	}
 	if elapsed > 10*time.Second {
 		t.Fatalf("the call returned after %s", elapsed)
@@ -244,5 +269,38 @@ func TestMCPToolTimeoutOverHTTP(t *testing.T) {
 	}
 	if !strings.HasPrefix(url, "http://127.0.0.1:") {
 		t.Fatalf("url %s", url)
+	}
+}
+
+// TestServerSeesOnlyWhatTheFileGives: a Set opened from a tools file whose
+// server gets a token from the file (env) runs the npm everything server
+// with that token and none of the worker's keys; what the server reports
+// (get-env) comes back with the token scrubbed.
+func TestServerSeesOnlyWhatTheFileGives(t *testing.T) {
+	bin := mcptest.Bin(t, mcptest.Everything)
+	t.Setenv("OPENAI_API_KEY", "sk-openai-set-test-0001") // not parallel: the process's environment
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-set-test-0002")
+	const token = "ghp-from-the-file-0003"
+	s, err := tools.Open(t.Context(), tools.Config{Servers: []tools.Server{{Name: "everything", Command: bin, Env: map[string]string{"GITHUB_TOKEN": token}}}, Connect: mcp.Source}, tools.DemoConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	res, err := s.Call(t.Context(), "get-env", json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vars map[string]string
+	if err := json.Unmarshal([]byte(res.Content), &vars); err != nil {
+		t.Fatalf("get-env: %v: %s", err, res.Content)
+	}
+	if _, ok := vars["OPENAI_API_KEY"]; ok || strings.Contains(res.Content, "sk-") {
+		t.Errorf("the server sees the worker's keys: %s", res.Content)
+	}
+	if _, ok := vars["ANTHROPIC_API_KEY"]; ok {
+		t.Errorf("the server sees ANTHROPIC_API_KEY: %s", res.Content)
+	}
+	if vars["GITHUB_TOKEN"] != secret.Redacted || strings.Contains(res.Content, token) {
+		t.Errorf("GITHUB_TOKEN = %q, want the file's token, scrubbed to %s", vars["GITHUB_TOKEN"], secret.Redacted)
 	}
 }

@@ -81,10 +81,10 @@ func (m *modelServer) refusedLine() string {
 	return "NetworkError: connection refused (" + m.url() + "/chat/completions)"
 }
 
-// openAIAnswer is a chat completion with a final answer (llm/testdata).
+// openAIAnswer is a chat completion with a final answer (llm/providers/testdata).
 func openAIAnswer(t *testing.T) (body, text string) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "llm", "testdata", "openai_text.json"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "llm", "providers", "testdata", "openai_text.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/agentrun/agentrun/internal/cluster"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/plumbing/logtext"
-	"github.com/agentrun/agentrun/plumbing/tracing"
+	"github.com/agentrun/agentrun/plumbing/tracing/export"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -38,18 +38,18 @@ type Remote struct {
 	// connection and the workers (--verbose).
 	Verbose bool
 
-	tracing *tracing.Provider // DialRemote's; nil: off
-	logger  *slog.Logger      // DialRemote's
+	tracing *export.Provider // DialRemote's; nil: off
+	logger  *slog.Logger     // DialRemote's
 }
 
 // DialRemote connects a command-line program named service
-// (tracing.ServiceStarter, tracing.ServiceReconcile) to the cluster the
+// (export.ServiceStarter, export.ServiceReconcile) to the cluster the
 // settings name, with the payload codec and tracing they configure and
 // warnings logged to stderr. Close flushes its spans and closes the
 // connection.
 func DialRemote(ctx context.Context, s Settings, service string, verbose bool) (*Remote, error) {
 	logger := logtext.For(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), s.Config.Codec != nil)
-	tr, err := tracing.Start(ctx, s.Config.Tracing, service, operator.Signals(), logger) // nil: off
+	tr, err := export.Start(ctx, s.Config.Tracing, service, operator.Signals(), logger) // nil: off
 	if err != nil {
 		return nil, err
 	}

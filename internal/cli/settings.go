@@ -15,9 +15,11 @@ import (
 	"github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/llm/providers"
 	"github.com/agentrun/agentrun/postgres"
 	"github.com/agentrun/agentrun/ratelimit"
 	"github.com/agentrun/agentrun/tools"
+	"github.com/agentrun/agentrun/tools/mcp"
 )
 
 // Settings are what the programs run with: their configuration, loaded
@@ -152,7 +154,7 @@ func (s Settings) Executor(ctx context.Context, logger *slog.Logger) (*execute.E
 	if err != nil {
 		return nil, err
 	}
-	model, err := llm.New(s.Model, opts)
+	model, err := providers.New(s.Model, opts)
 	if err != nil { // a missing key: config.Load checked the rest
 		return nil, config.Errorf("AGENTRUN_MODEL: %w", err)
 	}
@@ -160,15 +162,17 @@ func (s Settings) Executor(ctx context.Context, logger *slog.Logger) (*execute.E
 	if err != nil {
 		return nil, err
 	}
-	set, err := tools.Open(ctx, s.Tools, s.Demo)
+	cfg := s.Tools
+	cfg.Connect = mcp.Source
+	set, err := tools.Open(ctx, cfg, s.Demo)
 	if err != nil {
 		return nil, err
 	}
 	var lerr error
-	models, err := execute.BuildModels(set.AgentModels(), func(spec string) llm.Options {
+	models, err := execute.BuildModels(set.AgentModels(), func(spec string) (llm.Provider, error) {
 		o, err := lim.options(ctx, s, s.AgentModelOptions(spec))
 		lerr = cmp.Or(lerr, err)
-		return o
+		return providers.New(spec, o)
 	})
 	if err = cmp.Or(lerr, err); err != nil {
 		_ = set.Close()

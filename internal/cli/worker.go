@@ -14,9 +14,10 @@ import (
 	"github.com/agentrun/agentrun/internal/cluster"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/metrics"
+	"github.com/agentrun/agentrun/metrics/prometheus"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/plumbing/logtext"
-	"github.com/agentrun/agentrun/plumbing/tracing"
+	"github.com/agentrun/agentrun/plumbing/tracing/export"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -32,13 +33,13 @@ func GuardDir(s Settings) string { return filepath.Join(s.Journal, "temporal") }
 func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	logger = logtext.For(logger, s.Codec != nil) // with the codec on, no payload text in the logs
 	var (
-		ep       *metrics.Endpoint
+		ep       *prometheus.Endpoint
 		recorder *metrics.Recorder
 		sdk      client.MetricsHandler
 	)
 	if s.Metrics != "" {
 		var err error
-		if ep, err = metrics.Listen(s.Metrics); err != nil {
+		if ep, err = prometheus.Listen(s.Metrics); err != nil {
 			return fmt.Errorf("AGENTRUN_METRICS=%s: %w", s.Metrics, err)
 		}
 		defer func() {
@@ -67,7 +68,7 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	tr, err := tracing.Start(ctx, s.Tracing, tracing.ServiceWorker, operator.Signals(), logger) // nil: off
+	tr, err := export.Start(ctx, s.Tracing, export.ServiceWorker, operator.Signals(), logger) // nil: off
 	if err != nil {
 		return err
 	}

@@ -108,7 +108,7 @@ func WithCodec(opts *client.Options, cdc *codec.Codec) {
 // workers send, and decrypts what they receive (config.Config's Codec).
 //
 // interceptors go on the client and on every worker built from it: the
-// tracing interceptor (plumbing/tracing's Provider.ClientInterceptors),
+// tracing interceptor (plumbing/tracing/export's Provider.ClientInterceptors),
 // none when tracing is off.
 func Dial(ctx context.Context, logger *slog.Logger, metrics client.MetricsHandler, cdc *codec.Codec, interceptors ...interceptor.ClientInterceptor) (*Conn, error) {
 	opts, err := Options(logger)

@@ -15,5 +15,5 @@
 // tracing interceptor to Dial: the client carries a run's trace context in
 // the headers of what it starts and signals, and the workers built from it
 // continue that trace in the workflow and its activities (package
-// plumbing/tracing). Off, Dial adds no interceptor.
+// plumbing/tracing/export). Off, Dial adds no interceptor.
 package cluster

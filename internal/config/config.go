@@ -10,7 +10,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/llm"
-	"github.com/agentrun/agentrun/plumbing/tracing"
+	"github.com/agentrun/agentrun/plumbing/tracing/export"
 	"github.com/agentrun/agentrun/tools"
 )
 
@@ -176,7 +176,7 @@ type Config struct {
 	// (sessions, starter --wait or --stream) stream.
 	NoStream bool
 
-	// --- Tracing (OpenTelemetry: package plumbing/tracing) ---
+	// --- Tracing (OpenTelemetry: package plumbing/tracing/export) ---
 
 	// Tracing exports every run as one trace over OTLP: on when
 	// OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
@@ -184,14 +184,14 @@ type Config struct {
 	// OTEL_TRACES_EXPORTER is otlp or console (none, or
 	// OTEL_SDK_DISABLED=true, is off); OTEL_EXPORTER_OTLP_PROTOCOL (or
 	// OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, which wins): grpc (default) or
-	// http/protobuf (see tracing.Settings); OTEL_SERVICE_NAME
+	// http/protobuf (see export.Settings); OTEL_SERVICE_NAME
 	// (default per program: agentrun-worker, agentrun-starter,
 	// agentrun-reconcile), OTEL_TRACES_SAMPLER (default
 	// parentbased_always_on) and OTEL_TRACES_SAMPLER_ARG (a ratio, 0 to 1,
 	// default 1), OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
 	// (true: spans carry prompt and completion text; not with Codec).
 	// Default: off.
-	Tracing tracing.Settings
+	Tracing export.Settings
 
 	// Test holds test-only hooks; production leaves them zero.
 	Test Test

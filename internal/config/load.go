@@ -12,7 +12,8 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/llm"
-	"github.com/agentrun/agentrun/metrics"
+	"github.com/agentrun/agentrun/llm/providers"
+	"github.com/agentrun/agentrun/metrics/prometheus"
 	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -219,7 +220,7 @@ func parse(e env) (Config, error) {
 		c.StopTimeout, c.stopTimeoutSet = d, true
 	}
 	if v := strings.TrimSpace(e.get("AGENTRUN_METRICS")); v != "" {
-		if err := metrics.ValidateAddr(v); err != nil {
+		if err := prometheus.ValidateAddr(v); err != nil {
 			return c, fmt.Errorf("AGENTRUN_METRICS=%q is not a listen address (%v): want HOST:PORT or :PORT, e.g. :9464 or 127.0.0.1:9464", v, err)
 		}
 		c.Metrics = v
@@ -335,12 +336,12 @@ func (c Config) validate() error {
 			return fmt.Errorf("AGENTRUN_MODELS: %s has no settings for AGENTRUN_MODEL=%s; it has %s", c.modelsPath, c.Model, strings.Join(slices.Sorted(maps.Keys(c.models)), ", "))
 		}
 	}
-	if err := llm.Check(c.Model, c.ModelOptions()); err != nil {
+	if err := providers.Check(c.Model, c.ModelOptions()); err != nil {
 		return fmt.Errorf("AGENTRUN_MODEL: %w", err)
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.Tools.Agents)) {
 		if spec := c.Tools.Agents[name].Model; spec != "" {
-			if err := llm.Check(spec, c.AgentModelOptions(spec)); err != nil {
+			if err := providers.Check(spec, c.AgentModelOptions(spec)); err != nil {
 				return fmt.Errorf("AGENTRUN_TOOLS: %s: agents[%q].model: %w", c.Tools.Path, name, err)
 			}
 		}

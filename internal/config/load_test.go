@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/llm"
-	"github.com/agentrun/agentrun/plumbing/tracing"
+	"github.com/agentrun/agentrun/plumbing/tracing/export"
 	"github.com/agentrun/agentrun/tools"
 )
 
@@ -58,8 +58,8 @@ func TestDefaults(t *testing.T) {
 		Demo:        tools.DemoConfig{Tickets: ".agentrun/tickets.jsonl"},
 		CodecServer: config.CodecServer{Addr: "127.0.0.1:8234", Origins: []string{"http://localhost:8233"}},
 	}
-	want.LocalAttempts, want.LocalRetryInterval = 10, time.Second                   // the local engine's retries, as on Temporal
-	want.Tracing = tracing.Settings{Sampler: tracing.DefaultSampler, SamplerArg: 1} // off: no endpoint
+	want.LocalAttempts, want.LocalRetryInterval = 10, time.Second                 // the local engine's retries, as on Temporal
+	want.Tracing = export.Settings{Sampler: export.DefaultSampler, SamplerArg: 1} // off: no endpoint
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("defaults:\n got %+v\nwant %+v", c, want)
 	}

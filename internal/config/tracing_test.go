@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/internal/config"
-	"github.com/agentrun/agentrun/plumbing/tracing"
+	"github.com/agentrun/agentrun/plumbing/tracing/export"
 )
 
 // TestTracingSettings: tracing is off without an endpoint or an exporter,
@@ -24,49 +24,49 @@ func TestTracingSettings(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		env  map[string]string
-		want tracing.Settings
+		want export.Settings
 		err  string
 	}{
-		{"unset", nil, tracing.Settings{Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
+		{"unset", nil, export.Settings{Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
 		{"endpoint: http/protobuf, the specification's default", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4318", "OTEL_SERVICE_NAME": "fleet-a"},
-			tracing.Settings{Exporter: "otlp", Endpoint: "http://localhost:4318/v1/traces", ServiceName: "fleet-a", Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
+			export.Settings{Exporter: "otlp", Endpoint: "http://localhost:4318/v1/traces", ServiceName: "fleet-a", Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
 		{"grpc", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://localhost:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
-			tracing.Settings{Exporter: "otlp", Protocol: "grpc", Endpoint: "http://localhost:4317", Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
+			export.Settings{Exporter: "otlp", Protocol: "grpc", Endpoint: "http://localhost:4317", Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
 		{"traces endpoint wins", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:4317", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://b:4317/"},
-			tracing.Settings{Exporter: "otlp", Endpoint: "https://b:4317/", Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
+			export.Settings{Exporter: "otlp", Endpoint: "https://b:4317/", Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
 		{"ratio", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:4317", "OTEL_TRACES_SAMPLER": "TraceIdRatio", "OTEL_TRACES_SAMPLER_ARG": "0.25", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"},
-			tracing.Settings{Exporter: "otlp", Endpoint: "http://a:4317/v1/traces", Sampler: "traceidratio", SamplerArg: 0.25, CaptureContent: true}, ""},
+			export.Settings{Exporter: "otlp", Endpoint: "http://a:4317/v1/traces", Sampler: "traceidratio", SamplerArg: 0.25, CaptureContent: true}, ""},
 		{"http/protobuf", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318/", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"},
-			tracing.Settings{Exporter: "otlp", Protocol: "http/protobuf", Endpoint: "http://collector:4318/v1/traces", Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
+			export.Settings{Exporter: "otlp", Protocol: "http/protobuf", Endpoint: "http://collector:4318/v1/traces", Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
 		{"http/protobuf traces endpoint as it is", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://collector:4318/otlp/traces", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
-			tracing.Settings{Exporter: "otlp", Protocol: "http/protobuf", Endpoint: "https://collector:4318/otlp/traces", Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
+			export.Settings{Exporter: "otlp", Protocol: "http/protobuf", Endpoint: "https://collector:4318/otlp/traces", Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
 		{"otlp without endpoint", map[string]string{"OTEL_TRACES_EXPORTER": "otlp"},
-			tracing.Settings{Exporter: "otlp", Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
+			export.Settings{Exporter: "otlp", Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
 		{"console", map[string]string{"OTEL_TRACES_EXPORTER": "Console", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:4317"},
-			tracing.Settings{Exporter: "console", Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
+			export.Settings{Exporter: "console", Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
 		{"none", map[string]string{"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:4317"},
-			tracing.Settings{Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
+			export.Settings{Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
 		{"disabled", map[string]string{"OTEL_SDK_DISABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:4317"},
-			tracing.Settings{Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
+			export.Settings{Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
 		{"protocol alone", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"},
-			tracing.Settings{Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
-		{"exporter", map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, tracing.Settings{},
+			export.Settings{Sampler: "parentbased_always_on", SamplerArg: 1}, ""},
+		{"exporter", map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, export.Settings{},
 			`OTEL_TRACES_EXPORTER="zipkin" is not an exporter agentrun has: want otlp (the default when an endpoint is set), console (spans as JSON on standard output) or none (no tracing)`},
-		{"protocol", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, tracing.Settings{},
+		{"protocol", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, export.Settings{},
 			`OTEL_EXPORTER_OTLP_PROTOCOL="http/json" is not an OTLP protocol agentrun speaks: want http/protobuf (the default, port 4318) or grpc (port 4317)`},
-		{"sdk disabled", map[string]string{"OTEL_SDK_DISABLED": "yes"}, tracing.Settings{}, `OTEL_SDK_DISABLED="yes" is not true or false`},
-		{"http query", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318/?a=b", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}, tracing.Settings{},
+		{"sdk disabled", map[string]string{"OTEL_SDK_DISABLED": "yes"}, export.Settings{}, `OTEL_SDK_DISABLED="yes" is not true or false`},
+		{"http query", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318/?a=b", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}, export.Settings{},
 			`OTEL_EXPORTER_OTLP_ENDPOINT="http://collector:4318/?a=b" is not an OTLP/HTTP endpoint (a query (OTLP takes none))`},
-		{"no scheme", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "localhost:4318"}, tracing.Settings{},
+		{"no scheme", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "localhost:4318"}, export.Settings{},
 			`OTEL_EXPORTER_OTLP_ENDPOINT="localhost:4318" is not an OTLP/HTTP endpoint (scheme "localhost"): want http://HOST:PORT (plain) or https://HOST:PORT (TLS), e.g. http://localhost:4318`},
-		{"no port", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://collector"}, tracing.Settings{}, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="http://collector" is not an OTLP/HTTP endpoint (no host and port)`},
-		{"a path for grpc", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4317/v1/traces", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, tracing.Settings{}, "(a path (OTLP/gRPC takes none)): want http://HOST:PORT (plain) or https://HOST:PORT (TLS), e.g. http://localhost:4317 (or set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf for OTLP over HTTP)"},
-		{"bad port", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:99999"}, tracing.Settings{}, `(port "99999")`},
-		{"sampler", map[string]string{"OTEL_TRACES_SAMPLER": "jaeger_remote"}, tracing.Settings{},
+		{"no port", map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://collector"}, export.Settings{}, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="http://collector" is not an OTLP/HTTP endpoint (no host and port)`},
+		{"a path for grpc", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4317/v1/traces", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, export.Settings{}, "(a path (OTLP/gRPC takes none)): want http://HOST:PORT (plain) or https://HOST:PORT (TLS), e.g. http://localhost:4317 (or set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf for OTLP over HTTP)"},
+		{"bad port", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:99999"}, export.Settings{}, `(port "99999")`},
+		{"sampler", map[string]string{"OTEL_TRACES_SAMPLER": "jaeger_remote"}, export.Settings{},
 			`OTEL_TRACES_SAMPLER="jaeger_remote" is not a sampler agentrun knows: want one of always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio (default parentbased_always_on)`},
-		{"ratio range", map[string]string{"OTEL_TRACES_SAMPLER_ARG": "1.5"}, tracing.Settings{}, `OTEL_TRACES_SAMPLER_ARG="1.5" is not a ratio: want a number from 0 to 1`},
-		{"capture", map[string]string{"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "yes"}, tracing.Settings{}, `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="yes" is not true or false`},
-		{"capture with codec", map[string]string{"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true", "AGENTRUN_CODEC_KEYS": key}, tracing.Settings{},
+		{"ratio range", map[string]string{"OTEL_TRACES_SAMPLER_ARG": "1.5"}, export.Settings{}, `OTEL_TRACES_SAMPLER_ARG="1.5" is not a ratio: want a number from 0 to 1`},
+		{"capture", map[string]string{"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "yes"}, export.Settings{}, `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="yes" is not true or false`},
+		{"capture with codec", map[string]string{"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true", "AGENTRUN_CODEC_KEYS": key}, export.Settings{},
 			"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true with the payload codec on (AGENTRUN_CODEC_KEYS or AGENTRUN_CODEC_KEY_FILE)"},
 	} {
 		s, err := config.Load(func(k string) string { return c.env[k] })

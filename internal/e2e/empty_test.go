@@ -18,7 +18,7 @@ import (
 // emptyAnswer is a chat completion whose final answer has no text.
 func emptyAnswer(t *testing.T) string {
 	t.Helper()
-	s := readFile(t, filepath.Join("..", "..", "llm", "testdata", "openai_text.json"))
+	s := readFile(t, filepath.Join("..", "..", "llm", "providers", "testdata", "openai_text.json"))
 	out := strings.Replace(s, `"content": "Your request is filed as TICKET-7. The data owner will review it."`, `"content": ""`, 1)
 	if out == s {
 		t.Fatal("the test data changed: no content to empty")

@@ -27,7 +27,7 @@ func TestStreamIdleTimeoutOnWorker(t *testing.T) {
 	srv := testenv.DevServer(t)
 	f := newFleet(t, srv)
 	var events []string
-	for _, e := range strings.Split(readFile(t, filepath.Join("..", "..", "llm", "testdata", "openai_text.sse")), "\n\n") {
+	for _, e := range strings.Split(readFile(t, filepath.Join("..", "..", "llm", "providers", "testdata", "openai_text.sse")), "\n\n") {
 		if strings.TrimSpace(e) != "" {
 			events = append(events, e+"\n\n")
 		}

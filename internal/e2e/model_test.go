@@ -26,7 +26,7 @@ func TestModelRequestTimeout(t *testing.T) {
 	t.Parallel()
 	srv := testenv.DevServer(t)
 	f := newFleet(t, srv)
-	answer := readFile(t, filepath.Join("..", "..", "llm", "testdata", "openai_text.json"))
+	answer := readFile(t, filepath.Join("..", "..", "llm", "providers", "testdata", "openai_text.json"))
 	const want = "Your request is filed as TICKET-7. The data owner will review it."
 	fake := newFakeOpenAI(t, func(n int, r *http.Request) (int, http.Header, string) {
 		if n == 1 {
@@ -73,7 +73,7 @@ func TestModelRequestTimeout(t *testing.T) {
 // cutAnswer is a chat completion whose final text the length limit cut.
 func cutAnswer(t *testing.T) string {
 	t.Helper()
-	s := readFile(t, filepath.Join("..", "..", "llm", "testdata", "openai_text.json"))
+	s := readFile(t, filepath.Join("..", "..", "llm", "providers", "testdata", "openai_text.json"))
 	s = strings.Replace(s, `"finish_reason": "stop"`, `"finish_reason": "length"`, 1)
 	s = strings.Replace(s, "Your request is filed as TICKET-7. The data owner will review it.", "Your request is filed as TICKET-7. The data", 1)
 	if !strings.Contains(s, `"finish_reason": "length"`) {

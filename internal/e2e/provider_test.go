@@ -32,7 +32,7 @@ func TestProviderRateLimitThenAnswer(t *testing.T) {
 	f := newFleet(t, srv)
 	const key = "sk-test-agentrun-ratelimit-0987654321"
 	rateLimited := `{"error":{"message":"Rate limit reached for test-model in organization org-agentrun on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 1s.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`
-	answer := readFile(t, filepath.Join("..", "..", "llm", "testdata", "openai_text.json"))
+	answer := readFile(t, filepath.Join("..", "..", "llm", "providers", "testdata", "openai_text.json"))
 	const want = "Your request is filed as TICKET-7. The data owner will review it."
 	fake := newFakeOpenAI(t, func(n int, _ *http.Request) (int, http.Header, string) {
 		if n <= 2 {

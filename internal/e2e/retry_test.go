@@ -28,7 +28,7 @@ func TestModelServerDownThenBack(t *testing.T) {
 	t.Parallel()
 	srv := testenv.DevServer(t)
 	const key = "sk-test-agentrun-down-1234567890"
-	answer := readFile(t, filepath.Join("..", "..", "llm", "testdata", "openai_text.json"))
+	answer := readFile(t, filepath.Join("..", "..", "llm", "providers", "testdata", "openai_text.json"))
 	const want = "Your request is filed as TICKET-7. The data owner will review it."
 	starter, reconcile := testenv.Program(t, "starter"), testenv.Program(t, "reconcile")
 

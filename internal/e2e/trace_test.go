@@ -24,6 +24,7 @@ import (
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/plumbing/tracing"
+	"github.com/agentrun/agentrun/plumbing/tracing/export"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -37,7 +38,7 @@ func runTrace(t *testing.T, j *jaegertest.Jaeger, run string, timeout time.Durat
 	var id string
 	var tr jaegertest.Trace
 	testenv.WaitFor(t, timeout, "the trace of "+run+" in Jaeger", func() bool {
-		traces, err := j.Traces(t.Context(), tracing.ServiceWorker)
+		traces, err := j.Traces(t.Context(), export.ServiceWorker)
 		if err != nil {
 			return false
 		}
@@ -157,7 +158,7 @@ func TestHandExampleJaegerTrace(t *testing.T) {
 	st := waitStatus(t, srv, run, "Completed", time.Minute)
 
 	// The starter's spans are the root: its service has the one trace.
-	roots := j.WaitSpans(t, tracing.ServiceStarter, 1, time.Minute)
+	roots := j.WaitSpans(t, export.ServiceStarter, 1, time.Minute)
 	tr := runTrace(t, j, run, time.Minute, func(tr jaegertest.Trace) bool {
 		return len(stepSpans(tr)) == 5 && len(tr.Named("wait approval")) == 1
 	})
@@ -254,7 +255,7 @@ func TestKilledModelCallJaegerTrace(t *testing.T) {
 	// are lost, which is not what this test is about) and llm/2 runs on the
 	// first worker.
 	testenv.WaitFor(t, time.Minute, "llm/1's and lookup's spans in Jaeger, llm/2 running", func() bool {
-		traces, err := j.Traces(t.Context(), tracing.ServiceWorker)
+		traces, err := j.Traces(t.Context(), export.ServiceWorker)
 		if err != nil || len(traces) != 1 {
 			return false
 		}
@@ -341,7 +342,7 @@ func TestContinueAsNewJaegerTrace(t *testing.T) {
 	script := `{"turns":[{"tool_calls":[{"name":"lookup","args":{"topic":"vpn"}}]},{"tool_calls":[{"name":"lookup","args":{"topic":"mfa"}}]},{"text":"Both policies are in place."}]}`
 	testenv.Start(t, append(f.scripted(t, script), j.Env()...), testenv.Program(t, "worker"))
 
-	p, err := tracing.Start(t.Context(), tracing.Settings{Protocol: tracing.ProtocolGRPC, Endpoint: j.OTLPEndpoint}, "agentrun-e2e-client", operator.Signals(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	p, err := export.Start(t.Context(), export.Settings{Protocol: export.ProtocolGRPC, Endpoint: j.OTLPEndpoint}, "agentrun-e2e-client", operator.Signals(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

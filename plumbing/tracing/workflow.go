@@ -14,8 +14,13 @@ import (
 // tracerKey holds the tracer of agentrun's spans in a workflow's context.
 type tracerKey struct{}
 
-// workflowTracer is a worker interceptor that gives workflow code the
-// tracer of agentrun's spans (Wait); it adds no command.
+// Interceptor is a client and worker interceptor that gives workflow code
+// tracer, the tracer of agentrun's spans (Wait); it adds no command.
+// Without it in a worker's interceptors, Wait records nothing.
+func Interceptor(tracer trace.Tracer) interceptor.Interceptor {
+	return &workflowTracer{tracer: tracer}
+}
+
 type workflowTracer struct {
 	interceptor.InterceptorBase
 	tracer trace.Tracer

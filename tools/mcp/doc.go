@@ -1,7 +1,7 @@
 // Package mcp exposes the tools of Model Context Protocol servers as agentrun
-// tools, through github.com/modelcontextprotocol/go-sdk. It imports agent
-// only; package tools builds Sets of these tools from its configuration
-// file (tools.Open).
+// tools, through github.com/modelcontextprotocol/go-sdk. It imports tools
+// for its Server and Tool types; package tools builds Sets of these tools
+// from its configuration file (tools.Open), connecting through Source.
 //
 // A Client is one server: a local program spoken to over stdio (Command,
 // Args, and Env) or a streamable HTTP endpoint (URL, Headers).

@@ -15,7 +15,7 @@
 // Messages (its base URL is the root), answered whole or as Anthropic's
 // events (message_start ... message_stop). GET /stats answers Stats as
 // JSON. The bodies are shaped like the recorded real answers in
-// llm/testdata; any key is accepted.
+// llm/providers/testdata; any key is accepted.
 //
 // # The model
 //

@@ -1,6 +1,8 @@
 package providerfake_test
 
 import (
+	"github.com/agentrun/agentrun/llm/providers"
+
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -22,7 +24,7 @@ import (
 func TestProcess(t *testing.T) {
 	t.Parallel()
 	proc, root := testenv.ProviderFake(t, "-rpm", "12", "-turns", "2", "-log")
-	ps := providers(t, root)
+	ps := ours(t, root)
 	for _, name := range []string{providerfake.OpenAI, providerfake.Anthropic} { // 3 requests each
 		calls, final := converse(t, ps[name], true)
 		checkConversation(t, calls, final, 2)
@@ -124,7 +126,7 @@ func TestProviderFakeEnv(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.provider, err)
 		}
-		p, err := llm.New(cfg.Model, cfg.ModelOptions())
+		p, err := providers.New(cfg.Model, cfg.ModelOptions())
 		if err != nil {
 			t.Fatalf("%s: %v", c.provider, err)
 		}

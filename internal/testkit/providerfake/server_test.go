@@ -1,6 +1,8 @@
 package providerfake_test
 
 import (
+	"github.com/agentrun/agentrun/llm/providers"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -30,14 +32,14 @@ func newFake(t *testing.T, cfg providerfake.Config) (*providerfake.Server, strin
 	return s, ts.URL
 }
 
-// providers returns our llm providers pointed at the fake's root URL.
-func providers(t *testing.T, root string) map[string]llm.Streamer {
+// ours returns our llm providers pointed at the fake's root URL.
+func ours(t *testing.T, root string) map[string]llm.Streamer {
 	t.Helper()
-	o, err := llm.NewOpenAI(llm.OpenAIConfig{Model: "gpt-4o-mini", BaseURL: root + "/v1", APIKey: "sk-fake"})
+	o, err := providers.NewOpenAI(providers.OpenAIConfig{Model: "gpt-4o-mini", BaseURL: root + "/v1", APIKey: "sk-fake"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := llm.NewAnthropic(llm.AnthropicConfig{Model: "claude-sonnet-4-5", BaseURL: root, APIKey: "sk-ant-fake"})
+	a, err := providers.NewAnthropic(providers.AnthropicConfig{Model: "claude-sonnet-4-5", BaseURL: root, APIKey: "sk-ant-fake"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +117,7 @@ func checkConversation(t *testing.T, calls []agent.ToolCall, final agent.ModelRe
 func TestLLMProvidersConverse(t *testing.T) {
 	t.Parallel()
 	s, root := newFake(t, providerfake.Config{Turns: 2})
-	for name, p := range providers(t, root) {
+	for name, p := range ours(t, root) {
 		for _, stream := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/stream=%t", name, stream), func(t *testing.T) {
 				calls, final := converse(t, p, stream)
@@ -134,7 +136,7 @@ func TestLLMProvidersConverse(t *testing.T) {
 func TestNoToolsTextAnswer(t *testing.T) {
 	t.Parallel()
 	_, root := newFake(t, providerfake.Config{})
-	for name, p := range providers(t, root) {
+	for name, p := range ours(t, root) {
 		r, err := p.Complete(t.Context(), agent.ModelRequest{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hello"}}})
 		if err != nil {
 			t.Fatal(name, err)

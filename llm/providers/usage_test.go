@@ -1,6 +1,8 @@
-package llm
+package providers
 
 import (
+	"github.com/agentrun/agentrun/llm"
+
 	"errors"
 	"strings"
 	"testing"
@@ -8,7 +10,7 @@ import (
 
 // TestNegativeUsageRefused: a provider's answer with a negative token count
 // (which would lower the run's usage and lift its token budget) is refused
-// by both adapters with one line, as a retryable ClassServer error.
+// by both adapters with one line, as a retryable llm.ClassServer error.
 func TestNegativeUsageRefused(t *testing.T) {
 	t.Parallel()
 	openaiBody := `{"id":"c1","object":"chat.completion","model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":-500,"completion_tokens":3,"total_tokens":-497}}`
@@ -32,9 +34,9 @@ func TestNegativeUsageRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			err := tc.call(t)
-			var e *Error
-			if !errors.As(err, &e) || e.Class != ClassServer || !strings.Contains(e.Message, "negative token count ("+tc.n+"); want counts of 0 or more") || strings.Contains(err.Error(), "\n") {
-				t.Fatalf("error %v; want a one-line ClassServer error naming %s", err, tc.n)
+			var e *llm.Error
+			if !errors.As(err, &e) || e.Class != llm.ClassServer || !strings.Contains(e.Message, "negative token count ("+tc.n+"); want counts of 0 or more") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %v; want a one-line llm.ClassServer error naming %s", err, tc.n)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package metrics
+package prometheus
 
 import (
 	"io"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/metrics"
 )
 
 func TestValidateAddr(t *testing.T) {
@@ -88,31 +89,31 @@ func TestRecorderNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRecorder(e.Provider)
+	r, err := metrics.NewRecorder(e.Provider)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	r.Step(ctx, agent.KindModel, Completed, 2*time.Second)
-	r.Step(ctx, agent.KindWrite, Indeterminate, time.Millisecond)
-	r.Decision(ctx, Approve)
+	r.Step(ctx, agent.KindModel, metrics.Completed, 2*time.Second)
+	r.Step(ctx, agent.KindWrite, metrics.Indeterminate, time.Millisecond)
+	r.Decision(ctx, metrics.Approve)
 	r.Tokens(ctx, "scripted", agent.Usage{InputTokens: 12, OutputTokens: 3})
 	r.Tokens(ctx, "anthropic:claude", agent.Usage{InputTokens: 2095, OutputTokens: 503, CacheReadTokens: 1805, CacheWriteTokens: 268})
-	var nilRecorder *Recorder
-	nilRecorder.Step(ctx, agent.KindRead, Failed, time.Second) // records nothing, does not panic
+	var nilRecorder *metrics.Recorder
+	nilRecorder.Step(ctx, agent.KindRead, metrics.Failed, time.Second) // records nothing, does not panic
 
 	_, body := get(t, e.srv.Handler, "/metrics")
 	for _, want := range []string{
-		`agentrun_steps_total{kind="model",otel_scope_name="` + ScopeName + `",otel_scope_schema_url="",otel_scope_version="",outcome="completed"} 1`,
-		`agentrun_steps_total{kind="write",otel_scope_name="` + ScopeName + `",otel_scope_schema_url="",otel_scope_version="",outcome="indeterminate"} 1`,
-		`agentrun_step_duration_seconds_bucket{kind="model",otel_scope_name="` + ScopeName + `",otel_scope_schema_url="",otel_scope_version="",le="2.5"} 1`,
-		`agentrun_writes_indeterminate_total{otel_scope_name="` + ScopeName + `",otel_scope_schema_url="",otel_scope_version=""} 1`,
-		`agentrun_approvals_total{decision="approve",otel_scope_name="` + ScopeName + `",otel_scope_schema_url="",otel_scope_version=""} 1`,
-		`agentrun_tokens_total{direction="input",model="scripted",otel_scope_name="` + ScopeName + `",otel_scope_schema_url="",otel_scope_version=""} 12`,
-		`agentrun_tokens_total{direction="output",model="scripted",otel_scope_name="` + ScopeName + `",otel_scope_schema_url="",otel_scope_version=""} 3`,
-		`agentrun_tokens_total{direction="input",model="anthropic:claude",otel_scope_name="` + ScopeName + `",otel_scope_schema_url="",otel_scope_version=""} 2095`,
-		`agentrun_tokens_total{direction="cache_read",model="anthropic:claude",otel_scope_name="` + ScopeName + `",otel_scope_schema_url="",otel_scope_version=""} 1805`,
-		`agentrun_tokens_total{direction="cache_write",model="anthropic:claude",otel_scope_name="` + ScopeName + `",otel_scope_schema_url="",otel_scope_version=""} 268`,
+		`agentrun_steps_total{kind="model",otel_scope_name="` + metrics.ScopeName + `",otel_scope_schema_url="",otel_scope_version="",outcome="completed"} 1`,
+		`agentrun_steps_total{kind="write",otel_scope_name="` + metrics.ScopeName + `",otel_scope_schema_url="",otel_scope_version="",outcome="indeterminate"} 1`,
+		`agentrun_step_duration_seconds_bucket{kind="model",otel_scope_name="` + metrics.ScopeName + `",otel_scope_schema_url="",otel_scope_version="",le="2.5"} 1`,
+		`agentrun_writes_indeterminate_total{otel_scope_name="` + metrics.ScopeName + `",otel_scope_schema_url="",otel_scope_version=""} 1`,
+		`agentrun_approvals_total{decision="approve",otel_scope_name="` + metrics.ScopeName + `",otel_scope_schema_url="",otel_scope_version=""} 1`,
+		`agentrun_tokens_total{direction="input",model="scripted",otel_scope_name="` + metrics.ScopeName + `",otel_scope_schema_url="",otel_scope_version=""} 12`,
+		`agentrun_tokens_total{direction="output",model="scripted",otel_scope_name="` + metrics.ScopeName + `",otel_scope_schema_url="",otel_scope_version=""} 3`,
+		`agentrun_tokens_total{direction="input",model="anthropic:claude",otel_scope_name="` + metrics.ScopeName + `",otel_scope_schema_url="",otel_scope_version=""} 2095`,
+		`agentrun_tokens_total{direction="cache_read",model="anthropic:claude",otel_scope_name="` + metrics.ScopeName + `",otel_scope_schema_url="",otel_scope_version=""} 1805`,
+		`agentrun_tokens_total{direction="cache_write",model="anthropic:claude",otel_scope_name="` + metrics.ScopeName + `",otel_scope_schema_url="",otel_scope_version=""} 268`,
 	} {
 		if !strings.Contains(body, want+"\n") {
 			t.Errorf("/metrics lacks %s", want)

@@ -1,4 +1,4 @@
-package tracing_test
+package export_test
 
 import (
 	"context"
@@ -26,17 +26,18 @@ import (
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/plumbing/tracing"
+	"github.com/agentrun/agentrun/plumbing/tracing/export"
 	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
 )
 
 // recorder is tracing through an in-memory exporter.
-func recorder(t *testing.T, capture bool) (*tracing.Provider, *tracetest.InMemoryExporter, *sdktrace.TracerProvider) {
+func recorder(t *testing.T, capture bool) (*export.Provider, *tracetest.InMemoryExporter, *sdktrace.TracerProvider) {
 	t.Helper()
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	p, err := tracing.New(tp, nil, capture, operator.Signals())
+	p, err := export.New(tp, nil, capture, operator.Signals())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,13 +47,13 @@ func recorder(t *testing.T, capture bool) (*tracing.Provider, *tracetest.InMemor
 // handExample runs the hand example (approved by signal after a minute)
 // in the sdk's test environment with the tracing interceptor and the real
 // activities, and returns the run's final state.
-func handExample(t *testing.T, p *tracing.Provider) workflows.State {
+func handExample(t *testing.T, p *export.Provider) workflows.State {
 	t.Helper()
 	return handExampleBy(t, p, false)
 }
 
 // handExampleBy is handExample, approved by update when byUpdate.
-func handExampleBy(t *testing.T, p *tracing.Provider, byUpdate bool) workflows.State {
+func handExampleBy(t *testing.T, p *export.Provider, byUpdate bool) workflows.State {
 	t.Helper()
 	tickets := filepath.Join(t.TempDir(), "tickets.jsonl")
 	set, err := tools.NewSet(tools.Demo(tools.DemoConfig{Tickets: tickets})...)
@@ -246,7 +247,7 @@ func TestReplayEmitsNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
-		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("..", "..", "workflows", "testdata", f)); err != nil {
+		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("..", "..", "..", "workflows", "testdata", f)); err != nil {
 			t.Fatalf("replay %s: %v", f, err)
 		}
 	}

@@ -1,6 +1,8 @@
-package llm
+package providers
 
 import (
+	"github.com/agentrun/agentrun/llm"
+
 	"math"
 	"net/http"
 	"strconv"
@@ -10,17 +12,11 @@ import (
 
 // How long a server asks a client to wait before it tries again.
 
-// MaxRetryAfter caps the wait a server asks for in Retry-After: a longer
-// one (or a date far ahead) is taken as this long, so that a provider
-// cannot park a run's model step for hours; Temporal's retry policy then
-// tries again.
-const MaxRetryAfter = 5 * time.Minute
-
 // retryAfter reads how long the server asks the client to wait: the
 // retry-after-ms header (milliseconds), else Retry-After in seconds or as
-// an HTTP date, at most MaxRetryAfter. Zero means no (usable) header.
+// an HTTP date, at most llm.MaxRetryAfter. Zero means no (usable) header.
 func retryAfter(h http.Header, now time.Time) time.Duration {
-	return min(rawRetryAfter(h, now), MaxRetryAfter)
+	return min(rawRetryAfter(h, now), llm.MaxRetryAfter)
 }
 
 func rawRetryAfter(h http.Header, now time.Time) time.Duration {

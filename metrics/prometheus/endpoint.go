@@ -1,4 +1,4 @@
-package metrics
+package prometheus
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
+	promclient "github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/otlptranslator"
@@ -88,7 +88,7 @@ func Listen(addr string) (*Endpoint, error) {
 // newEndpoint builds the registry, the MeterProvider and the handlers,
 // without listening.
 func newEndpoint() (*Endpoint, error) {
-	reg := prometheus.NewRegistry()
+	reg := promclient.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	exp, err := otelprom.New(
 		otelprom.WithRegisterer(reg),

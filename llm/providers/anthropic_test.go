@@ -1,6 +1,8 @@
-package llm
+package providers
 
 import (
+	"github.com/agentrun/agentrun/llm"
+
 	"encoding/json"
 	"fmt"
 	"io"
@@ -202,25 +204,25 @@ func anthropicErrorCases() []errorCase {
 	return []errorCase{
 		{name: "429", status: 429, header: []string{"Retry-After", "7"},
 			body: body("rate_limit_error", "This request would exceed the rate limit for your organization of 50,000 input tokens per minute."),
-			want: Error{Class: ClassRateLimit, StatusCode: 429, RetryAfter: 7 * time.Second, Message: "This request would exceed the rate limit for your organization of 50,000 input tokens per minute."}},
+			want: llm.Error{Class: llm.ClassRateLimit, StatusCode: 429, RetryAfter: 7 * time.Second, Message: "This request would exceed the rate limit for your organization of 50,000 input tokens per minute."}},
 		{name: "500", status: 500, body: body("api_error", "Internal server error"),
-			want: Error{Class: ClassServer, StatusCode: 500, Message: "Internal server error"}},
+			want: llm.Error{Class: llm.ClassServer, StatusCode: 500, Message: "Internal server error"}},
 		{name: "529 overloaded", status: 529, body: body("overloaded_error", "Overloaded"),
-			want: Error{Class: ClassServer, StatusCode: 529, Message: "Overloaded"}},
+			want: llm.Error{Class: llm.ClassServer, StatusCode: 529, Message: "Overloaded"}},
 		{name: "503", status: 503, body: body("api_error", "Service unavailable"),
-			want: Error{Class: ClassServer, StatusCode: 503, Message: "Service unavailable"}},
+			want: llm.Error{Class: llm.ClassServer, StatusCode: 503, Message: "Service unavailable"}},
 		{name: "400", status: 400, body: body("invalid_request_error", "messages.2.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_2. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."),
-			want: Error{Class: ClassBadRequest, StatusCode: 400, Message: "messages.2.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_2. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."}},
+			want: llm.Error{Class: llm.ClassBadRequest, StatusCode: 400, Message: "messages.2.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_2. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."}},
 		{name: "400 prompt too long", status: 400, body: body("invalid_request_error", "prompt is too long: 208310 tokens > 200000 maximum"),
-			want: Error{Class: ClassContextLength, StatusCode: 400, Message: "the conversation is longer than the model's context window: prompt is too long: 208310 tokens > 200000 maximum"}},
+			want: llm.Error{Class: llm.ClassContextLength, StatusCode: 400, Message: "the conversation is longer than the model's context window: prompt is too long: 208310 tokens > 200000 maximum"}},
 		{name: "401", status: 401, body: body("authentication_error", "invalid x-api-key"),
-			want: Error{Class: ClassAuth, StatusCode: 401, Message: "invalid x-api-key"}},
+			want: llm.Error{Class: llm.ClassAuth, StatusCode: 401, Message: "invalid x-api-key"}},
 		{name: "403", status: 403, body: body("permission_error", "Your API key does not have permission to use the specified resource."),
-			want: Error{Class: ClassAuth, StatusCode: 403, Message: "Your API key does not have permission to use the specified resource."}},
+			want: llm.Error{Class: llm.ClassAuth, StatusCode: 403, Message: "Your API key does not have permission to use the specified resource."}},
 		{name: "404", status: 404, body: body("not_found_error", "model: claude-nonexistent-1"),
-			want: Error{Class: ClassNotFound, StatusCode: 404, Message: "model: claude-nonexistent-1"}},
+			want: llm.Error{Class: llm.ClassNotFound, StatusCode: 404, Message: "model: claude-nonexistent-1"}},
 		{name: "413", status: 413, body: body("request_too_large", "Request exceeds the maximum allowed number of bytes."),
-			want: Error{Class: ClassBadRequest, StatusCode: 413, Message: "Request exceeds the maximum allowed number of bytes."}},
+			want: llm.Error{Class: llm.ClassBadRequest, StatusCode: 413, Message: "Request exceeds the maximum allowed number of bytes."}},
 	}
 }
 
@@ -228,8 +230,8 @@ func TestAnthropicClosedConnection(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, hangUp)
 	_, err := newTestAnthropic(t, f, AnthropicConfig{}).Complete(t.Context(), userOnly)
-	if e := asError(t, err); e.Class != ClassNetwork || e.StatusCode != 0 {
-		t.Errorf("error %#v, want class %s without status", *e, ClassNetwork)
+	if e := asError(t, err); e.Class != llm.ClassNetwork || e.StatusCode != 0 {
+		t.Errorf("error %#v, want class %s without status", *e, llm.ClassNetwork)
 	}
 	if n := len(f.requests()); n != 1 {
 		t.Errorf("server got %d requests, want exactly 1", n)
@@ -242,16 +244,16 @@ func TestAnthropicBrokenAnswers(t *testing.T) {
 		t.Parallel()
 		f := newFake(t, answer(200, `{"id": "msg_1", "content": [`))
 		_, err := newTestAnthropic(t, f, AnthropicConfig{}).Complete(t.Context(), userOnly)
-		if e := asError(t, err); e.Class != ClassServer || e.StatusCode != 200 {
-			t.Errorf("error %#v, want class %s with status 200", *e, ClassServer)
+		if e := asError(t, err); e.Class != llm.ClassServer || e.StatusCode != 200 {
+			t.Errorf("error %#v, want class %s with status 200", *e, llm.ClassServer)
 		}
 	})
 	t.Run("body cut short", func(t *testing.T) {
 		t.Parallel()
 		f := newFake(t, cutShort(readTestdata(t, "anthropic_text.json")))
 		_, err := newTestAnthropic(t, f, AnthropicConfig{}).Complete(t.Context(), userOnly)
-		if e := asError(t, err); e.Class != ClassNetwork {
-			t.Errorf("error %#v, want class %s", *e, ClassNetwork)
+		if e := asError(t, err); e.Class != llm.ClassNetwork {
+			t.Errorf("error %#v, want class %s", *e, llm.ClassNetwork)
 		}
 		if n := len(f.requests()); n != 1 {
 			t.Errorf("server got %d requests, want exactly 1", n)
@@ -289,7 +291,7 @@ func TestAnthropicKeyNeverShown(t *testing.T) {
 			_, _ = io.WriteString(w, "upstream rejected headers: "+r.Header.Get("Authorization"))
 		})
 		_, err := newTestAnthropic(t, f, AnthropicConfig{}).Complete(t.Context(), userOnly)
-		if e := asError(t, err); *e != (Error{Class: ClassServer, StatusCode: 502, Message: "upstream rejected headers: Bearer [redacted]"}) {
+		if e := asError(t, err); *e != (llm.Error{Class: llm.ClassServer, StatusCode: 502, Message: "upstream rejected headers: Bearer [redacted]"}) {
 			t.Errorf("error %#v", *e)
 		}
 	})

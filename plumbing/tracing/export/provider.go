@@ -1,4 +1,4 @@
-package tracing
+package export
 
 import (
 	"context"
@@ -27,6 +27,8 @@ import (
 	temporalotel "go.temporal.io/sdk/contrib/opentelemetry"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentrun/agentrun/plumbing/tracing"
 )
 
 // Settings are the tracing settings of a program (config.Config's
@@ -141,7 +143,7 @@ func (s Settings) sampler() sdktrace.Sampler {
 // agentrun's own spans and the sdk's tracing interceptor. A nil *Provider
 // is tracing off: no interceptor, no tracer, nothing exported.
 type Provider struct {
-	wf      *workflowTracer
+	wf      interceptor.Interceptor
 	tp      trace.TracerProvider
 	sdk     *sdktrace.TracerProvider // nil when the caller owns tp
 	sampler sdktrace.Sampler
@@ -246,7 +248,7 @@ func newProvider(tp trace.TracerProvider, sampler sdktrace.Sampler, capture bool
 		return nil, fmt.Errorf("tracing interceptor: %w", err)
 	}
 	p.ic = interceptor.NewTracingInterceptor(&runTracer{Tracer: inner, sampler: sampler})
-	p.wf = &workflowTracer{tracer: p.tracer}
+	p.wf = tracing.Interceptor(p.tracer)
 	return p, nil
 }
 

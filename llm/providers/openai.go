@@ -1,6 +1,8 @@
-package llm
+package providers
 
 import (
+	"github.com/agentrun/agentrun/llm"
+
 	"bytes"
 	"cmp"
 	"context"
@@ -43,11 +45,11 @@ type OpenAIConfig struct {
 	// every long prompt).
 	MaxTokens int64
 	// Timeout bounds one request answered whole, and the whole of a
-	// streamed answer. Default 0: DefaultTimeout.
+	// streamed answer. Default 0: llm.DefaultTimeout.
 	Timeout time.Duration
 	// IdleTimeout bounds each silence of a streamed answer: the wait for
 	// its first piece and between two pieces. Default 0:
-	// DefaultIdleTimeout; at most Timeout.
+	// llm.DefaultIdleTimeout; at most Timeout.
 	IdleTimeout time.Duration
 	// Settings are sent with every request (temperature as temperature,
 	// max_tokens as max_completion_tokens, reasoning_effort, extra fields
@@ -87,13 +89,13 @@ func (c OpenAIConfig) LogValue() slog.Value { return slog.StringValue(c.String()
 // OpenAI answers model steps through the Chat Completions API, with tool
 // calls. It makes exactly one HTTP request per Complete or Stream: the
 // SDK's retries are off, the engine retries by the class of the returned
-// *Error. It never logs. It is safe for concurrent use.
+// *llm.Error. It never logs. It is safe for concurrent use.
 type OpenAI struct {
 	base // its settings with the effective max tokens
 	chat openai.ChatCompletionService
 }
 
-var _ Streamer = (*OpenAI)(nil)
+var _ llm.Streamer = (*OpenAI)(nil)
 
 // NewOpenAI returns an OpenAI provider. It reads no environment variable:
 // New gets its account settings from the configuration.
@@ -122,7 +124,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	return &OpenAI{base: cfg.common().base(settings), chat: openai.NewChatCompletionService(opts...)}, nil
 }
 
-// Complete implements Provider. Every error is an *Error, except the
+// Complete implements llm.Provider. Every error is an *llm.Error, except the
 // caller's cancellation, which comes back wrapped as it is.
 func (p *OpenAI) Complete(ctx context.Context, req agent.ModelRequest) (agent.ModelReply, error) {
 	params, err := p.params(req)
@@ -142,7 +144,7 @@ func (p *OpenAI) Complete(ctx context.Context, req agent.ModelRequest) (agent.Mo
 // completion by the SDK's accumulator and converted as Complete converts
 // its answer. A refusal, which Complete returns as the text when there is
 // no content, is passed to text whole at the end. Only a stream that
-// reached [DONE] counts: one that ends before it is a ClassNetwork error,
+// reached [DONE] counts: one that ends before it is a llm.ClassNetwork error,
 // an error chunk is classified as the HTTP error of its kind (eventError).
 // The idle timeout bounds each wait for a piece of the answer (any chunk:
 // text, tool-call arguments, the finish reason or the usage), the request
@@ -193,10 +195,10 @@ func (p *OpenAI) Stream(ctx context.Context, req agent.ModelRequest, text func(d
 		default:
 			var chunk openai.ChatCompletionChunk
 			if err := json.Unmarshal(data, &chunk); err != nil {
-				return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: p.scrub("a chunk of the stream is not a chat completion chunk: " + err.Error())}
+				return agent.ModelReply{}, &llm.Error{Class: llm.ClassServer, StatusCode: statusOf(res), Message: p.scrub("a chunk of the stream is not a chat completion chunk: " + err.Error())}
 			}
 			if !acc.AddChunk(chunk) {
-				return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: "the stream's chunks do not add up to one chat completion"}
+				return agent.ModelReply{}, &llm.Error{Class: llm.ClassServer, StatusCode: statusOf(res), Message: "the stream's chunks do not add up to one chat completion"}
 			}
 			for _, ch := range chunk.Choices {
 				if ch.Index == 0 && ch.Delta.Content != "" {
@@ -225,7 +227,7 @@ func (p *OpenAI) Stream(ctx context.Context, req agent.ModelRequest, text func(d
 // stream, to the agent's reply. status is the HTTP status it came with.
 func (p *OpenAI) reply(c openai.ChatCompletion, status int) (agent.ModelReply, error) {
 	if len(c.Choices) == 0 {
-		return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: status, Message: "the server's answer has no choices"}
+		return agent.ModelReply{}, &llm.Error{Class: llm.ClassServer, StatusCode: status, Message: "the server's answer has no choices"}
 	}
 	if err := checkUsage(status, c.Usage.PromptTokens, c.Usage.CompletionTokens, c.Usage.PromptTokensDetails.CachedTokens); err != nil {
 		return agent.ModelReply{}, err
@@ -250,7 +252,7 @@ func (p *OpenAI) reply(c openai.ChatCompletion, status int) (agent.ModelReply, e
 		Usage: agent.Usage{InputTokens: c.Usage.PromptTokens, OutputTokens: c.Usage.CompletionTokens,
 			CacheReadTokens: c.Usage.PromptTokensDetails.CachedTokens},
 		Model:    p.Name(),
-		Settings: sentSettings(p.settings),
+		Settings: llm.SentSettings(p.settings),
 	}, nil
 }
 
@@ -303,7 +305,7 @@ func (p *OpenAI) params(req agent.ModelRequest) (openai.ChatCompletionNewParams,
 		case agent.RoleTool:
 			params.Messages = append(params.Messages, openai.ToolMessage(m.Content, m.ToolCallID))
 		default:
-			return params, &Error{Class: ClassBadRequest, Message: fmt.Sprintf("message %d has role %q: want system, user, assistant or tool", i, m.Role)}
+			return params, &llm.Error{Class: llm.ClassBadRequest, Message: fmt.Sprintf("message %d has role %q: want system, user, assistant or tool", i, m.Role)}
 		}
 	}
 	for _, t := range req.Tools {
@@ -335,7 +337,7 @@ func schemaFields(t agent.ToolSpec) (map[string]json.RawMessage, error) {
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(s, &fields); err != nil || fields == nil {
-		return nil, &Error{Class: ClassBadRequest, Message: fmt.Sprintf("tool %s: the schema of its arguments is not a JSON object", t.Name)}
+		return nil, &llm.Error{Class: llm.ClassBadRequest, Message: fmt.Sprintf("tool %s: the schema of its arguments is not a JSON object", t.Name)}
 	}
 	return fields, nil
 }

@@ -1,6 +1,8 @@
-package llm
+package providers
 
 import (
+	"github.com/agentrun/agentrun/llm"
+
 	"io"
 	"net/http"
 	"reflect"
@@ -53,7 +55,7 @@ func answerEvents(events []string) int {
 
 // newIdleTest builds adapter a's provider on f with the request timeout
 // whole and the idle timeout idle.
-func newIdleTest(t *testing.T, a streamAdapter, f *fake, whole, idle time.Duration) Streamer {
+func newIdleTest(t *testing.T, a streamAdapter, f *fake, whole, idle time.Duration) llm.Streamer {
 	t.Helper()
 	if a.name == "openai" {
 		return newTestOpenAI(t, f, OpenAIConfig{APIKey: testKey, Timeout: whole, IdleTimeout: idle})
@@ -120,8 +122,8 @@ func TestStreamIdleTimeout(t *testing.T) {
 				took := time.Since(began)
 				e := asError(t, err)
 				want := "the idle timeout cut the streamed answer: no piece for 300ms (AGENTRUN_MODEL_IDLE_TIMEOUT) " + tc.says
-				if e.Class != ClassTimeout || !e.Class.Retryable() || !strings.Contains(e.Message, want) {
-					t.Errorf("error %q (class %s), want a retryable %s containing %q", e.Message, e.Class, ClassTimeout, want)
+				if e.Class != llm.ClassTimeout || !e.Class.Retryable() || !strings.Contains(e.Message, want) {
+					t.Errorf("error %q (class %s), want a retryable %s containing %q", e.Message, e.Class, llm.ClassTimeout, want)
 				}
 				if took < idle || took > 10*time.Second {
 					t.Errorf("the stream was cut after %v, want soon after the idle timeout %v (the request timeout is %v)", took, idle, whole)
@@ -152,8 +154,8 @@ func TestStreamWholeAnswerTimeout(t *testing.T) {
 			_, err := newIdleTest(t, a, f, whole, idle).Stream(t.Context(), userOnly, nil)
 			took := time.Since(began)
 			e := asError(t, err)
-			if e.Class != ClassTimeout || !strings.Contains(e.Message, "the whole-answer timeout cut the streamed answer after 2 pieces: no whole answer within the request timeout of 500ms (AGENTRUN_MODEL_TIMEOUT)") {
-				t.Errorf("error %q (class %s), want a %s naming the whole-answer timeout after 2 pieces", e.Message, e.Class, ClassTimeout)
+			if e.Class != llm.ClassTimeout || !strings.Contains(e.Message, "the whole-answer timeout cut the streamed answer after 2 pieces: no whole answer within the request timeout of 500ms (AGENTRUN_MODEL_TIMEOUT)") {
+				t.Errorf("error %q (class %s), want a %s naming the whole-answer timeout after 2 pieces", e.Message, e.Class, llm.ClassTimeout)
 			}
 			if took < whole || took > 10*time.Second {
 				t.Errorf("the stream was cut after %v, want soon after %v", took, whole)

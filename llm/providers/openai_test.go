@@ -1,6 +1,8 @@
-package llm
+package providers
 
 import (
+	"github.com/agentrun/agentrun/llm"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -141,10 +143,10 @@ func assertReply(t *testing.T, got, want agent.ModelReply) {
 	}
 }
 
-// asError fails unless err is an *Error, and returns it.
-func asError(t *testing.T, err error) *Error {
+// asError fails unless err is an *llm.Error, and returns it.
+func asError(t *testing.T, err error) *llm.Error {
 	t.Helper()
-	var e *Error
+	var e *llm.Error
 	if !errors.As(err, &e) {
 		t.Fatalf("error %v (%T) is not an *llm.Error", err, err)
 	}
@@ -336,7 +338,7 @@ type errorCase struct {
 	status int
 	header []string
 	body   string
-	want   Error
+	want   llm.Error
 }
 
 func runErrorCases(t *testing.T, cases []errorCase, complete func(t *testing.T, f *fake) error) {
@@ -349,7 +351,7 @@ func runErrorCases(t *testing.T, cases []errorCase, complete func(t *testing.T, 
 			if *e != tc.want {
 				t.Errorf("error\ngot:  %#v\nwant: %#v", *e, tc.want)
 			}
-			if e.Class.Retryable() != (tc.want.Class == ClassRateLimit || tc.want.Class == ClassServer || tc.want.Class == ClassNetwork) {
+			if e.Class.Retryable() != (tc.want.Class == llm.ClassRateLimit || tc.want.Class == llm.ClassServer || tc.want.Class == llm.ClassNetwork) {
 				t.Errorf("class %s retryable = %v", e.Class, e.Class.Retryable())
 			}
 			// One request, even for retryable statuses: the SDK's retries are off.
@@ -375,48 +377,48 @@ func openAIErrorCases() []errorCase {
 	return []errorCase{
 		{name: "429 retry-after seconds", status: 429, header: []string{"Retry-After", "7"},
 			body: `{"error":{"message":"Rate limit reached for gpt-4o-mini in organization org-x on requests per min (RPM): Limit 3, Used 3, Requested 1.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`,
-			want: Error{Class: ClassRateLimit, StatusCode: 429, RetryAfter: 7 * time.Second, Message: "Rate limit reached for gpt-4o-mini in organization org-x on requests per min (RPM): Limit 3, Used 3, Requested 1."}},
+			want: llm.Error{Class: llm.ClassRateLimit, StatusCode: 429, RetryAfter: 7 * time.Second, Message: "Rate limit reached for gpt-4o-mini in organization org-x on requests per min (RPM): Limit 3, Used 3, Requested 1."}},
 		{name: "429 retry-after-ms", status: 429, header: []string{"Retry-After", "2", "retry-after-ms", "1500"},
 			body: `{"error":{"message":"Rate limit reached.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`,
-			want: Error{Class: ClassRateLimit, StatusCode: 429, RetryAfter: 1500 * time.Millisecond, Message: "Rate limit reached."}},
+			want: llm.Error{Class: llm.ClassRateLimit, StatusCode: 429, RetryAfter: 1500 * time.Millisecond, Message: "Rate limit reached."}},
 		{name: "429 no header", status: 429,
 			body: `{"error":{"message":"Rate limit reached.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`,
-			want: Error{Class: ClassRateLimit, StatusCode: 429, Message: "Rate limit reached."}},
+			want: llm.Error{Class: llm.ClassRateLimit, StatusCode: 429, Message: "Rate limit reached."}},
 		{name: "500", status: 500,
 			body: `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`,
-			want: Error{Class: ClassServer, StatusCode: 500, Message: "The server had an error while processing your request. Sorry about that!"}},
+			want: llm.Error{Class: llm.ClassServer, StatusCode: 500, Message: "The server had an error while processing your request. Sorry about that!"}},
 		{name: "503", status: 503, header: []string{"Retry-After", "3"},
 			body: `{"error":{"message":"The engine is currently overloaded, please try again later.","type":"server_error","param":null,"code":null}}`,
-			want: Error{Class: ClassServer, StatusCode: 503, RetryAfter: 3 * time.Second, Message: "The engine is currently overloaded, please try again later."}},
+			want: llm.Error{Class: llm.ClassServer, StatusCode: 503, RetryAfter: 3 * time.Second, Message: "The engine is currently overloaded, please try again later."}},
 		{name: "502 html from a proxy", status: 502, header: []string{"Content-Type", "text/html"},
 			body: `<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>`,
-			want: Error{Class: ClassServer, StatusCode: 502, Message: "Bad Gateway"}},
+			want: llm.Error{Class: llm.ClassServer, StatusCode: 502, Message: "Bad Gateway"}},
 		{name: "400", status: 400,
 			body: `{"error":{"message":"Invalid 'messages[3].tool_call_id': string too long.","type":"invalid_request_error","param":"messages[3].tool_call_id","code":"string_above_max_length"}}`,
-			want: Error{Class: ClassBadRequest, StatusCode: 400, Message: "Invalid 'messages[3].tool_call_id': string too long."}},
+			want: llm.Error{Class: llm.ClassBadRequest, StatusCode: 400, Message: "Invalid 'messages[3].tool_call_id': string too long."}},
 		{name: "400 context length", status: 400,
 			body: `{"error":{"message":"` + ctxMsg + `","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
-			want: Error{Class: ClassContextLength, StatusCode: 400, Message: "the conversation is longer than the model's context window: " + ctxMsg}},
+			want: llm.Error{Class: llm.ClassContextLength, StatusCode: 400, Message: "the conversation is longer than the model's context window: " + ctxMsg}},
 		{name: "400 context length vLLM", status: 400,
 			body: `{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion).","type":"BadRequestError","param":null,"code":400}`,
-			want: Error{Class: ClassContextLength, StatusCode: 400, Message: "the conversation is longer than the model's context window: This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion)."}},
+			want: llm.Error{Class: llm.ClassContextLength, StatusCode: 400, Message: "the conversation is longer than the model's context window: This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion)."}},
 		{name: "400 context length llama.cpp", status: 400,
 			body: `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5000,"n_ctx":4096}}`,
-			want: Error{Class: ClassContextLength, StatusCode: 400, Message: "the conversation is longer than the model's context window: the request exceeds the available context size, try increasing it"}},
+			want: llm.Error{Class: llm.ClassContextLength, StatusCode: 400, Message: "the conversation is longer than the model's context window: the request exceeds the available context size, try increasing it"}},
 		{name: "401", status: 401,
 			body: `{"error":{"message":"Incorrect API key provided: sk-test-****6035. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`,
-			want: Error{Class: ClassAuth, StatusCode: 401, Message: "Incorrect API key provided: sk-test-****6035. You can find your API key at https://platform.openai.com/account/api-keys."}},
+			want: llm.Error{Class: llm.ClassAuth, StatusCode: 401, Message: "Incorrect API key provided: sk-test-****6035. You can find your API key at https://platform.openai.com/account/api-keys."}},
 		{name: "403", status: 403,
 			body: `{"error":{"message":"You are not allowed to sample from this model","type":"invalid_request_error","param":null,"code":null}}`,
-			want: Error{Class: ClassAuth, StatusCode: 403, Message: "You are not allowed to sample from this model"}},
+			want: llm.Error{Class: llm.ClassAuth, StatusCode: 403, Message: "You are not allowed to sample from this model"}},
 		{name: "404", status: 404,
 			body: `{"error":{"message":"The model ` + "`gpt-9`" + ` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}`,
-			want: Error{Class: ClassNotFound, StatusCode: 404, Message: "The model `gpt-9` does not exist or you do not have access to it."}},
+			want: llm.Error{Class: llm.ClassNotFound, StatusCode: 404, Message: "The model `gpt-9` does not exist or you do not have access to it."}},
 		{name: "404 ollama", status: 404,
 			body: `{"error":{"message":"model \"llama9\" not found, try pulling it first","type":"api_error","param":null,"code":null}}`,
-			want: Error{Class: ClassNotFound, StatusCode: 404, Message: `model "llama9" not found, try pulling it first`}},
+			want: llm.Error{Class: llm.ClassNotFound, StatusCode: 404, Message: `model "llama9" not found, try pulling it first`}},
 		{name: "404 plain error string", status: 404, body: `{"error":"model 'llama9' not found"}`,
-			want: Error{Class: ClassNotFound, StatusCode: 404, Message: "model 'llama9' not found"}},
+			want: llm.Error{Class: llm.ClassNotFound, StatusCode: 404, Message: "model 'llama9' not found"}},
 	}
 }
 
@@ -426,8 +428,8 @@ func TestOpenAINetworkErrors(t *testing.T) {
 		t.Parallel()
 		f := newFake(t, hangUp)
 		_, err := newTestOpenAI(t, f, OpenAIConfig{APIKey: testKey}).Complete(t.Context(), userOnly)
-		if e := asError(t, err); e.Class != ClassNetwork || e.StatusCode != 0 {
-			t.Errorf("error %#v, want class %s without status", *e, ClassNetwork)
+		if e := asError(t, err); e.Class != llm.ClassNetwork || e.StatusCode != 0 {
+			t.Errorf("error %#v, want class %s without status", *e, llm.ClassNetwork)
 		}
 		if n := len(f.requests()); n != 1 {
 			t.Errorf("server got %d requests, want exactly 1", n)
@@ -439,31 +441,31 @@ func TestOpenAINetworkErrors(t *testing.T) {
 		p := newTestOpenAI(t, f, OpenAIConfig{APIKey: testKey})
 		f.Close()
 		_, err := p.Complete(t.Context(), userOnly)
-		if e := asError(t, err); e.Class != ClassNetwork || !strings.Contains(e.Message, "connection refused") {
-			t.Errorf("error %#v, want class %s about a refused connection", *e, ClassNetwork)
+		if e := asError(t, err); e.Class != llm.ClassNetwork || !strings.Contains(e.Message, "connection refused") {
+			t.Errorf("error %#v, want class %s about a refused connection", *e, llm.ClassNetwork)
 		}
 	})
 	t.Run("unreadable success", func(t *testing.T) {
 		t.Parallel()
 		f := newFake(t, answer(200, `{"id": "chatcmpl-1", "choices": [`))
 		_, err := newTestOpenAI(t, f, OpenAIConfig{APIKey: testKey}).Complete(t.Context(), userOnly)
-		if e := asError(t, err); e.Class != ClassServer || e.StatusCode != 200 {
-			t.Errorf("error %#v, want class %s with status 200", *e, ClassServer)
+		if e := asError(t, err); e.Class != llm.ClassServer || e.StatusCode != 200 {
+			t.Errorf("error %#v, want class %s with status 200", *e, llm.ClassServer)
 		}
 	})
 	t.Run("body cut short", func(t *testing.T) {
 		t.Parallel()
 		f := newFake(t, cutShort(readTestdata(t, "openai_text.json")))
 		_, err := newTestOpenAI(t, f, OpenAIConfig{APIKey: testKey}).Complete(t.Context(), userOnly)
-		if e := asError(t, err); e.Class != ClassNetwork {
-			t.Errorf("error %#v, want class %s", *e, ClassNetwork)
+		if e := asError(t, err); e.Class != llm.ClassNetwork {
+			t.Errorf("error %#v, want class %s", *e, llm.ClassNetwork)
 		}
 	})
 	t.Run("no choices", func(t *testing.T) {
 		t.Parallel()
 		f := newFake(t, answer(200, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[]}`))
 		_, err := newTestOpenAI(t, f, OpenAIConfig{APIKey: testKey}).Complete(t.Context(), userOnly)
-		if e := asError(t, err); *e != (Error{Class: ClassServer, StatusCode: 200, Message: "the server's answer has no choices"}) {
+		if e := asError(t, err); *e != (llm.Error{Class: llm.ClassServer, StatusCode: 200, Message: "the server's answer has no choices"}) {
 			t.Errorf("error %#v", *e)
 		}
 	})
@@ -498,7 +500,7 @@ func TestOpenAICancellation(t *testing.T) {
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("error %v, want %v", err, tc.want)
 			}
-			var e *Error
+			var e *llm.Error
 			if errors.As(err, &e) {
 				t.Errorf("cancellation came back as %#v, want the context's error", *e)
 			}
@@ -519,8 +521,8 @@ func TestOpenAIRequestErrors(t *testing.T) {
 		{"bad schema", agent.ModelRequest{Messages: userOnly.Messages, Tools: []agent.ToolSpec{{Name: "lookup", Schema: json.RawMessage(`["topic"]`)}}}, "tool lookup: the schema of its arguments is not a JSON object"},
 	} {
 		_, err := p.Complete(t.Context(), tc.req)
-		if e := asError(t, err); *e != (Error{Class: ClassBadRequest, Message: tc.want}) {
-			t.Errorf("%s: error %#v, want %s: %s", tc.name, *e, ClassBadRequest, tc.want)
+		if e := asError(t, err); *e != (llm.Error{Class: llm.ClassBadRequest, Message: tc.want}) {
+			t.Errorf("%s: error %#v, want %s: %s", tc.name, *e, llm.ClassBadRequest, tc.want)
 		}
 	}
 	if n := len(f.requests()); n != 0 {
@@ -531,7 +533,7 @@ func TestOpenAIRequestErrors(t *testing.T) {
 func TestOpenAILocalServerWithoutKey(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, answer(200, readTestdata(t, "openai_text.json")))
-	p, err := New("openai:llama3.1:8b", withEnv(map[string]string{"OPENAI_BASE_URL": f.URL + "/v1"}, Options{}))
+	p, err := New("openai:llama3.1:8b", withEnv(map[string]string{"OPENAI_BASE_URL": f.URL + "/v1"}, llm.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
-package llm
+package providers
 
 import (
+	"github.com/agentrun/agentrun/llm"
+
 	"bytes"
 	"cmp"
 	"context"
@@ -46,7 +48,7 @@ func add(args json.RawMessage) agent.ToolResult {
 
 // contractCase is one step of the contract; exact marks the fake, whose
 // answers are known to the letter.
-func runOpenAIContract(t *testing.T, p Provider, exact bool) {
+func runOpenAIContract(t *testing.T, p llm.Provider, exact bool) {
 	t.Run("text reply", func(t *testing.T) {
 		req := agent.ModelRequest{Messages: []agent.Message{
 			{Role: agent.RoleSystem, Content: "You are a terse test assistant."},
@@ -211,7 +213,7 @@ func TestOpenAIContract(t *testing.T) {
 	t.Run("fake server", func(t *testing.T) {
 		t.Parallel()
 		f := chatFake(t)
-		p, err := New("openai:gpt-4o-mini", withEnv(map[string]string{"OPENAI_BASE_URL": f.URL + "/v1", "OPENAI_API_KEY": testKey}, Options{}))
+		p, err := New("openai:gpt-4o-mini", withEnv(map[string]string{"OPENAI_BASE_URL": f.URL + "/v1", "OPENAI_API_KEY": testKey}, llm.Options{}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,11 +225,11 @@ func TestOpenAIContract(t *testing.T) {
 	t.Run("fake server, streamed", func(t *testing.T) {
 		t.Parallel()
 		f := chatFake(t)
-		p, err := New("openai:gpt-4o-mini", withEnv(map[string]string{"OPENAI_BASE_URL": f.URL + "/v1", "OPENAI_API_KEY": testKey}, Options{}))
+		p, err := New("openai:gpt-4o-mini", withEnv(map[string]string{"OPENAI_BASE_URL": f.URL + "/v1", "OPENAI_API_KEY": testKey}, llm.Options{}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		runOpenAIContract(t, streamed{p.(Streamer)}, true)
+		runOpenAIContract(t, streamed{p.(llm.Streamer)}, true)
 		if n := len(f.requests()); n != 3 {
 			t.Errorf("server got %d requests, want 3 (one per model call)", n)
 		}
@@ -274,9 +276,9 @@ func TestOpenAIContract(t *testing.T) {
 	})
 }
 
-// streamed is a Streamer whose Complete streams, and fails unless the
+// streamed is a llm.Streamer whose Complete streams, and fails unless the
 // pieces of text add up to the reply's text.
-type streamed struct{ Streamer }
+type streamed struct{ llm.Streamer }
 
 func (s streamed) Complete(ctx context.Context, req agent.ModelRequest) (agent.ModelReply, error) {
 	var pieces collect
@@ -287,12 +289,12 @@ func (s streamed) Complete(ctx context.Context, req agent.ModelRequest) (agent.M
 	return r, err
 }
 
-// withEnv is o with the Account that internal/config reads from the
+// withEnv is o with the llm.Account that internal/config reads from the
 // variables in env (it parses AGENTRUN_MAX_TOKENS; its malformed values
 // are tested there).
-func withEnv(env map[string]string, o Options) Options {
+func withEnv(env map[string]string, o llm.Options) llm.Options {
 	n, _ := strconv.ParseInt(env["AGENTRUN_MAX_TOKENS"], 10, 64)
-	o.Account = Account{
+	o.Account = llm.Account{
 		OpenAIAPIKey: env["OPENAI_API_KEY"], OpenAIBaseURL: env["OPENAI_BASE_URL"],
 		OpenAIOrganization: env["OPENAI_ORG_ID"], OpenAIProject: env["OPENAI_PROJECT_ID"],
 		AnthropicAPIKey: env["ANTHROPIC_API_KEY"], AnthropicBaseURL: env["ANTHROPIC_BASE_URL"],
@@ -326,7 +328,7 @@ func TestNew(t *testing.T) {
 		{spec: "anthropic:claude-sonnet-4-5", env: map[string]string{"ANTHROPIC_API_KEY": testKey, "AGENTRUN_MAX_TOKENS": "100000"}, wantErr: []string{"AGENTRUN_MAX_TOKENS", "non-streaming"}},
 		{spec: "gemini:pro", wantErr: []string{`unknown model "gemini:pro"`, `"openai:MODEL"`, `"anthropic:MODEL"`}},
 	} {
-		p, err := New(tc.spec, withEnv(tc.env, Options{}))
+		p, err := New(tc.spec, withEnv(tc.env, llm.Options{}))
 		if len(tc.wantErr) > 0 {
 			if err == nil {
 				t.Errorf("%q %v: built %s, want an error", tc.spec, tc.env, p.Name())
@@ -355,7 +357,7 @@ func TestNew(t *testing.T) {
 func TestMaxTokensFromEnv(t *testing.T) {
 	t.Parallel()
 	f := newFake(t, answer(200, readTestdata(t, "anthropic_text.json")))
-	p, err := New("anthropic:claude-sonnet-4-5", withEnv(map[string]string{"ANTHROPIC_API_KEY": testKey, "ANTHROPIC_BASE_URL": f.URL, "AGENTRUN_MAX_TOKENS": "512"}, Options{}))
+	p, err := New("anthropic:claude-sonnet-4-5", withEnv(map[string]string{"ANTHROPIC_API_KEY": testKey, "ANTHROPIC_BASE_URL": f.URL, "AGENTRUN_MAX_TOKENS": "512"}, llm.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,10 +387,10 @@ func TestRetryAfter(t *testing.T) {
 		{[]string{"Retry-After", "soon"}, 0},
 		{[]string{"Retry-After", "-3"}, 0},
 		{[]string{"Retry-After", "1e300"}, 0},
-		{[]string{"Retry-After", "300"}, MaxRetryAfter},
-		{[]string{"Retry-After", "86400"}, MaxRetryAfter},
-		{[]string{"Retry-After", "Fri, 20 Jun 2025 10:00:00 GMT"}, MaxRetryAfter}, // a day ahead
-		{[]string{"Retry-After-Ms", "3600000"}, MaxRetryAfter},
+		{[]string{"Retry-After", "300"}, llm.MaxRetryAfter},
+		{[]string{"Retry-After", "86400"}, llm.MaxRetryAfter},
+		{[]string{"Retry-After", "Fri, 20 Jun 2025 10:00:00 GMT"}, llm.MaxRetryAfter}, // a day ahead
+		{[]string{"Retry-After-Ms", "3600000"}, llm.MaxRetryAfter},
 		{[]string{"Retry-After", "20", "Retry-After-Ms", "250"}, 250 * time.Millisecond},
 		{[]string{"Retry-After", "20", "Retry-After-Ms", "x"}, 20 * time.Second},
 	} {
@@ -432,7 +434,7 @@ func TestProvidersDoNotLog(t *testing.T) {
 		{"anthropic streamed cut", streaming(endAbort, sseEvents(t, "anthropic_text.sse")[:4]...)},
 	} {
 		f := newFake(t, tc.h)
-		var p Provider
+		var p llm.Provider
 		if strings.HasPrefix(tc.name, "openai") {
 			p = newTestOpenAI(t, f, OpenAIConfig{APIKey: testKey})
 		} else {
@@ -440,7 +442,7 @@ func TestProvidersDoNotLog(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		if strings.Contains(tc.name, "streamed") {
-			_, _ = p.(Streamer).Stream(ctx, req, func(string) {})
+			_, _ = p.(llm.Streamer).Stream(ctx, req, func(string) {})
 		} else {
 			_, _ = p.Complete(ctx, req)
 		}
@@ -451,14 +453,14 @@ func TestProvidersDoNotLog(t *testing.T) {
 	}
 }
 
-// TestRetryAfterCapShown: a 429 asking for hours waits MaxRetryAfter, and
+// TestRetryAfterCapShown: a 429 asking for hours waits llm.MaxRetryAfter, and
 // its message says what the server asked and the cap.
 func TestRetryAfterCapShown(t *testing.T) {
 	t.Parallel()
 	res := &http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"7200"}},
 		Body: io.NopCloser(strings.NewReader(`{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}`))}
 	e := httpError(res, func(s string) string { return s }, time.Now())
-	if e.Class != ClassRateLimit || e.RetryAfter != MaxRetryAfter || !strings.Contains(e.Message, "the server asked to wait 2h0m0s before trying again; agentrun waits at most 5m0s") {
+	if e.Class != llm.ClassRateLimit || e.RetryAfter != llm.MaxRetryAfter || !strings.Contains(e.Message, "the server asked to wait 2h0m0s before trying again; agentrun waits at most 5m0s") {
 		t.Fatalf("error %+v", e)
 	}
 	res = &http.Response{StatusCode: 429, Header: http.Header{"Retry-After": {"12"}}, Body: io.NopCloser(strings.NewReader(`{}`))}

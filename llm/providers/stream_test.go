@@ -1,6 +1,9 @@
-package llm
+package providers
 
 import (
+	"github.com/agentrun/agentrun/internal/testkit/hand"
+	"github.com/agentrun/agentrun/llm"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -71,7 +74,7 @@ func (c *collect) add(s string) { *c = append(*c, s) }
 // streamAdapter is what the tests common to both adapters need of one.
 type streamAdapter struct {
 	name string
-	new  func(t *testing.T, f *fake, timeout time.Duration) Streamer
+	new  func(t *testing.T, f *fake, timeout time.Duration) llm.Streamer
 	// text is the recorded streamed text answer; its text pieces are
 	// textPieces, and its events up to the second piece the first
 	// throughSecond events.
@@ -84,11 +87,11 @@ var textPieces = []string{"Your request", " is filed as", " TICKET-7.", " The da
 func streamAdapters() []streamAdapter {
 	return []streamAdapter{
 		{name: "openai", text: "openai_text.sse", throughSecond: 3,
-			new: func(t *testing.T, f *fake, timeout time.Duration) Streamer {
+			new: func(t *testing.T, f *fake, timeout time.Duration) llm.Streamer {
 				return newTestOpenAI(t, f, OpenAIConfig{APIKey: testKey, Timeout: timeout})
 			}},
 		{name: "anthropic", text: "anthropic_text.sse", throughSecond: 5,
-			new: func(t *testing.T, f *fake, timeout time.Duration) Streamer {
+			new: func(t *testing.T, f *fake, timeout time.Duration) llm.Streamer {
 				return newTestAnthropic(t, f, AnthropicConfig{Timeout: timeout})
 			}},
 	}
@@ -198,8 +201,8 @@ func TestStreamMatchesComplete(t *testing.T) {
 			}
 			wholeF := newFake(t, answer(200, edit(readTestdata(t, tc.whole))))
 			streamF := newFake(t, streaming(endNormally, events...))
-			var whole Provider
-			var streamer Streamer
+			var whole llm.Provider
+			var streamer llm.Streamer
 			if tc.openAI {
 				whole, streamer = newTestOpenAI(t, wholeF, OpenAIConfig{APIKey: testKey}), newTestOpenAI(t, streamF, OpenAIConfig{APIKey: testKey})
 			} else {
@@ -300,44 +303,44 @@ func TestStreamErrorEvents(t *testing.T) {
 		name    string
 		adapter streamAdapter
 		event   string
-		want    Error
+		want    llm.Error
 	}{
 		{"openai server_error", adapters[0],
 			openAIEvent(`{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`),
-			Error{Class: ClassServer, Message: "error event in the stream: The server had an error while processing your request. Sorry about that!"}},
+			llm.Error{Class: llm.ClassServer, Message: "error event in the stream: The server had an error while processing your request. Sorry about that!"}},
 		{"openai rate limit", adapters[0],
 			openAIEvent(`{"error":{"message":"Rate limit reached.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`),
-			Error{Class: ClassRateLimit, Message: "error event in the stream: Rate limit reached."}},
+			llm.Error{Class: llm.ClassRateLimit, Message: "error event in the stream: Rate limit reached."}},
 		{"openai invalid key", adapters[0],
 			openAIEvent(`{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`),
-			Error{Class: ClassAuth, Message: "error event in the stream: Incorrect API key provided."}},
+			llm.Error{Class: llm.ClassAuth, Message: "error event in the stream: Incorrect API key provided."}},
 		{"openai model not found", adapters[0],
 			openAIEvent(`{"error":{"message":"The model does not exist.","type":"invalid_request_error","param":null,"code":"model_not_found"}}`),
-			Error{Class: ClassNotFound, Message: "error event in the stream: The model does not exist."}},
+			llm.Error{Class: llm.ClassNotFound, Message: "error event in the stream: The model does not exist."}},
 		{"openai context length", adapters[0],
 			openAIEvent(`{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`),
-			Error{Class: ClassContextLength, Message: "error event in the stream: the conversation is longer than the model's context window: This model's maximum context length is 128000 tokens."}},
+			llm.Error{Class: llm.ClassContextLength, Message: "error event in the stream: the conversation is longer than the model's context window: This model's maximum context length is 128000 tokens."}},
 		{"openai bad request", adapters[0],
 			openAIEvent(`{"error":{"message":"Invalid 'tools[0].function.name'.","type":"invalid_request_error","param":null,"code":null}}`),
-			Error{Class: ClassBadRequest, Message: "error event in the stream: Invalid 'tools[0].function.name'."}},
+			llm.Error{Class: llm.ClassBadRequest, Message: "error event in the stream: Invalid 'tools[0].function.name'."}},
 		{"vllm numeric code", adapters[0],
 			openAIEvent(`{"error":{"object":"error","message":"CUDA out of memory","type":"InternalServerError","param":null,"code":500}}`),
-			Error{Class: ClassServer, Message: "error event in the stream: CUDA out of memory"}},
+			llm.Error{Class: llm.ClassServer, Message: "error event in the stream: CUDA out of memory"}},
 		{"openai error event of no known kind", adapters[0],
 			"event: error\ndata: {\"message\":\"worker lost\"}\n\n",
-			Error{Class: ClassServer, Message: "error event in the stream: worker lost"}},
+			llm.Error{Class: llm.ClassServer, Message: "error event in the stream: worker lost"}},
 		{"anthropic overloaded", adapters[1], anthropicEvent("overloaded_error", "Overloaded"),
-			Error{Class: ClassServer, Message: "error event in the stream: Overloaded"}},
+			llm.Error{Class: llm.ClassServer, Message: "error event in the stream: Overloaded"}},
 		{"anthropic api_error", adapters[1], anthropicEvent("api_error", "Internal server error"),
-			Error{Class: ClassServer, Message: "error event in the stream: Internal server error"}},
+			llm.Error{Class: llm.ClassServer, Message: "error event in the stream: Internal server error"}},
 		{"anthropic rate limit", adapters[1], anthropicEvent("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"),
-			Error{Class: ClassRateLimit, Message: "error event in the stream: Number of request tokens has exceeded your per-minute rate limit"}},
+			llm.Error{Class: llm.ClassRateLimit, Message: "error event in the stream: Number of request tokens has exceeded your per-minute rate limit"}},
 		{"anthropic prompt too long", adapters[1], anthropicEvent("invalid_request_error", "prompt is too long: 208310 tokens > 200000 maximum"),
-			Error{Class: ClassContextLength, Message: "error event in the stream: the conversation is longer than the model's context window: prompt is too long: 208310 tokens > 200000 maximum"}},
+			llm.Error{Class: llm.ClassContextLength, Message: "error event in the stream: the conversation is longer than the model's context window: prompt is too long: 208310 tokens > 200000 maximum"}},
 		{"anthropic authentication", adapters[1], anthropicEvent("authentication_error", "invalid x-api-key"),
-			Error{Class: ClassAuth, Message: "error event in the stream: invalid x-api-key"}},
+			llm.Error{Class: llm.ClassAuth, Message: "error event in the stream: invalid x-api-key"}},
 		{"anthropic not found", adapters[1], anthropicEvent("not_found_error", "model: claude-nonexistent-1"),
-			Error{Class: ClassNotFound, Message: "error event in the stream: model: claude-nonexistent-1"}},
+			llm.Error{Class: llm.ClassNotFound, Message: "error event in the stream: model: claude-nonexistent-1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -360,7 +363,7 @@ func TestStreamErrorEvents(t *testing.T) {
 }
 
 // TestStreamCut: a stream that ends before its last event is a retryable
-// ClassNetwork error, whatever text it delivered, never a reply.
+// llm.ClassNetwork error, whatever text it delivered, never a reply.
 func TestStreamCut(t *testing.T) {
 	t.Parallel()
 	for _, a := range streamAdapters() {
@@ -382,8 +385,8 @@ func TestStreamCut(t *testing.T) {
 				var pieces collect
 				got, err := a.new(t, f, 0).Stream(t.Context(), userOnly, pieces.add)
 				e := asError(t, err)
-				if e.Class != ClassNetwork || !e.Class.Retryable() {
-					t.Errorf("error %#v, want class %s", *e, ClassNetwork)
+				if e.Class != llm.ClassNetwork || !e.Class.Retryable() {
+					t.Errorf("error %#v, want class %s", *e, llm.ClassNetwork)
 				}
 				assertReply(t, got, agent.ModelReply{})
 				if !reflect.DeepEqual([]string(pieces), tc.pieces) {
@@ -398,7 +401,7 @@ func TestStreamCut(t *testing.T) {
 }
 
 // TestStreamTimeout: the request timeout bounds the whole stream, not only
-// its start: a stream that stalls after two pieces ends with ClassTimeout.
+// its start: a stream that stalls after two pieces ends with llm.ClassTimeout.
 func TestStreamTimeout(t *testing.T) {
 	t.Parallel()
 	for _, a := range streamAdapters() {
@@ -410,8 +413,8 @@ func TestStreamTimeout(t *testing.T) {
 			began := time.Now()
 			got, err := a.new(t, f, timeout).Stream(t.Context(), userOnly, pieces.add)
 			took := time.Since(began)
-			if e := asError(t, err); e.Class != ClassTimeout || !strings.Contains(e.Message, "300ms") {
-				t.Errorf("error %#v, want class %s naming the timeout", *e, ClassTimeout)
+			if e := asError(t, err); e.Class != llm.ClassTimeout || !strings.Contains(e.Message, "300ms") {
+				t.Errorf("error %#v, want class %s naming the timeout", *e, llm.ClassTimeout)
 			}
 			if took < timeout || took > 10*time.Second {
 				t.Errorf("the stream ended after %v, want soon after %v", took, timeout)
@@ -425,7 +428,7 @@ func TestStreamTimeout(t *testing.T) {
 }
 
 // TestStreamCancellation: the caller's cancellation mid-stream comes back
-// as the context's error, not as an *Error.
+// as the context's error, not as an *llm.Error.
 func TestStreamCancellation(t *testing.T) {
 	t.Parallel()
 	for _, a := range streamAdapters() {
@@ -444,7 +447,7 @@ func TestStreamCancellation(t *testing.T) {
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("error %v, want %v", err, context.Canceled)
 			}
-			var e *Error
+			var e *llm.Error
 			if errors.As(err, &e) {
 				t.Errorf("cancellation came back as %#v, want the context's error", *e)
 			}
@@ -483,7 +486,7 @@ func TestOpenAIStreamRefusal(t *testing.T) {
 }
 
 // TestStreamBrokenEvents: an event that is not what the protocol says is
-// a ClassServer error.
+// a llm.ClassServer error.
 func TestStreamBrokenEvents(t *testing.T) {
 	t.Parallel()
 	for _, a := range streamAdapters() {
@@ -492,8 +495,8 @@ func TestStreamBrokenEvents(t *testing.T) {
 			events := append(sseEvents(t, a.text)[:a.throughSecond], "event: content_block_delta\ndata: {\"type\": \"content_block_delta\", \"index\": [\n\n")
 			f := newFake(t, streaming(endNormally, events...))
 			got, err := a.new(t, f, 0).Stream(t.Context(), userOnly, func(string) {})
-			if e := asError(t, err); e.Class != ClassServer || e.StatusCode != 200 {
-				t.Errorf("error %#v, want class %s with status 200", *e, ClassServer)
+			if e := asError(t, err); e.Class != llm.ClassServer || e.StatusCode != 200 {
+				t.Errorf("error %#v, want class %s with status 200", *e, llm.ClassServer)
 			}
 			assertReply(t, got, agent.ModelReply{})
 		})
@@ -516,8 +519,8 @@ func TestStreamKeyNeverShown(t *testing.T) {
 			if s := fmt.Sprintf("%v %+v %#v %s", err, err, err, e.Message); strings.Contains(s, testKey) {
 				t.Fatalf("the error shows the key: %s", s)
 			}
-			if e.Class != ClassServer || e.Message != "error event in the stream: upstream saw Bearer [redacted]" {
-				t.Errorf("error %#v, want class %s with the echoed header scrubbed", *e, ClassServer)
+			if e.Class != llm.ClassServer || e.Message != "error event in the stream: upstream saw Bearer [redacted]" {
+				t.Errorf("error %#v, want class %s with the echoed header scrubbed", *e, llm.ClassServer)
 			}
 		})
 	}
@@ -537,7 +540,7 @@ func TestStreamNilText(t *testing.T) {
 			}
 		})
 	}
-	got, err := NewScripted(Script{Turns: []Turn{{Text: "one two three four"}}}).Stream(t.Context(), userOnly, nil)
+	got, err := llm.NewScripted(llm.Script{Turns: []llm.Turn{{Text: "one two three four"}}}).Stream(t.Context(), userOnly, nil)
 	if err != nil || got.Message.Content != "one two three four" {
 		t.Fatalf("scripted: %+v, %v", got, err)
 	}
@@ -550,10 +553,10 @@ func TestStreamFromServerThatDoesNotStream(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name, answer string
-		new          func(f *fake) Streamer
+		new          func(f *fake) llm.Streamer
 	}{
-		{"openai", "openai_text.json", func(f *fake) Streamer { return newTestOpenAI(t, f, OpenAIConfig{APIKey: testKey}) }},
-		{"anthropic", "anthropic_text.json", func(f *fake) Streamer { return newTestAnthropic(t, f, AnthropicConfig{}) }},
+		{"openai", "openai_text.json", func(f *fake) llm.Streamer { return newTestOpenAI(t, f, OpenAIConfig{APIKey: testKey}) }},
+		{"anthropic", "anthropic_text.json", func(f *fake) llm.Streamer { return newTestAnthropic(t, f, AnthropicConfig{}) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -572,4 +575,55 @@ func TestStreamFromServerThatDoesNotStream(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestScriptedStream: Stream returns the reply Complete returns, and
+// delivers a text turn's text in pieces of three words; a tool-call turn
+// delivers none.
+func TestScriptedStream(t *testing.T) {
+	t.Parallel()
+	conv := []agent.Message{
+		{Role: agent.RoleUser, Content: hand.Prompt},
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_1_0", Name: "lookup"}}},
+		{Role: agent.RoleTool, ToolCallID: "call_1_0", Content: "Access policy: ..."},
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "call_2_0", Name: "create_ticket"}}},
+		{Role: agent.RoleTool, ToolCallID: "call_2_0", Content: "TICKET-1"},
+	}
+	for _, tc := range []struct {
+		name   string
+		msgs   []agent.Message
+		pieces []string
+	}{
+		{"text", conv, []string{"Your request is ", "filed as TICKET-1. ", "The data owner ", "will review it; ", "access is granted ", "for 90 days."}},
+		{"tool calls", conv[:1], nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := llm.NewScripted(llm.HandExample())
+			req := agent.ModelRequest{Messages: tc.msgs}
+			want, err := p.Complete(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pieces collect
+			got, err := p.Stream(t.Context(), req, pieces.add)
+			if err != nil {
+				t.Fatal(err)
+			}
+			assertReply(t, got, want)
+			if !reflect.DeepEqual([]string(pieces), tc.pieces) {
+				t.Errorf("pieces %q, want %q", pieces, tc.pieces)
+			}
+			if s := strings.Join(pieces, ""); s != got.Message.Content {
+				t.Errorf("pieces add up to %q, the reply's text is %q", s, got.Message.Content)
+			}
+		})
+	}
+	t.Run("no turn left", func(t *testing.T) {
+		t.Parallel()
+		_, err := llm.NewScripted(llm.Script{Turns: []llm.Turn{{Text: "hi"}}}).Stream(t.Context(), agent.ModelRequest{Messages: conv}, func(string) { t.Error("text from a failed call") })
+		if e := asError(t, err); e.Class != llm.ClassBadRequest {
+			t.Errorf("error %#v, want class %s", *e, llm.ClassBadRequest)
+		}
+	})
 }

@@ -1,4 +1,4 @@
-package tracing_test
+package export_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/internal/testkit/jaegertest"
 	"github.com/agentrun/agentrun/operator"
-	"github.com/agentrun/agentrun/plumbing/tracing"
+	"github.com/agentrun/agentrun/plumbing/tracing/export"
 )
 
 // TestHTTPProtobufToJaeger: the standard variables OTEL_EXPORTER_OTLP_PROTOCOL
@@ -34,10 +34,10 @@ func TestHTTPProtobufToJaeger(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.Tracing.Protocol != tracing.ProtocolHTTP || !cfg.Tracing.On() {
+			if cfg.Tracing.Protocol != export.ProtocolHTTP || !cfg.Tracing.On() {
 				t.Fatalf("settings %+v, want OTLP/HTTP on", cfg.Tracing)
 			}
-			p, err := tracing.Start(t.Context(), cfg.Tracing, tracing.ServiceWorker, operator.Signals(), nil)
+			p, err := export.Start(t.Context(), cfg.Tracing, export.ServiceWorker, operator.Signals(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,8 @@
-package llm
+package providers
 
 import (
+	"github.com/agentrun/agentrun/llm"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,11 +38,11 @@ type AnthropicConfig struct {
 	// and setting both is an error. Default 4096 (DefaultMaxTokens).
 	MaxTokens int64
 	// Timeout bounds one request answered whole, and the whole of a
-	// streamed answer. Default 0: DefaultTimeout.
+	// streamed answer. Default 0: llm.DefaultTimeout.
 	Timeout time.Duration
 	// IdleTimeout bounds each silence of a streamed answer: the wait for
 	// its first piece and between two pieces. Default 0:
-	// DefaultIdleTimeout; at most Timeout.
+	// llm.DefaultIdleTimeout; at most Timeout.
 	IdleTimeout time.Duration
 	// Settings are sent with every request (reasoning_effort as
 	// output_config.effort, extra fields at the top level of the body)
@@ -96,7 +98,7 @@ func (c AnthropicConfig) LogValue() slog.Value { return slog.StringValue(c.Strin
 
 // Anthropic answers model steps through the Messages API, with tool use. It
 // makes exactly one HTTP request per Complete or Stream: the SDK's retries
-// are off, the engine retries by the class of the returned *Error. It
+// are off, the engine retries by the class of the returned *llm.Error. It
 // never logs, and its OpenTelemetry spans (if an application registers a
 // tracer) never carry the conversation. It is safe for concurrent use.
 type Anthropic struct {
@@ -104,7 +106,7 @@ type Anthropic struct {
 	client anthropic.Client
 }
 
-var _ Streamer = (*Anthropic)(nil)
+var _ llm.Streamer = (*Anthropic)(nil)
 
 // NewAnthropic returns an Anthropic provider. It reads no environment
 // variable: New gets its account settings from the configuration.
@@ -130,7 +132,7 @@ func NewAnthropic(cfg AnthropicConfig) (*Anthropic, error) {
 	return &Anthropic{base: cfg.common().base(settings), client: anthropic.NewClient(opts...)}, nil
 }
 
-// Complete implements Provider. Every error is an *Error, except the
+// Complete implements llm.Provider. Every error is an *llm.Error, except the
 // caller's cancellation, which comes back wrapped as it is.
 func (p *Anthropic) Complete(ctx context.Context, req agent.ModelRequest) (agent.ModelReply, error) {
 	params, err := p.params(req)
@@ -147,7 +149,7 @@ func (p *Anthropic) Complete(ctx context.Context, req agent.ModelRequest) (agent
 // to text, the events accumulated into a message by the SDK
 // (Message.Accumulate) and converted as Complete converts its answer. Only
 // a stream that reached message_stop counts: one that ends before it is a
-// ClassNetwork error, an error event (overloaded_error, api_error, ...) is
+// llm.ClassNetwork error, an error event (overloaded_error, api_error, ...) is
 // classified as the HTTP error of its kind (eventError). The idle timeout
 // bounds each wait for an event other than ping, the request timeout the
 // whole stream.
@@ -182,7 +184,7 @@ func (p *Anthropic) Stream(ctx context.Context, req agent.ModelRequest, text fun
 			w.piece()
 		}
 		if err := m.Accumulate(ev); err != nil {
-			return agent.ModelReply{}, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: p.scrub("the stream's events do not add up to one message: " + err.Error())}
+			return agent.ModelReply{}, &llm.Error{Class: llm.ClassServer, StatusCode: statusOf(res), Message: p.scrub("the stream's events do not add up to one message: " + err.Error())}
 		}
 		switch ev.Type {
 		case "content_block_delta":
@@ -248,7 +250,7 @@ func (p *Anthropic) reply(m anthropic.Message, status int) (agent.ModelReply, er
 			CacheWriteTokens: u.CacheCreationInputTokens,
 		},
 		Model:    p.Name(),
-		Settings: sentSettings(p.settings),
+		Settings: llm.SentSettings(p.settings),
 	}, nil
 }
 
@@ -328,7 +330,7 @@ func (p *Anthropic) params(req agent.ModelRequest) (anthropic.MessageNewParams, 
 				msgs = append(msgs, anthropic.NewAssistantMessage(blocks...))
 			}
 		default:
-			return params, &Error{Class: ClassBadRequest, Message: fmt.Sprintf("message %d has role %q: want system, user, assistant or tool", i, m.Role)}
+			return params, &llm.Error{Class: llm.ClassBadRequest, Message: fmt.Sprintf("message %d has role %q: want system, user, assistant or tool", i, m.Role)}
 		}
 	}
 	params.Messages = msgs

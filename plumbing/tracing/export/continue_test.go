@@ -1,4 +1,4 @@
-package tracing_test
+package export_test
 
 import (
 	"context"

@@ -1,6 +1,10 @@
-package llm
+package providers
 
 import (
+	"github.com/agentrun/agentrun/llm"
+
+	"github.com/agentrun/agentrun/llm/internal/safetext"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -37,12 +41,12 @@ func (a common) check() error {
 		return fmt.Errorf("%s: max tokens are set twice, %d by AGENTRUN_MAX_TOKENS and %d by max_tokens in the models file: keep one", a.kind, a.maxTokens, a.settings.MaxTokens)
 	}
 	if a.timeout < 0 {
-		return fmt.Errorf("%s: Timeout is %v: want a positive duration, or 0 for %v", a.kind, a.timeout, DefaultTimeout)
+		return fmt.Errorf("%s: Timeout is %v: want a positive duration, or 0 for %v", a.kind, a.timeout, llm.DefaultTimeout)
 	}
 	if a.idle < 0 {
-		return fmt.Errorf("%s: IdleTimeout is %v: want a positive duration, or 0 for %v", a.kind, a.idle, DefaultIdleTimeout)
+		return fmt.Errorf("%s: IdleTimeout is %v: want a positive duration, or 0 for %v", a.kind, a.idle, llm.DefaultIdleTimeout)
 	}
-	if err := CheckSettings(a.kind, a.settings); err != nil {
+	if err := llm.CheckSettings(a.kind, a.settings); err != nil {
 		return fmt.Errorf("%s:%s: %w", a.kind, a.model, err)
 	}
 	return nil
@@ -50,32 +54,16 @@ func (a common) check() error {
 
 // String describes the configuration without its key.
 func (a common) String() string {
-	return fmt.Sprintf("%s:%s (base URL %q, key %s)", a.kind, a.model, redactURL(a.baseURL), keyState(a.key))
+	return fmt.Sprintf("%s:%s (base URL %q, key %s)", a.kind, a.model, safetext.RedactURL(a.baseURL), safetext.KeyState(a.key))
 }
 
 // checkBaseURL accepts an absolute http or https URL.
 func checkBaseURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q is not an http or https URL", redactURL(s))
+		return fmt.Errorf("%q is not an http or https URL", safetext.RedactURL(s))
 	}
 	return nil
-}
-
-// redactURL hides a password in a URL.
-func redactURL(s string) string {
-	if u, err := url.Parse(s); err == nil {
-		return u.Redacted()
-	}
-	return "(unparsable URL)"
-}
-
-// keyState says whether a key is set, never what it is.
-func keyState(key string) string {
-	if key == "" {
-		return "not set"
-	}
-	return "set"
 }
 
 func statusOf(res *http.Response) int {
@@ -102,7 +90,7 @@ func (a common) base(settings agent.ModelSettings) base {
 	return base{kind: a.kind, model: a.model, settings: settings, timeout: a.timeout, idle: a.idle, scrub: scrubber(a.key)}
 }
 
-// Name implements Provider.
+// Name implements llm.Provider.
 func (b base) Name() string { return b.kind + ":" + b.model }
 
 // String is Name: printing a provider never shows its key.
@@ -159,7 +147,20 @@ func unstreamed[T any](w *watch, b base, res *http.Response, what string, reply 
 func decodeWhole[T any](b base, res *http.Response, body []byte, what string) (T, error) {
 	var v T
 	if err := json.Unmarshal(body, &v); err != nil {
-		return v, &Error{Class: ClassServer, StatusCode: statusOf(res), Message: b.scrub("the server's answer is not " + what + ": " + err.Error())}
+		return v, &llm.Error{Class: llm.ClassServer, StatusCode: statusOf(res), Message: b.scrub("the server's answer is not " + what + ": " + err.Error())}
 	}
 	return v, nil
+}
+
+// extraFields is the settings' extra fields as values an SDK's
+// SetExtraFields marshals as they are.
+func extraFields(s agent.ModelSettings) map[string]any {
+	if len(s.Extra) == 0 {
+		return nil
+	}
+	m := make(map[string]any, len(s.Extra))
+	for k, v := range s.Extra {
+		m[k] = v
+	}
+	return m
 }
