@@ -12,7 +12,6 @@ import (
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/execute"
-	"github.com/agentrun/agentrun/internal/cluster"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
@@ -47,7 +46,7 @@ func Register(r worker.Registry, cfg Config) error {
 // Temporal Cloud namespace), the error names the missing ones and the
 // command that creates them.
 func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
-	return cluster.EnsureSearchAttributes(ctx, c, namespace)
+	return workflows.EnsureSearchAttributes(ctx, c, namespace)
 }
 
 // activities builds the activities of cfg's agents.

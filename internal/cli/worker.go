@@ -85,7 +85,7 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 		return err
 	}
 	defer c.Close()
-	if err := cluster.EnsureSearchAttributes(ctx, c, c.Namespace); err != nil {
+	if err := workflows.EnsureSearchAttributes(ctx, c, c.Namespace); err != nil {
 		return err
 	}
 	// The sdk stops the worker itself after a fatal error (e.g. the

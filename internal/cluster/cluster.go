@@ -2,17 +2,10 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os"
-	"slices"
-	"strings"
 
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/operatorservice/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/converter"
@@ -21,15 +14,8 @@ import (
 
 	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/internal/config"
-	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/plumbing/secret"
 )
-
-// SearchAttributes are the attributes AgentRun upserts, with their types.
-var SearchAttributes = map[string]enumspb.IndexedValueType{
-	operator.StatusAttribute: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-	operator.StepAttribute:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
-}
 
 // Options loads the client options from the environment and the profile
 // file, like the temporal CLI. The TLS client key file
@@ -125,41 +111,4 @@ func Dial(ctx context.Context, logger *slog.Logger, metrics client.MetricsHandle
 		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w; is the server running? (make dev-server, or set TEMPORAL_ADDRESS)", opts.HostPort, opts.Namespace, err)
 	}
 	return &Conn{Client: c, Namespace: opts.Namespace, HostPort: opts.HostPort, DataConverter: codec.DataConverter(cdc)}, nil
-}
-
-// EnsureSearchAttributes registers the run's search attributes in
-// namespace where they are missing. An attribute registered with another
-// type is an error: runs would fail on every workflow task.
-func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
-	list, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
-	if err != nil {
-		return fmt.Errorf("list search attributes: %w", err)
-	}
-	missing := map[string]enumspb.IndexedValueType{}
-	for name, typ := range SearchAttributes {
-		have, ok := list.GetCustomAttributes()[name]
-		switch {
-		case !ok:
-			missing[name] = typ
-		case have != typ:
-			return fmt.Errorf("search attribute %s is registered as %s in namespace %s; agentrun needs %s", name, have, namespace, typ)
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: namespace, SearchAttributes: missing})
-	var exists *serviceerror.AlreadyExists
-	if err != nil && !errors.As(err, &exists) {
-		cmd := "temporal operator search-attribute create --namespace " + namespace
-		for _, name := range keys(missing) {
-			cmd += " --name " + name + " --type " + missing[name].String()
-		}
-		return fmt.Errorf("search attributes %s are missing in namespace %s and this client may not create them (%w); create them with: %s", strings.Join(keys(missing), ", "), namespace, err, cmd)
-	}
-	return nil
-}
-
-func keys(m map[string]enumspb.IndexedValueType) []string {
-	return slices.Sorted(maps.Keys(m))
 }
