@@ -2,9 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -68,14 +65,6 @@ func (r *Remote) Close(ctx context.Context) {
 		r.logger.Warn("tracing: spans not exported", "error", err)
 	}
 	r.Conn.Close()
-}
-
-// InputHash is the hash of a run's input kept in its memo, so that a
-// starter can tell whether an existing run has the same prompt.
-func InputHash(in workflows.Input) string {
-	b, _ := json.Marshal(in.Messages)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
 }
 
 // Link is the Web UI address of a run (config.WebUI), or, when the
@@ -172,26 +161,14 @@ func outcomeOf(st workflows.State) agent.Outcome {
 // op is how printed commands reach runs on this cluster.
 func (r *Remote) op() engine { return temporalEngine(r.Settings.Commands, r.Conn.Namespace) }
 
-// endedStatus names the status of a closed run: Completed, Failed or
-// Cancelled, or the workflow's own status (terminated, timed out).
+// endedStatus names the status of a closed run (workflows.EndedStatus).
 func endedStatus(s enumspb.WorkflowExecutionStatus) (string, bool) {
-	switch s {
-	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
-		return "", false
-	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		return string(agent.StatusCompleted), true
-	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
-		return string(agent.StatusFailed), true
-	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-		return string(agent.StatusCancelled), true
-	}
-	return workflowStatus(s), true
+	status, ended := workflows.EndedStatus(s)
+	return string(status), ended
 }
 
 // workflowStatus names a workflow execution status as the UI does.
-func workflowStatus(s enumspb.WorkflowExecutionStatus) string {
-	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
-}
+func workflowStatus(s enumspb.WorkflowExecutionStatus) string { return workflows.ExecutionStatus(s) }
 
 // describeRaw returns the server's description of the latest run of an id.
 func describeRaw(ctx context.Context, c client.Client, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {

@@ -43,7 +43,7 @@ func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, l
 			in.Session, in.SessionIdle = true, limits.SessionIdle.String()
 		}
 		in.Stream = limits.Stream
-		hash := InputHash(in)
+		hash := workflows.InputHash(in.Messages)
 		if attached && desc.hash != hash {
 			return r.errOtherPrompt(runID)
 		}
