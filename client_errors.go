@@ -55,7 +55,9 @@ type RefusedError struct {
 	RunID string
 	// Op is the operation: approve, deny, reconcile, budget or message.
 	Op string
-	// Reason is the run's own words: what was wrong and what is valid.
+	// Reason is the run's own words, in one line: what was wrong and what
+	// is valid ("invalid approve: marker ... is not awaiting approval;
+	// pending: ...").
 	Reason string
 	// digest is set when the reason is a digest mismatch.
 	digest bool
@@ -72,12 +74,11 @@ func (e *RefusedError) Is(target error) bool {
 }
 
 // refused is the refusal of sig by runID in reason, the words of
-// operator.CheckShape or the run's operator.Check.
+// operator.CheckShape or the run's operator.Check ("invalid approve: ...").
 func refused(runID string, sig operator.Signal, reason string) *RefusedError {
-	reason = strings.TrimPrefix(reason, operator.ErrInvalid.Error()+" ")
 	// agent.DigestMismatch's words, which the run answers a decision with
 	// when another digest is pending at its marker.
-	digest := sig.Digest != "" && strings.HasPrefix(reason, sig.Name+": marker "+sig.Marker+" has arguments ") &&
+	digest := sig.Digest != "" && strings.Contains(reason, sig.Name+": marker "+sig.Marker+" has arguments ") &&
 		strings.Contains(reason, " pending, not "+sig.Digest+" as given;")
 	return &RefusedError{RunID: runID, Op: sig.Name, Reason: reason, digest: digest}
 }

@@ -1,0 +1,136 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentrun/agentrun"
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testkit/hand"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
+)
+
+// ticketIn is the hand example's create_ticket input, as a Go team would
+// declare it for its own tool.
+type ticketIn struct {
+	Title string `json:"title"`
+	Body  string `json:"body"`
+}
+
+// TestClientOnDevServer drives the hand example through the Go client,
+// against a real worker process: a run started with Client.Start lists its
+// gated create_ticket call with typed arguments; an approve of a marker
+// that is not pending and one naming a stale digest are refused as typed
+// errors and change nothing; the approval pinned to the digest seen
+// lets the run file exactly one ticket and Wait returns its answer. A
+// second run is denied: no ticket, and the model's answer carries the
+// reason. An unknown run is ErrRunNotFound, an ended one ErrRunEnded, and
+// a run id used twice ErrRunExists.
+func TestClientOnDevServer(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	testenv.Start(t, f.env(), testenv.Program(t, "worker"))
+	c, err := agentrun.NewClient(srv.Client, agentrun.ClientOptions{TaskQueue: f.queue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+
+	run, err := c.Start(ctx, agentrun.StartOptions{ID: "e2e-client-approve", Prompt: prompt, MaxTurns: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := pendingTicket(t, run)
+	var in ticketIn
+	if err := call.Args(&in); err != nil || in.Title != hand.TicketTitle || !strings.Contains(in.Body, "approved by the data owner") {
+		t.Fatalf("typed args %+v, %v; want the hand example's ticket", in, err)
+	}
+
+	// Refusals: typed, one line, nothing changed.
+	_, err = run.Approve(ctx, "tool/9/0/create_ticket", "")
+	var refused *agentrun.RefusedError
+	if !errors.As(err, &refused) || !errors.Is(err, agentrun.ErrRefused) || errors.Is(err, agentrun.ErrDigestMismatch) ||
+		refused.Op != "approve" || !strings.Contains(refused.Reason, "is not awaiting approval; pending: "+ticketStep) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("approve of another marker: %v; want a one-line *RefusedError naming the pending marker", err)
+	}
+	stale := "sha256:0000000000000000"
+	if _, err := run.Approve(ctx, call.Marker, stale); !errors.Is(err, agentrun.ErrDigestMismatch) || !strings.Contains(err.Error(), call.Digest) {
+		t.Fatalf("approve with a stale digest: %v; want ErrDigestMismatch naming %s", err, call.Digest)
+	}
+	if _, err := run.Deny(ctx, call.Marker, call.Digest, " "); !errors.Is(err, agentrun.ErrRefused) || !strings.Contains(err.Error(), "the reason is empty") {
+		t.Fatalf("deny without a reason: %v; want refused by the client", err)
+	}
+	if st, err := run.State(ctx); err != nil || st.Status != agent.StatusAwaitingApproval || len(st.Rejected) != 0 || f.ticketCount(t) != 0 {
+		t.Fatalf("after the refusals: %+v, %v, %d tickets; want AwaitingApproval, nothing rejected, no ticket", st, err, f.ticketCount(t))
+	}
+
+	ans, err := run.Approve(ctx, call.Marker, call.Digest)
+	if err != nil || ans.Signalled || ans.Digest != call.Digest || ans.State.Status == agent.StatusAwaitingApproval {
+		t.Fatalf("approve: %+v, %v; want answered by update, pinned to %s, no longer awaiting", ans, err, call.Digest)
+	}
+	res, err := run.Wait(ctx)
+	if err != nil || res.Status != agent.StatusCompleted || !strings.Contains(res.Answer, "Your request is filed as TICKET-1") || res.Usage.Total() == 0 {
+		t.Fatalf("wait: %+v, %v; want Completed with TICKET-1", res, err)
+	}
+	if n := f.ticketCount(t); n != 1 {
+		t.Fatalf("tickets: %d, want 1", n)
+	}
+	var ended *agentrun.EndedError
+	if _, err := run.Approve(ctx, call.Marker, ""); !errors.As(err, &ended) || !errors.Is(err, agentrun.ErrRunEnded) || ended.Status != agent.StatusCompleted {
+		t.Fatalf("approve after the end: %v; want *EndedError Completed", err)
+	}
+	if _, err := c.Start(ctx, agentrun.StartOptions{ID: run.ID(), Prompt: prompt}); !errors.Is(err, agentrun.ErrRunExists) {
+		t.Fatalf("start of a used id: %v; want ErrRunExists", err)
+	}
+
+	// A denial: the call does not run, the model reads the reason.
+	denied, err := c.Start(ctx, agentrun.StartOptions{ID: "e2e-client-deny", Prompt: prompt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call = pendingTicket(t, denied)
+	if ans, err := denied.Deny(ctx, call.Marker, "", "the data owner is away"); err != nil || ans.Digest != call.Digest {
+		t.Fatalf("deny: %+v, %v; want answered, pinned to the digest pending (%s)", ans, err, call.Digest)
+	}
+	res, err = denied.Wait(ctx)
+	if err != nil || res.Status != agent.StatusCompleted || !strings.Contains(res.Answer, "the data owner is away") || !strings.Contains(res.Answer, "Nothing was filed") {
+		t.Fatalf("wait after deny: %+v, %v; want an answer with the reason", res, err)
+	}
+	if n := f.ticketCount(t); n != 1 {
+		t.Fatalf("tickets after the denial: %d, want still 1", n)
+	}
+
+	// An unknown run.
+	ghost := c.Run("e2e-client-ghost")
+	if _, err := ghost.State(ctx); !errors.Is(err, agentrun.ErrRunNotFound) {
+		t.Fatalf("state of an unknown run: %v; want ErrRunNotFound", err)
+	}
+	if _, err := ghost.Approve(ctx, ticketStep, ""); !errors.Is(err, agentrun.ErrRunNotFound) {
+		t.Fatalf("approve on an unknown run: %v; want ErrRunNotFound", err)
+	}
+	if err := ghost.Cancel(ctx); !errors.Is(err, agentrun.ErrRunNotFound) {
+		t.Fatalf("cancel of an unknown run: %v; want ErrRunNotFound", err)
+	}
+}
+
+// pendingTicket waits until run lists the hand example's gated call, and
+// returns it.
+func pendingTicket(t *testing.T, run *agentrun.Run) agentrun.PendingCall {
+	t.Helper()
+	var calls []agentrun.PendingCall
+	testenv.WaitFor(t, time.Minute, run.ID()+" to wait for approval", func() bool {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		var err error
+		calls, err = run.Pending(ctx)
+		return err == nil && len(calls) > 0
+	})
+	if c := calls[0]; len(calls) != 1 || c.Marker != ticketStep || c.Tool != "create_ticket" || !agent.ValidDigest(c.Digest) || c.Indeterminate {
+		t.Fatalf("pending %+v; want the one create_ticket call with its digest", calls)
+	}
+	return calls[0]
+}
