@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/operator"
 )
 
@@ -97,7 +98,7 @@ func (r *Run) send(ctx context.Context, sig operator.Signal) (Answer, error) {
 		qctx, cancel := context.WithTimeout(ctx, queryWait)
 		st, err := r.State(qctx)
 		cancel()
-		if err == nil {
+		if err == nil && st.Status == agent.StatusAwaitingApproval {
 			for _, p := range st.Pending {
 				if p.Marker == sig.Marker {
 					sig.Digest = p.Digest

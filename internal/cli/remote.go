@@ -105,26 +105,17 @@ func (r *Remote) describe(ctx context.Context, runID string) (description, error
 	return d, nil
 }
 
-// closed reports a run that ended.
-func (r *Remote) closed(ctx context.Context, w io.Writer, runID string, desc description) error {
-	var res workflows.Result
-	err := r.Conn.GetWorkflow(ctx, runID, desc.runID).Get(ctx, &res)
-	var canceled *temporal.CanceledError
-	if errors.As(err, &canceled) {
-		o := agent.Outcome{Status: agent.StatusCancelled, Reason: agent.CancelledReason("")}
-		if st, err := r.state(ctx, runID); err == nil && st.Status == agent.StatusCancelled {
-			o.Reason = st.Reason
-		}
-		printOutcome(w, r.op(), runID, o)
-		return &OutcomeError{Outcome: o}
-	}
+// closed reports a run that ended, as the client's Wait reads it.
+func (r *Remote) closed(ctx context.Context, w io.Writer, runID string) error {
+	res, err := r.client().Run(runID).Wait(ctx)
 	if err != nil {
-		o := agent.Outcome{Status: agent.StatusFailed, Reason: failureMessage(err)}
-		printOutcome(w, r.op(), runID, o)
+		return r.clientError(err, runID)
+	}
+	o := agent.Outcome{Status: res.Status, Answer: res.Answer, Reason: res.Reason, CutOff: res.CutOff, Empty: res.Empty}
+	printOutcome(w, r.op(), runID, o)
+	if res.Status != agent.StatusCompleted {
 		return &OutcomeError{Outcome: o}
 	}
-	o := agent.Outcome{Status: agent.StatusCompleted, Answer: res.Answer, CutOff: res.CutOff, Empty: res.Empty}
-	printOutcome(w, r.op(), runID, o)
 	fmt.Fprintf(w, "  usage: %d input and %d output tokens%s over %s\n  Web UI: %s\n", res.Usage.InputTokens, res.Usage.OutputTokens, cachedNote(res.Usage), plural(res.Steps, "step"), r.Link(runID))
 	return nil
 }

@@ -59,7 +59,7 @@ func (r *Remote) cancel(ctx context.Context, w io.Writer, runID string) error {
 	for {
 		desc, err := r.describe(wctx, runID)
 		if err == nil && desc.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-			return r.closed(ctx, w, runID, desc)
+			return r.closed(ctx, w, runID)
 		}
 		select {
 		case <-wctx.Done():
