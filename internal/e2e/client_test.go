@@ -3,12 +3,14 @@ package e2e
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentrun/agentrun"
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
@@ -44,7 +46,7 @@ func TestClientOnDevServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := pendingTicket(t, run)
+	call := pendingTicket(t, run, ticketStep)
 	var in ticketIn
 	if err := call.Args(&in); err != nil || in.Title != hand.TicketTitle || !strings.Contains(in.Body, "approved by the data owner") {
 		t.Fatalf("typed args %+v, %v; want the hand example's ticket", in, err)
@@ -92,7 +94,7 @@ func TestClientOnDevServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	call = pendingTicket(t, denied)
+	call = pendingTicket(t, denied, ticketStep)
 	if ans, err := denied.Deny(ctx, call.Marker, "", "the data owner is away"); err != nil || ans.Digest != call.Digest {
 		t.Fatalf("deny: %+v, %v; want answered, pinned to the digest pending (%s)", ans, err, call.Digest)
 	}
@@ -117,9 +119,9 @@ func TestClientOnDevServer(t *testing.T) {
 	}
 }
 
-// pendingTicket waits until run lists the hand example's gated call, and
-// returns it.
-func pendingTicket(t *testing.T, run *agentrun.Run) agentrun.PendingCall {
+// pendingTicket waits until run lists its gated create_ticket call at
+// marker, and returns it.
+func pendingTicket(t *testing.T, run *agentrun.Run, marker string) agentrun.PendingCall {
 	t.Helper()
 	var calls []agentrun.PendingCall
 	testenv.WaitFor(t, time.Minute, run.ID()+" to wait for approval", func() bool {
@@ -129,8 +131,66 @@ func pendingTicket(t *testing.T, run *agentrun.Run) agentrun.PendingCall {
 		calls, err = run.Pending(ctx)
 		return err == nil && len(calls) > 0
 	})
-	if c := calls[0]; len(calls) != 1 || c.Marker != ticketStep || c.Tool != "create_ticket" || !agent.ValidDigest(c.Digest) || c.Indeterminate {
-		t.Fatalf("pending %+v; want the one create_ticket call with its digest", calls)
+	if c := calls[0]; len(calls) != 1 || c.Marker != marker || c.Tool != "create_ticket" || !agent.ValidDigest(c.Digest) || c.Indeterminate {
+		t.Fatalf("%d pending, the first %s (%s, digest %q); want the one create_ticket call at %s with its digest", len(calls), c.Marker, c.Tool, c.Digest, marker)
 	}
 	return calls[0]
+}
+
+// TestClientArgsByReference: a gated call with 2 KiB of arguments, which
+// the worker keeps by reference in its content store, is listed with
+// typed arguments read from that store (ClientOptions.Content) and checked
+// against its digest; without the store, Args says where to point it.
+func TestClientArgsByReference(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	body := strings.Repeat("0123456789abcdef", 128)
+	env := f.scripted(t, `{"turns":[{"tool_calls":[{"name":"create_ticket","args":{"title":"Read access","body":"`+body+`"}}]},{"text":"Filed {{last_tool_result}}"}]}`)
+	testenv.Start(t, env, testenv.Program(t, "worker"))
+	cdc, err := testenv.SuiteCodec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sealer content.Sealer // nil unless the suite encrypts
+	if cdc != nil {
+		sealer = cdc
+	}
+	store, err := content.NewSealedFileStore(filepath.Join(f.dir, "journal", "content"), sealer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := agentrun.NewClient(srv.Client, agentrun.ClientOptions{TaskQueue: f.queue, Content: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := c.Start(t.Context(), agentrun.StartOptions{ID: "e2e-client-ref", Prompt: prompt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := pendingTicket(t, run, "tool/1/0/create_ticket")
+	if st, err := run.State(t.Context()); err != nil || len(st.Pending) != 1 || st.Pending[0].ArgsRef == nil {
+		t.Fatalf("state %+v, %v; want the call's arguments by reference", st, err)
+	}
+	var in ticketIn
+	if err := call.Args(&in); err != nil || in.Title != "Read access" || in.Body != body {
+		t.Fatalf("typed args: title %q, %d bytes of body, %v; want them whole from the content store", in.Title, len(in.Body), err)
+	}
+	bare, err := agentrun.NewClient(srv.Client, agentrun.ClientOptions{TaskQueue: f.queue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, err := bare.Run(run.ID()).Pending(t.Context())
+	if err != nil || len(calls) != 1 {
+		t.Fatalf("pending without a store: %+v, %v", calls, err)
+	}
+	if err := calls[0].Args(&in); err == nil || !strings.Contains(err.Error(), "set ClientOptions.Content") {
+		t.Fatalf("args without a store: %v; want it to name ClientOptions.Content", err)
+	}
+	if _, err := run.Approve(t.Context(), call.Marker, call.Digest); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := run.Wait(t.Context()); err != nil || res.Answer != "Filed TICKET-1" || f.ticketCount(t) != 1 {
+		t.Fatalf("wait: %+v, %v, %d tickets; want Filed TICKET-1 and 1 ticket", res, err, f.ticketCount(t))
+	}
 }
