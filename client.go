@@ -37,6 +37,18 @@ type (
 	Message = agent.Message
 )
 
+// The statuses of a run (agent's).
+const (
+	StatusRunning          = agent.StatusRunning
+	StatusAwaitingApproval = agent.StatusAwaitingApproval
+	StatusIndeterminate    = agent.StatusIndeterminate
+	StatusBudgetExceeded   = agent.StatusBudgetExceeded
+	StatusIdle             = agent.StatusIdle
+	StatusCompleted        = agent.StatusCompleted
+	StatusFailed           = agent.StatusFailed
+	StatusCancelled        = agent.StatusCancelled
+)
+
 // DefaultTaskQueue is the task queue of agentrun's workers unless
 // configured otherwise.
 const DefaultTaskQueue = "agentrun"
@@ -92,8 +104,8 @@ type StartOptions struct {
 	// Messages is the conversation the run starts from, when it is more
 	// than one user message.
 	Messages []Message
-	// MaxTurns bounds the model calls. Default 0: the workers' default
-	// (40). At the limit the run waits as BudgetExceeded until
+	// MaxTurns bounds the model calls. Default 0: agent.DefaultMaxTurns
+	// (25). At the limit the run waits as BudgetExceeded until
 	// [Run.Budget] raises it.
 	MaxTurns int
 	// MaxTokens bounds the tokens (input plus output) of the model calls.

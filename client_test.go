@@ -75,3 +75,24 @@ func TestStartOptions(t *testing.T) {
 		t.Fatalf("NewClient(nil): %v", err)
 	}
 }
+
+// TestNotAnswered: an update admitted but not answered says in one line
+// why, by what the task queue's description showed.
+func TestNotAnswered(t *testing.T) {
+	t.Parallel()
+	e := NotAnsweredError{RunID: "r1", Op: "approve", UpdateID: "u1", Wait: 10 * time.Second, TaskQueue: "q"}
+	for _, tc := range []struct {
+		pollers int
+		err     error
+		want    string
+	}{
+		{0, errors.New("unavailable"), "approve admitted by run r1 but not answered within 10s (update id u1; it applies when a worker takes it), and the task queue q could not be described: unavailable"},
+		{0, nil, "approve admitted by run r1 but no worker polls task queue q (update id u1): it applies when a worker starts"},
+		{2, nil, "approve admitted by run r1 but not answered within 10s although 2 worker(s) poll task queue q (update id u1; it applies when the run's worker takes it)"},
+	} {
+		e.Pollers, e.PollersErr = tc.pollers, tc.err
+		if got := e.Error(); got != tc.want {
+			t.Errorf("%d pollers, %v: %q, want %q", tc.pollers, tc.err, got, tc.want)
+		}
+	}
+}

@@ -57,7 +57,9 @@ func Example_client() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(res.Status, res.Answer)
+	if res.Status == agentrun.StatusCompleted {
+		fmt.Println(res.Answer)
+	}
 }
 
 // A refusal is typed: the run's reason is in a *RefusedError, and

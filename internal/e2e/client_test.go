@@ -117,6 +117,11 @@ func TestClientOnDevServer(t *testing.T) {
 	if err := ghost.Cancel(ctx); !errors.Is(err, agentrun.ErrRunNotFound) {
 		t.Fatalf("cancel of an unknown run: %v; want ErrRunNotFound", err)
 	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := ghost.Wait(wctx); !errors.Is(err, agentrun.ErrRunNotFound) {
+		t.Fatalf("wait for an unknown run: %v; want ErrRunNotFound", err)
+	}
 }
 
 // pendingTicket waits until run lists its gated create_ticket call at
