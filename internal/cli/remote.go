@@ -130,15 +130,12 @@ func failureMessage(err error) string {
 	return err.Error()
 }
 
+// state queries where a run stands through the client, waiting 5s at
+// most for a worker to answer.
 func (r *Remote) state(ctx context.Context, runID string) (workflows.State, error) {
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	var st workflows.State
-	v, err := r.Conn.QueryWorkflow(qctx, runID, "", workflows.QueryState)
-	if err != nil {
-		return st, err
-	}
-	return st, v.Get(&st)
+	return r.client().Run(runID).State(qctx)
 }
 
 func outcomeOf(st workflows.State) agent.Outcome {

@@ -99,8 +99,9 @@ func (r *Remote) sendError(cmd, runID string, err error) error {
 		}
 		return fmt.Errorf("%s admitted by run %s but not answered within %s although %s %s task queue %s (update id %s; it applies when the run's worker takes it): see %s", cmd, runID, late.Wait, plural(late.Pollers, "worker"), poll, late.TaskQueue, late.UpdateID, r.op().reconcile("show", runID))
 	case errors.As(err, &late):
-		late.Op = cmd
-		return late
+		named := *late
+		named.Op = cmd
+		return &named
 	}
 	return r.clientError(err, runID)
 }
