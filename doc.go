@@ -16,7 +16,18 @@
 // result the model reads; [ErrOutcomeUnknown] (or a panic) in a write stops
 // the run as Indeterminate.
 //
-// The rest of the front door (agents, registration on a worker, a client,
-// a test kit) is being built; until then the programs in worker/, starter/
-// and reconcile/ are the way to run agents (see the README).
+// # Agents on your worker
+//
+// [Config] names the agents a worker runs ([Agent]: a model, a system
+// prompt, tools, the agents it may call) and the folder (or stores) the
+// write guard and the content live in; [Register] puts the agent-run
+// workflow ([WorkflowName]) and its activities on your own worker, beside
+// your workflows and activities: its activities are named "agentrun.…",
+// so none collides with yours. A run names its agent when it starts; a run
+// that names none runs the first. [EnsureSearchAttributes] creates the
+// search attributes runs set, once per namespace.
+//
+// A client, a test kit and a child-workflow helper are being built; until
+// then runs are started, approved and reconciled through the Temporal
+// client and the reconcile program (docs/library.md).
 package agentrun

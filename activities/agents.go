@@ -1,8 +1,14 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/agentrun/agentrun/execute"
 )
 
 // Child runs: the activities of a run of an agent tool use that agent's
@@ -21,8 +27,28 @@ func (a *Activities) forAgent(name, step string) (*Activities, error) {
 	}
 	sub := *a
 	sub.Exec = ex
-	sub.agent, sub.system = name, a.Exec.Tools.Agents()[name].System
+	sub.agent, sub.system = name, cmp.Or(ex.System, a.Exec.Tools.Agents()[name].System)
 	return &sub, nil
+}
+
+// ListAgentToolsAtStart is ListAgentTools for a run that names its agent
+// at its start, with no parent run: only an agent the worker lets runs
+// start with (execute.Executor.Named) is listed. Any other is refused: an
+// agent tool's approval overrides are meant for the calls of a run that
+// called it, never for a client's start.
+func (a *Activities) ListAgentToolsAtStart(ctx context.Context, name string) (Catalog, error) {
+	if _, ok := a.Exec.Named[name]; !ok {
+		return Catalog{}, refused("the run names agent %q at its start; the agents a run may start with are: %s", name, namedList(a.Exec.Named))
+	}
+	return a.ListAgentTools(ctx, name)
+}
+
+// namedList lists the names of the agents a run may start with.
+func namedList(m map[string]*execute.Executor) string {
+	if len(m) == 0 {
+		return "none (this worker runs one agent: start the run without one)"
+	}
+	return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
 }
 
 // ListAgentTools is ListTools for a child run of the named agent tool: its

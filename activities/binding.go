@@ -170,7 +170,11 @@ func (a *Activities) ownBinding() (Binding, string, error) {
 	if err != nil {
 		return Binding{}, "", fmt.Errorf("the key of this worker's tools: %w", err)
 	}
-	b := Binding{ToolsKey: key, Agent: a.agent, System: a.system, Tools: policyView(a.Exec.Tools.Specs())}
+	system := a.system
+	if a.agent == "" {
+		system = a.Exec.System
+	}
+	b := Binding{ToolsKey: key, Agent: a.agent, System: system, Tools: policyView(a.Exec.Tools.Specs())}
 	bound := ownBound{b, b.Key()}
 	bindings.Store(a.Exec.Tools, bound)
 	return bound.b, bound.key, nil

@@ -40,9 +40,10 @@ type Catalog struct {
 	// (AGENTRUN_FAIL_ON_EMPTY_ANSWER on the worker that listed the tools);
 	// recorded once, like FailOnCut. False in runs recorded before it was.
 	FailOnEmpty bool `json:"fail_on_empty,omitempty"`
-	// Agent is the agent tool a child run runs ("" for a top-level run),
-	// System its system prompt, from the tools file of the worker that
-	// listed the tools (ListAgentTools).
+	// Agent is the agent a run runs: an agent tool's for a child run, or
+	// the one a run named at its start ("" for the worker's default
+	// agent). System is the agent's system prompt, from the configuration
+	// of the worker that listed the tools; a run puts it first.
 	Agent  string `json:"agent,omitempty"`
 	System string `json:"system,omitempty"`
 }
@@ -61,6 +62,7 @@ func (a *Activities) ListTools(ctx context.Context) (Catalog, error) {
 		c, err = a.listTools(ctx)
 		return nil, err
 	})
+	c.System = a.Exec.System
 	return c, err
 }
 

@@ -31,6 +31,18 @@ func ChildRunID(parent, step string) string {
 	return id[:MaxRunID-len(tail)] + tail
 }
 
+// IsChildRunID reports whether id is one ChildRunID gives for a step of
+// the run parent: the parent's id and a dot first, or, for an id cut to
+// MaxRunID, the start of that and a hash.
+func IsChildRunID(parent, id string) bool {
+	full := parent + "."
+	if strings.HasPrefix(id, full) {
+		return true
+	}
+	const tail = 1 + 16 // "." and 8 bytes in hex
+	return len(id) == MaxRunID && strings.HasPrefix(full, id[:MaxRunID-tail])
+}
+
 // ChildTask is the first user message of a child run for the call: the
 // "task" argument when the call's arguments are just that string, else the
 // arguments as JSON (or, kept by reference, the reference).

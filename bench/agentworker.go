@@ -78,12 +78,13 @@ func newAgentWorker(c client.Client, queue string, script llm.Script, dir string
 	}
 	w = worker.New(c, queue, worker.Options{})
 	w.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
-	w.RegisterActivity(&activities.Activities{
+	activities.Register(w, &activities.Activities{
 		Exec:   &execute.Executor{Model: model, Tools: set, Content: store},
 		Guard:  &journal.Guard{Store: guard},
 		Logger: logger,
 		Tracer: opts.tracer,
-	})
+	}, false)
+
 	return w, set.Close, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/llm"
@@ -125,8 +126,8 @@ func readRunHistory(ctx context.Context, c client.Client, id string) (runHistory
 		at := e.GetEventTime().AsTime()
 		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
 			h.activities++
-			scheduled[e.GetEventId()] = a.GetActivityType().GetName()
-			if a.GetActivityType().GetName() == "CallTool" {
+			scheduled[e.GetEventId()] = activities.Method(a.GetActivityType().GetName())
+			if activities.Method(a.GetActivityType().GetName()) == "CallTool" {
 				stepStart = at
 			}
 		}

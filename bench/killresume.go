@@ -10,6 +10,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
@@ -114,7 +115,7 @@ func startedCallTool(ctx context.Context, c client.Client, id string) (activityI
 			return "", "", err
 		}
 		for _, a := range desc.RawResponse.GetPendingActivities() {
-			if a.GetActivityType().GetName() == "CallTool" && a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED && a.GetLastWorkerIdentity() != "" {
+			if activities.Method(a.GetActivityType().GetName()) == "CallTool" && a.GetState() == enumspb.PENDING_ACTIVITY_STATE_STARTED && a.GetLastWorkerIdentity() != "" {
 				return a.GetActivityId(), a.GetLastWorkerIdentity(), nil
 			}
 		}

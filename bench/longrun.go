@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/llm"
@@ -173,7 +174,7 @@ func longHistory(ctx context.Context, c client.Client, id string, turns int) (lo
 			}
 			switch {
 			case e.GetActivityTaskScheduledEventAttributes() != nil:
-				kind[e.GetEventId()] = e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()
+				kind[e.GetEventId()] = activities.Method(e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName())
 			case e.GetActivityTaskStartedEventAttributes() != nil:
 				spend(longQueued, e.GetActivityTaskStartedEventAttributes().GetScheduledEventId())
 			case e.GetActivityTaskCompletedEventAttributes() != nil:
@@ -191,7 +192,7 @@ func longHistory(ctx context.Context, c client.Client, id string, turns int) (lo
 			n := proto.Size(e)
 			s.events++
 			s.total += n
-			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "CallModel" {
+			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && activities.Method(a.GetActivityType().GetName()) == "CallModel" {
 				if k, _ := agent.StepTurn(a.GetActivityId()); k > 0 && k <= turns {
 					turn = k
 					s.scheduled[k-1] = e.GetEventTime().AsTime()

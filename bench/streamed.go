@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/operator"
@@ -208,7 +209,7 @@ func readStreamHistory(ctx context.Context, c client.Client, id string, turns in
 		if err != nil {
 			return h, fmt.Errorf("history of %s: %w", id, err)
 		}
-		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "CallModel" {
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && activities.Method(a.GetActivityType().GetName()) == "CallModel" {
 			models++
 			started = true
 		}

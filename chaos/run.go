@@ -8,6 +8,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
@@ -221,7 +222,7 @@ func (f *fleet) modelCompletions(ctx context.Context) (map[string]int, error) {
 		if err != nil {
 			return nil, fmt.Errorf("history of %s: %w", f.run, err)
 		}
-		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "CallModel" {
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && activities.Method(a.GetActivityType().GetName()) == "CallModel" {
 			ids[e.GetEventId()] = a.GetActivityId()
 			n[a.GetActivityId()] += 0
 		}
@@ -245,7 +246,7 @@ func (f *fleet) lastModelWorker(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("history of %s: %w", f.run, err)
 		}
-		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "CallModel" {
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && activities.Method(a.GetActivityType().GetName()) == "CallModel" {
 			model[e.GetEventId()] = true
 		}
 		if a := e.GetActivityTaskStartedEventAttributes(); a != nil && model[a.GetScheduledEventId()] {

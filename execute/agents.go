@@ -8,13 +8,17 @@ import (
 	"github.com/agentrun/agentrun/llm"
 )
 
-// Agent returns the executor of a child run of the named agent tool: the
+// Agent returns the executor of a run of the named agent: a named agent's
+// own (Named), or for an agent tool, the
 // agent's tools (tools.Set.Agent) and its model (Models, or this
 // executor's when the agent names none), with this executor's store and
 // settings. It is made once per name.
 func (e *Executor) Agent(name string) (*Executor, error) {
 	if name == "" {
 		return e, nil
+	}
+	if sub, ok := e.Named[name]; ok {
+		return sub, nil
 	}
 	e.agentMu.Lock()
 	defer e.agentMu.Unlock()

@@ -51,6 +51,15 @@ type Executor struct {
 	// Test are the test-only hold points (hold.go). Production leaves
 	// them zero: no hold.
 	Test Test
+	// System is the system prompt of the agent this executor runs, which
+	// its catalog records and a run puts first; "" for none. Only a named
+	// agent's executor has one (Named).
+	System string
+	// Named holds the agents a run may name at its start (the library's
+	// agents, agentrun.Config), by name: each runs with its own model,
+	// tools and system prompt and this executor's store. Agent finds them
+	// before the agent tools of Tools.
+	Named map[string]*Executor
 
 	once  sync.Once
 	cache *cache

@@ -34,7 +34,7 @@ func (e *Executor) Probe(ctx context.Context, step agent.Step) (agent.ProbeAnswe
 	if err != nil {
 		return unknown("not asked: %v", err)
 	}
-	res, err := e.Tools.Call(ctx, p.Tool, args)
+	res, err := e.holding(p.Tool).Tools.Call(ctx, p.Tool, args)
 	if ctx.Err() != nil {
 		return agent.ProbeAnswer{}, fmt.Errorf("step %s: probe %s: %w", step.Name, p.Tool, context.Cause(ctx))
 	}
@@ -70,4 +70,18 @@ func (e *Executor) Probe(ctx context.Context, step agent.Step) (agent.ProbeAnswe
 		ans.Answer = agent.Clip("it matches neither found nor not_found: "+res.Content, answerLen)
 	}
 	return ans, nil
+}
+
+// holding returns the executor whose tools have the named tool: e, or the
+// named agent's that has it (a name is one tool on a worker).
+func (e *Executor) holding(tool string) *Executor {
+	if _, ok := e.Tools.Lookup(tool); ok {
+		return e
+	}
+	for _, n := range e.Named {
+		if _, ok := n.Tools.Lookup(tool); ok {
+			return n
+		}
+	}
+	return e
 }

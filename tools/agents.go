@@ -216,6 +216,11 @@ func orNoneList(names []string) string {
 // engines run its calls as child runs, never through Call.
 type agentTool struct{ spec agent.ToolSpec }
 
+// AgentTool returns the tool through which a run calls agent a: the model
+// sees a's name, description and parameters; an engine runs each call as a
+// child run of a, never through Call.
+func AgentTool(a Agent) Tool { return newAgentTool(a) }
+
 func newAgentTool(a Agent) *agentTool {
 	params := a.Parameters
 	if params == nil {

@@ -63,7 +63,8 @@ type Set struct {
 
 // NewSet returns a set of the given tools; a name given twice is an error.
 // Each tool's timeout is DefaultTimeout unless it was made by Apply with a
-// timeout.
+// timeout or declares one (a Timeout() time.Duration method returning more
+// than 0).
 func NewSet(ts ...Tool) (*Set, error) {
 	s := &Set{}
 	for _, t := range ts {
@@ -73,6 +74,8 @@ func NewSet(ts ...Tool) (*Set, error) {
 		d := DefaultTimeout
 		if o, ok := t.(*overridden); ok && o.timeout > 0 {
 			d = o.timeout
+		} else if o, ok := t.(interface{ Timeout() time.Duration }); ok && o.Timeout() > 0 {
+			d = o.Timeout() // a tool that declares its own (agentrun.Tool)
 		}
 		s.tools = append(s.tools, t)
 		s.timeouts = append(s.timeouts, d)

@@ -53,9 +53,6 @@ const versionTrustedContinued = "continued-only-by-continue-as-new"
 // catalog.
 const versionCatalogChecked = "catalog-checked"
 
-// a names the activities; the workflow never calls its methods directly.
-var a *activities.Activities
-
 // execution is the state of one AgentRun workflow execution (a run that
 // continues as new goes on in the next).
 type execution struct {
@@ -70,7 +67,12 @@ type execution struct {
 	// (activities.Binding), which every step carries; "" for a catalog
 	// with no tools key (listed before there were any).
 	catKey string
-	turn   turn
+	// delegated is set in a child run that an agent run's call of an
+	// agent tool started (delegatedRun).
+	delegated bool
+	// names are the activities' names this execution schedules.
+	names names
+	turn  turn
 	// budget is the run's limits: from the input, raised by budget inputs.
 	budget agent.Budget
 	// stepsHere counts the steps this execution ran, for ContinueAfter.

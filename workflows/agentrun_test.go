@@ -101,12 +101,15 @@ func (h *harness) newEnv(t *testing.T) {
 	h.dc = codec.DataConverter(cdc)
 	env.SetDataConverter(h.dc)
 	env.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
-	env.RegisterActivity(h.acts)
+	activities.Register(env, h.acts, false)
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "hand-1"})
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		h.started[info.ActivityType.Name]++
+		if !strings.HasPrefix(info.ActivityType.Name, activities.Prefix) {
+			t.Errorf("activity %q scheduled without agentrun's prefix %q", info.ActivityType.Name, activities.Prefix)
+		}
+		h.started[strings.TrimPrefix(info.ActivityType.Name, activities.Prefix)]++
 		h.ids = append(h.ids, info.ActivityID)
 		h.timeout[info.ActivityID] = info.StartToCloseTimeout
 	})
@@ -327,7 +330,7 @@ func (h *harness) indeterminate() {
 
 // mockIndeterminate is indeterminate without the approval.
 func (h *harness) mockIndeterminate() {
-	h.env.OnActivity(h.acts.CallTool, mock.Anything, mock.Anything).Return(
+	h.env.OnActivity(activities.NameCallTool, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in activities.StepInput) (json.RawMessage, error) {
 			if in.Step.Name == ticketStep && in.Generation == 1 {
 				return nil, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil)

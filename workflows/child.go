@@ -242,7 +242,7 @@ func (r *execution) showChild(c *Child) {
 // run and that changed since it last told.
 func (r *execution) report() {
 	p := workflow.GetInfo(r.ctx).ParentWorkflowExecution
-	if r.cat.Agent == "" || p == nil || r.state.Status.Terminal() {
+	if !r.delegated || r.cat.Agent == "" || r.state.Status.Terminal() {
 		return
 	}
 	c := Child{Run: r.id, Status: r.state.Status, Pending: r.state.Pending, Indeterminate: r.state.Indeterminate, Why: r.state.Why, Reason: r.state.Reason,

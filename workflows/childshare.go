@@ -26,7 +26,7 @@ type sharing struct{ bell bell }
 // runs before any handler takes an input.
 func (r *execution) startSharing() {
 	p := workflow.GetInfo(r.ctx).ParentWorkflowExecution
-	if r.in.Agent == "" || p == nil || workflow.GetVersion(r.ctx, versionChildShare, workflow.DefaultVersion, 1) < 1 {
+	if !r.delegated || workflow.GetVersion(r.ctx, versionChildShare, workflow.DefaultVersion, 1) < 1 {
 		return
 	}
 	s := &sharing{}

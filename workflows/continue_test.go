@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/llm"
@@ -217,7 +218,7 @@ func TestContinueAsNewKeepsOperatorInputs(t *testing.T) {
 		h := newHarness(t)
 		early := hand.LookupStep
 		h.chain(t, workflows.Input{Messages: agent.UserMessages(prompt), ContinueAfter: 1}, func(run int) {
-			h.env.OnActivity(h.acts.CallTool, mock.Anything, mock.Anything).After(10 * time.Minute).Return(h.acts.CallTool)
+			h.env.OnActivity(activities.NameCallTool, mock.Anything, mock.Anything).After(10 * time.Minute).Return(h.acts.CallTool)
 			h.at(5*time.Minute, func() {
 				if s := h.state(t); s.Status == agent.StatusRunning && s.StepCount == 1 {
 					h.env.SignalWorkflowSkippingWorkflowTask(operator.SignalApprove, map[string]string{"Marker": early})

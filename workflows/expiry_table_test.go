@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/mock"
 
+	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/workflows"
@@ -23,7 +24,7 @@ func TestExpiryTable(t *testing.T) {
 			h := newScriptHarness(t, testenv.ExpiryScript())
 			h.withApprovalTimeout(t, c.Timeout)
 			if c.ReadTakes > 0 {
-				h.env.OnActivity(h.acts.CallTool, mock.Anything, mock.Anything).After(c.ReadTakes).Return(h.acts.CallTool)
+				h.env.OnActivity(activities.NameCallTool, mock.Anything, mock.Anything).After(c.ReadTakes).Return(h.acts.CallTool)
 			}
 			if c.Look > 0 {
 				h.at(c.Look, func() {

@@ -41,7 +41,7 @@ func TestSettledByProbe(t *testing.T) {
 	h.acts.Guard.Probe = h.acts.Exec.Probe
 	var mu sync.Mutex
 	var keys []string
-	h.env.OnActivity(h.acts.CallTool, mock.Anything, mock.Anything).Return(
+	h.env.OnActivity(activities.NameCallTool, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in activities.StepInput) (json.RawMessage, error) {
 			if in.Step.Name != ticketStep {
 				return h.acts.CallTool(ctx, in)

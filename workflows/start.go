@@ -31,6 +31,7 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 		state:  State{Status: agent.StatusRunning, Steps: []StepRecord{}},
 		budget: agent.Budget{MaxTurns: in.MaxTurns, MaxTokens: in.MaxTokens, MaxCost: in.MaxCost},
 	}
+	r.delegated = delegatedRun(ctx, in, r.id)
 	if c := in.Continued; c != nil {
 		r.restore(c)
 	}
@@ -48,19 +49,26 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 	if refusal != "" {
 		return r, end(r.fail(refusal))
 	}
-	if in.Agent != "" && workflow.GetInfo(ctx).ParentWorkflowExecution == nil {
+	atStart := in.Agent != "" && !r.delegated // the run names its agent at its start
+	if atStart && workflow.GetInfo(ctx).ParentWorkflowExecution == nil &&
+		workflow.GetVersion(ctx, versionStartAgent, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return r, end(r.fail(ForgedAgent))
 	}
 	if reason := r.checkInput(); reason != "" {
 		return r, end(r.fail(reason))
 	}
 	r.publish()
+	r.names = activityNames(ctx)
 	if in.Continued == nil {
 		var list workflow.Future
-		if in.Agent == "" {
-			list = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, toolsOptions()), a.ListTools)
-		} else {
-			list = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, toolsOptions()), a.ListAgentTools, in.Agent)
+		opts := workflow.WithActivityOptions(ctx, toolsOptions())
+		switch {
+		case in.Agent == "":
+			list = workflow.ExecuteActivity(opts, r.names.listTools)
+		case atStart:
+			list = workflow.ExecuteActivity(opts, r.names.listAgentToolsAtStart, in.Agent)
+		default:
+			list = workflow.ExecuteActivity(opts, r.names.listAgentTools, in.Agent)
 		}
 		if err := list.Get(ctx, &r.cat); err != nil {
 			if ctx.Err() != nil {
@@ -76,8 +84,13 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 		}
 		r.state.Model = r.cat.Model
 		msgs := in.Messages
-		if in.Agent != "" {
+		switch {
+		case in.Agent != "" && !atStart:
 			msgs = agent.ChildInput(r.cat.System, msgs[0])
+		case r.cat.System != "":
+			// A named agent's system prompt, first (a catalog listed
+			// before there were named agents has none here).
+			msgs = append([]agent.Message{{Role: agent.RoleSystem, Content: r.cat.System}}, msgs...)
 		}
 		r.turn.cp = agent.Start(msgs)
 	}
@@ -154,7 +167,7 @@ func (r *execution) checkInput() string {
 	if in.Continued == nil && len(in.Messages) == 0 {
 		return "the input has no messages"
 	}
-	if why := startRefs(in.Messages, workflow.GetInfo(r.ctx).ParentWorkflowExecution != nil); why != "" {
+	if why := startRefs(in.Messages, r.delegated); why != "" {
 		return why
 	}
 	if in.Session {
@@ -195,4 +208,22 @@ func (r *execution) restore(c *Continued) {
 	for m, t := range c.Since {
 		r.turn.since[m] = t
 	}
+}
+
+// delegatedRun reports whether the execution belongs to a child run that an
+// agent run's call of an agent tool started: one with an agent, a parent,
+// and the id agent.ChildRunID gives for a step of that parent. Only such a
+// run takes its task and budget from its parent and reports to it. A run
+// that another workflow (a team's own) started with an agent names its
+// agent at its start (version 1 of versionStartAgent); recorded before,
+// it was a child run like any.
+func delegatedRun(ctx workflow.Context, in Input, id string) bool {
+	p := workflow.GetInfo(ctx).ParentWorkflowExecution
+	if in.Agent == "" || p == nil {
+		return false
+	}
+	if agent.IsChildRunID(p.ID, id) {
+		return true
+	}
+	return workflow.GetVersion(ctx, versionStartAgent, workflow.DefaultVersion, 1) == workflow.DefaultVersion
 }

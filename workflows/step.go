@@ -35,9 +35,9 @@ func (r *execution) execute(s agent.Step) error {
 		r.turn.gen[s.Name]++
 		in.Generation = r.turn.gen[s.Name]
 	}
-	fn := any(a.CallTool)
+	fn := r.names.callTool
 	if s.Kind == agent.KindModel {
-		fn = a.CallModel
+		fn = r.names.callModel
 		in.Stream = r.streaming()
 	}
 	if s.Settle != nil {

@@ -26,7 +26,7 @@ func TestModelResultsRecordTheReplyOnce(t *testing.T) {
 	h := newHarness(t)
 	var mu sync.Mutex
 	results := map[string]json.RawMessage{}
-	h.env.OnActivity(h.acts.CallModel, mock.Anything, mock.Anything).Return(
+	h.env.OnActivity(activities.NameCallModel, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in activities.StepInput) (json.RawMessage, error) {
 			res, err := h.acts.CallModel(ctx, in)
 			mu.Lock()

@@ -95,7 +95,7 @@ func forgedListing(t *testing.T, h *harness, edit func(*activities.Catalog)) *[]
 	}
 	cat.Tools = slices.Clone(cat.Tools)
 	edit(&cat)
-	h.env.OnActivity(h.acts.ListTools, mock.Anything).Return(cat, nil)
+	h.env.OnActivity(activities.NameListTools, mock.Anything).Return(cat, nil)
 	var mu sync.Mutex
 	steps := &[]activities.StepInput{}
 	record := func(in activities.StepInput) {
@@ -103,12 +103,12 @@ func forgedListing(t *testing.T, h *harness, edit func(*activities.Catalog)) *[]
 		defer mu.Unlock()
 		*steps = append(*steps, in)
 	}
-	h.env.OnActivity(h.acts.CallModel, mock.Anything, mock.Anything).Return(
+	h.env.OnActivity(activities.NameCallModel, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in activities.StepInput) (json.RawMessage, error) {
 			record(in)
 			return h.acts.CallModel(ctx, in)
 		})
-	h.env.OnActivity(h.acts.CallTool, mock.Anything, mock.Anything).Return(
+	h.env.OnActivity(activities.NameCallTool, mock.Anything, mock.Anything).Return(
 		func(ctx context.Context, in activities.StepInput) (json.RawMessage, error) {
 			record(in)
 			return h.acts.CallTool(ctx, in)

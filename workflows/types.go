@@ -81,16 +81,16 @@ type Input struct {
 	// with ForgedContinued, and a workflow retry whose input sets it with
 	// RetriedContinued, having run nothing.
 	Continued *Continued `json:"continued,omitempty"`
-	// Agent is set on a child run: the agent tool it runs (its model,
-	// tools and system prompt come from the worker's tools file). It is
-	// honoured only when the server says the run has a parent; a start
-	// input that sets it fails the run with ForgedAgent.
+	// Agent is the agent the run runs. On a child run, the agent tool it
+	// runs (its model, tools and system prompt come from the worker's
+	// tools file). On a run with no parent, one of the agents the worker
+	// lets runs start with (agentrun.Config.Agents): any other fails the
+	// run at its tool listing. "" runs the worker's default agent.
 	Agent string `json:"agent,omitempty"`
 }
 
-// ForgedAgent is the reason a run fails whose start input sets agent
-// without being a child run: an agent's tools and approvals are for the
-// calls of the run that delegates to it.
+// ForgedAgent is the reason a run recorded before runs could name their
+// agent failed when its start input set agent without being a child run.
 const ForgedAgent = "the input sets agent, which only a run's call of an agent tool may set (this run has no parent run): start the run without agent, and let a run call the agent tool"
 
 // ForgedContinued is the reason a run fails whose start input sets

@@ -11,6 +11,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/workflows"
 )
@@ -121,10 +122,10 @@ func (r *Remote) historySteps(ctx context.Context, runID string) ([]historyStep,
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			a := e.GetActivityTaskScheduledEventAttributes()
 			kind := "tool"
-			switch a.GetActivityType().GetName() {
+			switch activities.Method(a.GetActivityType().GetName()) {
 			case "CallModel":
 				kind = string(agent.KindModel)
-			case "ListTools":
+			case "ListTools", "ListAgentTools":
 				kind = "tools"
 			}
 			byEvent[e.GetEventId()] = len(steps)

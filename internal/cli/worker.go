@@ -102,7 +102,9 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 		},
 	})
 	w.RegisterWorkflowWithOptions(workflows.Workflow(workflows.Test{WorkflowChange: s.Test.WorkflowChange}), workflows.RegisterOptions)
-	w.RegisterActivity(&activities.Activities{
+	// With the names of builds before agentrun.-prefixed ones too: this
+	// worker may take over runs such a build started.
+	activities.Register(w, &activities.Activities{
 		Exec:     exec,
 		Guard:    &journal.Guard{Store: store, Probe: exec.Probe},
 		Logger:   logger,
@@ -111,7 +113,8 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 		Tracer:   tr.Tracer(),
 		Capture:  tr.Capture(),
 		Test:     activities.Test{HoldList: s.Test.HoldList},
-	})
+	}, true)
+
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}

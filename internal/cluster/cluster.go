@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
@@ -150,7 +151,11 @@ func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: namespace, SearchAttributes: missing})
 	var exists *serviceerror.AlreadyExists
 	if err != nil && !errors.As(err, &exists) {
-		return fmt.Errorf("register search attributes %v: %w (register them with: temporal operator search-attribute create --name %s --type Keyword; likewise %s)", keys(missing), err, operator.StatusAttribute, operator.StepAttribute)
+		cmd := "temporal operator search-attribute create --namespace " + namespace
+		for _, name := range keys(missing) {
+			cmd += " --name " + name + " --type " + missing[name].String()
+		}
+		return fmt.Errorf("search attributes %s are missing in namespace %s and this client may not create them (%w); create them with: %s", strings.Join(keys(missing), ", "), namespace, err, cmd)
 	}
 	return nil
 }

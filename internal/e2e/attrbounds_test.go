@@ -62,11 +62,12 @@ func TestEscapedToolNameRefusedAtListing(t *testing.T) {
 	script := llm.Script{Turns: []llm.Turn{{ToolCalls: []llm.ScriptedCall{call, call, call}}, {Text: "Filed " + llm.LastToolResult + "."}}}
 	w := worker.New(srv.Client, queue, worker.Options{})
 	w.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
-	w.RegisterActivity(&activities.Activities{
+	activities.Register(w, &activities.Activities{
 		Exec:     &execute.Executor{Model: llm.NewScripted(script), Tools: set, Content: content.NewMemStore()},
 		Guard:    &journal.Guard{Store: journal.NewMemStore()},
 		NoStream: true,
-	})
+	}, false)
+
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/testkit/mcptest"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
@@ -71,7 +72,7 @@ func TestLongRunOnDevServer(t *testing.T) {
 			}
 			events++
 			bytes += proto.Size(e)
-			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "CallModel" {
+			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && activities.Method(a.GetActivityType().GetName()) == "CallModel" {
 				models++
 				n := 0
 				for _, p := range a.GetInput().GetPayloads() {

@@ -16,6 +16,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/internal/testkit/clustertest"
 	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/pgtest"
@@ -208,7 +209,7 @@ func modelEvents(t *testing.T, srv *testenv.Server, runID string, fn func(e *his
 			t.Fatal(err)
 		}
 		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
-			scheduled[e.GetEventId()] = a.GetActivityType().GetName()
+			scheduled[e.GetEventId()] = activities.Method(a.GetActivityType().GetName())
 		}
 		id := e.GetActivityTaskStartedEventAttributes().GetScheduledEventId()
 		if id == 0 {

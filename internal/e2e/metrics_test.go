@@ -12,6 +12,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
@@ -61,7 +62,7 @@ func TestWorkerMetrics(t *testing.T) {
 	if got := sum(body, "temporal_request_total"); got <= 0 {
 		t.Errorf("temporal_request_total = %v, want > 0", got)
 	}
-	if got := sum(body, "temporal_activity_execution_latency_seconds_count", `activity_type="CallModel"`); got != 3 {
+	if got := sum(body, "temporal_activity_execution_latency_seconds_count", `activity_type="`+activities.NameCallModel+`"`); got != 3 {
 		t.Errorf("temporal_activity_execution_latency_seconds_count{activity_type=CallModel} = %v, want 3", got)
 	}
 	if t.Failed() {

@@ -14,6 +14,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/testkit/providerfake"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
@@ -116,7 +117,7 @@ func laterModelAttempts(t *testing.T, srv *testenv.Server, runID string) int {
 		}
 		switch a := e.Attributes.(type) {
 		case *historypb.HistoryEvent_ActivityTaskScheduledEventAttributes:
-			scheduled[e.EventId] = a.ActivityTaskScheduledEventAttributes.ActivityType.GetName() == "CallModel"
+			scheduled[e.EventId] = activities.Method(a.ActivityTaskScheduledEventAttributes.ActivityType.GetName()) == "CallModel"
 		case *historypb.HistoryEvent_ActivityTaskStartedEventAttributes:
 			if scheduled[a.ActivityTaskStartedEventAttributes.ScheduledEventId] && a.ActivityTaskStartedEventAttributes.Attempt > 1 {
 				n++

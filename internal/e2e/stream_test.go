@@ -15,6 +15,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/progress"
@@ -276,7 +277,7 @@ func modelReplies(t *testing.T, srv *testenv.Server, runID string) map[string]ag
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == "CallModel" {
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && activities.Method(a.GetActivityType().GetName()) == "CallModel" {
 			ids[e.GetEventId()] = a.GetActivityId()
 		}
 		if a := e.GetActivityTaskCompletedEventAttributes(); a != nil && ids[a.GetScheduledEventId()] != "" {

@@ -23,6 +23,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/internal/testkit"
 	"github.com/agentrun/agentrun/internal/testkit/devserver"
@@ -198,7 +199,7 @@ func toolResultEvent(t *testing.T, srv *testenv.Server, run string, plain ...str
 			t.Fatal(err)
 		}
 		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
-			types[e.GetEventId()] = a.GetActivityType().GetName()
+			types[e.GetEventId()] = activities.Method(a.GetActivityType().GetName())
 		}
 		if a := e.GetActivityTaskCompletedEventAttributes(); a != nil && id == 0 && types[a.GetScheduledEventId()] == "CallTool" {
 			id = e.GetEventId()

@@ -71,7 +71,7 @@ func TestContinueAsNewOneTrace(t *testing.T) {
 		env := s.NewTestWorkflowEnvironment()
 		env.SetWorkerOptions(worker.Options{Interceptors: p.WorkerInterceptors()})
 		env.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
-		env.RegisterActivity(acts)
+		activities.Register(env, acts, false)
 		env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "long-1"})
 		env.SetHeader(header)
 		if run > 0 {

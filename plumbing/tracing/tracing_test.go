@@ -64,7 +64,7 @@ func handExampleBy(t *testing.T, p *tracing.Provider, byUpdate bool) workflows.S
 	env := s.NewTestWorkflowEnvironment()
 	env.SetWorkerOptions(worker.Options{Interceptors: p.WorkerInterceptors()})
 	env.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
-	env.RegisterActivity(&activities.Activities{
+	activities.Register(env, &activities.Activities{
 		Exec:     &execute.Executor{Model: llm.NewScripted(llm.HandExample()), Tools: set, Content: content.NewMemStore()},
 		Guard:    &journal.Guard{Store: journal.NewMemStore()},
 		NoStream: true,
@@ -74,7 +74,8 @@ func handExampleBy(t *testing.T, p *tracing.Provider, byUpdate bool) workflows.S
 		SignalRun: func(context.Context, activities.RetryNotice) error {
 			return nil
 		},
-	})
+	}, false)
+
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "hand-1"})
 	env.RegisterDelayedCallback(func() {
 		approve := map[string]string{"Marker": hand.TicketStep}

@@ -1,0 +1,167 @@
+package agentrun
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/content"
+	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/tools"
+)
+
+// Model is a language model an agent calls: a provider of package llm
+// (llm.NewScripted for tests; the OpenAI and Anthropic providers), or any
+// type of your own that satisfies it.
+type Model = llm.Provider
+
+// Agent is a named agent: the model it calls, its instructions and the
+// tools it may use. A worker runs several (Config.Agents); a run names its
+// agent when it starts, and an agent may call others as tools.
+type Agent struct {
+	// Name names the agent at a run's start and as a tool of the agents
+	// that call it: 1 to 64 letters, digits, '_' or '-'. Required.
+	Name string
+	// Description tells a calling agent's model what this agent does.
+	// Required when another agent lists it in Agents.
+	Description string
+	// Model is the model the agent calls. Required.
+	Model Model
+	// System is the agent's system prompt, put first in every run of it.
+	// Default "": none.
+	System string
+	// Tools are the tools the agent may call: tools made by NewTool, or
+	// any tools.Tool (an MCP server's, through package tools/mcp). A name
+	// is one tool on a worker: two agents may share a tool, never a name.
+	Tools []tools.Tool
+	// Agents names other agents of the Config that this agent may call as
+	// tools: each call runs a child run of that agent, with its model and
+	// tools, within the calling run's budget. At most three levels deep;
+	// no cycles.
+	Agents []string
+}
+
+// Config is what Register needs: the agents a worker runs and where it
+// keeps what it must not lose. The zero values of the optional fields are
+// the defaults.
+type Config struct {
+	// Agents are the agents runs may name at their start. The first is
+	// the default: the agent of a run that names none. At least one.
+	Agents []Agent
+	// Journal is a folder that every worker of the task queue shares (one
+	// host's disk, or a network file system with working fsync): the write
+	// guard's journal in its "temporal" folder, large values and
+	// conversations in its "content" folder, as the agentrun programs lay
+	// it out (AGENTRUN_JOURNAL), so `reconcile` reads the same. Required
+	// unless Guard and Content are both set.
+	Journal string
+	// Guard is the store of the write guard's records (a PostgreSQL one
+	// from package postgres, or your own). Default: a file journal under
+	// Journal.
+	Guard journal.Store
+	// Content keeps large values and conversations. Default: a file store
+	// under Journal.
+	Content content.Store
+	// Logger gets the activities' lines. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// maxAgentDepth bounds how deeply agents may call agents: a run that calls
+// an agent is depth 1 (as in the programs' tools file).
+const maxAgentDepth = tools.DefaultAgentDepth
+
+// validate checks the configuration as a whole; each error is one line
+// naming the field, what was wrong and what is valid.
+func (c Config) validate() error {
+	if len(c.Agents) == 0 {
+		return errors.New("agentrun.Config: Agents is empty; give at least one agent (the first is the default)")
+	}
+	if c.Journal == "" && (c.Guard == nil || c.Content == nil) {
+		return errors.New("agentrun.Config: Journal is empty; name a folder every worker of the task queue shares, or set both Guard and Content")
+	}
+	byName := map[string]Agent{}
+	toolNames := map[string]string{} // tool name → the first agent offering it
+	toolsByName := map[string]tools.Tool{}
+	for i, a := range c.Agents {
+		switch {
+		case !agent.ValidToolName(a.Name):
+			return fmt.Errorf("agentrun.Config: Agents[%d].Name %q is not 1 to 64 letters, digits, '_' or '-'", i, a.Name)
+		case a.Model == nil:
+			return fmt.Errorf("agentrun.Config: agent %q has no Model", a.Name)
+		}
+		if _, dup := byName[a.Name]; dup {
+			return fmt.Errorf("agentrun.Config: agent %q is defined twice", a.Name)
+		}
+		byName[a.Name] = a
+		for _, t := range a.Tools {
+			if t == nil {
+				return fmt.Errorf("agentrun.Config: agent %q has a nil tool", a.Name)
+			}
+			name := t.Spec().Name
+			if other, ok := toolsByName[name]; ok && !sameTool(other, t) {
+				return fmt.Errorf("agentrun.Config: agents %q and %q have different tools named %q; a name is one tool on a worker", toolNames[name], a.Name, name)
+			}
+			if _, ok := toolNames[name]; !ok {
+				toolNames[name], toolsByName[name] = a.Name, t
+			}
+		}
+	}
+	for _, a := range c.Agents {
+		for _, sub := range a.Agents {
+			s, ok := byName[sub]
+			switch {
+			case !ok:
+				return fmt.Errorf("agentrun.Config: agent %q calls agent %q, which is not in Agents (%s)", a.Name, sub, strings.Join(slices.Sorted(maps.Keys(byName)), ", "))
+			case s.Description == "":
+				return fmt.Errorf("agentrun.Config: agent %q is called by agent %q and has no Description; tell the calling model what it does", sub, a.Name)
+			}
+			if owner, clash := toolNames[sub]; clash {
+				return fmt.Errorf("agentrun.Config: agent %q calls agent %q, and agent %q has a tool of that name; a name is one tool on a worker", a.Name, sub, owner)
+			}
+		}
+		if path := agentPath(byName, a.Name, nil); len(path) > maxAgentDepth+1 || hasCycle(path) {
+			return fmt.Errorf("agentrun.Config: agents call each other too deeply or in a cycle: %s (at most %d levels)", strings.Join(path, " → "), maxAgentDepth)
+		}
+	}
+	return nil
+}
+
+// agentPath returns the longest chain of calls from agent name (itself
+// first), stopping at the first repeated name.
+func agentPath(byName map[string]Agent, name string, path []string) []string {
+	path = append(slices.Clone(path), name)
+	if slices.Contains(path[:len(path)-1], name) || len(path) > maxAgentDepth+1 {
+		return path
+	}
+	longest := path
+	for _, sub := range byName[name].Agents {
+		if p := agentPath(byName, sub, path); len(p) > len(longest) {
+			longest = p
+		}
+	}
+	return longest
+}
+
+func hasCycle(path []string) bool {
+	seen := map[string]bool{}
+	for _, n := range path {
+		if seen[n] {
+			return true
+		}
+		seen[n] = true
+	}
+	return false
+}
+
+// sameTool reports whether a and b are one tool (the same pointer, or
+// equal comparable values).
+func sameTool(a, b tools.Tool) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta.Comparable() && a == b
+}

@@ -1,0 +1,36 @@
+// Package refund is agentrun's worked example: a support team's refunds
+// agent on the team's own Temporal worker, in the shape of Temporal's
+// samples-go.
+//
+// The team's code is in this package:
+//   - [Payments], an in-memory payments service that keeps orders and
+//     counts the refunds it made; a refund with a request id it has seen
+//     is answered with the first one, never made twice;
+//   - two tools made with agentrun.NewTool: "order" (a read that looks an
+//     order up) and "refund" (a write whose request_id the engine fills
+//     with an idempotency key of its own, the same for every attempt);
+//   - [SupportWorkflow], the team's workflow: it starts an agent run as a
+//     child workflow on its own task queue and returns the agent's answer;
+//   - [Worker], one worker that runs the team's workflow and agentrun's
+//     workflow and activities, with one agent, "refunds".
+//
+// The refund is a write, so the run waits for a person's approval before
+// it pays: [AwaitApproval] polls the agent run's "state" query until it
+// does; the approve signal (operator.SignalApprove) with the pending
+// call's marker lets it go on, the deny signal (operator.SignalDeny) with
+// a reason makes the model answer that nothing was refunded. The program
+// in cmd/refund runs the whole flow against a Temporal server:
+//
+//	temporal server start-dev   # in another terminal
+//	go run ./examples/refund/cmd/refund
+//
+// # The model
+//
+// The agent's model is the scripted one of package llm ([Script]): it
+// looks the order up, asks for the refund and answers with its id, so the
+// example runs with no API key and always the same way. To use a real
+// model, put a provider from package llm in Options.Model instead (the
+// OpenAI or Anthropic one, built from its config with the model name and
+// the API key), or any type of your own that satisfies agentrun.Model; the
+// rest of the example stays as it is.
+package refund

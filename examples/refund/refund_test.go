@@ -1,0 +1,164 @@
+package refund_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/agentrun/agentrun"
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/examples/refund"
+	"github.com/agentrun/agentrun/internal/testkit"
+	"github.com/agentrun/agentrun/internal/testkit/devserver"
+	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/workflows"
+)
+
+// devClient starts a dev server of the test's own and returns a client of
+// its default namespace. It fails under CI=true when the server cannot
+// start and is skipped otherwise.
+func devClient(t *testing.T) client.Client {
+	t.Helper()
+	var out strings.Builder
+	cli, err := devserver.CLI()
+	var dev *testsuite.DevServer
+	if err == nil {
+		dev, err = devserver.Start(t.Context(), cli, &out)
+	}
+	if err != nil {
+		testkit.Unavailable(t, "Temporal dev server", fmt.Errorf("%w\n%s", err, out.String()))
+	}
+	t.Cleanup(func() { _ = dev.Stop() })
+	c, err := client.Dial(client.Options{HostPort: dev.FrontendHostPort(), Namespace: "default",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// countingModel counts the model calls.
+type countingModel struct {
+	agentrun.Model
+	calls atomic.Int32
+}
+
+func (m *countingModel) Complete(ctx context.Context, req agent.ModelRequest) (agent.ModelReply, error) {
+	m.calls.Add(1)
+	return m.Model.Complete(ctx, req)
+}
+
+// flow is one run of the example's flow on its own task queue: a worker,
+// SupportWorkflow started, the refund awaiting approval.
+type flow struct {
+	payments *refund.Payments
+	model    *countingModel
+	support  client.WorkflowRun
+	agentID  string
+	call     agent.Pending
+}
+
+func start(ctx context.Context, t *testing.T, c client.Client, id string) *flow {
+	t.Helper()
+	f := &flow{payments: refund.NewPayments(refund.SampleOrders()...), model: &countingModel{Model: llm.NewScripted(refund.Script())}}
+	queue := "queue-" + id
+	w, err := refund.Worker(c, queue, refund.Options{Payments: f.payments, Journal: t.TempDir(), Model: f.model,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	f.support, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue},
+		refund.SupportWorkflow, "Order A-1001 arrived broken; please refund it.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.agentID = refund.AgentRunID(id)
+	var seen []agent.Status
+	f.call, err = refund.AwaitApproval(ctx, c, f.agentID, func(st workflows.State) { seen = append(seen, st.Status) })
+	if err != nil {
+		t.Fatalf("%v (statuses seen: %v)", err, seen)
+	}
+	if f.call.Marker != "tool/2/0/refund" || f.call.Tool != "refund" {
+		t.Fatalf("awaiting approval: %s %s; want tool/2/0/refund", f.call.Marker, f.call.Tool)
+	}
+	if n := f.payments.Refunds(); n != 0 {
+		t.Fatalf("%d refunds before the approval; want 0", n)
+	}
+	return f
+}
+
+// TestSupportWorkflow runs the example's flow on a dev server: the team's
+// workflow starts the refunds agent as a child run, which looks the order
+// up and waits for approval of the refund. Approved, exactly one refund is
+// made and the answer names it; denied, none is and the answer says so.
+func TestSupportWorkflow(t *testing.T) {
+	c := devClient(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	t.Cleanup(cancel) // after the parallel subtests, which run after this function returns
+	if err := agentrun.EnsureSearchAttributes(ctx, c, "default"); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("approved", func(t *testing.T) {
+		t.Parallel()
+		f := start(ctx, t, c, "support-approved")
+		if err := c.SignalWorkflow(ctx, f.agentID, "", operator.SignalApprove, map[string]string{"Marker": f.call.Marker}); err != nil {
+			t.Fatal(err)
+		}
+		var answer string
+		if err := f.support.Get(ctx, &answer); err != nil {
+			t.Fatal(err)
+		}
+		if n := f.payments.Refunds(); n != 1 {
+			t.Errorf("%d refunds; want 1", n)
+		}
+		if !strings.Contains(answer, `"refund_id":"RF-0001"`) {
+			t.Errorf("answer %q; want the refund id RF-0001", answer)
+		}
+		if n := f.payments.Lookups(); n != 1 {
+			t.Errorf("%d order lookups; want 1", n)
+		}
+		if n := f.model.calls.Load(); n != 3 {
+			t.Errorf("%d model calls; want 3", n)
+		}
+	})
+
+	t.Run("denied", func(t *testing.T) {
+		t.Parallel()
+		f := start(ctx, t, c, "support-denied")
+		const reason = "the customer already got a replacement"
+		if err := c.SignalWorkflow(ctx, f.agentID, "", operator.SignalDeny, map[string]string{"Marker": f.call.Marker, "Reason": reason}); err != nil {
+			t.Fatal(err)
+		}
+		var answer string
+		if err := f.support.Get(ctx, &answer); err != nil {
+			t.Fatal(err)
+		}
+		if n := f.payments.Refunds(); n != 0 {
+			t.Errorf("%d refunds; want 0", n)
+		}
+		if !strings.HasPrefix(answer, "Nothing was refunded: ") || !strings.Contains(answer, reason) {
+			t.Errorf("answer %q; want one saying nothing was refunded, with the reason", answer)
+		}
+		if n := f.payments.Lookups(); n != 1 {
+			t.Errorf("%d order lookups; want 1", n)
+		}
+		if n := f.model.calls.Load(); n != 3 {
+			t.Errorf("%d model calls; want 3", n)
+		}
+	})
+}
