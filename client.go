@@ -104,6 +104,11 @@ type StartOptions struct {
 	// Messages is the conversation the run starts from, when it is more
 	// than one user message.
 	Messages []Message
+	// Agent names the agent the run runs: one of the agents the workers
+	// were registered with (Config.Agents). Default "": the workers'
+	// first agent. A name the workers do not have fails the run at its
+	// tool listing, naming the agents they have.
+	Agent string
 	// MaxTurns bounds the model calls. Default 0: agent.DefaultMaxTurns
 	// (25). At the limit the run waits as BudgetExceeded until
 	// [Run.Budget] raises it.
@@ -129,7 +134,7 @@ type StartOptions struct {
 // input checks o and returns the run's input, or one line naming what is
 // wrong and what is valid.
 func (o StartOptions) input() (workflows.Input, error) {
-	in := workflows.Input{Messages: o.Messages, MaxTurns: o.MaxTurns, MaxTokens: o.MaxTokens, MaxCost: o.MaxCost, Session: o.Session, Stream: o.Stream}
+	in := workflows.Input{Messages: o.Messages, Agent: o.Agent, MaxTurns: o.MaxTurns, MaxTokens: o.MaxTokens, MaxCost: o.MaxCost, Session: o.Session, Stream: o.Stream}
 	if err := operator.ValidRunID(o.ID); err != nil {
 		return in, fmt.Errorf("start: %w", err)
 	}
@@ -142,6 +147,8 @@ func (o StartOptions) input() (workflows.Input, error) {
 		return in, fmt.Errorf("start run %s: no Prompt and no Messages; want the user's request in Prompt", o.ID)
 	}
 	switch {
+	case o.Agent != "" && !agent.ValidToolName(o.Agent):
+		return in, fmt.Errorf("start run %s: Agent %q is not 1 to 64 letters, digits, '_' or '-'; want the name of one of the workers' agents, or \"\" for the first", o.ID, o.Agent)
 	case o.MaxTurns < 0 || o.MaxTurns > math.MaxInt32:
 		return in, fmt.Errorf("start run %s: MaxTurns %d; want a positive number of model calls, or 0 for the default", o.ID, o.MaxTurns)
 	case o.MaxTokens < 0:

@@ -57,6 +57,7 @@ func TestStartOptions(t *testing.T) {
 		{StartOptions{ID: "a/b", Prompt: "p"}, `run id "a/b": want letters`},
 		{StartOptions{ID: "r"}, "no Prompt and no Messages"},
 		{StartOptions{ID: "r", Prompt: "p", Messages: agent.UserMessages("q")}, "both Prompt and Messages"},
+		{StartOptions{ID: "r", Prompt: "p", Agent: "a b"}, `Agent "a b" is not 1 to 64 letters`},
 		{StartOptions{ID: "r", Prompt: "p", MaxTurns: -1}, "MaxTurns -1; want a positive number"},
 		{StartOptions{ID: "r", Prompt: "p", MaxTokens: -1}, "MaxTokens -1"},
 		{StartOptions{ID: "r", Prompt: "p", MaxCost: -0.5}, "MaxCost -0.5"},
@@ -67,8 +68,8 @@ func TestStartOptions(t *testing.T) {
 			t.Errorf("%+v: %v; want one line containing %q", tc.o, err, tc.want)
 		}
 	}
-	in, err := StartOptions{ID: "r", Prompt: "hello", MaxTurns: 7, Session: true}.input()
-	if err != nil || len(in.Messages) != 1 || in.Messages[0].Content != "hello" || in.MaxTurns != 7 || !in.Session || in.SessionIdle != "24h0m0s" || in.Agent != "" {
+	in, err := StartOptions{ID: "r", Prompt: "hello", Agent: "refunds", MaxTurns: 7, Session: true}.input()
+	if err != nil || len(in.Messages) != 1 || in.Messages[0].Content != "hello" || in.MaxTurns != 7 || !in.Session || in.SessionIdle != "24h0m0s" || in.Agent != "refunds" {
 		t.Fatalf("input %+v, %v", in, err)
 	}
 	if _, err := NewClient(nil, ClientOptions{}); err == nil || !strings.Contains(err.Error(), "the Temporal client is nil") {

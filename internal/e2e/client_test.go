@@ -106,6 +106,16 @@ func TestClientOnDevServer(t *testing.T) {
 		t.Fatalf("tickets after the denial: %d, want still 1", n)
 	}
 
+	// A run naming an agent the worker does not let runs start with fails
+	// at its tool listing; Wait returns it as Failed with the reason.
+	named, err := c.Start(ctx, agentrun.StartOptions{ID: "e2e-client-agent", Prompt: prompt, Agent: "nope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := named.Wait(ctx); err != nil || res.Status != agentrun.StatusFailed || !strings.Contains(res.Reason, `names agent "nope" at its start`) {
+		t.Fatalf("wait for a run of an unknown agent: %+v, %v; want Failed naming the agent", res, err)
+	}
+
 	// An unknown run.
 	ghost := c.Run("e2e-client-ghost")
 	if _, err := ghost.State(ctx); !errors.Is(err, agentrun.ErrRunNotFound) {
