@@ -59,9 +59,11 @@ type ClientOptions struct {
 	// on, and the one named when no worker answers. Default
 	// DefaultTaskQueue.
 	TaskQueue string
-	// Content is the workers' content store, where they keep large values
-	// (a tool call's arguments past a few KiB) by reference. Default nil:
-	// [PendingCall.Args] of such a call returns an error saying so.
+	// Content is the workers' content store, where they keep values above
+	// 1 KiB (a tool call's long arguments) by reference: Config.Content,
+	// or the folder content in Config.Journal (content.NewFileStore).
+	// Default nil: [PendingCall.Args] of such a call returns an error
+	// saying so.
 	Content content.Store
 	// UpdateWait bounds how long an operator input waits for the run to
 	// admit and answer it before the client looks why it did not (see
