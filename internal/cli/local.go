@@ -248,11 +248,18 @@ func (l *Local) standing(_ context.Context, runID string) (agent.Outcome, error)
 	return infoOutcome(info), err
 }
 
-// admit leaves the checks to the journal: it refuses an unknown or ended
+// send leaves the checks to the journal: it refuses an unknown or ended
 // run in the append that would record the input (operator.Ended).
-func (l *Local) admit(context.Context, string, string) (string, error) { return "", nil }
-
-func (l *Local) send(ctx context.Context, w io.Writer, _, runID, _ string, sig operator.Signal, wait bool) error {
+func (l *Local) send(ctx context.Context, w io.Writer, _, runID string, sig operator.Signal, wait bool) error {
+	if (sig.Name == operator.SignalApprove || sig.Name == operator.SignalDeny) && sig.Digest == "" {
+		// Decide on the arguments pending now (the run checks them
+		// anyway), and say which they were.
+		if o, err := l.standing(ctx, runID); err == nil {
+			if p, ok := pendingCall(o, sig.Marker); ok {
+				sig.Digest = p.Digest
+			}
+		}
+	}
 	if sig.Name == operator.SignalMessage && wait {
 		return l.messageWait(ctx, w, runID, sig)
 	}

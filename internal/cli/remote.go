@@ -2,9 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -70,14 +67,6 @@ func (r *Remote) Close(ctx context.Context) {
 	r.Conn.Close()
 }
 
-// InputHash is the hash of a run's input kept in its memo, so that a
-// starter can tell whether an existing run has the same prompt.
-func InputHash(in workflows.Input) string {
-	b, _ := json.Marshal(in.Messages)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
 // Link is the Web UI address of a run (config.WebUI), or, when the
 // Temporal server is not a local dev server and AGENTRUN_UI_URL is unset,
 // a line that says how to get one.
@@ -116,26 +105,17 @@ func (r *Remote) describe(ctx context.Context, runID string) (description, error
 	return d, nil
 }
 
-// closed reports a run that ended.
-func (r *Remote) closed(ctx context.Context, w io.Writer, runID string, desc description) error {
-	var res workflows.Result
-	err := r.Conn.GetWorkflow(ctx, runID, desc.runID).Get(ctx, &res)
-	var canceled *temporal.CanceledError
-	if errors.As(err, &canceled) {
-		o := agent.Outcome{Status: agent.StatusCancelled, Reason: agent.CancelledReason("")}
-		if st, err := r.state(ctx, runID); err == nil && st.Status == agent.StatusCancelled {
-			o.Reason = st.Reason
-		}
-		printOutcome(w, r.op(), runID, o)
-		return &OutcomeError{Outcome: o}
-	}
+// closed reports a run that ended, as the client's Wait reads it.
+func (r *Remote) closed(ctx context.Context, w io.Writer, runID string) error {
+	res, err := r.client().Run(runID).Wait(ctx)
 	if err != nil {
-		o := agent.Outcome{Status: agent.StatusFailed, Reason: failureMessage(err)}
-		printOutcome(w, r.op(), runID, o)
+		return r.clientError(err, runID)
+	}
+	o := agent.Outcome{Status: res.Status, Answer: res.Answer, Reason: res.Reason, CutOff: res.CutOff, Empty: res.Empty}
+	printOutcome(w, r.op(), runID, o)
+	if res.Status != agent.StatusCompleted {
 		return &OutcomeError{Outcome: o}
 	}
-	o := agent.Outcome{Status: agent.StatusCompleted, Answer: res.Answer, CutOff: res.CutOff, Empty: res.Empty}
-	printOutcome(w, r.op(), runID, o)
 	fmt.Fprintf(w, "  usage: %d input and %d output tokens%s over %s\n  Web UI: %s\n", res.Usage.InputTokens, res.Usage.OutputTokens, cachedNote(res.Usage), plural(res.Steps, "step"), r.Link(runID))
 	return nil
 }
@@ -150,15 +130,12 @@ func failureMessage(err error) string {
 	return err.Error()
 }
 
+// state queries where a run stands through the client, waiting 5s at
+// most for a worker to answer.
 func (r *Remote) state(ctx context.Context, runID string) (workflows.State, error) {
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	var st workflows.State
-	v, err := r.Conn.QueryWorkflow(qctx, runID, "", workflows.QueryState)
-	if err != nil {
-		return st, err
-	}
-	return st, v.Get(&st)
+	return r.client().Run(runID).State(qctx)
 }
 
 func outcomeOf(st workflows.State) agent.Outcome {
@@ -172,26 +149,14 @@ func outcomeOf(st workflows.State) agent.Outcome {
 // op is how printed commands reach runs on this cluster.
 func (r *Remote) op() engine { return temporalEngine(r.Settings.Commands, r.Conn.Namespace) }
 
-// endedStatus names the status of a closed run: Completed, Failed or
-// Cancelled, or the workflow's own status (terminated, timed out).
+// endedStatus names the status of a closed run (workflows.EndedStatus).
 func endedStatus(s enumspb.WorkflowExecutionStatus) (string, bool) {
-	switch s {
-	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
-		return "", false
-	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		return string(agent.StatusCompleted), true
-	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
-		return string(agent.StatusFailed), true
-	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
-		return string(agent.StatusCancelled), true
-	}
-	return workflowStatus(s), true
+	status, ended := workflows.EndedStatus(s)
+	return string(status), ended
 }
 
 // workflowStatus names a workflow execution status as the UI does.
-func workflowStatus(s enumspb.WorkflowExecutionStatus) string {
-	return strings.ToLower(strings.TrimPrefix(s.String(), "WORKFLOW_EXECUTION_STATUS_"))
-}
+func workflowStatus(s enumspb.WorkflowExecutionStatus) string { return workflows.ExecutionStatus(s) }
 
 // describeRaw returns the server's description of the latest run of an id.
 func describeRaw(ctx context.Context, c client.Client, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {

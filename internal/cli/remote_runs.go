@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -11,24 +12,12 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/agentrun/agentrun"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
 )
-
-// admit refuses a command for a run that is unknown or ended, and returns
-// the run's first execution, which an input is pinned to.
-func (r *Remote) admit(ctx context.Context, cmd, runID string) (string, error) {
-	desc, err := r.describe(ctx, runID)
-	if err != nil {
-		return "", err
-	}
-	if status, ended := endedStatus(desc.status); ended {
-		return "", fmt.Errorf("%s refused: run %s is already %s; nothing changes a run after it ended", cmd, runID, status)
-	}
-	return desc.first, nil
-}
 
 func (r *Remote) standing(ctx context.Context, runID string) (agent.Outcome, error) {
 	st, err := r.state(ctx, runID)
@@ -57,22 +46,20 @@ const cancelWait = 30 * time.Second
 // cancel, as `temporal workflow cancel` sends it) and waits for the run to
 // end, printing how it ended.
 func (r *Remote) cancel(ctx context.Context, w io.Writer, runID string) error {
-	desc, err := r.describe(ctx, runID)
-	if err != nil {
-		return err
-	}
-	if ended, ok := endedStatus(desc.status); ok {
-		return fmt.Errorf("cancel refused: run %s is already %s", runID, ended)
-	}
-	if err := r.Conn.CancelWorkflow(ctx, runID, ""); err != nil {
-		return fmt.Errorf("cancel run %s: %w", runID, err)
+	var ended *agentrun.EndedError
+	err := r.client().Run(runID).Cancel(ctx)
+	switch {
+	case errors.As(err, &ended):
+		return fmt.Errorf("cancel refused: run %s is already %s", runID, ended.Status)
+	case err != nil:
+		return r.clientError(err, runID)
 	}
 	wctx, stop := context.WithTimeout(ctx, cancelWait)
 	defer stop()
 	for {
-		desc, err = r.describe(wctx, runID)
+		desc, err := r.describe(wctx, runID)
 		if err == nil && desc.status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-			return r.closed(ctx, w, runID, desc)
+			return r.closed(ctx, w, runID)
 		}
 		select {
 		case <-wctx.Done():

@@ -7,10 +7,7 @@ import (
 	"io"
 	"strings"
 
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
-
+	"github.com/agentrun/agentrun"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/plumbing/shell"
@@ -38,29 +35,18 @@ func (r *Remote) Start(ctx context.Context, w io.Writer, runID, prompt string, l
 		return errLimitsOfExisting(r.op(), runID)
 	}
 	if strings.TrimSpace(prompt) != "" {
-		in := workflows.Input{Messages: agent.UserMessages(prompt), MaxTurns: limits.MaxTurns, MaxTokens: limits.MaxTokens, MaxCost: limits.MaxCost}
-		if limits.Session {
-			in.Session, in.SessionIdle = true, limits.SessionIdle.String()
-		}
-		in.Stream = limits.Stream
-		hash := InputHash(in)
+		hash := workflows.InputHash(agent.UserMessages(prompt))
 		if attached && desc.hash != hash {
 			return r.errOtherPrompt(runID)
 		}
 		if !attached {
-			// Another starter may win the race: the conflict policy attaches.
-			_, err := r.Conn.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-				ID:                       runID,
-				TaskQueue:                r.Settings.TaskQueue,
-				WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-				StaticSummary:            workflows.Summary(prompt),
-				StaticDetails:            workflows.StaticDetails(runID),
-				Memo:                     map[string]any{workflows.MemoInputHash: hash},
-				TypedSearchAttributes:    temporal.NewSearchAttributes(workflows.StatusKey.ValueSet(string(agent.StatusRunning))),
-			}, workflows.WorkflowName, in)
-			if err != nil {
-				return fmt.Errorf("start run %s: %w", runID, err)
+			opts := agentrun.StartOptions{ID: runID, Prompt: prompt, MaxTurns: limits.MaxTurns, MaxTokens: limits.MaxTokens, MaxCost: limits.MaxCost, Stream: limits.Stream}
+			if limits.Session {
+				opts.Session, opts.SessionIdle = true, limits.SessionIdle
+			}
+			// Another starter may win the race: then this one attaches.
+			if _, err := r.client().Start(ctx, opts); err != nil && !errors.Is(err, agentrun.ErrRunExists) {
+				return err
 			}
 			if desc, err = r.describe(ctx, runID); err != nil {
 				return err

@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
-	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
 
+	"github.com/agentrun/agentrun"
+	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/operator"
-	"github.com/agentrun/agentrun/workflows"
 )
 
 var _ runs = (*Remote)(nil)
@@ -25,11 +22,16 @@ func (r *Remote) Reconcile(ctx context.Context, w io.Writer, args []string) erro
 	return operate(ctx, w, r, args)
 }
 
-// send gives the run the input sig as an update to the execution to,
-// which it is pinned to: an approve or deny cannot land on another run
-// started later under the same id.
-func (r *Remote) send(ctx context.Context, w io.Writer, cmd, runID, to string, sig operator.Signal, wait bool) error {
-	payload := operator.PayloadOf(sig, to)
+// client is the typed client over the connection, which every command
+// that changes a run goes through.
+func (r *Remote) client() *agentrun.Client {
+	c, _ := agentrun.NewClient(r.Conn, agentrun.ClientOptions{TaskQueue: r.Settings.TaskQueue}) // errs only on a nil client or a negative wait
+	return c
+}
+
+// send gives the run the input sig through the client (an update, or a
+// signal when the run admits no more updates) and prints its answer.
+func (r *Remote) send(ctx context.Context, w io.Writer, cmd, runID string, sig operator.Signal, wait bool) error {
 	var text *liveText
 	if sig.Name == operator.SignalMessage && wait {
 		// From before the message: its answer's text may come at once.
@@ -37,110 +39,78 @@ func (r *Remote) send(ctx context.Context, w io.Writer, cmd, runID, to string, s
 		defer text.Close()
 		w = text
 	}
-	updateID := fmt.Sprintf("%s-%s-%d", sig.Name, strings.NewReplacer("/", "_").Replace(sig.Marker+sig.Step), time.Now().UnixNano())
-	uctx, cancel := context.WithTimeout(ctx, updateWait)
-	defer cancel()
-	h, err := r.Conn.UpdateWorkflow(uctx, client.UpdateWorkflowOptions{
-		WorkflowID: runID, UpdateName: sig.Name, UpdateID: updateID, Args: []any{payload},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	var st workflows.State
-	if err == nil {
-		err = h.Get(uctx, &st)
-	}
-	if err != nil && (notAdmitted(err) || errors.Is(err, context.DeadlineExceeded) || uctx.Err() != nil) && ctx.Err() == nil {
-		if sent, err := r.notAnswered(ctx, w, cmd, runID, updateID, err, sig.Name, payload); sent || err != nil {
-			return err
-		}
-		// Applied after all: the run answered the update id.
-		if err := r.updateOutcome(ctx, runID, updateID, &st); err != nil {
-			return fmt.Errorf("%s: %w", cmd, err)
-		}
-		err = nil
+	run := r.client().Run(runID)
+	var ans agentrun.Answer
+	var err error
+	switch {
+	case sig.Name == operator.SignalApprove:
+		ans, err = run.Approve(ctx, sig.Marker, sig.Digest)
+	case sig.Name == operator.SignalDeny:
+		ans, err = run.Deny(ctx, sig.Marker, sig.Digest, sig.Reason)
+	case sig.Name == operator.SignalReconcile && sig.Outcome == operator.OutcomeDone:
+		ans, err = run.Done(ctx, sig.Step, sig.Result)
+	case sig.Name == operator.SignalReconcile:
+		ans, err = run.Retry(ctx, sig.Step)
+	case sig.Name == operator.SignalBudget:
+		ans, err = run.Budget(ctx, agent.Budget{MaxTurns: sig.MaxTurns, MaxTokens: sig.MaxTokens, MaxCost: sig.MaxCost})
+	case sig.Name == operator.SignalMessage:
+		ans, err = run.Message(ctx, sig.Content)
+	default:
+		return usagef("unknown command %q: want %s", cmd, commandNames)
 	}
 	if err != nil {
-		return fmt.Errorf("%s refused: %s", cmd, failureMessage(err))
+		return r.sendError(cmd, runID, err)
 	}
-	if sig.Name == operator.SignalMessage {
+	st := ans.State
+	switch {
+	case ans.Signalled:
+		fmt.Fprintf(w, "%s sent to run %s as a signal: the run admits no more updates now (the server allows 10 in flight per run: watchers' polls or other operators hold them); the run applies it or records why it refused it, see %s\n", cmd, runID, r.op().reconcile("show", runID))
+		return nil
+	case sig.Name == operator.SignalMessage:
 		fmt.Fprintf(w, "message accepted by run %s for %s; it is now %s\n", runID, st.MessageStep, st.Status)
 		if !wait {
 			fmt.Fprintf(w, "  Web UI: %s\n", r.Link(runID))
 			return nil
 		}
 		return r.answer(ctx, text, runID, st.MessageStep)
-	}
-	if sig.Digest != "" {
-		fmt.Fprintf(w, "%s accepted by run %s (%s, arguments %s); it is now %s\n  Web UI: %s\n", cmd, runID, sig.Marker, sig.Digest, st.Status, r.Link(runID))
+	case ans.Digest != "":
+		fmt.Fprintf(w, "%s accepted by run %s (%s, arguments %s); it is now %s\n  Web UI: %s\n", cmd, runID, sig.Marker, ans.Digest, st.Status, r.Link(runID))
 		return nil
 	}
 	fmt.Fprintf(w, "%s accepted by run %s; it is now %s\n  Web UI: %s\n", cmd, runID, st.Status, r.Link(runID))
 	return nil
 }
 
-// updateWait bounds how long reconcile waits for the run to admit and
-// answer an update before it looks why it did not.
-const updateWait = 10 * time.Second
-
-// notAdmitted reports whether the server refused to admit an update: it
-// holds as many updates in flight for the run as it allows (10 by
-// default), which it says with RESOURCE_EXHAUSTED.
-func notAdmitted(err error) bool {
-	var re *serviceerror.ResourceExhausted
-	return errors.As(err, &re)
-}
-
-// notAnswered finds why an update was not answered within updateWait and
-// acts on it. Not admitted (the run's update slots are full: the server's
-// RESOURCE_EXHAUSTED, or no trace of the update id): the same input goes as
-// a signal, which the server always takes, and one line says so (sent).
-// Admitted but not answered: an error naming the cause, a worker or none
-// polling the task queue. Answered meanwhile: neither (the caller reads
-// the outcome).
-func (r *Remote) notAnswered(ctx context.Context, w io.Writer, op, runID, updateID string, cause error, name string, payload any) (sent bool, err error) {
-	admitted := !notAdmitted(cause)
-	if admitted {
-		var st workflows.State
-		err := r.updateOutcome(ctx, runID, updateID, &st)
-		var nf *serviceerror.NotFound
-		switch {
-		case err == nil:
-			return false, nil
-		case errors.As(err, &nf):
-			admitted = false
-		case !errors.Is(err, context.DeadlineExceeded):
-			return false, fmt.Errorf("%s refused: %s", op, failureMessage(err))
-		}
-	}
-	if !admitted {
-		if err := r.Conn.SignalWorkflow(ctx, runID, "", name, payload); err != nil {
-			return false, fmt.Errorf("%s: the run admitted no update (too many in flight) and the signal failed too: %w", op, err)
-		}
-		fmt.Fprintf(w, "%s sent to run %s as a signal: the run admits no more updates now (the server allows 10 in flight per run: watchers' polls or other operators hold them); the run applies it or records why it refused it, see %s\n", op, runID, r.op().reconcile("show", runID))
-		return true, nil
-	}
-	pollers, perr := r.pollers(ctx)
+// sendError says in the reconcile tool's words why the client did not
+// get the run's answer to cmd.
+func (r *Remote) sendError(cmd, runID string, err error) error {
+	var ended *agentrun.EndedError
+	var refused *agentrun.RefusedError
+	var late *agentrun.NotAnsweredError
 	switch {
-	case perr != nil:
-		return false, fmt.Errorf("%s admitted by run %s but not answered within %s (update id %s; it applies when a worker takes it), and the task queue %s could not be described: %v", op, runID, updateWait, updateID, r.Settings.TaskQueue, perr)
-	case pollers == 0:
-		return false, fmt.Errorf("%s admitted by run %s but no worker polls task queue %s (update id %s): it applies when a worker starts", op, runID, r.Settings.TaskQueue, updateID)
+	case errors.As(err, &ended):
+		return fmt.Errorf("%s refused: run %s is already %s; nothing changes a run after it ended", cmd, runID, ended.Status)
+	case errors.As(err, &refused):
+		return fmt.Errorf("%s refused: %s", cmd, refused.Reason)
+	case errors.As(err, &late) && late.PollersErr == nil && late.Pollers > 0:
+		poll := "poll"
+		if late.Pollers == 1 {
+			poll = "polls"
+		}
+		return fmt.Errorf("%s admitted by run %s but not answered within %s although %s %s task queue %s (update id %s; it applies when the run's worker takes it): see %s", cmd, runID, late.Wait, plural(late.Pollers, "worker"), poll, late.TaskQueue, late.UpdateID, r.op().reconcile("show", runID))
+	case errors.As(err, &late):
+		named := *late
+		named.Op = cmd
+		return &named
 	}
-	poll := "poll"
-	if pollers == 1 {
-		poll = "polls"
-	}
-	return false, fmt.Errorf("%s admitted by run %s but not answered within %s although %s %s task queue %s (update id %s; it applies when the run's worker takes it): see %s", op, runID, updateWait, plural(pollers, "worker"), poll, r.Settings.TaskQueue, updateID, r.op().reconcile("show", runID))
+	return r.clientError(err, runID)
 }
 
-// updateOutcome reads the outcome of an update by its id, waiting a few
-// seconds at most: a *serviceerror.NotFound when the run never admitted
-// it, context.DeadlineExceeded when it is admitted and not answered yet.
-func (r *Remote) updateOutcome(ctx context.Context, runID, updateID string, st *workflows.State) error {
-	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	err := r.Conn.GetWorkflowUpdateHandle(client.GetWorkflowUpdateHandleOptions{WorkflowID: runID, UpdateID: updateID}).Get(pctx, st)
-	if err != nil && pctx.Err() != nil && ctx.Err() == nil {
-		return context.DeadlineExceeded
+// clientError names an unknown run as describe does; any other error of
+// the client is its own.
+func (r *Remote) clientError(err error, runID string) error {
+	if errors.Is(err, agentrun.ErrRunNotFound) {
+		return fmt.Errorf("run %s not found in namespace %s: %w", runID, r.Conn.Namespace, operator.ErrUnknownRun)
 	}
 	return err
 }

@@ -28,13 +28,11 @@ type runs interface {
 	content() (*execute.Executor, error)
 	// standing is where a run stands now, with the calls pending.
 	standing(ctx context.Context, runID string) (agent.Outcome, error)
-	// admit refuses a command for a run that is unknown or ended, and
-	// returns the execution an input is pinned to ("" when the engine
-	// refuses both in the append that records the input).
-	admit(ctx context.Context, cmd, runID string) (to string, err error)
 	// send gives the run the input sig and prints what it answered; with
-	// wait (message --wait) it waits for the answer and prints it.
-	send(ctx context.Context, w io.Writer, cmd, runID, to string, sig operator.Signal, wait bool) error
+	// wait (message --wait) it waits for the answer and prints it. It
+	// refuses an input for a run that is unknown or ended, and pins an
+	// approve or deny without a digest to the arguments pending now.
+	send(ctx context.Context, w io.Writer, cmd, runID string, sig operator.Signal, wait bool) error
 	// cancel ends a run as Cancelled and prints how it ended.
 	cancel(ctx context.Context, w io.Writer, runID string) error
 }
@@ -67,20 +65,7 @@ func operate(ctx context.Context, w io.Writer, e runs, args []string) error {
 	if err != nil {
 		return err
 	}
-	to, err := e.admit(ctx, args[0], runID)
-	if err != nil {
-		return err
-	}
-	if (sig.Name == operator.SignalApprove || sig.Name == operator.SignalDeny) && sig.Digest == "" {
-		// Decide on the arguments pending now (the run checks them
-		// anyway), and say which they were.
-		if o, err := e.standing(ctx, runID); err == nil {
-			if p, ok := pendingCall(o, sig.Marker); ok {
-				sig.Digest = p.Digest
-			}
-		}
-	}
-	return e.send(ctx, w, args[0], runID, to, sig, messageWait(args))
+	return e.send(ctx, w, args[0], runID, sig, messageWait(args))
 }
 
 // showStep prints one step's whole input and output. A tool call waiting

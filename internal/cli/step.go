@@ -144,16 +144,12 @@ func printStep(ctx context.Context, w io.Writer, store *execute.Executor, runID 
 // checked against the digest), the digest, and the commands that decide
 // on exactly these arguments.
 func printPending(ctx context.Context, w io.Writer, op engine, store *execute.Executor, runID string, p agent.Pending) error {
-	args := []byte(p.Args)
-	if p.ArgsRef != nil {
-		b, err := store.Value(ctx, p.Marker, p.ArgsRef)
-		if err != nil {
-			return err
-		}
-		args = b
+	args, err := store.PendingArgs(ctx, p)
+	if errors.Is(err, execute.ErrOtherBytes) {
+		return fmt.Errorf("%w; check AGENTRUN_JOURNAL names the workers' store", err)
 	}
-	if got := agent.ArgsDigest(args, nil); p.Digest != "" && got != p.Digest {
-		return fmt.Errorf("step %s: the arguments read have digest %s, the run has %s pending: the content store holds other bytes; check AGENTRUN_JOURNAL names the workers' store", p.Marker, got, p.Digest)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(w, "run %s, step %s (awaiting approval)\n", runID, p.Marker)
 	fmt.Fprintf(w, "input: %s(%s)\n", p.Tool, args)

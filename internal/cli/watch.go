@@ -191,7 +191,7 @@ func (r *Remote) await(ctx context.Context, w *liveText, runID string, rule awai
 		case !seen:
 		case !running(desc):
 			w.wait(ctx, r, runID)
-			return r.closed(ctx, w, runID, desc)
+			return r.closed(ctx, w, runID)
 		case rule.done(st):
 			w.wait(ctx, r, runID)
 			printOutcome(w, r.op(), runID, outcomeOf(st))
