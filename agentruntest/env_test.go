@@ -1,0 +1,162 @@
+package agentruntest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentrun/agentrun"
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/agentruntest"
+	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/tools"
+)
+
+type refundArgs struct {
+	Order  string `json:"order"`
+	Amount int    `json:"amount_cents"`
+}
+
+type refundOut struct {
+	Refund string `json:"refund"`
+}
+
+// refundTool is a Go write that counts its calls.
+func refundTool(t *testing.T, calls *atomic.Int32) *agentrun.Tool {
+	t.Helper()
+	tool, err := agentrun.NewTool(agentrun.ToolOptions{Name: "refund", Description: "Refund an order.", Write: true},
+		func(_ context.Context, in refundArgs) (refundOut, error) {
+			calls.Add(1)
+			return refundOut{Refund: fmt.Sprintf("R-%s-%d", in.Order, in.Amount)}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tool
+}
+
+// refundScript asks for a refund of order 7, then answers with the
+// receipt, or with why nothing was refunded.
+func refundScript() *agentruntest.ScriptedModel {
+	answer := agentruntest.Answer("Refunded: " + llm.LastToolResult)
+	answer.TextOnError = "Not refunded: " + llm.LastToolResult
+	return agentruntest.Model(agentruntest.Call("refund", refundArgs{Order: "7", Amount: 1200}), answer)
+}
+
+const refundMarker = "tool/1/0/refund"
+
+// TestApprove: an approved write runs exactly once and the model reads
+// its result; the model is called twice.
+func TestApprove(t *testing.T) {
+	t.Parallel()
+	var refunds atomic.Int32
+	model := refundScript()
+	env := agentruntest.New(t, agentrun.Config{Agents: []agentrun.Agent{{Name: "refunds", Model: model, Tools: []tools.Tool{refundTool(t, &refunds)}}}})
+	env.Approve(refundMarker)
+	res, err := env.Run("", "refund order 7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `Refunded: {"refund":"R-7-1200"}`; res.Answer != want || refunds.Load() != 1 || model.Calls() != 2 {
+		t.Fatalf("answer %q, %d refunds, %d model calls; want %q, 1 and 2", res.Answer, refunds.Load(), model.Calls(), want)
+	}
+	st, err := env.State()
+	if err != nil || st.Status != agent.StatusCompleted || len(st.Pending) != 0 {
+		t.Fatalf("state after the run: %+v, %v; want Completed, nothing pending", st, err)
+	}
+}
+
+// TestDeny: a denied write never runs; the model reads the reason.
+func TestDeny(t *testing.T) {
+	t.Parallel()
+	var refunds atomic.Int32
+	model := refundScript()
+	env := agentruntest.New(t, agentrun.Config{Agents: []agentrun.Agent{{Name: "refunds", Model: model, Tools: []tools.Tool{refundTool(t, &refunds)}}}})
+	env.Deny(refundMarker, "over the limit")
+	res, err := env.Run("", "refund order 7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Not refunded: " + agent.DeniedByOperator + "over the limit"; res.Answer != want || refunds.Load() != 0 || model.Calls() != 2 {
+		t.Fatalf("answer %q, %d refunds, %d model calls; want %q, 0 and 2", res.Answer, refunds.Load(), model.Calls(), want)
+	}
+}
+
+// TestNamedAgentOnApproval: a run of the second agent calls its model
+// only; OnApproval sees the pending call once, with its arguments, while
+// the state query says AwaitingApproval.
+func TestNamedAgentOnApproval(t *testing.T) {
+	t.Parallel()
+	var refunds atomic.Int32
+	general, model := agentruntest.Model(agentruntest.Answer("hello")), refundScript()
+	env := agentruntest.New(t, agentrun.Config{Journal: t.TempDir(), Agents: []agentrun.Agent{
+		{Name: "general", Model: general},
+		{Name: "refunds", Model: model, System: "You handle refunds.", Tools: []tools.Tool{refundTool(t, &refunds)}},
+	}})
+	var seen []string
+	env.OnApproval(func(p agent.Pending) agentruntest.Decision {
+		st, err := env.State()
+		if err != nil || st.Status != agent.StatusAwaitingApproval {
+			t.Errorf("state while deciding: %+v, %v; want AwaitingApproval", st, err)
+		}
+		seen = append(seen, p.Marker+" "+p.Tool+" "+string(p.Args))
+		return agentruntest.Decision{Approve: true}
+	})
+	res, err := env.Run("refunds", "refund order 7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{refundMarker + ` refund {"order":"7","amount_cents":1200}`}
+	if fmt.Sprint(seen) != fmt.Sprint(want) || refunds.Load() != 1 || model.Calls() != 2 || general.Calls() != 0 {
+		t.Fatalf("decided %q, %d refunds, model calls %d (general %d); want %q, 1, 2 (0)", seen, refunds.Load(), model.Calls(), general.Calls(), want)
+	}
+	if res.Answer != `Refunded: {"refund":"R-7-1200"}` {
+		t.Fatalf("answer %q", res.Answer)
+	}
+	if _, err := env.Run("refunds", "again"); err == nil {
+		t.Fatal("a second Run on one Env: no error")
+	}
+}
+
+// TestUndecided: a run waiting for an approval the test gave no decision
+// on ends with ErrWaiting naming the call; the write never ran.
+func TestUndecided(t *testing.T) {
+	t.Parallel()
+	var refunds atomic.Int32
+	model := refundScript()
+	env := agentruntest.New(t, agentrun.Config{Agents: []agentrun.Agent{{Name: "refunds", Model: model, Tools: []tools.Tool{refundTool(t, &refunds)}}}})
+	env.Approve("tool/9/0/refund") // another call
+	_, err := env.Run("", "refund order 7")
+	if !errors.Is(err, agentruntest.ErrWaiting) || !strings.Contains(err.Error(), "status AwaitingApproval, pending "+refundMarker) {
+		t.Fatalf("Run: %v; want ErrWaiting naming %s", err, refundMarker)
+	}
+	if refunds.Load() != 0 || model.Calls() != 1 {
+		t.Fatalf("%d refunds, %d model calls; want 0 and 1", refunds.Load(), model.Calls())
+	}
+}
+
+// TestConfigRefused: a Config Register refuses fails the test with
+// Register's line.
+func TestConfigRefused(t *testing.T) {
+	t.Parallel()
+	ft := &fatalT{TB: t}
+	ft.run(func() { agentruntest.New(ft, agentrun.Config{}) })
+	if !strings.Contains(ft.msg, "Agents is empty") {
+		t.Fatalf("New with no agents: %q; want Register's error", ft.msg)
+	}
+}
+
+// TestCallPanicsOnBadArgs: arguments that do not encode are the test's
+// mistake, said at once.
+func TestCallPanicsOnBadArgs(t *testing.T) {
+	t.Parallel()
+	defer func() {
+		if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), `agentruntest.Call("refund")`) {
+			t.Fatalf("recovered %v; want a panic naming the call", p)
+		}
+	}()
+	agentruntest.Call("refund", make(chan int))
+}
