@@ -42,7 +42,7 @@ func New(t testing.TB, cfg agentrun.Config) *Env {
 	t.Helper()
 	logs := &logBuffer{}
 	t.Cleanup(func() {
-		if t.Failed() {
+		if t.Failed() && logs.String() != "" {
 			t.Logf("agentrun's log lines:\n%s", logs.String())
 		}
 	})
