@@ -1,11 +1,13 @@
 package agentruntest
 
 import (
+	"cmp"
 	"encoding/json"
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/workflows"
 )
 
 // Decision is a person's answer to a call that awaits approval: approve
@@ -64,8 +66,10 @@ func (w *watch) next(state string) time.Duration {
 	return w.gap
 }
 
-// poll watches the run: it answers the calls awaiting approval that the
-// test decided, and cancels a run that waits for nobody.
+// poll watches the run and its child runs: it answers the calls awaiting
+// approval that the test decided, and cancels a run that waits for
+// nobody. A child run's calls are answered on the child: the parent shows
+// them through a read the sdk's test environment cannot make.
 func (e *Env) poll() {
 	if e.env.IsWorkflowCompleted() {
 		return
@@ -75,25 +79,43 @@ func (e *Env) poll() {
 		e.env.RegisterDelayedCallback(e.poll, firstWatch) // not queryable yet
 		return
 	}
-	if st.Status == agent.StatusAwaitingApproval {
-		for _, p := range st.Pending {
-			e.answer(p)
+	seen := []workflows.State{st}
+	e.answerAll("", st)
+	for _, id := range e.childRuns() {
+		v, err := e.env.QueryWorkflowByID(id, workflows.QueryState)
+		var cst workflows.State
+		if err != nil || v.Get(&cst) != nil {
+			continue // ended, or not started yet
 		}
+		seen = append(seen, cst)
+		e.answerAll(id, cst)
 	}
-	enc, _ := json.Marshal(st)
+	enc, _ := json.Marshal(seen)
 	gap := e.watch.next(string(enc))
 	if gap == 0 {
-		e.waiting = &st
+		e.waiting = seen
 		e.env.CancelWorkflow()
 		return
 	}
 	e.env.RegisterDelayedCallback(e.poll, gap)
 }
 
-// answer signals the test's decision on p, once; it does nothing when the
-// test has none.
-func (e *Env) answer(p agent.Pending) {
-	if e.asked[p.Marker] {
+// answerAll answers the calls of run (the child run id, "" for the run
+// itself) that await approval.
+func (e *Env) answerAll(run string, st workflows.State) {
+	if st.Status != agent.StatusAwaitingApproval {
+		return
+	}
+	for _, p := range st.Pending {
+		e.answer(run, p)
+	}
+}
+
+// answer signals the test's decision on p of run, once; it does nothing
+// when the test has none.
+func (e *Env) answer(run string, p agent.Pending) {
+	key := run + " " + p.Marker
+	if e.asked[key] {
 		return
 	}
 	d, ok := e.decisions[p.Marker]
@@ -103,14 +125,14 @@ func (e *Env) answer(p agent.Pending) {
 	if !ok {
 		d = e.decide(p)
 	}
-	e.asked[p.Marker] = true
-	if d.Approve {
-		e.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": p.Marker})
+	e.asked[key] = true
+	name, payload := operator.SignalApprove, map[string]string{"Marker": p.Marker}
+	if !d.Approve {
+		name, payload["Reason"] = operator.SignalDeny, cmp.Or(d.Reason, "denied by the test")
+	}
+	if run == "" {
+		e.env.SignalWorkflow(name, payload)
 		return
 	}
-	reason := d.Reason
-	if reason == "" {
-		reason = "denied by the test"
-	}
-	e.env.SignalWorkflow(operator.SignalDeny, map[string]string{"Marker": p.Marker, "Reason": reason})
+	_ = e.env.SignalWorkflowByID(run, name, payload) // a child that ended meanwhile needs none
 }

@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentrun/agentrun"
 	"github.com/agentrun/agentrun/agent"
@@ -28,8 +32,11 @@ type Env struct {
 	decide    func(agent.Pending) Decision
 	asked     map[string]bool // markers signalled
 	ran       bool
-	waiting   *workflows.State // where the run waited for nobody, when it did
+	waiting   []workflows.State // where the run and its children waited for nobody, when they did
 	watch     watch
+
+	mu       sync.Mutex
+	children []string // the ids of the child runs started, in order
 }
 
 // New returns an environment that runs the agents of cfg as a worker
@@ -64,6 +71,11 @@ func New(t testing.TB, cfg agentrun.Config) *Env {
 	if err := agentrun.Register(e.env, cfg); err != nil {
 		t.Fatalf("agentruntest.New: %v", err)
 	}
+	e.env.SetOnChildWorkflowStartedListener(func(info *workflow.Info, _ workflow.Context, _ converter.EncodedValues) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.children = append(e.children, info.WorkflowExecution.ID)
+	})
 	return e
 }
 
@@ -85,7 +97,7 @@ func (e *Env) Run(agentName, prompt string) (workflows.Result, error) {
 	e.env.RegisterDelayedCallback(e.poll, e.watch.next(""))
 	e.env.ExecuteWorkflow(workflows.AgentRun, workflows.Input{Messages: agent.UserMessages(prompt), Agent: agentName})
 	if e.waiting != nil {
-		return workflows.Result{}, fmt.Errorf("agentruntest: %w: %s; it was cancelled", ErrWaiting, describe(*e.waiting))
+		return workflows.Result{}, fmt.Errorf("agentruntest: %w: %s; it was cancelled", ErrWaiting, describe(e.waiting))
 	}
 	if !e.env.IsWorkflowCompleted() {
 		return workflows.Result{}, errors.New("agentruntest: the run did not complete")
@@ -116,10 +128,32 @@ func (e *Env) State() (workflows.State, error) {
 
 // TestEnv is the sdk's test environment the run runs on: to mock an
 // activity of your own, or to listen to the activities agentrun starts.
+// The kit listens to the child workflows started; a listener of your own
+// for them replaces the kit's, and the kit then answers no child run.
 func (e *Env) TestEnv() *testsuite.TestWorkflowEnvironment { return e.env }
 
-// describe says where a run waits: its status and what it waits on.
-func describe(st workflows.State) string {
+// childRuns are the ids of the child runs started so far.
+func (e *Env) childRuns() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.children)
+}
+
+// describe says where a run waits: its status and what it waits on, then
+// its child runs'.
+func describe(states []workflows.State) string {
+	var all []string
+	for i, st := range states {
+		s := describeOne(st)
+		if i > 0 {
+			s = "a child run at " + s
+		}
+		all = append(all, s)
+	}
+	return strings.Join(all, "; ")
+}
+
+func describeOne(st workflows.State) string {
 	s := "status " + string(st.Status)
 	if len(st.Pending) > 0 {
 		s += ", pending"

@@ -160,3 +160,54 @@ func TestCallPanicsOnBadArgs(t *testing.T) {
 	}()
 	agentruntest.Call("refund", make(chan int))
 }
+
+// TestSubAgentApproval: a planner that calls the refunds agent: the
+// child run's call awaiting approval is shown on the planner's run and
+// approved through it; the write runs once, each model as scripted.
+func TestSubAgentApproval(t *testing.T) {
+	t.Parallel()
+	var refunds atomic.Int32
+	planner := agentruntest.Model(
+		agentruntest.Call("refunds", map[string]string{"task": "refund order 7"}),
+		agentruntest.Answer("Done: "+llm.LastToolResult),
+	)
+	model := refundScript()
+	env := agentruntest.New(t, agentrun.Config{Agents: []agentrun.Agent{
+		{Name: "planner", Model: planner, Agents: []string{"refunds"}},
+		{Name: "refunds", Description: "Refunds orders.", Model: model, Tools: []tools.Tool{refundTool(t, &refunds)}},
+	}})
+	var seen []string
+	env.OnApproval(func(p agent.Pending) agentruntest.Decision {
+		seen = append(seen, p.Marker)
+		return agentruntest.Decision{Approve: true}
+	})
+	res, err := env.Run("", "refund order 7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(seen) != "["+refundMarker+"]" || refunds.Load() != 1 || planner.Calls() != 2 || model.Calls() != 2 {
+		t.Fatalf("decided %q, %d refunds, model calls %d and %d; want [%s], 1, 2 and 2", seen, refunds.Load(), planner.Calls(), model.Calls(), refundMarker)
+	}
+	if !strings.Contains(res.Answer, "R-7-1200") {
+		t.Fatalf("answer %q does not name the refund", res.Answer)
+	}
+}
+
+// TestSubAgentUndecided: a child run's call nobody decided ends the run
+// with ErrWaiting naming the child's call; nothing was refunded.
+func TestSubAgentUndecided(t *testing.T) {
+	t.Parallel()
+	var refunds atomic.Int32
+	planner := agentruntest.Model(agentruntest.Call("refunds", map[string]string{"task": "refund order 7"}), agentruntest.Answer("Done"))
+	env := agentruntest.New(t, agentrun.Config{Agents: []agentrun.Agent{
+		{Name: "planner", Model: planner, Agents: []string{"refunds"}},
+		{Name: "refunds", Description: "Refunds orders.", Model: refundScript(), Tools: []tools.Tool{refundTool(t, &refunds)}},
+	}})
+	_, err := env.Run("", "refund order 7")
+	if !errors.Is(err, agentruntest.ErrWaiting) || !strings.Contains(err.Error(), "a child run at status AwaitingApproval, pending "+refundMarker) {
+		t.Fatalf("Run: %v; want ErrWaiting naming the child's %s", err, refundMarker)
+	}
+	if refunds.Load() != 0 || planner.Calls() != 1 {
+		t.Fatalf("%d refunds, %d planner calls; want 0 and 1", refunds.Load(), planner.Calls())
+	}
+}
