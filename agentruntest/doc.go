@@ -9,7 +9,10 @@
 // counts its calls; [Env.Run] runs one agent run to its end. A write the
 // policy gates waits for a person: [Env.Approve], [Env.Deny] and
 // [Env.OnApproval] decide it when the run asks, so a test asserts what
-// happened after an approval and after a denial. [Replay] replays a
+// happened after an approval and after a denial. An agent that calls
+// other agents runs them as child runs on the same environment; their
+// calls are decided the same way, by the markers of the child's steps.
+// [Replay] replays a
 // recorded history of a run against the code as it is now, so a change
 // that would break runs in flight fails a test before it ships.
 //

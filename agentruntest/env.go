@@ -113,7 +113,8 @@ func (e *Env) Run(agentName, prompt string) (workflows.Result, error) {
 }
 
 // State is the run's state, as its "state" query (workflows.QueryState)
-// answers it: after Run, or from a function given to OnApproval.
+// answers it for the top-level run (not a child run's): after Run, or
+// from a function given to OnApproval.
 func (e *Env) State() (workflows.State, error) {
 	var st workflows.State
 	v, err := e.env.QueryWorkflow(workflows.QueryState)
