@@ -13,6 +13,7 @@ import (
 // Decision is a person's answer to a call that awaits approval: approve
 // it, or deny it with a reason the model reads.
 type Decision struct {
+	// Approve lets the call run; false denies it.
 	Approve bool
 	// Reason says why a call is denied. Default "": "denied by the test".
 	Reason string

@@ -211,3 +211,54 @@ func TestSubAgentUndecided(t *testing.T) {
 		t.Fatalf("%d refunds, %d planner calls; want 0 and 1", refunds.Load(), planner.Calls())
 	}
 }
+
+// TestIndeterminate: a write whose outcome is unknown stops the run as
+// Indeterminate; Run ends it with ErrWaiting naming the step, after one
+// call of the tool (a write is never run twice).
+func TestIndeterminate(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	refund, err := agentrun.NewTool(agentrun.ToolOptions{Name: "refund", Write: true, Approval: agent.ApprovalNever},
+		func(context.Context, refundArgs) (string, error) {
+			calls.Add(1)
+			return "", agentrun.OutcomeUnknown(errors.New("the payment provider timed out"))
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := refundScript()
+	env := agentruntest.New(t, agentrun.Config{Agents: []agentrun.Agent{{Name: "refunds", Model: model, Tools: []tools.Tool{refund}}}})
+	_, err = env.Run("", "refund order 7")
+	if !errors.Is(err, agentruntest.ErrWaiting) || !strings.Contains(err.Error(), "status Indeterminate, indeterminate "+refundMarker) {
+		t.Fatalf("Run: %v; want ErrWaiting naming the Indeterminate %s", err, refundMarker)
+	}
+	if calls.Load() != 1 || model.Calls() != 1 {
+		t.Fatalf("%d tool calls, %d model calls; want 1 and 1", calls.Load(), model.Calls())
+	}
+}
+
+// flakyModel fails its first call as a server error, then answers as m.
+type flakyModel struct {
+	*agentruntest.ScriptedModel
+	failed atomic.Bool
+}
+
+func (m *flakyModel) Complete(ctx context.Context, req agent.ModelRequest) (agent.ModelReply, error) {
+	if m.failed.CompareAndSwap(false, true) {
+		return agent.ModelReply{}, &llm.Error{Class: llm.ClassServer, Message: "overloaded"}
+	}
+	return m.ScriptedModel.Complete(ctx, req)
+}
+
+// TestModelRetried: a model call that fails with a retryable error is
+// tried again (the second attempt on the test environment, whose
+// activities have no client) and the run answers.
+func TestModelRetried(t *testing.T) {
+	t.Parallel()
+	model := &flakyModel{ScriptedModel: agentruntest.Model(agentruntest.Answer("hello"))}
+	env := agentruntest.New(t, agentrun.Config{Agents: []agentrun.Agent{{Name: "a", Model: model}}})
+	res, err := env.Run("", "hi")
+	if err != nil || res.Answer != "hello" || !model.failed.Load() || model.Calls() != 1 {
+		t.Fatalf("answer %q, %v, failed once %v, scripted calls %d; want hello, nil, true, 1", res.Answer, err, model.failed.Load(), model.Calls())
+	}
+}
