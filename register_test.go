@@ -300,3 +300,75 @@ func TestApprovalRule(t *testing.T) {
 		t.Errorf("the rule was asked %d times; want 3", n)
 	}
 }
+
+// TestRunAgentFromTeamWorkflow: on a real dev server, a team's workflow
+// runs the refunds agent with RunAgent and returns its answer; the
+// client approves the refund the run waits for (its typed arguments
+// read first): exactly 1 refund. A workflow that runs an agent the
+// worker lacks gets a Failed result, not an error.
+func TestRunAgentFromTeamWorkflow(t *testing.T) {
+	t.Parallel()
+	c := devClient(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	var refunds atomic.Int32
+	refund, err := agentrun.NewTool(agentrun.ToolOptions{Name: "refund", Description: "Refund an order.", Write: true},
+		func(_ context.Context, in refundIn) (refundOut, error) {
+			refunds.Add(1)
+			return refundOut{Refund: "R-" + in.Order}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := script(
+		llm.Turn{ToolCalls: []llm.ScriptedCall{{Name: "refund", Args: json.RawMessage(`{"order":"7","amount_cents":1200}`)}}},
+		llm.Turn{Text: "Refunded: " + llm.LastToolResult},
+	)
+	const queue = "child-queue"
+	w := worker.New(c, queue, worker.Options{})
+	support := func(ctx workflow.Context, agentName string) (agentrun.Result, error) {
+		return agentrun.RunAgent(ctx, agentrun.StartOptions{Agent: agentName, Prompt: "refund order 7"})
+	}
+	w.RegisterWorkflowWithOptions(support, workflow.RegisterOptions{Name: "Support"})
+	err = agentrun.Register(w, agentrun.Config{Journal: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Agents: []agentrun.Agent{{Name: "refunds", Model: model, Tools: []tools.Tool{refund}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	parent, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "support-1", TaskQueue: queue}, "Support", "refunds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := agentrun.NewClient(c, agentrun.ClientOptions{TaskQueue: queue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := cl.Run("support-1-refunds")
+	waitStatus(ctx, t, c, run.ID(), agent.StatusAwaitingApproval)
+	pending, err := run.Pending(ctx)
+	if err != nil || len(pending) != 1 {
+		t.Fatalf("pending %+v, %v; want the refund", pending, err)
+	}
+	var args refundIn
+	if err := pending[0].Args(&args); err != nil || args.Order != "7" || args.Amount != 1200 {
+		t.Fatalf("the refund's arguments: %+v, %v", args, err)
+	}
+	if _, err := run.Approve(ctx, pending[0].Marker, pending[0].Digest); err != nil {
+		t.Fatal(err)
+	}
+	var res agentrun.Result
+	if err := parent.Get(ctx, &res); err != nil || res.Status != agentrun.StatusCompleted || res.Answer != `Refunded: {"refund":"R-7"}` || refunds.Load() != 1 {
+		t.Fatalf("the team's workflow: %+v, %v, %d refunds; want the answer and 1 refund", res, err, refunds.Load())
+	}
+	other, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "support-2", TaskQueue: queue}, "Support", "billing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Get(ctx, &res); err != nil || res.Status != agentrun.StatusFailed || !strings.Contains(res.Reason, `names agent "billing" at its start`) {
+		t.Fatalf("an agent the worker lacks: %+v, %v; want a Failed result naming it", res, err)
+	}
+}
