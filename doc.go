@@ -29,7 +29,14 @@
 // (Agent.Approve) decides per call, from its typed arguments, whether the
 // call waits for a person; its decision is recorded with the run.
 //
-// A client, a test kit and a child-workflow helper are being built; until
-// then runs are started, approved and reconciled through the Temporal
-// client and the reconcile program (docs/library.md).
+// # Runs from Go
+//
+// [Client], over your own Temporal client, starts runs ([Client.Start],
+// with an agent and budgets) and operates them ([Run]: Wait, State,
+// Pending calls with their typed arguments, Approve, Deny, Done, Retry,
+// Budget, Message, Cancel), with typed errors ([ErrRunNotFound],
+// [RefusedError], ...). [RunAgent] runs an agent from your own workflow,
+// as a child workflow, and returns its [Result]. Package agentruntest runs
+// agents on the sdk's test environment, so an agent is tested with no
+// server; docs/library.md is the tour, examples/refund the worked example.
 package agentrun
