@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,42 +15,30 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentrun/agentrun"
 	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/internal/testkit"
-	"github.com/agentrun/agentrun/internal/testkit/devserver"
+	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
 )
 
-// devClient starts a dev server of the test's own and returns a client of
-// its default namespace. It fails under CI=true when the server cannot
-// start and is skipped otherwise.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testenv.Stop()
+	os.Exit(code)
+}
+
+// devClient is a client of the package's dev server (one for all its
+// tests, each on its own task queue). It fails under CI=true when the
+// server cannot start and is skipped otherwise.
 func devClient(t *testing.T) client.Client {
 	t.Helper()
-	var out strings.Builder
-	cli, err := devserver.CLI()
-	var dev *testsuite.DevServer
-	if err == nil {
-		dev, err = devserver.Start(t.Context(), cli, &out)
-	}
-	if err != nil {
-		testkit.Unavailable(t, "Temporal dev server", fmt.Errorf("%w\n%s", err, out.String()))
-	}
-	t.Cleanup(func() { _ = dev.Stop() })
-	c, err := client.Dial(client.Options{HostPort: dev.FrontendHostPort(), Namespace: "default",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
+	return testenv.DevServer(t).Client
 }
 
 // recordingModel records the system prompt of each request it answers.
