@@ -9,17 +9,27 @@
 //   - two tools made with agentrun.NewTool: "order" (a read that looks an
 //     order up) and "refund" (a write whose request_id the engine fills
 //     with an idempotency key of its own, the same for every attempt);
-//   - [SupportWorkflow], the team's workflow: it starts an agent run as a
-//     child workflow on its own task queue and returns the agent's answer;
+//   - [SupportWorkflow], the team's workflow: it runs the agent with
+//     agentrun.RunAgent, a child workflow on its own task queue whose id
+//     is [AgentRunID] of its own (RunAgent's default, the parent's id and
+//     "-refunds"), and returns the agent's answer; a run that Failed or
+//     was Cancelled fails it with an error naming the run, its status and
+//     why;
 //   - [Worker], one worker that runs the team's workflow and agentrun's
 //     workflow and activities, with one agent, "refunds".
 //
 // The refund is a write, so the run waits for a person's approval before
-// it pays: [AwaitApproval] polls the agent run's "state" query until it
-// does; the approve signal (operator.SignalApprove) with the pending
-// call's marker lets it go on, the deny signal (operator.SignalDeny) with
-// a reason makes the model answer that nothing was refunded. The program
-// in cmd/refund runs the whole flow against a Temporal server:
+// it pays. The person drives it with an agentrun.Client over the team's
+// Temporal client: agentrun.NewClient(c, agentrun.ClientOptions{TaskQueue:
+// queue}).Run(AgentRunID(id)) is the agent run. [AwaitApproval] reads its
+// State until it awaits approval and returns the call that waits, from
+// Run.Pending: its Marker, its Digest and its arguments, which Args
+// decodes into a [RefundInput] (order A-1001, 4999 cents) for the person
+// to read. Run.Approve(ctx, marker, digest) lets it pay, exactly once;
+// Run.Deny(ctx, marker, digest, reason) makes the model answer that
+// nothing was refunded, and why. Both are pinned to the digest: arguments
+// other than the ones read are refused, not approved. The program in
+// cmd/refund runs the whole flow against a Temporal server:
 //
 //	temporal server start-dev   # in another terminal
 //	go run ./examples/refund/cmd/refund

@@ -19,8 +19,6 @@ import (
 	"github.com/agentrun/agentrun/internal/testkit"
 	"github.com/agentrun/agentrun/internal/testkit/devserver"
 	"github.com/agentrun/agentrun/llm"
-	"github.com/agentrun/agentrun/operator"
-	"github.com/agentrun/agentrun/workflows"
 )
 
 // devClient starts a dev server of the test's own and returns a client of
@@ -64,8 +62,8 @@ type flow struct {
 	payments *refund.Payments
 	model    *countingModel
 	support  client.WorkflowRun
-	agentID  string
-	call     agent.Pending
+	run      *agentrun.Run
+	call     agentrun.PendingCall
 }
 
 func start(ctx context.Context, t *testing.T, c client.Client, id string) *flow {
@@ -86,14 +84,28 @@ func start(ctx context.Context, t *testing.T, c client.Client, id string) *flow 
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.agentID = refund.AgentRunID(id)
+	runs, err := agentrun.NewClient(c, agentrun.ClientOptions{TaskQueue: queue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := refund.AgentRunID(id), id+"-refunds"; got != want {
+		t.Fatalf("AgentRunID(%q) = %q; want %q, RunAgent's default", id, got, want)
+	}
+	f.run = runs.Run(refund.AgentRunID(id))
 	var seen []agent.Status
-	f.call, err = refund.AwaitApproval(ctx, c, f.agentID, func(st workflows.State) { seen = append(seen, st.Status) })
+	f.call, err = refund.AwaitApproval(ctx, f.run, func(st agentrun.State) { seen = append(seen, st.Status) })
 	if err != nil {
 		t.Fatalf("%v (statuses seen: %v)", err, seen)
 	}
-	if f.call.Marker != "tool/2/0/refund" || f.call.Tool != "refund" {
-		t.Fatalf("awaiting approval: %s %s; want tool/2/0/refund", f.call.Marker, f.call.Tool)
+	if f.call.Marker != "tool/2/0/refund" || f.call.Tool != "refund" || f.call.Digest == "" {
+		t.Fatalf("awaiting approval: %s %s digest %q; want tool/2/0/refund with its digest", f.call.Marker, f.call.Tool, f.call.Digest)
+	}
+	var args refund.RefundInput
+	if err := f.call.Args(&args); err != nil {
+		t.Fatal(err)
+	}
+	if want := (refund.RefundInput{OrderID: "A-1001", AmountCents: 4999, Reason: "arrived broken"}); args != want {
+		t.Fatalf("the refund's arguments: %+v; want %+v", args, want)
 	}
 	if n := f.payments.Refunds(); n != 0 {
 		t.Fatalf("%d refunds before the approval; want 0", n)
@@ -104,7 +116,8 @@ func start(ctx context.Context, t *testing.T, c client.Client, id string) *flow 
 // TestSupportWorkflow runs the example's flow on a dev server: the team's
 // workflow starts the refunds agent as a child run, which looks the order
 // up and waits for approval of the refund. Approved, exactly one refund is
-// made and the answer names it; denied, none is and the answer says so.
+// made and the answer names it; denied, none is and the answer says so;
+// cancelled, none is and SupportWorkflow fails naming the run and why.
 func TestSupportWorkflow(t *testing.T) {
 	c := devClient(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
@@ -116,8 +129,12 @@ func TestSupportWorkflow(t *testing.T) {
 	t.Run("approved", func(t *testing.T) {
 		t.Parallel()
 		f := start(ctx, t, c, "support-approved")
-		if err := c.SignalWorkflow(ctx, f.agentID, "", operator.SignalApprove, map[string]string{"Marker": f.call.Marker}); err != nil {
+		ans, err := f.run.Approve(ctx, f.call.Marker, f.call.Digest)
+		if err != nil {
 			t.Fatal(err)
+		}
+		if ans.Digest != f.call.Digest || ans.Signalled {
+			t.Errorf("approval answered %+v; want it pinned to digest %s, as an update", ans, f.call.Digest)
 		}
 		var answer string
 		if err := f.support.Get(ctx, &answer); err != nil {
@@ -141,7 +158,7 @@ func TestSupportWorkflow(t *testing.T) {
 		t.Parallel()
 		f := start(ctx, t, c, "support-denied")
 		const reason = "the customer already got a replacement"
-		if err := c.SignalWorkflow(ctx, f.agentID, "", operator.SignalDeny, map[string]string{"Marker": f.call.Marker, "Reason": reason}); err != nil {
+		if _, err := f.run.Deny(ctx, f.call.Marker, f.call.Digest, reason); err != nil {
 			t.Fatal(err)
 		}
 		var answer string
@@ -159,6 +176,26 @@ func TestSupportWorkflow(t *testing.T) {
 		}
 		if n := f.model.calls.Load(); n != 3 {
 			t.Errorf("%d model calls; want 3", n)
+		}
+	})
+
+	t.Run("cancelled", func(t *testing.T) {
+		t.Parallel()
+		f := start(ctx, t, c, "support-cancelled")
+		if err := f.run.Cancel(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var answer string
+		err := f.support.Get(ctx, &answer)
+		const want = "agent run support-cancelled-refunds ended Cancelled: cancelled by an operator"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("SupportWorkflow: %q, %v; want its error %q", answer, err, want)
+		}
+		if n := f.payments.Refunds(); n != 0 {
+			t.Errorf("%d refunds; want 0", n)
+		}
+		if n := f.model.calls.Load(); n != 2 {
+			t.Errorf("%d model calls; want 2", n)
 		}
 	})
 }

@@ -12,9 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentrun/agentrun"
-	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/llm"
-	"github.com/agentrun/agentrun/workflows"
 )
 
 // TaskQueue is the task queue of the example's worker.
@@ -27,27 +25,27 @@ const AgentName = "refunds"
 const System = "You are the refunds desk of a web shop. Look an order up before you refund it; " +
 	"refund at most what the customer paid, and answer with the refund id."
 
-// SupportWorkflow is the team's workflow: it asks the refunds agent to
-// handle request in a child workflow, the agent run (its id is
-// AgentRunID of this workflow's), and returns the agent's answer.
+// SupportWorkflow is the team's workflow: it runs the refunds agent on
+// request with agentrun.RunAgent, as a child workflow on this workflow's
+// task queue whose id is AgentRunID of this workflow's, and returns the
+// agent's answer. A run that does not complete (Failed, or Cancelled by an
+// operator) fails SupportWorkflow with an error naming the run, its status
+// and its reason: the team's workflow has no answer to return then.
 func SupportWorkflow(ctx workflow.Context, request string) (string, error) {
-	info := workflow.GetInfo(ctx)
-	ctx = workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID: AgentRunID(info.WorkflowExecution.ID),
-		TaskQueue:  info.TaskQueueName,
-	})
-	var res workflows.Result
-	err := workflow.ExecuteChildWorkflow(ctx, agentrun.WorkflowName,
-		workflows.Input{Messages: agent.UserMessages(request), Agent: AgentName}).Get(ctx, &res)
+	res, err := agentrun.RunAgent(ctx, agentrun.StartOptions{Agent: AgentName, Prompt: request})
 	if err != nil {
 		return "", fmt.Errorf("agent run: %w", err)
+	}
+	if res.Status != agentrun.StatusCompleted {
+		return "", fmt.Errorf("agent run %s ended %s: %s", AgentRunID(workflow.GetInfo(ctx).WorkflowExecution.ID), res.Status, res.Reason)
 	}
 	return res.Answer, nil
 }
 
 // AgentRunID is the workflow id of the agent run that SupportWorkflow
-// parentID starts: where to query its state and send its approval.
-func AgentRunID(parentID string) string { return parentID + "-agent" }
+// parentID runs, agentrun.RunAgent's default: parentID, "-" and the
+// agent's name. It is the run to reach with agentrun.Client.Run.
+func AgentRunID(parentID string) string { return parentID + "-" + AgentName }
 
 // Options are what Worker needs besides the client.
 type Options struct {
@@ -89,23 +87,19 @@ func Worker(c client.Client, taskQueue string, opts Options) (worker.Worker, err
 	return w, nil
 }
 
-// pollEvery is how often AwaitApproval queries the run's state: often
+// pollEvery is how often AwaitApproval reads the run's state: often
 // enough for a person watching, seldom enough for the server.
 const pollEvery = 200 * time.Millisecond
 
-// AwaitApproval queries the state of agent run runID until it awaits
-// approval and returns the call that waits, or an error when the run
-// ended first or ctx ended. progress, when not nil, gets each state that
-// differs in status from the one before.
-func AwaitApproval(ctx context.Context, c client.Client, runID string, progress func(workflows.State)) (agent.Pending, error) {
-	var last agent.Status
+// AwaitApproval reads the state of agent run run until it awaits approval
+// and returns the call that waits, with its arguments (PendingCall.Args),
+// or an error when the run ended first or ctx ended. progress, when not
+// nil, gets each state that differs in status from the one before.
+func AwaitApproval(ctx context.Context, run *agentrun.Run, progress func(agentrun.State)) (agentrun.PendingCall, error) {
+	var last agentrun.Status
 	var lastErr error
 	for {
-		var st workflows.State
-		v, err := c.QueryWorkflow(ctx, runID, "", workflows.QueryState)
-		if err == nil {
-			err = v.Get(&st)
-		}
+		st, err := run.State(ctx)
 		switch {
 		case err != nil:
 			lastErr = err // not started yet, or no worker has it yet
@@ -116,14 +110,23 @@ func AwaitApproval(ctx context.Context, c client.Client, runID string, progress 
 			}
 		}
 		switch {
-		case err == nil && st.Status == agent.StatusAwaitingApproval && len(st.Pending) > 0:
-			return st.Pending[0], nil
+		case err == nil && st.Status == agentrun.StatusAwaitingApproval:
+			calls, err := run.Pending(ctx)
+			if err != nil {
+				lastErr = err
+				break
+			}
+			for _, call := range calls {
+				if !call.Indeterminate {
+					return call, nil
+				}
+			}
 		case err == nil && st.Status.Terminal():
-			return agent.Pending{}, fmt.Errorf("run %s ended %s before it awaited approval: %s", runID, st.Status, st.Reason)
+			return agentrun.PendingCall{}, fmt.Errorf("run %s ended %s before it awaited approval: %s", run.ID(), st.Status, st.Reason)
 		}
 		select {
 		case <-ctx.Done():
-			return agent.Pending{}, fmt.Errorf("run %s: no approval awaited (last status %q, last error %v): %w", runID, last, lastErr, ctx.Err())
+			return agentrun.PendingCall{}, fmt.Errorf("run %s: no approval awaited (last status %q, last error %v): %w", run.ID(), last, lastErr, ctx.Err())
 		case <-time.After(pollEvery):
 		}
 	}

@@ -14,8 +14,6 @@ import (
 
 	"github.com/agentrun/agentrun"
 	"github.com/agentrun/agentrun/examples/refund"
-	"github.com/agentrun/agentrun/operator"
-	"github.com/agentrun/agentrun/workflows"
 )
 
 func main() {
@@ -63,16 +61,24 @@ func run(ctx context.Context, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	agentID := refund.AgentRunID(id)
-	fmt.Printf("started %s; the agent runs as %s\n", id, agentID)
-	call, err := refund.AwaitApproval(ctx, c, agentID, func(st workflows.State) {
+	runs, err := agentrun.NewClient(c, agentrun.ClientOptions{TaskQueue: refund.TaskQueue})
+	if err != nil {
+		return err
+	}
+	agentRun := runs.Run(refund.AgentRunID(id))
+	fmt.Printf("started %s; the agent runs as %s\n", id, agentRun.ID())
+	call, err := refund.AwaitApproval(ctx, agentRun, func(st agentrun.State) {
 		fmt.Printf("agent run: %s\n", st.Status)
 	})
 	if err != nil {
 		return err
 	}
-	fmt.Printf("approving %s %s\n", call.Marker, call.Args)
-	if err := c.SignalWorkflow(ctx, agentID, "", operator.SignalApprove, map[string]string{"Marker": call.Marker}); err != nil {
+	var args refund.RefundInput
+	if err := call.Args(&args); err != nil {
+		return err
+	}
+	fmt.Printf("approving %s: refund %d cents of order %s (%q)\n", call.Marker, args.AmountCents, args.OrderID, args.Reason)
+	if _, err := agentRun.Approve(ctx, call.Marker, call.Digest); err != nil {
 		return err
 	}
 	var answer string
