@@ -226,15 +226,7 @@ func TestApprovalRule(t *testing.T) {
 	c := devClient(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	var refunds atomic.Int32
-	refund, err := agentrun.NewTool(agentrun.ToolOptions{Name: "refund", Description: "Refund an order.", Write: true},
-		func(_ context.Context, in refundIn) (refundOut, error) {
-			refunds.Add(1)
-			return refundOut{Refund: "R-" + in.Order}, nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
+	refund, refunds := countingRefund(t)
 	var asked atomic.Int32
 	rule := func(c agentrun.Call) agentrun.Decision {
 		asked.Add(1)
@@ -252,7 +244,7 @@ func TestApprovalRule(t *testing.T) {
 	}
 	const queue = "rule-queue"
 	w := worker.New(c, queue, worker.Options{})
-	err = agentrun.Register(w, agentrun.Config{Journal: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Agents: []agentrun.Agent{
+	err := agentrun.Register(w, agentrun.Config{Journal: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Agents: []agentrun.Agent{
 		{Name: "small", Model: refundOf(1200), Tools: []tools.Tool{refund}, Approve: rule},
 		{Name: "large", Model: refundOf(9000), Tools: []tools.Tool{refund}, Approve: rule},
 	}})
@@ -300,15 +292,7 @@ func TestRunAgentFromTeamWorkflow(t *testing.T) {
 	c := devClient(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	var refunds atomic.Int32
-	refund, err := agentrun.NewTool(agentrun.ToolOptions{Name: "refund", Description: "Refund an order.", Write: true},
-		func(_ context.Context, in refundIn) (refundOut, error) {
-			refunds.Add(1)
-			return refundOut{Refund: "R-" + in.Order}, nil
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
+	refund, refunds := countingRefund(t)
 	model := script(
 		llm.Turn{ToolCalls: []llm.ScriptedCall{{Name: "refund", Args: json.RawMessage(`{"order":"7","amount_cents":1200}`)}}},
 		llm.Turn{Text: "Refunded: " + llm.LastToolResult},
@@ -319,7 +303,7 @@ func TestRunAgentFromTeamWorkflow(t *testing.T) {
 		return agentrun.RunAgent(ctx, agentrun.StartOptions{Agent: agentName, Prompt: "refund order 7"})
 	}
 	w.RegisterWorkflowWithOptions(support, workflow.RegisterOptions{Name: "Support"})
-	err = agentrun.Register(w, agentrun.Config{Journal: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	err := agentrun.Register(w, agentrun.Config{Journal: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Agents: []agentrun.Agent{{Name: "refunds", Model: model, Tools: []tools.Tool{refund}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -360,4 +344,20 @@ func TestRunAgentFromTeamWorkflow(t *testing.T) {
 	if err := other.Get(ctx, &res); err != nil || res.Status != agentrun.StatusFailed || !strings.Contains(res.Reason, `names agent "billing" at its start`) {
 		t.Fatalf("an agent the worker lacks: %+v, %v; want a Failed result naming it", res, err)
 	}
+}
+
+// countingRefund is a refund write that counts its calls and answers
+// R-<order>.
+func countingRefund(t *testing.T) (*agentrun.Tool, *atomic.Int32) {
+	t.Helper()
+	refunds := &atomic.Int32{}
+	refund, err := agentrun.NewTool(agentrun.ToolOptions{Name: "refund", Description: "Refund an order.", Write: true},
+		func(_ context.Context, in refundIn) (refundOut, error) {
+			refunds.Add(1)
+			return refundOut{Refund: "R-" + in.Order}, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return refund, refunds
 }
