@@ -15,20 +15,42 @@ import (
 	"github.com/agentrun/agentrun/agent"
 )
 
-// ErrOutcomeUnknown is what a tool returns, wrapped or through
+// ErrOutcomeUnknown is what a tool returns, as it is or through
 // [OutcomeUnknown], when it cannot tell whether its effect happened: a
 // request that timed out after it was sent, a connection cut before the
 // answer. For a write, the run then stops as Indeterminate until a person
 // (or the tool's idempotency key or probe) settles it; a read is run again.
-var ErrOutcomeUnknown = errors.New("outcome unknown")
+//
+// From an activity tool's activity, return it unwrapped (ErrOutcomeUnknown
+// or OutcomeUnknown(err)): Temporal carries an activity's error to the run
+// as a message and a type, the Go type's name, and only an
+// *OutcomeUnknownError's is recognized there.
+var ErrOutcomeUnknown error = &OutcomeUnknownError{}
+
+// OutcomeUnknownError is the error of a tool call whose effect may or may
+// not have happened: errors.Is(err, ErrOutcomeUnknown).
+type OutcomeUnknownError struct {
+	// Err is what went wrong; nil for none given.
+	Err error
+}
+
+func (e *OutcomeUnknownError) Error() string {
+	if e.Err == nil {
+		return "outcome unknown"
+	}
+	return "outcome unknown: " + e.Err.Error()
+}
+
+// Unwrap returns Err.
+func (e *OutcomeUnknownError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrOutcomeUnknown) true.
+func (e *OutcomeUnknownError) Is(target error) bool { return target == ErrOutcomeUnknown }
 
 // OutcomeUnknown wraps err so that errors.Is(err, ErrOutcomeUnknown): the
 // tool's effect may or may not have happened.
 func OutcomeUnknown(err error) error {
-	if err == nil {
-		return ErrOutcomeUnknown
-	}
-	return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+	return &OutcomeUnknownError{Err: err}
 }
 
 // ToolOptions describe a tool written in Go (see [NewTool]).
@@ -69,6 +91,8 @@ type Tool struct {
 	timeout time.Duration
 	schema  *jsonschema.Resolved
 	run     func(ctx context.Context, args json.RawMessage) (agent.ToolResult, error)
+	// input decodes and checks a call's arguments and encodes them as In.
+	input func(args json.RawMessage) (json.RawMessage, string)
 }
 
 var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -127,6 +151,17 @@ func NewTool[In, Out any](opts ToolOptions, fn func(ctx context.Context, in In) 
 			return agent.ToolResult{}, err
 		}
 		return encodeOut(out)
+	}
+	t.input = func(args json.RawMessage) (json.RawMessage, string) {
+		var in In
+		if msg := t.decode(args, &in); msg != "" {
+			return nil, msg
+		}
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, fmt.Sprintf("invalid arguments for %s: %v", t.spec.Name, err)
+		}
+		return b, ""
 	}
 	return t, nil
 }
@@ -192,6 +227,13 @@ func encodeOut(out any) (agent.ToolResult, error) {
 // Spec is the tool as the engine and the policy see it: its name, kind,
 // approval and schema.
 func (t *Tool) Spec() agent.ToolSpec { return t.spec }
+
+// Input checks a call's arguments as Call does and returns them encoded as
+// the tool's input type, or what was wrong, for the model: the input of an
+// activity tool's activity.
+func (t *Tool) Input(args json.RawMessage) (input json.RawMessage, wrong string) {
+	return t.input(args)
+}
 
 // Timeout is how long one call may take; 0 for the default.
 func (t *Tool) Timeout() time.Duration { return t.timeout }

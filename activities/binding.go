@@ -132,7 +132,19 @@ func SpecDiff(run, own agent.ToolSpec) string {
 	if !bytes.Equal(rp, op) {
 		return field("probe", probeShown(run.Probe), probeShown(own.Probe))
 	}
+	ra, _ := json.Marshal(run.Activity)
+	oa, _ := json.Marshal(own.Activity)
+	if !bytes.Equal(ra, oa) {
+		return field("activity", activityShown(run.Activity), activityShown(own.Activity))
+	}
 	return ""
+}
+
+func activityShown(a *agent.ActivitySpec) string {
+	if a == nil {
+		return "none"
+	}
+	return shown(a.Name) + " on " + shown(a.TaskQueue)
 }
 
 // maxShown bounds the bytes of a value from a catalog that a refusal

@@ -22,6 +22,10 @@ const (
 	NameListAgentToolsAtStart = Prefix + "ListAgentToolsAtStart"
 	NameCallModel             = Prefix + "CallModel"
 	NameCallTool              = Prefix + "CallTool"
+	// NamePrepareCall and NameKeepResult run as local activities around
+	// an activity tool's call (scheduled.go).
+	NamePrepareCall = Prefix + "PrepareCall"
+	NameKeepResult  = Prefix + "KeepResult"
 )
 
 // LegacyNames are the names runs scheduled the activities under before

@@ -48,7 +48,7 @@ func WriteStartToClose(t time.Duration) time.Duration {
 // grace: one line naming the tool and both values.
 func CheckWriteTimeouts(set *tools.Set) error {
 	for _, spec := range set.Specs() {
-		if spec.Kind != agent.KindWrite || spec.Idempotent {
+		if spec.Kind != agent.KindWrite || spec.Idempotent || spec.Activity != nil {
 			continue
 		}
 		t := set.Timeout(spec.Name)
@@ -74,6 +74,10 @@ func (a *Activities) CallTool(ctx context.Context, in StepInput) (json.RawMessag
 	if err := a.checkTool(in.Step); err != nil {
 		a.Metrics.Step(ctx, in.Step.Kind, metrics.Failed, 0)
 		return nil, err
+	}
+	if t, _ := a.Exec.Tools.Lookup(in.Step.Call.Name); t.Spec().Activity != nil {
+		a.Metrics.Step(ctx, in.Step.Kind, metrics.Failed, 0)
+		return nil, refused("step %s calls activity tool %s in the engine's tool step; a run schedules its activity %s itself", in.Step.Name, in.Step.Call.Name, t.Spec().Activity.Name)
 	}
 	// So do the spec the run's policy decided the call by, and the run's
 	// whole tool list (binding.go).

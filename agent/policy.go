@@ -34,6 +34,10 @@ type ToolSpec struct {
 	// (its Kind is KindRead: the child guards its own writes, and running
 	// the step again attaches to the same child).
 	Agent bool `json:"agent,omitempty"`
+	// Activity marks an activity tool: a call is scheduled as this
+	// activity (another worker's, on its own task queue), not run by the
+	// engine's tool step. Default nil: the engine runs the tool.
+	Activity *ActivitySpec `json:"activity,omitempty"`
 }
 
 // MaxToolName is the longest tool name: the longest every model provider

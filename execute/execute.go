@@ -138,12 +138,19 @@ func (e *Executor) Stream(ctx context.Context, step agent.Step, text func(delta 
 		if err != nil {
 			return nil, err
 		}
-		if res.Content, res.ContentRef, err = e.stash(ctx, res.Content); err != nil {
-			return nil, fmt.Errorf("step %s: keep the result: %w", step.Name, err)
-		}
-		return agent.EncodeToolResult(res), nil
+		return e.Keep(ctx, step.Name, res)
 	}
 	return nil, fmt.Errorf("step %s: nothing to execute", step.Name)
+}
+
+// Keep returns a tool step's result res in recorded form, its content in
+// the store when it is larger than agent.InlineLimit.
+func (e *Executor) Keep(ctx context.Context, step string, res agent.ToolResult) (json.RawMessage, error) {
+	var err error
+	if res.Content, res.ContentRef, err = e.stash(ctx, res.Content); err != nil {
+		return nil, fmt.Errorf("step %s: keep the result: %w", step, err)
+	}
+	return agent.EncodeToolResult(res), nil
 }
 
 // Timeout is how long the named tool may run (its tools.Set timeout): the

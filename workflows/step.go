@@ -50,7 +50,13 @@ func (r *execution) execute(s agent.Step) error {
 	r.event(progress.Event{Type: progress.EventStepStarted, Step: s.Name, Kind: s.Kind})
 	opts := stepOptions(s, r.cat, in.Generation)
 	r.running, r.runningPolicy, r.stepBegan = s.Name, opts.RetryPolicy, workflow.Now(r.ctx)
-	res, err := r.call(opts, fn, in)
+	var res json.RawMessage
+	var err error
+	if in.Spec != nil && in.Spec.Activity != nil {
+		res, err = r.scheduled(s, *in.Spec, in) // an activity tool: its own activity
+	} else {
+		res, err = r.call(opts, fn, in)
+	}
 	r.running = ""
 	defer func() { r.state.Retry, r.state.LimitWait = nil, nil }()
 	if err != nil {

@@ -1,0 +1,202 @@
+package agentrun_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/agentrun/agentrun"
+	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/tools"
+)
+
+// payments is a team's payment activities: IssueRefund files a refund in
+// its ledger, unless the order says otherwise ("declined": an ordinary
+// error; "lost": the refund is filed and the answer lost).
+type payments struct {
+	mu     sync.Mutex
+	ledger []string
+	inputs []refundIn
+}
+
+func (p *payments) IssueRefund(ctx context.Context, in refundIn) (refundOut, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.inputs = append(p.inputs, in)
+	if in.Order == "declined" {
+		return refundOut{}, errors.New("card declined")
+	}
+	id := fmt.Sprintf("R-%s-%d", in.Order, in.Amount)
+	p.ledger = append(p.ledger, id)
+	if in.Order == "lost" {
+		return refundOut{}, agentrun.OutcomeUnknown(errors.New("the gateway's answer was lost"))
+	}
+	return refundOut{Refund: id}, nil
+}
+
+func (p *payments) counts() (refunds, calls int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.ledger), len(p.inputs)
+}
+
+// refundActivityTool is the team's IssueRefund as the tool "refund" on
+// the queue "payments-"+suffix, with no approval.
+func refundActivityTool(t *testing.T, p *payments, queue string) *agentrun.Tool {
+	t.Helper()
+	tool, err := agentrun.ActivityTool(agentrun.ToolOptions{Name: "refund", Description: "Refund an order.", Write: true, Approval: "never"},
+		p.IssueRefund, agentrun.ActivityOptions{TaskQueue: queue, StartToCloseTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tool
+}
+
+// TestActivityTool: a team's activity as a tool runs as that activity, on
+// its own queue and worker, with its typed input; arguments that do not
+// fit its input are answered without scheduling it; an ordinary error is
+// read by the model; an outcome-unknown error makes the write
+// Indeterminate, settled through the client: one refund each time.
+func TestActivityTool(t *testing.T) {
+	t.Parallel()
+	c := devClient(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	p := &payments{}
+	const agentQueue, payQueue = "activity-tool-agents", "activity-tool-payments"
+	pay := worker.New(c, payQueue, worker.Options{})
+	pay.RegisterActivity(p)
+	if err := pay.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer pay.Stop()
+
+	call := func(args string) llm.Turn {
+		return llm.Turn{ToolCalls: []llm.ScriptedCall{{Name: "refund", Args: json.RawMessage(args)}}}
+	}
+	answer := llm.Turn{Text: "Refunded: " + llm.LastToolResult, TextOnError: "Not refunded: " + llm.LastToolResult}
+	// One agent per case: a scripted model answers by the turn of its run.
+	tool := refundActivityTool(t, p, payQueue)
+	refunder := func(name, args string) agentrun.Agent {
+		return agentrun.Agent{Name: name, Model: script(call(args), answer), Tools: []tools.Tool{tool}}
+	}
+	w := worker.New(c, agentQueue, worker.Options{})
+	err := agentrun.Register(w, agentrun.Config{Journal: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Agents: []agentrun.Agent{
+			refunder("ok", `{"order":"7","amount_cents":1200}`),
+			refunder("misfit", `{"order":7}`), // not the tool's input
+			refunder("declined", `{"order":"declined","amount_cents":500}`),
+			refunder("lost", `{"order":"lost","amount_cents":900}`),
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	ac, err := agentrun.NewClient(c, agentrun.ClientOptions{TaskQueue: agentQueue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(id string) *agentrun.Run {
+		r, err := ac.Start(ctx, agentrun.StartOptions{ID: "activity-tool-" + id, Agent: id, Prompt: "refund it"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	wait := func(r *agentrun.Run, want string) {
+		t.Helper()
+		res, err := r.Wait(ctx)
+		if err != nil || res.Answer != want {
+			t.Fatalf("run %s: %q, %v; want %q", r.ID(), res.Answer, err, want)
+		}
+	}
+
+	r1 := run("ok")
+	wait(r1, `Refunded: {"refund":"R-7-1200"}`)
+	if refunds, calls := p.counts(); refunds != 1 || calls != 1 || p.inputs[0] != (refundIn{Order: "7", Amount: 1200}) {
+		t.Fatalf("after run 1: %d refunds, %d calls (%+v); want 1 and 1 with the typed input", refunds, calls, p.inputs)
+	}
+	// The history shows the team's activity on the team's queue.
+	scheduled := scheduledActivities(ctx, t, c, r1.ID())
+	if got := scheduled["IssueRefund"]; got != payQueue {
+		t.Fatalf("run 1 scheduled %v; want IssueRefund on %s", scheduled, payQueue)
+	}
+	if _, ok := scheduled["agentrun.CallTool"]; ok {
+		t.Fatalf("run 1 scheduled %v; an activity tool's call runs no CallTool", scheduled)
+	}
+
+	wait(run("misfit"), "Not refunded: invalid arguments for refund: "+validationOf(t, `{"order":7}`))
+	wait(run("declined"), "Not refunded: card declined")
+	if refunds, calls := p.counts(); refunds != 1 || calls != 2 {
+		t.Fatalf("after runs 2 and 3: %d refunds, %d calls; want 1 and 2 (run 2's call was never scheduled)", refunds, calls)
+	}
+
+	r4 := run("lost")
+	waitStatus(ctx, t, c, r4.ID(), agentrun.StatusIndeterminate)
+	st, err := r4.State(ctx)
+	if err != nil || st.Indeterminate != "tool/1/0/refund" {
+		t.Fatalf("run 4: indeterminate %q, %v; want tool/1/0/refund", st.Indeterminate, err)
+	}
+	if _, err := r4.Done(ctx, st.Indeterminate, "R-lost-900"); err != nil {
+		t.Fatal(err)
+	}
+	wait(r4, "Refunded: R-lost-900")
+	if refunds, calls := p.counts(); refunds != 2 || calls != 3 {
+		t.Fatalf("after run 4: %d refunds, %d calls; want 2 and 3 (its one call, never run again)", refunds, calls)
+	}
+}
+
+// validationOf is what the tool's schema check says of args.
+func validationOf(t *testing.T, args string) string {
+	t.Helper()
+	tool, err := agentrun.NewTool(agentrun.ToolOptions{Name: "refund"}, func(context.Context, refundIn) (string, error) { return "", nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tool.Call(context.Background(), json.RawMessage(args))
+	if err != nil || !res.IsError {
+		t.Fatalf("the schema check of %s: %+v, %v", args, res, err)
+	}
+	return strings.TrimPrefix(res.Content, "invalid arguments for refund: ")
+}
+
+// scheduledActivities returns the activity types a run scheduled, each
+// with the task queue it was scheduled on.
+func scheduledActivities(ctx context.Context, t *testing.T, c client.Client, id string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	it := c.GetWorkflowHistory(ctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
+			out[a.GetActivityType().GetName()] = a.GetTaskQueue().GetName()
+		}
+	}
+	return out
+}
+
+func init() {
+	// A payments worker process for the kill and freeze tests
+	// (activitytool_kill_test.go) runs as this test binary.
+	if os.Getenv(paymentsWorkerEnv) != "" {
+		runPaymentsWorker()
+	}
+}
