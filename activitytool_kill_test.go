@@ -1,6 +1,7 @@
 package agentrun_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentrun/agentrun"
+	"github.com/agentrun/agentrun/agentruntest"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/tools"
@@ -276,6 +278,24 @@ func TestActivityToolFrozenBeforeRefund(t *testing.T) {
 	if got := ledgerLines(t, ledger); len(got) != 1 {
 		t.Fatalf("the ledger holds %v; want exactly one refund", got)
 	}
+	keepHistory(t, srv, run.ID())
+}
+
+// keepHistory replays the run's history (temporal workflow show --output
+// json) with the workflow as it is. With AGENTRUN_HISTORY_DIR set it keeps
+// the history there as RUN.json, for workflows/testdata.
+func keepHistory(t *testing.T, srv *testenv.Server, runID string) {
+	t.Helper()
+	out, err := exec.Command(srv.CLI, "workflow", "show", "--address", srv.HostPort, "-w", runID, "--output", "json").Output()
+	if err != nil {
+		t.Fatalf("temporal workflow show %s: %v", runID, err)
+	}
+	dir := cmp.Or(os.Getenv("AGENTRUN_HISTORY_DIR"), t.TempDir())
+	file := filepath.Join(dir, runID+".json")
+	if err := os.WriteFile(file, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agentruntest.Replay(t, file, agentruntest.ReplayOptions{})
 }
 
 func devClientServer(t *testing.T) *testenv.Server {
