@@ -26,6 +26,21 @@ func (e *Env) Approve(marker string) { e.decisions[marker] = Decision{Approve: t
 // Deny denies the call at marker with reason when the run asks.
 func (e *Env) Deny(marker, reason string) { e.decisions[marker] = Decision{Reason: reason} }
 
+// Done settles the write at step (e.g. "tool/2/0/refund") when the run
+// stops there as Indeterminate, as a person who checked the world and
+// found its effect would: result is recorded as the step's result, and
+// the tool is not run again.
+func (e *Env) Done(step, result string) {
+	e.settles[step] = operator.Signal{Name: operator.SignalReconcile, Step: step, Outcome: operator.OutcomeDone, Result: result}
+}
+
+// Retry settles the write at step when the run stops there as
+// Indeterminate, as a person who found no effect would: it runs once more
+// (after the fence of an attempt that may still be running).
+func (e *Env) Retry(step string) {
+	e.settles[step] = operator.Signal{Name: operator.SignalReconcile, Step: step, Outcome: operator.OutcomeRetry}
+}
+
 // OnApproval has decide answer every call awaiting approval that Approve
 // and Deny did not name, once per call. decide runs on the environment's
 // main loop, where it may call State.
@@ -104,6 +119,10 @@ func (e *Env) poll() {
 // answerAll answers the calls of run (the child run id, "" for the run
 // itself) that await approval.
 func (e *Env) answerAll(run string, st workflows.State) {
+	if st.Status == agent.StatusIndeterminate {
+		e.settle(run, st)
+		return
+	}
 	if st.Status != agent.StatusAwaitingApproval {
 		return
 	}
@@ -136,4 +155,24 @@ func (e *Env) answer(run string, p agent.Pending) {
 		return
 	}
 	_ = e.env.SignalWorkflowByID(run, name, payload) // a child that ended meanwhile needs none
+}
+
+// settle sends the test's settlement of run's Indeterminate step, once
+// the step's fence has passed; it does nothing when the test has none.
+func (e *Env) settle(run string, st workflows.State) {
+	sig, ok := e.settles[st.Indeterminate]
+	key := run + " reconcile " + st.Indeterminate
+	if !ok || e.asked[key] {
+		return
+	}
+	if f := st.Fence; f != nil && sig.Outcome == operator.OutcomeRetry && e.env.Now().Before(f.Until) {
+		return // the next watch tries again
+	}
+	e.asked[key] = true
+	payload := map[string]string{"Step": sig.Step, "Outcome": sig.Outcome, "Result": sig.Result}
+	if run == "" {
+		e.env.SignalWorkflow(sig.Name, payload)
+		return
+	}
+	_ = e.env.SignalWorkflowByID(run, sig.Name, payload)
 }

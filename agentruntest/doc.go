@@ -11,8 +11,11 @@
 // [Env.OnApproval] decide it when the run asks, so a test asserts what
 // happened after an approval and after a denial. An agent that calls
 // other agents runs them as child runs on the same environment; their
-// calls are decided the same way, by the markers of the child's steps.
-// [Replay] replays a
+// calls are decided the same way, by the markers of the child's steps. A
+// write whose outcome is unknown stops the run as Indeterminate: [Env.Done]
+// and [Env.Retry] settle it as a person would. An activity tool's activity
+// is registered on [Env.TestEnv], as on your worker; every task queue is
+// the test environment's. [Replay] replays a
 // recorded history of a run against the code as it is now, so a change
 // that would break runs in flight fails a test before it ships.
 //

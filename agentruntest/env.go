@@ -19,6 +19,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -29,6 +30,7 @@ type Env struct {
 	env *testsuite.TestWorkflowEnvironment
 
 	decisions map[string]Decision // by marker: Approve and Deny
+	settles   map[string]operator.Signal // by step: Done and Retry
 	decide    func(agent.Pending) Decision
 	asked     map[string]bool // markers signalled
 	ran       bool
@@ -67,7 +69,7 @@ func New(t testing.TB, cfg agentrun.Config) *Env {
 	}
 	var suite testsuite.WorkflowTestSuite
 	suite.SetLogger(log.NewStructuredLogger(logger))
-	e := &Env{env: suite.NewTestWorkflowEnvironment(), decisions: map[string]Decision{}, asked: map[string]bool{}}
+	e := &Env{env: suite.NewTestWorkflowEnvironment(), decisions: map[string]Decision{}, settles: map[string]operator.Signal{}, asked: map[string]bool{}}
 	if err := agentrun.Register(e.env, cfg); err != nil {
 		t.Fatalf("agentruntest.New: %v", err)
 	}

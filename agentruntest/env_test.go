@@ -262,3 +262,60 @@ func TestModelRetried(t *testing.T) {
 		t.Fatalf("answer %q, %v, failed once %v, scripted calls %d; want hello, nil, true, 1", res.Answer, err, model.failed.Load(), model.Calls())
 	}
 }
+
+// TestSettleDone: a write whose outcome is unknown, settled by Done as a
+// person who found its effect: the model reads the person's result; the
+// tool ran once.
+func TestSettleDone(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	refund, err := agentrun.NewTool(agentrun.ToolOptions{Name: "refund", Write: true, Approval: agent.ApprovalNever},
+		func(context.Context, refundArgs) (string, error) {
+			calls.Add(1)
+			return "", agentrun.OutcomeUnknown(errors.New("the payment provider timed out"))
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := refundScript()
+	env := agentruntest.New(t, agentrun.Config{Agents: []agentrun.Agent{{Name: "refunds", Model: model, Tools: []tools.Tool{refund}}}})
+	env.Done(refundMarker, "R-7")
+	res, err := env.Run("", "refund order 7")
+	if err != nil || res.Answer != "Refunded: R-7" || calls.Load() != 1 || model.Calls() != 2 {
+		t.Fatalf("answer %q, %v, %d tool calls, %d model calls; want Refunded: R-7, 1 and 2", res.Answer, err, calls.Load(), model.Calls())
+	}
+}
+
+// payments is a team's refund activity: its first call's outcome is
+// unknown (nothing was paid), the next pays.
+type payments struct{ calls, refunds atomic.Int32 }
+
+func (p *payments) IssueRefund(_ context.Context, in refundArgs) (refundOut, error) {
+	if p.calls.Add(1) == 1 {
+		return refundOut{}, agentrun.OutcomeUnknown(errors.New("the gateway's answer was lost"))
+	}
+	p.refunds.Add(1)
+	return refundOut{Refund: "R-" + in.Order}, nil
+}
+
+// TestActivityToolRetried: a team's activity as a tool on the test
+// environment (registered on TestEnv, as on a worker): its outcome unknown,
+// the write is Indeterminate, and Retry runs it once more: two calls, one
+// refund, the model reads the receipt.
+func TestActivityToolRetried(t *testing.T) {
+	t.Parallel()
+	p := &payments{}
+	refund, err := agentrun.ActivityTool(agentrun.ToolOptions{Name: "refund", Write: true, Approval: agent.ApprovalNever},
+		p.IssueRefund, agentrun.ActivityOptions{TaskQueue: "payments"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := refundScript()
+	env := agentruntest.New(t, agentrun.Config{Agents: []agentrun.Agent{{Name: "refunds", Model: model, Tools: []tools.Tool{refund}}}})
+	env.TestEnv().RegisterActivity(p.IssueRefund)
+	env.Retry(refundMarker)
+	res, err := env.Run("", "refund order 7")
+	if err != nil || res.Answer != `Refunded: {"refund":"R-7"}` || p.calls.Load() != 2 || p.refunds.Load() != 1 || model.Calls() != 2 {
+		t.Fatalf("answer %q, %v, %d calls, %d refunds, %d model calls; want the receipt, 2, 1 and 2", res.Answer, err, p.calls.Load(), p.refunds.Load(), model.Calls())
+	}
+}
