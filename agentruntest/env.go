@@ -29,7 +29,7 @@ import (
 type Env struct {
 	env *testsuite.TestWorkflowEnvironment
 
-	decisions map[string]Decision // by marker: Approve and Deny
+	decisions map[string]Decision        // by marker: Approve and Deny
 	settles   map[string]operator.Signal // by step: Done and Retry
 	decide    func(agent.Pending) Decision
 	asked     map[string]bool // markers signalled
