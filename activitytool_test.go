@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentrun/agentrun"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/progress"
 	"github.com/agentrun/agentrun/tools"
 )
 
@@ -127,6 +128,20 @@ func TestActivityTool(t *testing.T) {
 	}
 
 	r1 := run("ok")
+	// Its stream, followed from its start, tells each step and how the
+	// run ended.
+	var told []string
+	for u, err := range r1.Subscribe(ctx, agentrun.SubscribeOptions{}) {
+		if err != nil {
+			t.Fatalf("subscribe: %v", err)
+		}
+		if e := u.Event; e != nil && (e.Type == progress.EventStepCompleted || e.Type == progress.EventStatus) {
+			told = append(told, strings.TrimSpace(e.Step+" "+string(e.Status)))
+		}
+	}
+	if got, want := strings.Join(told, ", "), "llm/1, tool/1/0/refund, llm/2, Completed"; !strings.HasSuffix(got, want) {
+		t.Fatalf("the stream told %q; want it to end with %q", got, want)
+	}
 	wait(r1, `Refunded: {"refund":"R-7-1200"}`)
 	if refunds, calls := p.counts(); refunds != 1 || calls != 1 || p.inputs[0] != (refundIn{Order: "7", Amount: 1200}) {
 		t.Fatalf("after run 1: %d refunds, %d calls (%+v); want 1 and 1 with the typed input", refunds, calls, p.inputs)
