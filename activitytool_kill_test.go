@@ -22,7 +22,6 @@ import (
 	"github.com/agentrun/agentrun"
 	"github.com/agentrun/agentrun/agentruntest"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
-	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/tools"
 )
 
@@ -150,34 +149,28 @@ func ledgerLines(t *testing.T, path string) []string {
 	return strings.Fields(string(b))
 }
 
-// killRig is an agentrun worker in this process whose agent calls the
-// team's IssueRefundToLedger, run by payments worker processes on queue.
-func killRig(t *testing.T, c client.Client, queue string, timeout time.Duration, order string) *agentrun.Client {
+// killRig starts a payments worker process holding as cfg says (its
+// address, queue and ledger set here) and an agentrun worker in this
+// process whose agent calls the team's IssueRefundToLedger on it, with a
+// 3s timeout; it starts a run refunding order and returns once the
+// payments worker holds inside the refund.
+func killRig(ctx context.Context, t *testing.T, srv *testenv.Server, queue, order string, cfg paymentsConfig) (*paymentsProcess, *agentrun.Run, paymentsConfig) {
 	t.Helper()
+	cfg.HostPort, cfg.Queue, cfg.Ledger = srv.HostPort, queue+"-payments", filepath.Join(t.TempDir(), "ledger")
+	pay := startPayments(t, cfg)
+	pay.waitFor(ctx, t, "payments worker started")
 	tool, err := agentrun.ActivityTool(agentrun.ToolOptions{Name: "refund", Description: "Refund an order.", Write: true, Approval: "never"},
-		IssueRefundToLedger, agentrun.ActivityOptions{TaskQueue: queue + "-payments", StartToCloseTimeout: timeout})
+		IssueRefundToLedger, agentrun.ActivityOptions{TaskQueue: cfg.Queue, StartToCloseTimeout: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	model := script(
-		llm.Turn{ToolCalls: []llm.ScriptedCall{{Name: "refund", Args: json.RawMessage(`{"order":"` + order + `","amount_cents":4000}`)}}},
-		llm.Turn{Text: "Refunded: " + llm.LastToolResult, TextOnError: "Not refunded: " + llm.LastToolResult},
-	)
-	w := worker.New(c, queue, worker.Options{})
-	err = agentrun.Register(w, agentrun.Config{Journal: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Agents: []agentrun.Agent{{Name: "refunds", Model: model, Tools: []tools.Tool{tool}}}})
+	ac := agentWorker(t, srv.Client, queue, agentrun.Agent{Name: "refunds", Model: refundTurns(`{"order":"` + order + `","amount_cents":4000}`), Tools: []tools.Tool{tool}})
+	run, err := ac.Start(ctx, agentrun.StartOptions{ID: queue + "-1", Prompt: "refund order " + order})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
-	ac, err := agentrun.NewClient(c, agentrun.ClientOptions{TaskQueue: queue})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ac
+	pay.waitFor(ctx, t, "holding "+cfg.Hold+" the refund")
+	return pay, run, cfg
 }
 
 // TestActivityToolKilledAfterRefund: the team's worker is SIGKILLed after
@@ -189,17 +182,8 @@ func TestActivityToolKilledAfterRefund(t *testing.T) {
 	srv := devClientServer(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	const queue = "activity-tool-kill"
-	ledger := filepath.Join(t.TempDir(), "ledger")
-	pay := startPayments(t, paymentsConfig{HostPort: srv.HostPort, Queue: queue + "-payments", Ledger: ledger, Hold: "after"})
-	pay.waitFor(ctx, t, "payments worker started")
-	ac := killRig(t, srv.Client, queue, 3*time.Second, "9")
-
-	run, err := ac.Start(ctx, agentrun.StartOptions{ID: "activity-tool-kill-1", Prompt: "refund order 9"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pay.waitFor(ctx, t, "holding after the refund")
+	pay, run, cfg := killRig(ctx, t, srv, "activity-tool-kill", "9", paymentsConfig{Hold: "after"})
+	ledger := cfg.Ledger
 	if err := pay.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -234,18 +218,8 @@ func TestActivityToolFrozenBeforeRefund(t *testing.T) {
 	srv := devClientServer(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	const queue = "activity-tool-freeze"
-	ledger := filepath.Join(t.TempDir(), "ledger")
-	cfg := paymentsConfig{HostPort: srv.HostPort, Queue: queue + "-payments", Ledger: ledger, Hold: "before", HoldFor: 2 * time.Second}
-	frozen := startPayments(t, cfg)
-	frozen.waitFor(ctx, t, "payments worker started")
-	ac := killRig(t, srv.Client, queue, 3*time.Second, "11")
-
-	run, err := ac.Start(ctx, agentrun.StartOptions{ID: "activity-tool-freeze-1", Prompt: "refund order 11"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	frozen.waitFor(ctx, t, "holding before the refund")
+	frozen, run, cfg := killRig(ctx, t, srv, "activity-tool-freeze", "11", paymentsConfig{Hold: "before", HoldFor: 2 * time.Second})
+	ledger := cfg.Ledger
 	if err := frozen.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}

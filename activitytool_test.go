@@ -84,34 +84,17 @@ func TestActivityTool(t *testing.T) {
 	}
 	defer pay.Stop()
 
-	call := func(args string) llm.Turn {
-		return llm.Turn{ToolCalls: []llm.ScriptedCall{{Name: "refund", Args: json.RawMessage(args)}}}
-	}
-	answer := llm.Turn{Text: "Refunded: " + llm.LastToolResult, TextOnError: "Not refunded: " + llm.LastToolResult}
 	// One agent per case: a scripted model answers by the turn of its run.
 	tool := refundActivityTool(t, p, payQueue)
 	refunder := func(name, args string) agentrun.Agent {
-		return agentrun.Agent{Name: name, Model: script(call(args), answer), Tools: []tools.Tool{tool}}
+		return agentrun.Agent{Name: name, Model: refundTurns(args), Tools: []tools.Tool{tool}}
 	}
-	w := worker.New(c, agentQueue, worker.Options{})
-	err := agentrun.Register(w, agentrun.Config{Journal: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Agents: []agentrun.Agent{
-			refunder("ok", `{"order":"7","amount_cents":1200}`),
-			refunder("misfit", `{"order":7}`), // not the tool's input
-			refunder("declined", `{"order":"declined","amount_cents":500}`),
-			refunder("lost", `{"order":"lost","amount_cents":900}`),
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
-	ac, err := agentrun.NewClient(c, agentrun.ClientOptions{TaskQueue: agentQueue})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ac := agentWorker(t, c, agentQueue,
+		refunder("ok", `{"order":"7","amount_cents":1200}`),
+		refunder("misfit", `{"order":7}`), // not the tool's input
+		refunder("declined", `{"order":"declined","amount_cents":500}`),
+		refunder("lost", `{"order":"lost","amount_cents":900}`),
+	)
 	run := func(id string) *agentrun.Run {
 		r, err := ac.Start(ctx, agentrun.StartOptions{ID: "activity-tool-" + id, Agent: id, Prompt: "refund it"})
 		if err != nil {
@@ -174,6 +157,35 @@ func TestActivityTool(t *testing.T) {
 	if refunds, calls := p.counts(); refunds != 2 || calls != 3 {
 		t.Fatalf("after run 4: %d refunds, %d calls; want 2 and 3 (its one call, never run again)", refunds, calls)
 	}
+}
+
+// refundTurns is a model that calls refund with args and answers with
+// its result.
+func refundTurns(args string) *llm.Scripted {
+	return script(
+		llm.Turn{ToolCalls: []llm.ScriptedCall{{Name: "refund", Args: json.RawMessage(args)}}},
+		llm.Turn{Text: "Refunded: " + llm.LastToolResult, TextOnError: "Not refunded: " + llm.LastToolResult},
+	)
+}
+
+// agentWorker starts a worker of queue running agents and returns a
+// client of its runs.
+func agentWorker(t *testing.T, c client.Client, queue string, agents ...agentrun.Agent) *agentrun.Client {
+	t.Helper()
+	w := worker.New(c, queue, worker.Options{})
+	err := agentrun.Register(w, agentrun.Config{Journal: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Agents: agents})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	ac, err := agentrun.NewClient(c, agentrun.ClientOptions{TaskQueue: queue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ac
 }
 
 // validationOf is what the tool's schema check says of args.
