@@ -121,6 +121,9 @@ func (c Config) validate() error {
 				toolNames[name], toolsByName[name] = a.Name, t
 			}
 		}
+		if err := checkProbes(a); err != nil {
+			return err
+		}
 	}
 	for _, a := range c.Agents {
 		for _, sub := range a.Agents {
@@ -137,6 +140,21 @@ func (c Config) validate() error {
 		}
 		if path := agentPath(byName, a.Name, nil); len(path) > maxAgentDepth+1 || hasCycle(path) {
 			return fmt.Errorf("agentrun.Config: agents call each other too deeply or in a cycle: %s (at most %d levels)", strings.Join(path, " → "), maxAgentDepth)
+		}
+	}
+	return nil
+}
+
+// checkProbes checks the probe of each of a's writes that has one against
+// a's tools: the probe calls a read tool of the same agent.
+func checkProbes(a Agent) error {
+	for _, t := range a.Tools {
+		spec := t.Spec()
+		if spec.Probe == nil {
+			continue
+		}
+		if err := tools.CheckProbeTool(*spec.Probe, a.Tools); err != nil {
+			return fmt.Errorf("agentrun.Config: agent %q: the probe of write %s: %v", a.Name, spec.Name, err)
 		}
 	}
 	return nil
