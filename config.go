@@ -46,9 +46,13 @@ type Agent struct {
 	// the model asks for the call, and its decision is recorded with the
 	// run: a rule changed later never changes a run's past, and a call
 	// runs only if the rule, asked again just before, decides no
-	// stricter. It must be quick and must not act on the world. A panic,
-	// or a Decision that is none of the four, is Ask. Default nil: each
-	// tool's own Approval.
+	// stricter. It must be quick and must not act on the world. A rule
+	// that panics decides nothing: the model step fails, naming the agent,
+	// the tool and the panic value (the stack goes to Config.Logger), so
+	// the run fails and no call of that reply runs; asked again before a
+	// tool step, it refuses the step. A Decision that is none of the four
+	// is Ask (a person sees the call), and the worker logs a warning.
+	// Default nil: each tool's own Approval.
 	Approve func(Call) Decision
 	// Agents names other agents of the Config that this agent may call as
 	// tools: each call runs a child run of that agent, with its model and
