@@ -297,9 +297,7 @@ func TestApprovalRulePanics(t *testing.T) {
 		llm.Turn{Text: "Refunded: " + llm.LastToolResult},
 	)}
 	rule := func(c agentrun.Call) agentrun.Decision {
-		var limits map[string]int
-		limits[c.Tool] = 1 // a bug: the limits were never loaded
-		return agentrun.Allow
+		panic(fmt.Errorf("no limits loaded for %s", c.Tool)) // a bug in the team's rule
 	}
 	const queue = "panic-queue"
 	w := worker.New(c, queue, worker.Options{})
@@ -318,7 +316,7 @@ func TestApprovalRulePanics(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = run.Get(ctx, nil)
-	want := `agent "refunds": the approval rule panicked on a call of refund: assignment to entry in nil map`
+	want := `agent "refunds": the approval rule panicked on a call of refund: no limits loaded for refund`
 	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "goroutine") {
 		t.Fatalf("the run: %v; want it failed with %q and no stack", err, want)
 	}
