@@ -3,6 +3,9 @@ package agentrun
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
 
 	"github.com/agentrun/agentrun/agent"
 )
@@ -45,10 +48,27 @@ func (c Call) Args(v any) error {
 	return nil
 }
 
-// rule adapts an agent's approval rule to the executor's.
-func rule(approve func(Call) Decision) func(agent.ToolCall) string {
+// rule adapts agent name's approval rule to the executor's. A panic is
+// an error naming the agent, the tool and the panic value, in one line
+// (the stack goes to logger); a Decision that is none of the four is Ask,
+// and logger says so.
+func rule(name string, approve func(Call) Decision, logger *slog.Logger) func(agent.ToolCall) (string, error) {
 	if approve == nil {
 		return nil
 	}
-	return func(c agent.ToolCall) string { return string(approve(Call{Tool: c.Name, args: c.Args})) }
+	return func(c agent.ToolCall) (d string, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				logger.Error("the approval rule panicked", "agent", name, "tool", c.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				d, err = "", fmt.Errorf("agent %q: the approval rule panicked on a call of %s: %s", name, c.Name, strings.Join(strings.Fields(fmt.Sprint(p)), " "))
+			}
+		}()
+		switch d := approve(Call{Tool: c.Name, args: c.Args}); d {
+		case ByTool, Ask, Allow, Deny:
+			return string(d), nil
+		default:
+			logger.Warn("the approval rule decided none of ByTool, Ask, Allow or Deny; the call waits for a person", "agent", name, "tool", c.Name, "decision", string(d))
+			return string(Ask), nil
+		}
+	}
 }

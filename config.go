@@ -46,9 +46,13 @@ type Agent struct {
 	// the model asks for the call, and its decision is recorded with the
 	// run: a rule changed later never changes a run's past, and a call
 	// runs only if the rule, asked again just before, decides no
-	// stricter. It must be quick and must not act on the world. A panic,
-	// or a Decision that is none of the four, is Ask. Default nil: each
-	// tool's own Approval.
+	// stricter. It must be quick and must not act on the world. A rule
+	// that panics decides nothing: the model step fails, naming the agent,
+	// the tool and the panic value (the stack goes to Config.Logger), so
+	// the run fails and no call of that reply runs; asked again before a
+	// tool step, it refuses the step. A Decision that is none of the four
+	// is Ask (a person sees the call), and the worker logs a warning.
+	// Default nil: each tool's own Approval.
 	Approve func(Call) Decision
 	// Agents names other agents of the Config that this agent may call as
 	// tools: each call runs a child run of that agent, with its model and
@@ -121,6 +125,9 @@ func (c Config) validate() error {
 				toolNames[name], toolsByName[name] = a.Name, t
 			}
 		}
+		if err := checkProbes(a); err != nil {
+			return err
+		}
 	}
 	for _, a := range c.Agents {
 		for _, sub := range a.Agents {
@@ -137,6 +144,21 @@ func (c Config) validate() error {
 		}
 		if path := agentPath(byName, a.Name, nil); len(path) > maxAgentDepth+1 || hasCycle(path) {
 			return fmt.Errorf("agentrun.Config: agents call each other too deeply or in a cycle: %s (at most %d levels)", strings.Join(path, " → "), maxAgentDepth)
+		}
+	}
+	return nil
+}
+
+// checkProbes checks the probe of each of a's writes that has one against
+// a's tools: the probe calls a read tool of the same agent.
+func checkProbes(a Agent) error {
+	for _, t := range a.Tools {
+		spec := t.Spec()
+		if spec.Probe == nil {
+			continue
+		}
+		if err := tools.CheckProbeTool(*spec.Probe, a.Tools); err != nil {
+			return fmt.Errorf("agentrun.Config: agent %q: the probe of write %s: %v", a.Name, spec.Name, err)
 		}
 	}
 	return nil

@@ -100,7 +100,7 @@ func (cfg Config) activities() (*activities.Activities, error) {
 		if err != nil {
 			return nil, err
 		}
-		named[a.Name] = &execute.Executor{Model: a.Model, Tools: s, Content: store, System: a.System, Approve: rule(a.Approve), Logger: logger}
+		named[a.Name] = &execute.Executor{Model: a.Model, Tools: s, Content: store, System: a.System, Approve: rule(a.Name, a.Approve, logger), Logger: logger}
 	}
 	// The default agent's executor: a run that names no agent runs it.
 	first := cfg.Agents[0]
@@ -108,6 +108,6 @@ func (cfg Config) activities() (*activities.Activities, error) {
 	if err != nil {
 		return nil, err
 	}
-	root := &execute.Executor{Model: first.Model, Tools: s, Content: store, System: first.System, Approve: rule(first.Approve), Logger: logger, Named: named}
+	root := &execute.Executor{Model: first.Model, Tools: s, Content: store, System: first.System, Approve: rule(first.Name, first.Approve, logger), Logger: logger, Named: named}
 	return &activities.Activities{Exec: root, Guard: &journal.Guard{Store: guard, Probe: root.Probe}, Logger: logger}, nil
 }

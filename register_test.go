@@ -282,6 +282,60 @@ func TestApprovalRule(t *testing.T) {
 	}
 }
 
+// TestApprovalRulePanics: on a real dev server, an agent's rule that
+// panics on the refund the model asks for fails the run with one line
+// naming the agent, the tool and the panic value: the model was called
+// once, the refund never ran, and nothing waits for a person.
+func TestApprovalRulePanics(t *testing.T) {
+	t.Parallel()
+	c := devClient(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	refund, refunds := countingRefund(t)
+	model := &recordingModel{Model: script(
+		llm.Turn{ToolCalls: []llm.ScriptedCall{{Name: "refund", Args: json.RawMessage(`{"order":"7","amount_cents":1200}`)}}},
+		llm.Turn{Text: "Refunded: " + llm.LastToolResult},
+	)}
+	rule := func(c agentrun.Call) agentrun.Decision {
+		panic(fmt.Errorf("no limits loaded for %s", c.Tool)) // a bug in the team's rule
+	}
+	const queue = "panic-queue"
+	w := worker.New(c, queue, worker.Options{})
+	err := agentrun.Register(w, agentrun.Config{Journal: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Agents: []agentrun.Agent{{Name: "refunds", Model: model, Tools: []tools.Tool{refund}, Approve: rule}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "rule-panics", TaskQueue: queue}, agentrun.WorkflowName,
+		workflows.Input{Messages: agent.UserMessages("refund order 7")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = run.Get(ctx, nil)
+	want := `agent "refunds": the approval rule panicked on a call of refund: no limits loaded for refund`
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "goroutine") {
+		t.Fatalf("the run: %v; want it failed with %q and no stack", err, want)
+	}
+	model.mu.Lock()
+	calls := len(model.systems)
+	model.mu.Unlock()
+	if calls != 1 || refunds.Load() != 0 {
+		t.Fatalf("%d model calls, %d refunds; want 1 and 0", calls, refunds.Load())
+	}
+	v, err := c.QueryWorkflow(ctx, "rule-panics", "", workflows.QueryState)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st workflows.State
+	if err := v.Get(&st); err != nil || st.Status != agent.StatusFailed || len(st.Pending) != 0 || !strings.Contains(st.Reason, want) {
+		t.Fatalf("state %s %q, %d pending, %v; want Failed naming the panic, none pending", st.Status, st.Reason, len(st.Pending), err)
+	}
+}
+
 // TestRunAgentFromTeamWorkflow: on a real dev server, a team's workflow
 // runs the refunds agent with RunAgent and returns its answer; the
 // client approves the refund the run waits for (its typed arguments

@@ -13,6 +13,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/tools"
 )
 
 // ErrOutcomeUnknown is what a tool returns, as it is or through
@@ -80,8 +81,41 @@ type ToolOptions struct {
 	// none. Only for a write.
 	IdempotencyKey string
 	// Timeout bounds one call. Default 0: two minutes. A write that
-	// outlasts it is Indeterminate.
+	// outlasts it is Indeterminate, unless its Probe or IdempotencyKey
+	// settles it.
 	Timeout time.Duration
+	// Probe is how the engine asks the world whether an interrupted call
+	// of this write took effect. Default nil: none. Only for a write.
+	Probe *Probe
+}
+
+// Probe is a write's check of the world: when an attempt of the write
+// started and never recorded its result (the worker died, the call timed
+// out, the tool returned [ErrOutcomeUnknown]), the engine calls a read
+// tool of the same agent and reads its answer, before it would stop the
+// run as Indeterminate for a person. An answer Found matches settles the
+// call as done; one NotFound matches runs the write once more; a failed
+// probe, or an answer both or neither match, leaves the call to a person
+// (or to its IdempotencyKey). A probe runs without approval. Every field
+// is required.
+type Probe struct {
+	// Tool names the read tool to call: a tool of the same agent, not a
+	// write. Register checks it.
+	Tool string
+	// Args are the read tool's arguments, by their JSON names. A string
+	// value may be a template: "{{key}}" is the write's idempotency key
+	// (ToolOptions.IdempotencyKey), "{{args.NAME}}" the write's argument
+	// NAME ("{{args.NAME.0.FIELD}}" goes deeper). A string that is one
+	// template whole becomes that value (a number stays a number); inside
+	// a longer string, its text.
+	Args map[string]any
+	// Found is a regular expression: an answer it matches says the write
+	// took effect. The call's result is then its first group when it has
+	// one, else the whole answer, and the write does not run again.
+	Found string
+	// NotFound is a regular expression: an answer it matches says the
+	// write did not take effect, so it runs once more.
+	NotFound string
 }
 
 // Tool is a tool written in Go: a typed function the model can call,
@@ -140,6 +174,9 @@ func NewTool[In, Out any](opts ToolOptions, fn func(ctx context.Context, in In) 
 		return nil, fmt.Errorf("tool %s: encode the schema: %v", opts.Name, err)
 	}
 	spec.Schema = raw
+	if spec.Probe, err = opts.probe(spec); err != nil {
+		return nil, err
+	}
 	t := &Tool{spec: spec, timeout: opts.Timeout, schema: resolved}
 	t.run = func(ctx context.Context, args json.RawMessage) (agent.ToolResult, error) {
 		var in In
@@ -191,6 +228,30 @@ func (o ToolOptions) spec(schema *jsonschema.Schema) (agent.ToolSpec, error) {
 		}
 	}
 	return s, nil
+}
+
+// probe is the tool's probe from the options, checked as far as it can be
+// without the other tools (Register checks its tool); spec is the tool's.
+func (o ToolOptions) probe(spec agent.ToolSpec) (*agent.Probe, error) {
+	p := o.Probe
+	if p == nil {
+		return nil, nil
+	}
+	if !o.Write {
+		return nil, fmt.Errorf("tool %s: a probe on a read; only a write takes one", o.Name)
+	}
+	ap := &agent.Probe{Tool: p.Tool, Found: p.Found, NotFound: p.NotFound}
+	if p.Args != nil {
+		args, err := json.Marshal(p.Args)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: probe: args: not JSON: %v", o.Name, err)
+		}
+		ap.Args = args
+	}
+	if err := tools.CheckProbe(*ap, spec); err != nil {
+		return nil, fmt.Errorf("tool %s: probe: %v", o.Name, err)
+	}
+	return ap, nil
 }
 
 // decode checks args against the tool's schema and decodes them into in;

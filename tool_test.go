@@ -162,7 +162,7 @@ func TestNewToolRefusesBadOptions(t *testing.T) {
 	_, err = agentrun.NewTool(agentrun.ToolOptions{Name: "hook"}, func(context.Context, struct{ F func() }) (string, error) { return "", nil })
 	check(err, "tool hook: no JSON schema describes its input")
 	_, err = agentrun.NewTool(agentrun.ToolOptions{Name: "count"}, func(context.Context, int) (string, error) { return "", nil })
-	check(err, "is not a struct")
+	check(err, "tool count: its input int is not a struct")
 	_, err = agentrun.NewTool(agentrun.ToolOptions{Name: "a b"}, okRefund(nil))
 	check(err, `tool "a b": the name must be 1 to 64 letters`)
 	_, err = agentrun.NewTool(agentrun.ToolOptions{Name: strings.Repeat("x", 65)}, okRefund(nil))

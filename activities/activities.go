@@ -35,6 +35,10 @@ const (
 	// would have run (its deadline passed, or a later attempt took the
 	// step); the tool did not run in it.
 	ErrTypeFenceLost = "FenceLost"
+	// ErrTypeRule: the agent's approval rule decided nothing for a call the
+	// model asked for (it panicked); the model step fails and no call of
+	// its reply runs.
+	ErrTypeRule = "ApprovalRuleFailed"
 )
 
 // StepInput is the input of CallModel and CallTool.

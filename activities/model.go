@@ -110,6 +110,10 @@ func modelError(ctx context.Context, err error) error {
 	if cerr := contentError(ctx, err); cerr != nil {
 		return cerr
 	}
+	var re *execute.RuleError
+	if errors.As(err, &re) {
+		return temporal.NewNonRetryableApplicationError(secret.Scrub(re.Error()), ErrTypeRule, nil)
+	}
 	var e *llm.Error
 	if !errors.As(err, &e) {
 		e = &llm.Error{Class: llm.ClassNetwork, Message: err.Error()}

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,9 +61,11 @@ type Executor struct {
 	// asks for, agent.ApprovalAlways, ApprovalNever, ApprovalDeny, or ""
 	// to leave the call to its tool's Approval. The model step records its
 	// decision in the call (agent.ToolCall.Approval); a tool step runs
-	// only when the rule now decides no stricter. A panic or an unknown
-	// answer is ApprovalAlways. Default nil: no rule.
-	Approve func(agent.ToolCall) string
+	// only when the rule now decides no stricter. An unknown answer is
+	// ApprovalAlways. An error (or a panic) is no decision: the model step
+	// fails with a *RuleError, which is not transient, and a tool step is
+	// refused (CheckApproval). Default nil: no rule.
+	Approve func(agent.ToolCall) (string, error)
 	// Named holds the agents a run may name at its start (the library's
 	// agents, agentrun.Config), by name: each runs with its own model,
 	// tools and system prompt and this executor's store. Agent finds them
@@ -94,6 +98,18 @@ func (e *ContentError) Error() string {
 }
 
 func (e *ContentError) Unwrap() error { return e.Err }
+
+// RuleError is the failure of a model step whose approval rule could not
+// decide a call the model asked for (Executor.Approve failed or panicked).
+// It is not transient: no call of the reply runs, and the step fails.
+type RuleError struct {
+	Step string
+	Err  error
+}
+
+func (e *RuleError) Error() string { return fmt.Sprintf("step %s: %v", e.Step, e.Err) }
+
+func (e *RuleError) Unwrap() error { return e.Err }
 
 func (e *Executor) caches() *cache {
 	e.once.Do(func() { e.cache = newCache() })
@@ -229,7 +245,9 @@ func (e *Executor) callModel(ctx context.Context, step agent.Step, text func(str
 	}
 	calls := make([]agent.ToolCall, len(reply.Message.ToolCalls))
 	for i, c := range reply.Message.ToolCalls {
-		c.Approval = e.decide(c) // never the model's word
+		if c.Approval, err = e.decide(c); err != nil { // never the model's word
+			return agent.ModelReply{}, &RuleError{Step: step.Name, Err: err}
+		}
 		if len(c.Args) > agent.InlineLimit {
 			key, err := e.put(ctx, c.Args)
 			if err != nil {
@@ -336,22 +354,26 @@ func (e *Executor) ToolsKey() (string, error) {
 }
 
 // decide returns what the approval rule decides for call ("" without a
-// rule): a panic, or an answer that is none of the decisions, asks a
-// person.
-func (e *Executor) decide(call agent.ToolCall) (d string) {
+// rule): an answer that is none of the decisions asks a person; a rule
+// that fails or panics decides nothing, and the error says so.
+func (e *Executor) decide(call agent.ToolCall) (d string, err error) {
 	if e.Approve == nil {
-		return ""
+		return "", nil
 	}
 	defer func() {
-		if recover() != nil {
-			d = agent.ApprovalAlways
+		if p := recover(); p != nil {
+			e.logger().Error("the approval rule panicked", "tool", call.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			d, err = "", fmt.Errorf("the approval rule panicked on a call of %s: %s", call.Name, strings.Join(strings.Fields(fmt.Sprint(p)), " "))
 		}
 	}()
-	switch d := e.Approve(call); d {
-	case "", agent.ApprovalAlways, agent.ApprovalNever, agent.ApprovalDeny:
-		return d
+	d, err = e.Approve(call)
+	switch {
+	case err != nil:
+		return "", err
+	case d == "", d == agent.ApprovalAlways, d == agent.ApprovalNever, d == agent.ApprovalDeny:
+		return d, nil
 	}
-	return agent.ApprovalAlways
+	return agent.ApprovalAlways, nil
 }
 
 // CheckApproval returns why the tool step s (its arguments prepared: see
@@ -370,7 +392,10 @@ func (e *Executor) CheckApproval(s agent.Step, spec agent.ToolSpec) string {
 		return ""
 	}
 	now := *s.Call
-	now.Approval = e.decide(now)
+	var err error
+	if now.Approval, err = e.decide(now); err != nil {
+		return fmt.Sprintf("step %s: the approval rule decides nothing: %v", s.Name, err)
+	}
 	was, is := agent.GateWrites{}.Decide(spec, *s.Call), agent.GateWrites{}.Decide(spec, now)
 	if is.Verdict > was.Verdict {
 		return fmt.Sprintf("step %s ran by the approval decision %q; this worker's rule now decides %q for it", s.Name, s.Call.Approval, now.Approval)

@@ -90,12 +90,14 @@ func (r Retry) Text(err error) string { return Describe(err) }
 //	write step  never: a write that started and has no result is settled
 //	            by the journal's guard, never run again blindly
 //
-// Missing or damaged content (*ContentError) and a cancelled step (the run
-// was cancelled, the process stops) are never transient.
+// Missing or damaged content (*ContentError), an approval rule that
+// decided nothing (*RuleError) and a cancelled step (the run was
+// cancelled, the process stops) are never transient.
 func Transient(step agent.Step, err error) bool {
 	var ce *ContentError
+	var re *RuleError
 	switch {
-	case err == nil, errors.As(err, &ce), errors.Is(err, context.Canceled):
+	case err == nil, errors.As(err, &ce), errors.As(err, &re), errors.Is(err, context.Canceled):
 		return false
 	case step.Kind == agent.KindModel:
 		return llm.ClassOf(err).Retryable()

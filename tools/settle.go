@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -40,12 +41,6 @@ func checkProbe(p agent.Probe) error {
 // tool is known, and hides each write's idempotency key argument from the
 // model (the engine fills it). field names a tool's override in errors.
 func settleRules(ts []Tool, field func(name string) string) ([]Tool, error) {
-	var reads []string
-	for _, t := range ts {
-		if t.Spec().Kind == agent.KindRead && !t.Spec().Agent {
-			reads = append(reads, t.Spec().Name)
-		}
-	}
 	for i, t := range ts {
 		spec := t.Spec()
 		if spec.IdempotencyKey == "" && spec.Probe == nil {
@@ -64,7 +59,7 @@ func settleRules(ts []Tool, field func(name string) string) ([]Tool, error) {
 			return nil, fmt.Errorf("%s.idempotency_key: %q is not an argument of %s; its arguments are: %s", f, k, spec.Name, listOrNone(props))
 		}
 		if p := spec.Probe; p != nil {
-			if err := checkProbeTools(*p, spec, ts, reads); err != nil {
+			if err := cmp.Or(CheckProbeTool(*p, ts), checkTemplates(*p, spec)); err != nil {
 				return nil, fmt.Errorf("%s.probe: %w", f, err)
 			}
 		}
@@ -75,10 +70,26 @@ func settleRules(ts []Tool, field func(name string) string) ([]Tool, error) {
 	return ts, nil
 }
 
-// checkProbeTools checks a write's probe against the tools: a read tool
-// that is offered, arguments it takes, and templates naming the write's key
-// or arguments.
-func checkProbeTools(p agent.Probe, write agent.ToolSpec, ts []Tool, reads []string) error {
+// CheckProbe checks a write's probe on its own, as the tools file's
+// probes are checked: every field given, the arguments an object of known
+// templates naming the write's idempotency key or its arguments (by its
+// schema), and the expressions valid. The error names the probe's field
+// ("found: ...") and what is valid; the caller says whose probe it is.
+// CheckProbeTool checks the rest, once the tools beside the write are known.
+func CheckProbe(p agent.Probe, write agent.ToolSpec) error {
+	return cmp.Or(checkProbe(p), checkTemplates(p, write))
+}
+
+// CheckProbeTool checks a probe's tool against the tools offered beside
+// the write (ts): offered, a read, and taking the probe's
+// arguments. The error names the field and the read tools of ts.
+func CheckProbeTool(p agent.Probe, ts []Tool) error {
+	var reads []string
+	for _, t := range ts {
+		if t.Spec().Kind == agent.KindRead && !t.Spec().Agent {
+			reads = append(reads, t.Spec().Name)
+		}
+	}
 	var probe agent.ToolSpec
 	found := false
 	for _, t := range ts {
@@ -101,8 +112,17 @@ func checkProbeTools(p agent.Probe, write agent.ToolSpec, ts []Tool, reads []str
 			}
 		}
 	}
-	ts2, _ := p.Templates()
-	for _, t := range ts2 {
+	return nil
+}
+
+// checkTemplates checks that the templates of a probe's arguments name the
+// write's idempotency key or its arguments.
+func checkTemplates(p agent.Probe, write agent.ToolSpec) error {
+	ts, err := p.Templates()
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
 		if t.Key {
 			if write.IdempotencyKey == "" {
 				return fmt.Errorf(`args: {{key}} names the idempotency key, and %s has none; declare "idempotency_key" or use {{args.NAME}}`, write.Name)
