@@ -71,6 +71,9 @@ func ActivityTool[In, Out any](opts ToolOptions, activity func(ctx context.Conte
 	if activity == nil {
 		return nil, fmt.Errorf("tool %s: the activity is nil", opts.Name)
 	}
+	if opts.Probe != nil {
+		return nil, fmt.Errorf("tool %s: an activity tool takes no probe (the engine's guard, which asks probes, does not run it); settle it by its IdempotencyKey, or by a person", opts.Name)
+	}
 	spec, err := ao.spec(opts, activityName(activity))
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentrun/agentrun"
@@ -225,5 +226,45 @@ func init() {
 	// (activitytool_kill_test.go) runs as this test binary.
 	if os.Getenv(paymentsWorkerEnv) != "" {
 		runPaymentsWorker()
+	}
+}
+
+// TestActivityToolRefused: options an activity tool cannot take are one
+// line naming the tool and what is valid.
+func TestActivityToolRefused(t *testing.T) {
+	t.Parallel()
+	p := &payments{}
+	write := agentrun.ToolOptions{Name: "refund", Write: true}
+	for _, tc := range []struct {
+		name string
+		opts agentrun.ToolOptions
+		fn   func(context.Context, refundIn) (refundOut, error)
+		ao   agentrun.ActivityOptions
+		want string
+	}{
+		{"tool timeout", agentrun.ToolOptions{Name: "refund", Write: true, Timeout: time.Second}, p.IssueRefund, agentrun.ActivityOptions{}, "leave ToolOptions.Timeout 0"},
+		{"literal", write, func(context.Context, refundIn) (refundOut, error) { return refundOut{}, nil }, agentrun.ActivityOptions{}, "set ActivityOptions.Name"},
+		{"retried write", write, p.IssueRefund, agentrun.ActivityOptions{RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}}, "allows 3 attempts; set MaximumAttempts 1"},
+		{"unbounded write", write, p.IssueRefund, agentrun.ActivityOptions{RetryPolicy: &temporal.RetryPolicy{}}, "allows any number of attempts"},
+		{"backoff", agentrun.ToolOptions{Name: "lookup"}, p.IssueRefund, agentrun.ActivityOptions{RetryPolicy: &temporal.RetryPolicy{BackoffCoefficient: 0.5}}, "BackoffCoefficient 0.5; want at least 1"},
+		{"negative", write, p.IssueRefund, agentrun.ActivityOptions{HeartbeatTimeout: -time.Second}, "a negative timeout"},
+		{"probe", agentrun.ToolOptions{Name: "refund", Write: true, Probe: &agentrun.Probe{Tool: "find", Found: "x", NotFound: "y"}}, p.IssueRefund, agentrun.ActivityOptions{}, "takes no probe"},
+	} {
+		_, err := agentrun.ActivityTool(tc.opts, tc.fn, tc.ao)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "tool "+tc.opts.Name+":") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v; want one line naming the tool and containing %q", tc.name, err, tc.want)
+		}
+	}
+	// A keyed write may be retried, and a literal may be named.
+	keyed := agentrun.ToolOptions{Name: "refund", Write: true, IdempotencyKey: "request_id"}
+	if _, err := agentrun.ActivityTool(keyed, p.IssueRefund, agentrun.ActivityOptions{RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 5}}); err != nil {
+		t.Errorf("a keyed write with retries: %v", err)
+	}
+	tool, err := agentrun.ActivityTool(write, func(context.Context, refundIn) (refundOut, error) { return refundOut{}, nil }, agentrun.ActivityOptions{Name: "IssueRefund"})
+	if err != nil || tool.Spec().Activity.Name != "IssueRefund" || tool.Spec().Activity.StartToClose != 2*time.Minute {
+		t.Errorf("a named literal: %+v, %v; want IssueRefund with the default two minutes", tool, err)
+	}
+	if tool, _ := agentrun.ActivityTool(write, p.IssueRefund, agentrun.ActivityOptions{}); tool.Spec().Activity.Name != "IssueRefund" {
+		t.Errorf("a method value's activity name: %q, want IssueRefund", tool.Spec().Activity.Name)
 	}
 }

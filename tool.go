@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -177,6 +179,12 @@ func NewTool[In, Out any](opts ToolOptions, fn func(ctx context.Context, in In) 
 	if spec.Probe, err = opts.probe(spec); err != nil {
 		return nil, err
 	}
+	if k := opts.IdempotencyKey; k != "" {
+		// The engine fills the key: the model neither sees nor gives it.
+		if spec.Schema, err = withoutProperty(schema, k); err != nil {
+			return nil, fmt.Errorf("tool %s: encode the schema: %v", opts.Name, err)
+		}
+	}
 	t := &Tool{spec: spec, timeout: opts.Timeout, schema: resolved}
 	t.run = func(ctx context.Context, args json.RawMessage) (agent.ToolResult, error) {
 		var in In
@@ -252,6 +260,15 @@ func (o ToolOptions) probe(spec agent.ToolSpec) (*agent.Probe, error) {
 		return nil, fmt.Errorf("tool %s: probe: %v", o.Name, err)
 	}
 	return ap, nil
+}
+
+// withoutProperty is schema without its property name, encoded.
+func withoutProperty(schema *jsonschema.Schema, name string) (json.RawMessage, error) {
+	c := *schema
+	c.Properties = maps.Clone(schema.Properties)
+	delete(c.Properties, name)
+	c.Required = slices.DeleteFunc(slices.Clone(schema.Required), func(r string) bool { return r == name })
+	return json.Marshal(&c)
 }
 
 // decode checks args against the tool's schema and decodes them into in;

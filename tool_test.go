@@ -72,6 +72,20 @@ func TestToolSchemaFromInput(t *testing.T) {
 	if k := tool.Spec().Kind; k != agent.KindWrite {
 		t.Errorf("kind %q, want write", k)
 	}
+	// The idempotency key is the engine's to fill: the model's schema has
+	// no such argument, and a call carrying it (as the engine sends it)
+	// is still valid.
+	keyed := mustTool(t, agentrun.ToolOptions{Name: "refund", Write: true, IdempotencyKey: "request_id"}, okRefund(nil))
+	s.Properties = nil
+	if err := json.Unmarshal(keyed.Spec().Schema, &s); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Properties["request_id"]; ok || len(s.Properties) != 2 {
+		t.Errorf("schema %s: want order and amount_cents only; the engine fills request_id", keyed.Spec().Schema)
+	}
+	if res, err := keyed.Call(t.Context(), json.RawMessage(`{"order": "A-1", "amount_cents": 100, "request_id": "agentrun-1"}`)); err != nil || res.IsError {
+		t.Errorf("a call with the engine's key: %+v, %v", res, err)
+	}
 }
 
 func TestToolArgumentsCheckedBeforeCall(t *testing.T) {
