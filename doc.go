@@ -14,7 +14,11 @@
 // comes from its input type, the arguments are checked before the function
 // runs, and its errors follow one contract: an ordinary error is a failed
 // result the model reads; [ErrOutcomeUnknown] (or a panic) in a write stops
-// the run as Indeterminate.
+// the run as Indeterminate. A write declares how an interrupted call is
+// settled without a person: an idempotency key the engine fills, or a
+// [Probe] that asks the world. [ActivityTool] makes a tool of one of your
+// Temporal activities instead: a call is scheduled as that activity, on
+// its own task queue with its own options, under the same contract.
 //
 // # Agents on your worker
 //
@@ -34,7 +38,7 @@
 // [Client], over your own Temporal client, starts runs ([Client.Start],
 // with an agent and budgets) and operates them ([Run]: Wait, State,
 // Pending calls with their typed arguments, Approve, Deny, Done, Retry,
-// Budget, Message, Cancel), with typed errors ([ErrRunNotFound],
+// Budget, Message, Cancel, Subscribe to its events), with typed errors ([ErrRunNotFound],
 // [RefusedError], ...). [RunAgent] runs an agent from your own workflow,
 // as a child workflow, and returns its [Result]. Package agentruntest runs
 // agents on the sdk's test environment, so an agent is tested with no
