@@ -6,8 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-
-	"github.com/agentrun/agentrun/content"
+	"strings"
 )
 
 // DigestFormat says what an arguments digest looks like, for error
@@ -43,7 +42,7 @@ func ValidDigest(d string) bool { return digestRE.MatchString(d) }
 // the look and the approval. A digest is short enough to read and type.
 func ArgsDigest(args json.RawMessage, ref *Ref) string {
 	if ref != nil {
-		if content.ValidKey(ref.Key) == nil { // "sha256:" and 64 lowercase hex digits
+		if isContentKey(ref.Key) {
 			return ref.Key[:len("sha256:")+digestHex]
 		}
 		// Not a content key: hash the reference itself, so that the
@@ -63,4 +62,19 @@ func (c ToolCall) Digest() string { return ArgsDigest(c.Args, c.ArgsRef) }
 // do.
 func DigestMismatch(name, marker, given, pending string) string {
 	return fmt.Sprintf("%s: marker %s has arguments %s pending, not %s as given; look again with reconcile show RUN --step %s and decide on what it shows", name, marker, pending, given, marker)
+}
+
+// isContentKey reports whether key has the form of a content store's key
+// (package content's ValidKey): "sha256:" and 64 lowercase hex digits.
+func isContentKey(key string) bool {
+	h, ok := strings.CutPrefix(key, "sha256:")
+	if !ok || len(h) != 64 {
+		return false
+	}
+	for _, c := range h {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/agentrun/agentrun/ratelimit"
 )
 
 // Role is who wrote a message.
@@ -228,7 +226,22 @@ type ModelSettings struct {
 	Price *Price `json:"price,omitempty"`
 	// Limits are the provider account's rate limits, which every worker
 	// of the fleet shares (package ratelimit). No request setting either.
-	Limits *ratelimit.Limit `json:"limits,omitempty"`
+	Limits *RateLimits `json:"limits,omitempty"`
+}
+
+// RateLimits are a provider account's rate limits, as a models file
+// declares them; package ratelimit enforces them (ratelimit.Limit, the
+// same fields).
+type RateLimits struct {
+	// Pool names the limits' shared state: models that declare the same
+	// pool share one account's limits. Default "": the provider's name.
+	Pool string `json:"pool,omitempty"`
+	// RequestsPerMinute bounds the pool's calls in any minute. Default 0:
+	// no bound on requests.
+	RequestsPerMinute int64 `json:"requests_per_minute,omitempty"`
+	// TokensPerMinute bounds the pool's tokens (input and output) in any
+	// minute. Default 0: no bound on tokens.
+	TokensPerMinute int64 `json:"tokens_per_minute,omitempty"`
 }
 
 // IsZero reports whether no setting is set.

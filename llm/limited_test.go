@@ -37,7 +37,7 @@ func limitedPairOf(t *testing.T, rpm int, declared int64, store ratelimit.Store,
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	l := &ratelimit.Limit{Pool: "openai", RequestsPerMinute: declared}
+	l := &agent.RateLimits{Pool: "openai", RequestsPerMinute: declared}
 	p, err := providers.New("openai:gpt-4o-mini", llm.Options{
 		Account:  llm.Account{OpenAIAPIKey: "sk-fake", OpenAIBaseURL: srv.URL + "/v1"},
 		Settings: agent.ModelSettings{Limits: l},

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/ratelimit"
 )
 
 // Wrap gives p what o's settings ask of every provider: with a price,
@@ -15,7 +16,7 @@ func Wrap(p Provider, o Options) Provider {
 		p = Priced(p, *o.Settings.Price)
 	}
 	if o.Settings.Limits != nil && o.Limiter != nil {
-		p = Limited(p, o.Limiter, *o.Settings.Limits, o)
+		p = Limited(p, o.Limiter, ratelimit.Limit(*o.Settings.Limits), o)
 	}
 	return p
 }

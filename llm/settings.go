@@ -111,7 +111,7 @@ func checkPools(models map[string]agent.ModelSettings) error {
 			continue
 		}
 		if o := models[other].Limits; *o != *l {
-			return fmt.Errorf("%q and %q share the rate-limit pool %q with different limits (%s; %s): give them the same limits, or each its own \"pool\"", other, spec, l.Pool, o, l)
+			return fmt.Errorf("%q and %q share the rate-limit pool %q with different limits (%s; %s): give them the same limits, or each its own \"pool\"", other, spec, l.Pool, ratelimit.Limit(*o), ratelimit.Limit(*l))
 		}
 	}
 	return nil
@@ -285,12 +285,12 @@ const LimitsFormat = `an object such as {"requests_per_minute": 60, "tokens_per_
 // parseLimits decodes a model's rate limits: positive whole numbers of
 // requests and tokens per minute, at least one of them, and the pool they
 // belong to (default: the provider kind).
-func parseLimits(kind string, raw json.RawMessage) (*ratelimit.Limit, error) {
+func parseLimits(kind string, raw json.RawMessage) (*agent.RateLimits, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
 		return nil, fmt.Errorf("%s is not an object; want %s", short(raw), LimitsFormat)
 	}
-	l := &ratelimit.Limit{Pool: kind}
+	l := &agent.RateLimits{Pool: kind}
 	for _, k := range sortedKeys(fields) {
 		var dst *int64
 		var unit string
