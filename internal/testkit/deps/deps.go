@@ -17,12 +17,15 @@ type Graph struct {
 	Imports map[string][]string
 	// Standard holds the standard library's packages among Packages.
 	Standard map[string]bool
+	// Module maps each package outside the standard library to its
+	// module's path.
+	Module map[string]string
 }
 
 // List runs `go list -deps` on patterns (import paths, or paths relative
 // to dir such as "./workflows") in dir, a folder of the module.
 func List(ctx context.Context, dir string, patterns ...string) (*Graph, error) {
-	args := append([]string{"list", "-deps", "-f", `{{.ImportPath}} {{.Standard}} {{join .Imports ","}}`}, patterns...)
+	args := append([]string{"list", "-deps", "-f", `{{.ImportPath}} {{.Standard}} {{with .Module}}{{.Path}}{{else}}-{{end}} {{join .Imports ","}}`}, patterns...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
@@ -31,10 +34,10 @@ func List(ctx context.Context, dir string, patterns ...string) (*Graph, error) {
 	if err != nil {
 		return nil, fmt.Errorf("go list -deps %s: %v: %s", strings.Join(patterns, " "), err, bytes.TrimSpace(stderr.Bytes()))
 	}
-	g := &Graph{Imports: map[string][]string{}, Standard: map[string]bool{}}
+	g := &Graph{Imports: map[string][]string{}, Standard: map[string]bool{}, Module: map[string]string{}}
 	for line := range strings.Lines(string(out)) {
 		f := strings.Fields(line)
-		if len(f) < 2 {
+		if len(f) < 3 {
 			return nil, fmt.Errorf("go list -deps %s: unexpected line %q", strings.Join(patterns, " "), line)
 		}
 		path := f[0]
@@ -42,8 +45,11 @@ func List(ctx context.Context, dir string, patterns ...string) (*Graph, error) {
 		if f[1] == "true" {
 			g.Standard[path] = true
 		}
-		if len(f) > 2 {
-			g.Imports[path] = strings.Split(f[2], ",")
+		if f[2] != "-" {
+			g.Module[path] = f[2]
+		}
+		if len(f) > 3 {
+			g.Imports[path] = strings.Split(f[3], ",")
 		} else {
 			g.Imports[path] = nil
 		}

@@ -23,6 +23,9 @@ func TestListSelf(t *testing.T) {
 	if !g.Standard["os/exec"] || !g.Standard["fmt"] || g.Standard[self] {
 		t.Errorf("standard: os/exec %t, fmt %t, this package %t; want true, true, false", g.Standard["os/exec"], g.Standard["fmt"], g.Standard[self])
 	}
+	if m, std := g.Module[self], g.Module["fmt"]; m != "github.com/agentrun/agentrun" || std != "" {
+		t.Errorf("modules: this package's %q, fmt's %q; want github.com/agentrun/agentrun and none", m, std)
+	}
 	if !slices.Contains(g.Imports[self], "os/exec") {
 		t.Errorf("imports of this package %v lack os/exec", g.Imports[self])
 	}
