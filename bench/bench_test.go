@@ -363,6 +363,9 @@ func TestOnlyNamesSections(t *testing.T) {
 	if !(config{}).runs("steps") {
 		t.Error("a config without -only does not run every section")
 	}
+	if got, err := parseOnly("library"); err != nil || !(config{Only: got}).runs("library") {
+		t.Fatalf("parseOnly(library): %v, %v; want the library section", got, err)
+	}
 	if got, err := parseOnly("delegated"); err != nil || !(config{Only: got}).runs("delegated") {
 		t.Fatalf("parseOnly(delegated): %v, %v; want the delegated section", got, err)
 	}
@@ -373,7 +376,7 @@ func TestOnlyNamesSections(t *testing.T) {
 		t.Fatalf("parseOnly(fleetlimit): %v, %v; want the fleet limit section", got, err)
 	}
 	_, err = parseOnly("saturation,nope")
-	if err == nil || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), "valid: steps, cluster,") || !strings.Contains(err.Error(), "tracing, delegated, provider, fleetlimit, journal") {
+	if err == nil || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), "valid: steps, cluster,") || !strings.Contains(err.Error(), "tracing, library, delegated, provider, fleetlimit, journal") {
 		t.Fatalf("parseOnly(nope): %v; want an error naming nope and the valid sections", err)
 	}
 	if c, _ := (config{Only: got, CLI: "x"}).withDefaults(); c.Out != "-" {
