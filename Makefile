@@ -109,7 +109,9 @@ test: $(TEMPORAL) $(TEMPORAL_SERVER) $(JAEGER) $(MCP_SERVERS) $(STREAMS_TS) buil
 # PostgreSQL), the history cost of streamed model text, kill → resume across
 # worker processes, 1,000 runs parked on approval, approval of 1,000 and
 # 10,000 parked runs by one batch signal and 500 concurrent runs on one
-# worker (saturation), against baselines measured in the same run;
+# worker (saturation), an embedded worker (agentrun.Register) against the
+# worker program and what it links against a plain Temporal worker
+# (library), against baselines measured in the same run;
 # prints the table and writes it to BENCHMARKS.md. BENCH_FLAGS=-quick for a
 # smoke run.
 bench: $(TEMPORAL) $(TEMPORAL_SERVER) $(JAEGER)

@@ -235,7 +235,7 @@ func writeReport(w io.Writer, cfg config, m machine, server string, rows []row, 
 	fmt.Fprintf(w, "# agentrun benchmarks\n\n")
 	fmt.Fprintf(w, "Written by `make bench` (`go run ./bench`), %s, which overwrites this file. "+
 		"The bench starts a Temporal dev server of its own for each section (%s; in memory, headless, with agentrun's search attributes and %s), so that no section's histories and leftover activity timers slow the next, "+
-		"and runs its workers in its own process, except where a section says it runs worker processes (cmd worker, built by the bench). Every figure is measured side by side with its baseline in the same run "+
+		"and runs its workers in its own process, except where a section says it runs worker processes (cmd worker, and the library section's embedded worker, built by the bench). Every figure is measured side by side with its baseline in the same run "+
 		"(runs alternate, appends interleave); ratio = measured / baseline, and the goal applies to the ratio. "+
 		"Times are medians. A missed goal is marked ✗; the bench measures and exits 0 anyway.\n\n",
 		mode, server, dynamicConfigText())

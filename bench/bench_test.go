@@ -67,6 +67,14 @@ var (
 		"ms per activity in the codec and the content store's sealing",
 		"ms per activity, traced vs untraced",
 		"step spans in Jaeger per traced step",
+		"ms per activity, embedded worker vs the worker program (median of rounds)",
+		"embedded vs the worker program: median gap activity started → completed",
+		"embedded vs the worker program: history bytes per activity",
+		"packages linked (go list -deps, the standard library's included), embedded vs plain worker",
+		"packages linked outside the standard library, embedded vs plain worker",
+		"binary size as go build makes it (symbols and DWARF kept), embedded vs plain worker",
+		"binary size stripped (go build -ldflags='-s -w'), embedded vs plain worker",
+		"packages linked, the worker program",
 		"ms per run, delegated vs direct (median of rounds)",
 		"ms of the middle step in the parent's history, agent step",
 		"history bytes per run, delegated tree (parent + child) vs direct run",
@@ -355,6 +363,9 @@ func TestOnlyNamesSections(t *testing.T) {
 	if !(config{}).runs("steps") {
 		t.Error("a config without -only does not run every section")
 	}
+	if got, err := parseOnly("library"); err != nil || !(config{Only: got}).runs("library") {
+		t.Fatalf("parseOnly(library): %v, %v; want the library section", got, err)
+	}
 	if got, err := parseOnly("delegated"); err != nil || !(config{Only: got}).runs("delegated") {
 		t.Fatalf("parseOnly(delegated): %v, %v; want the delegated section", got, err)
 	}
@@ -365,7 +376,7 @@ func TestOnlyNamesSections(t *testing.T) {
 		t.Fatalf("parseOnly(fleetlimit): %v, %v; want the fleet limit section", got, err)
 	}
 	_, err = parseOnly("saturation,nope")
-	if err == nil || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), "valid: steps, cluster,") || !strings.Contains(err.Error(), "tracing, delegated, provider, fleetlimit, journal") {
+	if err == nil || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), "valid: steps, cluster,") || !strings.Contains(err.Error(), "tracing, library, delegated, provider, fleetlimit, journal") {
 		t.Fatalf("parseOnly(nope): %v; want an error naming nope and the valid sections", err)
 	}
 	if c, _ := (config{Only: got, CLI: "x"}).withDefaults(); c.Out != "-" {

@@ -11,8 +11,9 @@
 // ($AGENTRUN_TEMPORAL_CLI or bin/temporal; internal/testkit/devserver: in memory,
 // headless, agentrun's search attributes, and the dynamic config every dev
 // server of the project runs with), and runs its workers in its own
-// process, except in the four sections that run worker processes (cmd
-// worker, which the bench builds with go build). Its sections:
+// process, except in the five sections that run worker processes (cmd
+// worker, which the bench builds with go build, and in the library
+// section an embedded worker of its own). Its sections:
 //
 //   - Step overhead: AgentRun (package workflows and activities, the
 //     scripted model, the demo tools, the write guard on a FileStore) on a
@@ -54,6 +55,29 @@
 //     after a flush, the step spans (chat, execute_tool) per traced step,
 //     which must be one for every run, each run in one trace. Without the
 //     Jaeger program (make jaeger) the rows say "not measured".
+//   - Library (library.go): agentrun as a Go library. Two worker
+//     processes on the section's dev server, each on its own queue and
+//     journal folder: an embedded worker (bench/internal/embeddedworker:
+//     worker.New, agentrun.Register with one agent, the scripted model and
+//     a Go read tool lookup made by agentrun.NewTool) and the worker
+//     program (cmd worker, its demo lookup), both playing one script file
+//     (AGENTRUN_MODEL=scripted:PATH) of T lookup turns and an answer (25
+//     turns, 30 rounds; -quick 3 and 2); rounds alternate which side goes
+//     first after one warm-up run of each. Figures: the time per
+//     activity, embedded against the program, median (goal 1.02) and
+//     mean; from the histories, the median activity started → completed
+//     and scheduled → next scheduled, and the history bytes per activity.
+//     Then what a scripted-model embedded worker links against a plain
+//     Temporal worker (bench/internal/plainworker: worker.New, a workflow
+//     of a bare activity, the same settings read, the same start and
+//     stop): the packages go list -deps lists (internal/testkit/deps, as
+//     docs' TestLightImports reads them), the standard library's included
+//     (goal 1.3), and those outside it, with the embedded worker's extra
+//     ones by module (no goal); the binary as go build makes it (symbols
+//     and DWARF kept) and stripped (-ldflags='-s -w'), in MB of 10⁶ bytes
+//     (goal 1.3 each); and the worker program's packages and binary
+//     against the plain worker's (no goal: it links every provider, MCP,
+//     metrics and tracing). TestLibraryQuick runs the section alone.
 //   - Delegated step (delegated.go): what an agent tool's call costs
 //     against a direct tool call, on one in-process worker. Planner runs
 //     whose middle step calls the agent tool helper (declared as the

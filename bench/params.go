@@ -18,6 +18,7 @@ type params struct {
 	encrypt  encryptParams
 	trace    traceParams
 	deleg    delegatedParams
+	lib      libraryParams
 	prov     providerParams
 	fleetLim fleetLimitParams
 	satur    saturationParams
@@ -43,6 +44,7 @@ func paramsFor(quick bool) params {
 			encrypt:      encryptParams{Turns: 3, Rounds: 2, ToolOutput: 4096, Decodes: 5},
 			trace:        traceParams{Turns: 3, Rounds: 2},
 			deleg:        delegatedParams{Rounds: 2},
+			lib:          libraryParams{Turns: 3, Rounds: 2},
 			prov:         providerParams{Steps: 50},
 			fleetLim:     fleetLimitParams{Runs: 40, Turns: 3, Workers: 4, RPM: 60, TPM: 40000, Window: 6 * time.Second},
 			satur:        saturationParams{Runs: 20, Turns: 3, Rounds: 1, Parallel: 8},
@@ -64,6 +66,7 @@ func paramsFor(quick bool) params {
 		encrypt:      encryptParams{Turns: 25, Rounds: 40, ToolOutput: 4096, Decodes: 50},
 		trace:        traceParams{Turns: 25, Rounds: 20},
 		deleg:        delegatedParams{Rounds: 20},
+		lib:          libraryParams{Turns: 25, Rounds: 30},
 		prov:         providerParams{Steps: 50},
 		fleetLim:     fleetLimitParams{Runs: 200, Turns: 10, Workers: 4, RPM: 60, TPM: 40000, Window: 6 * time.Second},
 		satur:        saturationParams{Runs: 500, Turns: 10, Rounds: 2, Parallel: 16},

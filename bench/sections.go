@@ -49,6 +49,9 @@ func sections(ctx context.Context, env *benchEnv, cfg config, p params, needWork
 		{"tracing", fmt.Sprintf("tracing (%d turns, %d rounds each)", p.trace.Turns, p.trace.Rounds), rowsOnly(func() ([]row, error) {
 			return tracingOverhead(ctx, env, p.trace)
 		})},
+		{"library", fmt.Sprintf("agentrun as a library: embedded worker vs the worker program (%d turns, %d rounds each), and what it links", p.lib.Turns, p.lib.Rounds), withWorker(func(bin string) ([]row, error) {
+			return library(ctx, env, bin, p.lib)
+		})},
 		{"delegated", fmt.Sprintf("delegated step vs direct tool call (%d rounds each)", p.deleg.Rounds), rowsOnly(func() ([]row, error) {
 			return delegatedStep(ctx, env, p.deleg)
 		})},

@@ -16,8 +16,9 @@ type row struct {
 	Figure   string
 	Measured float64
 	Baseline float64
-	// Unit formats both numbers: "ms", "B", "tokens", "$" (US dollars), or
-	// "" (a plain number).
+	// Unit formats both numbers: "ms", "B", "tokens", "packages", "$" (US
+	// dollars), "" (a plain number), or any other unit after two decimals
+	// ("MB").
 	Unit string
 	// Goal is the highest ratio that meets the goal; 0 means the figure has
 	// no goal (it explains another) unless Floor sets one.
@@ -87,6 +88,8 @@ func format(v float64, unit string) string {
 		return fmt.Sprintf("$%.4f", v)
 	case unit == "B":
 		return fmt.Sprintf("%.0f B", v)
+	case unit == "packages":
+		return fmt.Sprintf("%.0f packages", v)
 	case unit == "":
 		return fmt.Sprintf("%.2f", v)
 	}

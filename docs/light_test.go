@@ -1,10 +1,11 @@
 package docs_test
 
 import (
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentrun/agentrun/internal/testkit/deps"
 )
 
 // lightRoots are the packages a library user links into a worker of their
@@ -34,53 +35,22 @@ func isHeavy(path string) bool {
 // TestLightImports: the packages of lightRoots link none of heavy. A
 // failure names each heavy package and one import chain to it.
 func TestLightImports(t *testing.T) {
-	args := append([]string{"list", "-deps", "-f", "{{.ImportPath}} {{join .Imports \",\"}}"}, lightRoots...)
-	cmd := exec.Command("go", args...)
-	cmd.Dir = ".."
-	out, err := cmd.Output()
+	g, err := deps.List(t.Context(), "..", lightRoots...)
 	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	imports := map[string][]string{} // package: what it imports
-	var order []string               // go list's order: dependencies first
-	for line := range strings.Lines(string(out)) {
-		path, deps, _ := strings.Cut(strings.TrimSpace(line), " ")
-		imports[path] = strings.FieldsFunc(deps, func(r rune) bool { return r == ',' })
-		order = append(order, path)
+		t.Fatal(err)
 	}
 	const module = "github.com/agentrun/agentrun"
-	if len(imports) < 50 || imports[module+"/workflows"] == nil {
-		t.Fatalf("go list gave %d packages, not the workflow's: %.300s", len(imports), out)
+	if len(g.Packages) < 50 || g.Imports[module+"/workflows"] == nil {
+		t.Fatalf("go list gave %d packages, not the workflow's: %.300s", len(g.Packages), strings.Join(g.Packages, " "))
 	}
-	// Breadth first from the roots: parent is how each package is first
-	// reached, so a chain back from it is a shortest one.
-	parent := map[string]string{}
-	var queue []string
+	var roots []string
 	for _, r := range lightRoots {
-		p := module + strings.TrimPrefix(r, ".")
-		parent[p] = ""
-		queue = append(queue, p)
+		roots = append(roots, module+strings.TrimPrefix(r, "."))
 	}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, d := range imports[p] {
-			if _, seen := parent[d]; !seen {
-				parent[d] = p
-				queue = append(queue, d)
-			}
+	for _, p := range g.Packages {
+		if isHeavy(p) {
+			t.Errorf("%s is linked: %s", p, strings.Join(g.Chain(roots, p), " → "))
 		}
-	}
-	for _, p := range order {
-		if !isHeavy(p) {
-			continue
-		}
-		chain := []string{p}
-		for q := parent[p]; q != ""; q = parent[q] {
-			chain = append(chain, q)
-		}
-		slices.Reverse(chain)
-		t.Errorf("%s is linked: %s", p, strings.Join(chain, " → "))
 	}
 }
 
