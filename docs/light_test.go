@@ -74,3 +74,24 @@ func TestIsHeavy(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineFreeAgent: package agent, the loop's rules that both engines
+// share, links no store, limiter, engine or Temporal package: only the
+// standard library and agentrun's plumbing.
+func TestEngineFreeAgent(t *testing.T) {
+	g, err := deps.List(t.Context(), "..", "./agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const module = "github.com/agentrun/agentrun"
+	for _, p := range g.Packages {
+		own, ok := strings.CutPrefix(p, module+"/")
+		switch {
+		case p == module+"/agent" || g.Standard[p] || (ok && strings.HasPrefix(own, "plumbing/")):
+		case ok:
+			t.Errorf("package agent links %s (%s); want no store, limiter or engine", own, strings.Join(g.Chain([]string{module + "/agent"}, p), " → "))
+		default:
+			t.Errorf("package agent links %s; want the standard library and agentrun's plumbing only", p)
+		}
+	}
+}
