@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/agentrun/agentrun/agent"
@@ -38,6 +39,7 @@ type Local struct {
 	agents map[string]localAgent
 	first  string
 	names  string // the agents' names, for errors
+	logger *slog.Logger
 }
 
 // localAgent is one agent of the Config: its executor and its loop.
@@ -67,7 +69,7 @@ func NewLocal(cfg Config) (*Local, error) {
 		return nil, fmt.Errorf("agentrun.Config.Journal: %w", err)
 	}
 	store.Logger = logger
-	l := &Local{store: store, agents: map[string]localAgent{}, first: cfg.Agents[0].Name}
+	l := &Local{store: store, agents: map[string]localAgent{}, first: cfg.Agents[0].Name, logger: logger}
 	names := make([]string, len(cfg.Agents))
 	for i, a := range cfg.Agents {
 		e := named[a.Name]
@@ -92,7 +94,11 @@ func (l *Local) child(name string) (local.Agent, error) {
 // agent's for a run that recorded none (one the programs started).
 func (l *Local) engine(name string) (*local.Engine, localAgent) {
 	a := l.agents[cmp.Or(name, l.first)]
-	return &local.Engine{Store: l.store, Loop: a.loop, Probe: a.exec.Probe, Agents: l.child, Agent: name}, a
+	return &local.Engine{Store: l.store, Loop: a.loop, Probe: a.exec.Probe, Agents: l.child, Agent: name,
+		// Model calls and reads that fail are retried as on Temporal.
+		Retry:   execute.StepRetry,
+		OnRetry: func(r local.Retrying) { l.logger.Warn("retrying a step", "run", r.RunID, "retry", r.String()) },
+	}, a
 }
 
 // Start starts a run of opts.Agent (default the first of Config.Agents)
@@ -101,9 +107,11 @@ func (l *Local) engine(name string) (*local.Engine, localAgent) {
 // are checked as [Client.Start] checks them (Stream is not used: the local
 // engine has no stream). A run id is used once: Start returns an error
 // matching ErrRunExists when the journal has a run of that id, and
-// [Local.Run] reaches it. A step that failed (the model unreachable) is
-// the error, beside the run: its journal keeps what was done, and
-// [LocalRun.Resume] goes on from there.
+// [Local.Run] reaches it. A model call or read that fails is tried again
+// as on Temporal (with backoff, while the failure is transient); one that
+// fails for good stops the run (a *local.StoppedError), beside which the
+// run is returned: its journal keeps what was done, and [LocalRun.Resume]
+// goes on from there.
 func (l *Local) Start(ctx context.Context, opts StartOptions) (*LocalRun, error) {
 	in, err := opts.input()
 	if err != nil {
