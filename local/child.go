@@ -144,7 +144,7 @@ func (j *Engine) of(runID string) (*Engine, error) {
 	c, _, err := j.child(recs[0].Agent, recs[0].Parent)
 	switch {
 	case err != nil && recs[0].Parent == "":
-		return nil, fmt.Errorf("run %s runs agent %q: %w", runID, recs[0].Agent, err)
+		return nil, fmt.Errorf("run %s runs agent %q, which this engine was not given (%w); show and operate it with the program that defines that agent (a Go program's agentrun.Local)", runID, recs[0].Agent, err)
 	case err != nil:
 		return nil, fmt.Errorf("run %s is a child run of agent %q: %w", runID, recs[0].Agent, err)
 	}
