@@ -158,7 +158,8 @@ func TestLocalRefunds(t *testing.T) {
 func TestLocalWait(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	l, payments, _, _ := refundDesk(t, t.TempDir())
+	dir := t.TempDir()
+	l, payments, _, _ := refundDesk(t, dir)
 	run, err := l.Start(ctx, agentrun.StartOptions{ID: "large-1", Prompt: "Order A-1001 arrived broken; please refund it."})
 	if err != nil {
 		t.Fatal(err)
@@ -172,6 +173,25 @@ func TestLocalWait(t *testing.T) {
 		res, err := run.Wait(ctx)
 		done <- waited{res, err}
 	}()
+	// One driver at a time: once Wait follows the run, Resume is refused.
+	store, err := journal.NewFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if h, err := store.Holder(ctx, "large-1"); err == nil && h != nil && h.Follows {
+			break
+		}
+		select {
+		case w := <-done:
+			t.Fatalf("Wait returned before the approval: %+v, %v", w.res, w.err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	var busy *journal.BusyError
+	if res, err := l.Run("large-1").Resume(ctx); !errors.As(err, &busy) {
+		t.Fatalf("Resume while Wait drives the run: %+v, %v; want a *journal.BusyError", res, err)
+	}
 	// The approval goes through another handle, as another process's would.
 	var op agentrun.Operator = l.Run("large-1")
 	calls, err := op.Pending(ctx)
