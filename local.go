@@ -171,8 +171,8 @@ func (r *LocalRun) Resume(ctx context.Context) (Result, error) {
 
 // Wait drives the run on, in this goroutine, until it ends, as [Run.Wait]
 // waits: where it waits for a person, it waits for the person's input
-// (from another goroutine or process: the reconcile program, say) and goes
-// on. A run that Failed or was Cancelled is no error: Status and Reason say
+// (from another goroutine, or another process with a Local over the same
+// folder) and goes on. A run that Failed or was Cancelled is no error: Status and Reason say
 // so. The error is ErrRunNotFound for an unknown run, or the one that kept
 // it from the end (ctx's, a step's).
 func (r *LocalRun) Wait(ctx context.Context) (Result, error) {
