@@ -218,11 +218,14 @@ func (r *Run) ID() string { return r.id }
 
 // Result is how a run ended.
 type Result struct {
-	// Status is Completed, Failed or Cancelled.
+	// Status is Completed, Failed or Cancelled; on the local engine,
+	// [Local.Start] and [LocalRun.Resume] also return a run that waits for
+	// a person: AwaitingApproval, Indeterminate, BudgetExceeded or Idle,
+	// with Reason.
 	Status Status
 	// Answer is the model's final answer (Completed).
 	Answer string
-	// Reason says why a run Failed or was Cancelled.
+	// Reason says why a run Failed, was Cancelled, or waits.
 	Reason string
 	// CutOff is set when the model's length limit cut the answer off;
 	// Empty when the model answered nothing.

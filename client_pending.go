@@ -28,8 +28,9 @@ type PendingCall struct {
 	// 0: never.
 	Expires time.Duration
 	// Indeterminate is set for a write that started and never recorded
-	// its result; Why says what is known. Its arguments are in the run's
-	// history, not its state: Args returns an error.
+	// its result; Why says what is known. On Temporal its arguments are in
+	// the run's history, not its state: Args returns an error; on the
+	// local engine Args reads them from the run's journal.
 	Indeterminate bool
 	Why           string
 

@@ -40,7 +40,17 @@
 // Pending calls with their typed arguments, Approve, Deny, Done, Retry,
 // Budget, Message, Cancel, Subscribe to its events), with typed errors ([ErrRunNotFound],
 // [RefusedError], ...). [RunAgent] runs an agent from your own workflow,
-// as a child workflow, and returns its [Result]. Package agentruntest runs
+// as a child workflow, and returns its [Result].
+//
+// # With no server
+//
+// [NewLocal] runs the same Config on the local engine, in this process,
+// over journals in Config.Journal: [Local.Start] drives a run until it
+// ends or waits for a person, and its [LocalRun] has the operator methods
+// of a [Run], with the same types and errors ([Operator] is the interface
+// both satisfy); [LocalRun.Resume] and [LocalRun.Wait] drive it on.
+//
+// Package agentruntest runs
 // agents on the sdk's test environment, so an agent is tested with no
 // server; docs/library.md is the tour, examples/refund the worked example.
 package agentrun

@@ -51,14 +51,11 @@ func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 
 // activities builds the activities of cfg's agents.
 func (cfg Config) activities() (*activities.Activities, error) {
-	if err := cfg.validate(); err != nil {
+	root, _, logger, err := cfg.executors()
+	if err != nil {
 		return nil, err
 	}
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	guard, store := cfg.Guard, cfg.Content
+	guard := cfg.Guard
 	if guard == nil {
 		fs, err := journal.NewFileStore(filepath.Join(cfg.Journal, "temporal"))
 		if err != nil {
@@ -67,10 +64,25 @@ func (cfg Config) activities() (*activities.Activities, error) {
 		fs.Logger = logger
 		guard = fs
 	}
+	return &activities.Activities{Exec: root, Guard: &journal.Guard{Store: guard, Probe: root.Probe}, Logger: logger}, nil
+}
+
+// executors checks cfg and builds the executors of its agents: named, by
+// name, and root, the default agent's, which holds them (Named). logger is
+// cfg's, or slog.Default().
+func (cfg Config) executors() (root *execute.Executor, named map[string]*execute.Executor, logger *slog.Logger, err error) {
+	if err := cfg.validate(); err != nil {
+		return nil, nil, nil, err
+	}
+	logger = cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	store := cfg.Content
 	if store == nil {
 		fs, err := content.NewFileStore(filepath.Join(cfg.Journal, "content"))
 		if err != nil {
-			return nil, fmt.Errorf("agentrun.Config.Journal: %w", err)
+			return nil, nil, nil, fmt.Errorf("agentrun.Config.Journal: %w", err)
 		}
 		store = fs
 	}
@@ -94,11 +106,11 @@ func (cfg Config) activities() (*activities.Activities, error) {
 		}
 		return s, nil
 	}
-	named := make(map[string]*execute.Executor, len(cfg.Agents))
+	named = make(map[string]*execute.Executor, len(cfg.Agents))
 	for _, a := range cfg.Agents {
 		s, err := set(a)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		named[a.Name] = &execute.Executor{Model: a.Model, Tools: s, Content: store, System: a.System, Approve: rule(a.Name, a.Approve, logger), Logger: logger}
 	}
@@ -106,8 +118,8 @@ func (cfg Config) activities() (*activities.Activities, error) {
 	first := cfg.Agents[0]
 	s, err := set(first)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	root := &execute.Executor{Model: first.Model, Tools: s, Content: store, System: first.System, Approve: rule(first.Name, first.Approve, logger), Logger: logger, Named: named}
-	return &activities.Activities{Exec: root, Guard: &journal.Guard{Store: guard, Probe: root.Probe}, Logger: logger}, nil
+	root = &execute.Executor{Model: first.Model, Tools: s, Content: store, System: first.System, Approve: rule(first.Name, first.Approve, logger), Logger: logger, Named: named}
+	return root, named, logger, nil
 }

@@ -203,6 +203,11 @@ func TestConfigRefused(t *testing.T) {
 		if w.n != 0 {
 			t.Errorf("%s: %d registrations after a refusal", c.name, w.n)
 		}
+		// The local engine refuses it the same way.
+		if _, lerr := agentrun.NewLocal(c.cfg); lerr == nil || !strings.Contains(lerr.Error(), c.want) || strings.Contains(lerr.Error(), "\n") ||
+			c.name != "no journal" && err != nil && lerr.Error() != err.Error() {
+			t.Errorf("%s: NewLocal: %v; want Register's error, %v", c.name, lerr, err)
+		}
 	}
 }
 

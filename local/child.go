@@ -126,22 +126,26 @@ func (j *Engine) child(name, parent string) (*Engine, Agent, error) {
 	if err != nil {
 		return nil, Agent{}, err
 	}
-	c := &Engine{Store: j.Store, Loop: a.Loop, Now: j.Now, Probe: j.Probe, Retry: j.Retry, OnRetry: j.OnRetry, OnLimitWait: j.OnLimitWait, Agents: j.Agents, agentName: name, parentID: parent}
+	c := &Engine{Store: j.Store, Loop: a.Loop, Now: j.Now, Probe: j.Probe, Retry: j.Retry, OnRetry: j.OnRetry, OnLimitWait: j.OnLimitWait, Agents: j.Agents, Agent: name, parentID: parent}
 	if p, ok := a.Exec.(prober); ok && j.Probe != nil {
 		c.Probe = p.Probe // the probes of the agent's own tools
 	}
 	return c, a, nil
 }
 
-// of returns the engine of runID: j, or, for a child run of another agent
-// than j's (its run.started says which), that agent's.
+// of returns the engine of runID: j, or, for a run of another agent than
+// j's (a child run, or a run its run.started records another agent of),
+// that agent's.
 func (j *Engine) of(runID string) (*Engine, error) {
 	recs, err := j.Store.Load(runID)
-	if err != nil || len(recs) == 0 || recs[0].Type != journal.RunStarted || recs[0].Agent == j.agentName {
+	if err != nil || len(recs) == 0 || recs[0].Type != journal.RunStarted || recs[0].Agent == j.Agent {
 		return j, nil // the method's own load reports what is wrong
 	}
 	c, _, err := j.child(recs[0].Agent, recs[0].Parent)
-	if err != nil {
+	switch {
+	case err != nil && recs[0].Parent == "":
+		return nil, fmt.Errorf("run %s runs agent %q, which this engine was not given (%w); show and operate it with the program that defines that agent (a Go program's agentrun.Local)", runID, recs[0].Agent, err)
+	case err != nil:
 		return nil, fmt.Errorf("run %s is a child run of agent %q: %w", runID, recs[0].Agent, err)
 	}
 	return c, nil

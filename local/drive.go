@@ -40,8 +40,11 @@ func (j *Engine) Drive(ctx context.Context, runID string, input []agent.Message,
 	}
 	j = j.withAgents(exec)
 	if e, err := j.of(runID); err != nil || e != j {
-		if err == nil {
-			err = fmt.Errorf("%w run %s: it is the child run of agent %s of run %s; drive that run, which drives it", operator.ErrInvalid, runID, e.agentName, e.parentID)
+		switch {
+		case err == nil && e.parentID == "":
+			err = fmt.Errorf("%w run %s: it runs agent %q; drive it with that agent's engine", operator.ErrInvalid, runID, e.Agent)
+		case err == nil:
+			err = fmt.Errorf("%w run %s: it is the child run of agent %s of run %s; drive that run, which drives it", operator.ErrInvalid, runID, e.Agent, e.parentID)
 		}
 		return agent.Outcome{}, err
 	}
@@ -369,7 +372,7 @@ func (j *Engine) begin(runID string, input []agent.Message) error {
 			return nil
 		}
 		limits := j.Limits.WithDefaults()
-		err = j.Store.Append(runID, 0, journal.Record{Type: journal.RunStarted, Input: input, Budget: &limits, Session: j.Session, Agent: j.agentName, Parent: j.parentID})
+		err = j.Store.Append(runID, 0, journal.Record{Type: journal.RunStarted, Input: input, Budget: &limits, Session: j.Session, Agent: j.Agent, Parent: j.parentID})
 		if errors.Is(err, journal.ErrConflict) {
 			continue
 		}

@@ -63,10 +63,17 @@ type Engine struct {
 	// child.go). Default nil: Drive takes them from its executor when it is
 	// an *execute.Executor, and Show, Signal and Cancel see no child run.
 	Agents func(name string) (Agent, error)
+	// Agent names the agent of the runs Drive starts, recorded in their
+	// run.started, for an engine of several agents (package agentrun's
+	// Local): a run that records another agent is shown and operated with
+	// that agent's loop (Agents), and Drive refuses it. On the engine of a
+	// child run it is the child's agent. Default "": the engine's own
+	// Loop, the runs of the programs.
+	Agent string
 
-	// agentName and parentID are, on the engine of a child run, its agent
-	// and the run that called it, recorded in its run.started.
-	agentName, parentID string
+	// parentID is, on the engine of a child run, the run that called it,
+	// recorded in its run.started.
+	parentID string
 }
 
 // FollowStoppedError is Drive, following its run, stopped by its context

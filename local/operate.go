@@ -31,7 +31,7 @@ func (j *Engine) Signal(ctx context.Context, runID string, sig operator.Signal) 
 	}
 	if sig.Name == operator.SignalBudget && j.parentID != "" {
 		root := j.Root(runID)
-		return fmt.Errorf("%w budget: run %s is a child run of agent %s, whose budget is its share of its top run's; raise the budget of run %s instead", operator.ErrInvalid, runID, j.agentName, root)
+		return fmt.Errorf("%w budget: run %s is a child run of agent %s, whose budget is its share of its top run's; raise the budget of run %s instead", operator.ErrInvalid, runID, j.Agent, root)
 	}
 	return j.signal(ctx, runID, sig)
 }

@@ -86,7 +86,7 @@ func (j *Engine) Show(runID string) (RunInfo, error) {
 	if !st.started {
 		return RunInfo{}, fmt.Errorf("%w %q: no journal for it; see the runs with the list command", operator.ErrUnknownRun, runID)
 	}
-	info := RunInfo{RunID: runID, Records: len(recs), Status: agent.StatusCompleted, Answer: st.answer, Budget: st.ops.Budget.WithDefaults(), Agent: j.agentName, Parent: j.parentID}
+	info := RunInfo{RunID: runID, Records: len(recs), Status: agent.StatusCompleted, Answer: st.answer, Budget: st.ops.Budget.WithDefaults(), Agent: j.Agent, Parent: j.parentID}
 	info.Turns, info.Usage = st.usage()
 	info.Turns, info.Usage = info.Turns+st.delegated, info.Usage.Add(st.delegatedUsage)
 	info.Expired = st.expiries

@@ -34,6 +34,15 @@
 //	temporal server start-dev   # in another terminal
 //	go run ./examples/refund/cmd/refund
 //
+// # The same agent on the local engine
+//
+// [Local] runs the same agent, tools and journal folder on agentrun's
+// local engine, in the program's own process, with no Temporal server:
+// Local.Start drives a run until the refund waits for approval, and the
+// run (an *agentrun.LocalRun) is operated with the same methods and types
+// as a Temporal run: AwaitApproval, Approve with the digest, and Wait,
+// which drives it to its answer. Only the start differs.
+//
 // # The model
 //
 // The agent's model is the scripted one of package llm ([Script]): it

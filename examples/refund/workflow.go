@@ -64,27 +64,48 @@ type Options struct {
 // Worker returns a worker of taskQueue (not started) that runs
 // SupportWorkflow and agentrun with the refunds agent.
 func Worker(c client.Client, taskQueue string, opts Options) (worker.Worker, error) {
+	cfg, err := opts.config()
+	if err != nil {
+		return nil, err
+	}
+	w := worker.New(c, taskQueue, worker.Options{})
+	w.RegisterWorkflow(SupportWorkflow)
+	if err := agentrun.Register(w, cfg); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Local returns the same refunds agent on agentrun's local engine: in
+// this process, with no Temporal server, its runs' journals in
+// opts.Journal. Its runs are operated as the worker's are (AwaitApproval,
+// then Approve or Deny), and a run's first driver is Local.Start.
+func Local(opts Options) (*agentrun.Local, error) {
+	cfg, err := opts.config()
+	if err != nil {
+		return nil, err
+	}
+	return agentrun.NewLocal(cfg)
+}
+
+// config is the agentrun configuration of the refunds agent, for either
+// engine.
+func (opts Options) config() (agentrun.Config, error) {
 	if opts.Payments == nil {
-		return nil, errors.New("refund.Options: Payments is nil")
+		return agentrun.Config{}, errors.New("refund.Options: Payments is nil")
 	}
 	if opts.Model == nil {
 		opts.Model = llm.NewScripted(Script())
 	}
 	ts, err := Tools(opts.Payments)
 	if err != nil {
-		return nil, err
+		return agentrun.Config{}, err
 	}
-	w := worker.New(c, taskQueue, worker.Options{})
-	w.RegisterWorkflow(SupportWorkflow)
-	err = agentrun.Register(w, agentrun.Config{
+	return agentrun.Config{
 		Agents:  []agentrun.Agent{{Name: AgentName, Model: opts.Model, System: System, Tools: ts}},
 		Journal: opts.Journal,
 		Logger:  opts.Logger,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return w, nil
+	}, nil
 }
 
 // pollEvery is how often AwaitApproval reads the run's state: often
@@ -94,8 +115,10 @@ const pollEvery = 200 * time.Millisecond
 // AwaitApproval reads the state of agent run run until it awaits approval
 // and returns the call that waits, with its arguments (PendingCall.Args),
 // or an error when the run ended first or ctx ended. progress, when not
-// nil, gets each state that differs in status from the one before.
-func AwaitApproval(ctx context.Context, run *agentrun.Run, progress func(agentrun.State)) (agentrun.PendingCall, error) {
+// nil, gets each state that differs in status from the one before. run is
+// a run on either engine: an *agentrun.Run of a Temporal client, or an
+// *agentrun.LocalRun of the local engine (Local).
+func AwaitApproval(ctx context.Context, run agentrun.Operator, progress func(agentrun.State)) (agentrun.PendingCall, error) {
 	var last agentrun.Status
 	var lastErr error
 	for {
