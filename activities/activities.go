@@ -108,9 +108,6 @@ type Activities struct {
 	// (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT; never with the
 	// payload codec). Default false.
 	Capture bool
-	// Test are the test-only crash points (hold.go). Production leaves
-	// them zero.
-	Test Test
 
 	// agent and system are, in the activities of a child run (forAgent),
 	// the agent it runs and that agent's system prompt.

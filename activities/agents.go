@@ -61,7 +61,7 @@ func (a *Activities) ListAgentTools(ctx context.Context, name string) (Catalog, 
 	}
 	var c Catalog
 	_, err = sub.heartbeating(ctx, "tools", func(ctx context.Context) (json.RawMessage, error) {
-		if err := a.holdInList(ctx); err != nil { // a test-only crash point; inert unless set
+		if err := a.holdList(ctx); err != nil { // a test-only crash point; inert unless set
 			return nil, err
 		}
 		var err error

@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"time"
 
+	"go.temporal.io/sdk/activity"
+
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/internal/testhook"
 	"github.com/agentrun/agentrun/llm"
 )
 
@@ -55,7 +58,7 @@ type Catalog struct {
 func (a *Activities) ListTools(ctx context.Context) (Catalog, error) {
 	var c Catalog
 	_, err := a.heartbeating(ctx, "tools", func(ctx context.Context) (json.RawMessage, error) {
-		if err := a.holdInList(ctx); err != nil { // a test-only crash point; inert unless set
+		if err := a.holdList(ctx); err != nil { // a test-only crash point; inert unless set
 			return nil, err
 		}
 		var err error
@@ -79,4 +82,17 @@ func (a *Activities) listTools(ctx context.Context) (Catalog, error) {
 		c.Timeouts[t.Name] = a.Exec.Tools.Timeout(t.Name)
 	}
 	return c, nil
+}
+
+// holdList holds ListTools as the test-only hook AGENTRUN_TEST_HOLD_LIST
+// says (testhook.Hooks.HoldList) when the context carries it, or returns
+// nil at once (the production case).
+func (a *Activities) holdList(ctx context.Context) error {
+	if !testhook.From(ctx).HoldList {
+		return nil
+	}
+	info := activity.GetInfo(ctx)
+	a.log(ctx).Warn("hold in tools: waiting to be killed", "run_id", info.WorkflowExecution.ID, "attempt", info.Attempt)
+	<-ctx.Done()
+	return context.Cause(ctx)
 }

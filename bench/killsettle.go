@@ -42,7 +42,7 @@ const settleSlack = 2 * time.Second
 const settleTimeout = 2 * time.Minute
 
 // holdLine is what a worker logs once it holds create_ticket before its
-// effect (execute/hold.go).
+// effect (internal/testhook).
 const holdLine = "hold before create_ticket: waiting to be killed"
 
 // killSettled runs the hand example on a worker process that holds

@@ -36,7 +36,7 @@ func (e *Executor) Agent(name string) (*Executor, error) {
 		}
 	}
 	sub := &Executor{Model: model, Tools: set, Content: e.Content, ContextBudget: e.ContextBudget, ModelTimeout: e.ModelTimeout,
-		FailOnCut: e.FailOnCut, FailOnEmpty: e.FailOnEmpty, Logger: e.Logger, Test: e.Test}
+		FailOnCut: e.FailOnCut, FailOnEmpty: e.FailOnEmpty, Logger: e.Logger}
 	c := e.caches()
 	sub.once.Do(func() { sub.cache = c })
 	if e.agents == nil {

@@ -53,10 +53,4 @@
 // numbers; the local driver (local.Engine.Retry) follows StepRetry, with
 // the attempts and first wait its settings give. Describe says a failure
 // in plain words on one line, without secrets.
-//
-// # Test hold points
-//
-// Executor.Test (hold.go; AGENTRUN_TEST_HOLD_BEFORE and
-// AGENTRUN_TEST_HOLD_AFTER) holds a write before or after its effect until
-// the process is killed, on either engine; production never sets it.
 package execute

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/content"
+	"github.com/agentrun/agentrun/internal/testhook"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/tools"
 )
@@ -47,12 +48,8 @@ type Executor struct {
 	// FailOnEmpty says that a final answer with no text fails the run; an
 	// engine puts it in its loop (agent.Loop).
 	FailOnEmpty bool
-	// Logger gets the test hold points' lines (hold.go); slog.Default()
-	// when nil.
+	// Logger gets the executor's lines; slog.Default() when nil.
 	Logger *slog.Logger
-	// Test are the test-only hold points (hold.go). Production leaves
-	// them zero: no hold.
-	Test Test
 	// System is the system prompt of the agent this executor runs, which
 	// its catalog records and a run puts first; "" for none. Only a named
 	// agent's executor has one (Named).
@@ -111,6 +108,13 @@ func (e *RuleError) Error() string { return fmt.Sprintf("step %s: %v", e.Step, e
 
 func (e *RuleError) Unwrap() error { return e.Err }
 
+func (e *Executor) logger() *slog.Logger {
+	if e.Logger != nil {
+		return e.Logger
+	}
+	return slog.Default()
+}
+
 func (e *Executor) caches() *cache {
 	e.once.Do(func() { e.cache = newCache() })
 	return e.cache
@@ -138,12 +142,15 @@ func (e *Executor) Stream(ctx context.Context, step agent.Step, text func(delta 
 		if err != nil {
 			return nil, err
 		}
-		if err := e.hold(ctx, e.Test.HoldBefore, "before", step); err != nil { // inert unless set
+		// The programs' test-only hold points inside a write, for both
+		// engines (AGENTRUN_TEST_HOLD_*, in ctx from internal/cli): without
+		// them, one context lookup.
+		if err := testhook.Hold(ctx, e.logger(), testhook.Before, step); err != nil {
 			return nil, err
 		}
 		res, err := e.Tools.Call(ctx, step.Call.Name, step.Call.Args)
 		if err == nil {
-			if err := e.hold(ctx, e.Test.HoldAfter, "after", step); err != nil { // likewise, after the effect
+			if err := testhook.Hold(ctx, e.logger(), testhook.After, step); err != nil { // likewise, after the effect
 				return nil, err
 			}
 		}

@@ -139,8 +139,6 @@
 // build, and say in the commit message which build's runs it breaks (the
 // last commit whose code replays them), so that operators keep that build
 // running, versioned, until its runs have drained.
-// AGENTRUN_TEST_WORKFLOW_CHANGE=1 is such a change, for tests only
-// (testchange.go).
 //
 // Traces (package plumbing/tracing, when the worker traces): a wait for a
 // person that an input answers (an approve, deny, reconcile, budget or

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/internal/testhook"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/local"
 	"github.com/agentrun/agentrun/operator"
@@ -26,6 +27,8 @@ type Local struct {
 	// Retry is the policy of model calls and reads that fail
 	// (Settings.LocalRetry). Zero: one attempt each.
 	Retry execute.Retry
+
+	hooks testhook.Hooks // the test-only hooks, which StartLocal puts in Drive's context
 }
 
 // OpenLocal builds the local engine from the settings. Close it when done.
@@ -45,6 +48,7 @@ func OpenLocal(ctx context.Context, s Settings) (*Local, error) {
 		Exec:     exec,
 		Commands: s.Commands,
 		Retry:    s.LocalRetry(),
+		hooks:    s.Test,
 	}, nil
 }
 
@@ -114,7 +118,7 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	l.Engine.Retry = l.Retry
 	l.Engine.OnRetry = func(r local.Retrying) { fmt.Fprintln(w, r.String()) }
 	l.Engine.OnLimitWait = func(lw local.LimitWait) { fmt.Fprintln(w, lw.String()) }
-	o, err := l.Engine.Drive(ctx, runID, input, exec)
+	o, err := l.Engine.Drive(testhook.With(ctx, l.hooks), runID, input, exec)
 	var unfollowed *local.FollowStoppedError
 	if errors.As(err, &unfollowed) {
 		return l.stoppedFollowing(w, runID, unfollowed)

@@ -182,8 +182,7 @@ func (s Settings) Executor(ctx context.Context, logger *slog.Logger) (*execute.E
 	if lim.l != nil {
 		wait = llm.MaxLimitWait
 	}
-	return &execute.Executor{Model: model, Models: models, Tools: set, Content: store, ContextBudget: s.ContextBudget, ModelTimeout: s.ModelTimeout, LimitWait: wait, FailOnCut: s.FailOnCut, FailOnEmpty: s.FailOnEmpty,
-		Test: execute.Test{HoldBefore: s.Test.HoldBefore, HoldAfter: s.Test.HoldAfter, HoldFor: s.Test.HoldFor}}, nil
+	return &execute.Executor{Model: model, Models: models, Tools: set, Content: store, ContextBudget: s.ContextBudget, ModelTimeout: s.ModelTimeout, LimitWait: wait, FailOnCut: s.FailOnCut, FailOnEmpty: s.FailOnEmpty}, nil
 }
 
 // limiter opens the rate limits' store the first time a model declares

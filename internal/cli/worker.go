@@ -12,6 +12,8 @@ import (
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/internal/cluster"
+	"github.com/agentrun/agentrun/internal/testhook"
+	"github.com/agentrun/agentrun/internal/testhook/wfchange"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/metrics"
 	"github.com/agentrun/agentrun/metrics/prometheus"
@@ -95,6 +97,9 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 		WorkerStopTimeout:                  s.StopTimeout,
 		MaxConcurrentActivityExecutionSize: s.MaxActivities,
 		DeploymentOptions:                  s.deploymentOptions(),
+		// The test-only hooks reach the activities in their context; with
+		// none (production) this is the sdk's default, context.Background().
+		BackgroundActivityContext: testhook.With(context.Background(), s.Test),
 		OnFatalError: func(err error) {
 			select {
 			case fatal <- err:
@@ -102,7 +107,7 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 			}
 		},
 	})
-	w.RegisterWorkflowWithOptions(workflows.Workflow(workflows.Test{WorkflowChange: s.Test.WorkflowChange}), workflows.RegisterOptions)
+	w.RegisterWorkflowWithOptions(wfchange.Workflow(s.Test.WorkflowChange), workflows.RegisterOptions) // workflows.AgentRun unless a test changes it
 	// With the names of builds before agentrun.-prefixed ones too: this
 	// worker may take over runs such a build started.
 	activities.Register(w, &activities.Activities{
@@ -113,7 +118,6 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 		NoStream: s.NoStream,
 		Tracer:   tr.Tracer(),
 		Capture:  tr.Capture(),
-		Test:     activities.Test{HoldList: s.Test.HoldList},
 	}, true)
 
 	if err := w.Start(); err != nil {

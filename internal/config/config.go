@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/codec"
+	"github.com/agentrun/agentrun/internal/testhook"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/plumbing/tracing/export"
 	"github.com/agentrun/agentrun/tools"
@@ -193,8 +194,11 @@ type Config struct {
 	// Default: off.
 	Tracing export.Settings
 
-	// Test holds test-only hooks; production leaves them zero.
-	Test Test
+	// Test holds the test-only hooks (package internal/testhook, which
+	// documents each), set by tests through the environment of the worker
+	// and starter processes they start and crash (the EnvTest variables).
+	// Production leaves them unset: each is inert at its zero value.
+	Test testhook.Hooks
 
 	// modelsPath and models are the models file (AGENTRUN_MODELS) and its
 	// entries, which withDefaults picks Model's settings from.
@@ -206,31 +210,6 @@ type Config struct {
 	// stopTimeoutSet says that AGENTRUN_STOP_TIMEOUT was set, so that 0s
 	// (let no step finish) is not taken for unset.
 	stopTimeoutSet bool
-}
-
-// Test are test-only hooks, set by tests through the environment of the
-// worker and starter processes they start (and crash). Production leaves
-// them unset: each is inert at its zero value.
-type Test struct {
-	// HoldBefore holds a write of this tool (create_ticket) or step
-	// (tool/5/0/create_ticket) after its start is recorded and before the
-	// tool runs, until the process is killed (AGENTRUN_TEST_HOLD_BEFORE;
-	// execute.Test). Default "": no hold.
-	HoldBefore string
-	// HoldAfter holds such a write after its effect and before its result
-	// is recorded (AGENTRUN_TEST_HOLD_AFTER). Default "": no hold.
-	HoldAfter string
-	// HoldFor makes a hold end by itself after this long, as a frozen or
-	// cut off process goes on (AGENTRUN_TEST_HOLD_FOR, a positive Go
-	// duration). Default 0: a hold waits to be killed.
-	HoldFor time.Duration
-	// HoldList holds every ListTools activity until the worker is killed
-	// (AGENTRUN_TEST_HOLD_LIST=1; activities.Test). Default false.
-	HoldList bool
-	// WorkflowChange starts every AgentRun execution with a 1 ms timer, a
-	// deliberate non-deterministic change (AGENTRUN_TEST_WORKFLOW_CHANGE=1;
-	// workflows.Test). Default false.
-	WorkflowChange bool
 }
 
 // Defaults of Config.

@@ -32,8 +32,9 @@
 // The Test section holds test-only hooks (hold points inside writes, a
 // deliberate workflow change). Tests set them as AGENTRUN_TEST_ variables
 // of the worker and starter processes they crash, so they go through Load
-// like every other setting, and the programs hand them to the executor,
-// the activities and the workflow as plain values. Production leaves them
+// like every other setting; the programs carry them in the context of the
+// executor and the activities, and pick the workflow by them (package
+// internal/testhook), never through a public type. Production leaves them
 // unset.
 //
 // docs/configuration.md is the reference: its test fails when it lists a

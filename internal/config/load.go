@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/internal/testhook"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/llm/providers"
 	"github.com/agentrun/agentrun/metrics/prometheus"
@@ -102,7 +103,7 @@ func parse(e env) (Config, error) {
 			AnthropicBaseURL:   e.get("ANTHROPIC_BASE_URL"),
 		},
 		Demo: tools.DemoConfig{Tickets: e.get("AGENTRUN_TICKETS")},
-		Test: Test{HoldBefore: e.get(EnvTestHoldBefore), HoldAfter: e.get(EnvTestHoldAfter)},
+		Test: testhook.Hooks{HoldBefore: e.get(EnvTestHoldBefore), HoldAfter: e.get(EnvTestHoldAfter)},
 	}
 	c.uiSet = strings.TrimSpace(c.UI) != ""
 	if err := checkVersionPart("AGENTRUN_DEPLOYMENT", c.Deployment, "a deployment name", deploymentName, deploymentRule); err != nil {

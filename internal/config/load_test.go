@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/internal/config"
+	"github.com/agentrun/agentrun/internal/testhook"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/plumbing/tracing/export"
 	"github.com/agentrun/agentrun/tools"
@@ -132,7 +133,7 @@ func TestTestHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := config.Test{HoldBefore: "create_ticket", HoldAfter: "tool/5/0/create_ticket", HoldFor: 45 * time.Second, HoldList: true, WorkflowChange: true}
+	want := testhook.Hooks{HoldBefore: "create_ticket", HoldAfter: "tool/5/0/create_ticket", HoldFor: 45 * time.Second, HoldList: true, WorkflowChange: true}
 	if c.Test != want {
 		t.Errorf("test hooks %+v, want %+v", c.Test, want)
 	}
