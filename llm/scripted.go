@@ -36,6 +36,8 @@ type Turn struct {
 	// TextOnError, optional, replaces Text when the newest tool result
 	// is an error (a call a person denied, an unknown tool, a failure);
 	// it may contain {{last_tool_result}} too. Unset: Text in every case.
+	// On a turn of tool calls it is the answer given instead of the calls
+	// when the newest tool result is an error: the script stops there.
 	TextOnError string `json:"text_on_error,omitempty"`
 }
 
@@ -88,8 +90,8 @@ func ParseScript(b []byte) (Script, error) {
 		if (len(t.ToolCalls) == 0) == (t.Text == "") {
 			return Script{}, fmt.Errorf("script turn %d: want either tool_calls or text, not both or neither", i+1)
 		}
-		if t.TextOnError != "" && t.Text == "" {
-			return Script{}, fmt.Errorf("script turn %d: text_on_error needs text: it replaces text when the newest tool result is an error", i+1)
+		if t.TextOnError != "" && t.Text == "" && len(t.ToolCalls) == 0 {
+			return Script{}, fmt.Errorf("script turn %d: text_on_error needs text or tool_calls: it replaces them when the newest tool result is an error", i+1)
 		}
 		for j, c := range t.ToolCalls {
 			if c.Name == "" {
@@ -249,7 +251,7 @@ func (p *Scripted) answer(ctx context.Context, req agent.ModelRequest) (agent.Mo
 	t := p.script.Turns[n-1]
 	delay, _ := time.ParseDuration(cmp.Or(t.Delay, p.script.Delay)) // checked by ParseScript
 	reply := agent.ModelReply{Model: p.Name(), Message: agent.Message{Role: agent.RoleAssistant}, Settings: SentSettings(p.settings)}
-	if len(t.ToolCalls) == 0 {
+	if len(t.ToolCalls) == 0 || (lastErr && t.TextOnError != "") {
 		text := t.Text
 		if lastErr && t.TextOnError != "" {
 			text = t.TextOnError

@@ -56,8 +56,8 @@ func TestHandExampleAnswersTruthfully(t *testing.T) {
 	}
 }
 
-// TestScriptTextOnError: text_on_error replaces text after an error result
-// only, and needs a text turn.
+// TestScriptTextOnError: text_on_error replaces text, or a turn's calls,
+// after an error result only.
 func TestScriptTextOnError(t *testing.T) {
 	t.Parallel()
 	s, err := ParseScript([]byte(`{"turns":[{"tool_calls":[{"name":"x"}]},{"text":"ok: {{last_tool_result}}","text_on_error":"failed: {{last_tool_result}}"}]}`))
@@ -71,9 +71,23 @@ func TestScriptTextOnError(t *testing.T) {
 			t.Fatalf("error result %v: %q, %v; want %q", isErr, r.Message.Content, err, want)
 		}
 	}
-	_, err = ParseScript([]byte(`{"turns":[{"tool_calls":[{"name":"x"}],"text_on_error":"no"}]}`))
-	if err == nil || !strings.Contains(err.Error(), "text_on_error needs text") {
-		t.Fatalf("text_on_error on a tool turn: %v, want refused", err)
+	// On a turn of tool calls, text_on_error answers instead of the calls
+	// after an error result only.
+	s, err = ParseScript([]byte(`{"turns":[{"tool_calls":[{"name":"x"}]},{"tool_calls":[{"name":"y"}],"text_on_error":"stopped: {{last_tool_result}}"},{"text":"done"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for isErr, want := range map[bool]string{false: "", true: "stopped: r"} {
+		r, err := NewScripted(s).Complete(t.Context(), agent.ModelRequest{Messages: []agent.Message{
+			{Role: agent.RoleUser, Content: "u"}, {Role: agent.RoleAssistant}, {Role: agent.RoleTool, Content: "r", IsError: isErr}}})
+		calls := len(r.Message.ToolCalls)
+		if err != nil || r.Message.Content != want || (calls == 1) == isErr {
+			t.Fatalf("error result %v: %q with %d calls, %v; want %q", isErr, r.Message.Content, calls, err, want)
+		}
+	}
+	_, err = ParseScript([]byte(`{"turns":[{"text_on_error":"no"}]}`))
+	if err == nil {
+		t.Fatal("a turn of text_on_error alone: want refused")
 	}
 }
 

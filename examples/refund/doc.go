@@ -9,6 +9,12 @@
 //   - two tools made with agentrun.NewTool: "order" (a read that looks an
 //     order up) and "refund" (a write whose request_id the engine fills
 //     with an idempotency key of its own, the same for every attempt);
+//   - the team's own Temporal activity [Mailer.EmailReceipt], registered
+//     on the team's worker, which the agent calls as its tool
+//     "email_receipt" ([EmailTool], agentrun.ActivityTool): the run
+//     schedules it as that activity, at most once per call;
+//   - [Rule], the agent's approval rule: a refund of at most $20
+//     ([SmallRefundCents]) goes through, a larger one waits for a person;
 //   - [SupportWorkflow], the team's workflow: it runs the agent with
 //     agentrun.RunAgent, a child workflow on its own task queue whose id
 //     is [AgentRunID] of its own (RunAgent's default, the parent's id and
@@ -18,8 +24,8 @@
 //   - [Worker], one worker that runs the team's workflow and agentrun's
 //     workflow and activities, with one agent, "refunds".
 //
-// The refund is a write, so the run waits for a person's approval before
-// it pays. The person drives it with an agentrun.Client over the team's
+// A refund of order A-1001 (49.99) is a write the rule does not let
+// through, so the run waits for a person's approval before it pays. The person drives it with an agentrun.Client over the team's
 // Temporal client: agentrun.NewClient(c, agentrun.ClientOptions{TaskQueue:
 // queue}).Run(AgentRunID(id)) is the agent run. [AwaitApproval] reads its
 // State until it awaits approval and returns the call that waits, from
@@ -41,12 +47,24 @@
 // Local.Start drives a run until the refund waits for approval, and the
 // run (an *agentrun.LocalRun) is operated with the same methods and types
 // as a Temporal run: AwaitApproval, Approve with the digest, and Wait,
-// which drives it to its answer. Only the start differs.
+// which drives it to its answer. Only the start differs. There the team's
+// EmailReceipt is called in process: the local engine has no activities.
+//
+// # A worker killed inside a write
+//
+// The tests kill the team's worker process (SIGKILL) inside EmailReceipt,
+// after the email left ([Mailer.Outbox] holds it) and before it answered.
+// The run never sends it again: its one attempt timed out, so it stops
+// as Indeterminate, and a person who checked the outbox settles it with
+// Run.Done and the email's id; a new worker finishes the run. The ledger
+// ([Payments.Ledger]) and the outbox hold exactly one refund and one
+// email.
 //
 // # The model
 //
-// The agent's model is the scripted one of package llm ([Script]): it
-// looks the order up, asks for the refund and answers with its id, so the
+// The agent's model is the scripted one of package llm ([Script],
+// [ScriptFor]): it looks the order up, asks for the refund, emails the
+// receipt and answers with the refund's and the email's ids, so the
 // example runs with no API key and always the same way. To use a real
 // model, put a provider from package llm in Options.Model instead (the
 // OpenAI or Anthropic one, built from its config with the model name and

@@ -22,9 +22,9 @@ func TestLocal(t *testing.T) {
 		t.Run(map[bool]string{true: "approved", false: "denied"}[approve], func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 			defer cancel()
-			payments := refund.NewPayments(refund.SampleOrders()...)
+			payments, mailer := refund.NewPayments(refund.SampleOrders()...), &refund.Mailer{}
 			model := &countingModel{Model: llm.NewScripted(refund.Script())}
-			l, err := refund.Local(refund.Options{Payments: payments, Journal: t.TempDir(), Model: model,
+			l, err := refund.Local(refund.Options{Payments: payments, Mailer: mailer, Journal: t.TempDir(), Model: model,
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			if err != nil {
 				t.Fatal(err)
@@ -53,9 +53,9 @@ func TestLocal(t *testing.T) {
 			if err != nil || res.Status != agentrun.StatusCompleted {
 				t.Fatalf("Wait: %+v, %v; want Completed", res, err)
 			}
-			want, refunds := `"refund_id":"RF-0001"`, 1
+			want, refunds, emails, calls := "the receipt was emailed as EM-0001", 1, 1, int32(4)
 			if !approve {
-				want, refunds = "Nothing was refunded: ", 0
+				want, refunds, emails, calls = "Nothing was refunded: ", 0, 0, 3
 			}
 			if !strings.Contains(res.Answer, want) {
 				t.Errorf("answer %q; want %q in it", res.Answer, want)
@@ -63,8 +63,11 @@ func TestLocal(t *testing.T) {
 			if n := payments.Refunds(); n != refunds {
 				t.Errorf("%d refunds; want %d", n, refunds)
 			}
-			if n := model.calls.Load(); n != 3 {
-				t.Errorf("%d model calls; want 3", n)
+			if n := mailer.Sent(); n != emails {
+				t.Errorf("%d emails; want %d (the team's activity, called in process)", n, emails)
+			}
+			if n := model.calls.Load(); n != calls {
+				t.Errorf("%d model calls; want %d", n, calls)
 			}
 		})
 	}

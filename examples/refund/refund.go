@@ -30,6 +30,11 @@ type Receipt struct {
 // Payments is the example's payments service, in memory: its orders and
 // the refunds it made. It is safe for concurrent use.
 type Payments struct {
+	// Ledger is a file each refund is appended to, synced, before the
+	// service answers: a worker that dies after a refund leaves it
+	// counted. Default "": none.
+	Ledger string
+
 	mu       sync.Mutex
 	orders   map[string]*Order
 	receipts map[string]Receipt // by request id
@@ -85,9 +90,12 @@ func (p *Payments) Refund(requestID, id string, amountCents int) (Receipt, error
 	case amountCents <= 0 || o.Refunded+amountCents > o.AmountCents:
 		return Receipt{}, fmt.Errorf("refund order %s: %d cents; the order was %d cents, %d of them refunded", id, amountCents, o.AmountCents, o.Refunded)
 	}
+	r := Receipt{RefundID: fmt.Sprintf("RF-%04d", p.made+1), OrderID: id, AmountCents: amountCents}
+	if err := appendLine(p.Ledger, fmt.Sprintf("%s %s %d %s\n", r.RefundID, id, amountCents, requestID)); err != nil {
+		return Receipt{}, fmt.Errorf("refund order %s: the ledger: %w", id, err) // nothing was paid
+	}
 	p.made++
 	o.Refunded += amountCents
-	r := Receipt{RefundID: fmt.Sprintf("RF-%04d", p.made), OrderID: id, AmountCents: amountCents}
 	p.receipts[requestID] = r
 	return r, nil
 }
@@ -142,14 +150,37 @@ func Tools(payments *Payments) ([]tools.Tool, error) {
 	return []tools.Tool{order, refund}, nil
 }
 
-// Script is the scripted model's conversation: look order A-1001 up,
-// refund it in full, answer with the receipt; when the refund was denied
-// or failed, answer that nothing was refunded and why.
-func Script() llm.Script {
+// SmallRefundCents is the largest refund the approval rule lets through
+// without a person: $20.
+const SmallRefundCents = 2000
+
+// Rule is the refunds agent's approval rule: a refund of at most
+// SmallRefundCents goes through; a larger one, and any other call, is
+// decided by the tool (a write waits for a person; the email needs none).
+func Rule(c agentrun.Call) agentrun.Decision {
+	var in RefundInput
+	if c.Tool == "refund" && c.Args(&in) == nil && in.AmountCents > 0 && in.AmountCents <= SmallRefundCents {
+		return agentrun.Allow
+	}
+	return agentrun.ByTool
+}
+
+// Script is the scripted model's conversation for order A-1001 (49.99):
+// ScriptFor("A-1001", 4999).
+func Script() llm.Script { return ScriptFor("A-1001", 4999) }
+
+// ScriptFor is the scripted model's conversation for order: look it up,
+// refund amountCents of it, email the receipt (the first refund of a new
+// Payments is RF-0001), answer with the email's id; when the refund was
+// denied or failed, answer that nothing was refunded and why.
+func ScriptFor(order string, amountCents int) llm.Script {
+	args := func(format string, a ...any) json.RawMessage { return json.RawMessage(fmt.Sprintf(format, a...)) }
 	return llm.Script{Turns: []llm.Turn{
-		{ToolCalls: []llm.ScriptedCall{{Name: "order", Args: json.RawMessage(`{"order_id":"A-1001"}`)}}},
-		{ToolCalls: []llm.ScriptedCall{{Name: "refund", Args: json.RawMessage(`{"order_id":"A-1001","amount_cents":4999,"reason":"arrived broken"}`)}}},
-		{Text: "Order A-1001 is refunded in full: " + llm.LastToolResult + ".",
+		{ToolCalls: []llm.ScriptedCall{{Name: "order", Args: args(`{"order_id":%q}`, order)}}},
+		{ToolCalls: []llm.ScriptedCall{{Name: "refund", Args: args(`{"order_id":%q,"amount_cents":%d,"reason":"arrived broken"}`, order, amountCents)}}},
+		{ToolCalls: []llm.ScriptedCall{{Name: "email_receipt", Args: args(`{"order_id":%q,"refund_id":"RF-0001"}`, order)}},
 			TextOnError: "Nothing was refunded: " + llm.LastToolResult + "."},
+		{Text: fmt.Sprintf("Order %s is refunded (RF-0001); the receipt was emailed as %s.", order, llm.LastToolResult),
+			TextOnError: "Order " + order + " is refunded (RF-0001), but the receipt could not be emailed: " + llm.LastToolResult + "."},
 	}}
 }

@@ -26,6 +26,13 @@ import (
 // start and is skipped otherwise.
 func devClient(t *testing.T) client.Client {
 	t.Helper()
+	c, _ := devServer(t)
+	return c
+}
+
+// devServer is devClient, with the server's address too.
+func devServer(t *testing.T) (client.Client, string) {
+	t.Helper()
 	var out strings.Builder
 	cli, err := devserver.CLI()
 	var dev *testsuite.DevServer
@@ -42,7 +49,7 @@ func devClient(t *testing.T) client.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return c
+	return c, dev.FrontendHostPort()
 }
 
 // countingModel counts the model calls.
@@ -60,6 +67,7 @@ func (m *countingModel) Complete(ctx context.Context, req agent.ModelRequest) (a
 // SupportWorkflow started, the refund awaiting approval.
 type flow struct {
 	payments *refund.Payments
+	mailer   *refund.Mailer
 	model    *countingModel
 	support  client.WorkflowRun
 	run      *agentrun.Run
@@ -68,31 +76,9 @@ type flow struct {
 
 func start(ctx context.Context, t *testing.T, c client.Client, id string) *flow {
 	t.Helper()
-	f := &flow{payments: refund.NewPayments(refund.SampleOrders()...), model: &countingModel{Model: llm.NewScripted(refund.Script())}}
-	queue := "queue-" + id
-	w, err := refund.Worker(c, queue, refund.Options{Payments: f.payments, Journal: t.TempDir(), Model: f.model,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
-	f.support, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue},
-		refund.SupportWorkflow, "Order A-1001 arrived broken; please refund it.")
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs, err := agentrun.NewClient(c, agentrun.ClientOptions{TaskQueue: queue})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := refund.AgentRunID(id), id+"-refunds"; got != want {
-		t.Fatalf("AgentRunID(%q) = %q; want %q, RunAgent's default", id, got, want)
-	}
-	f.run = runs.Run(refund.AgentRunID(id))
+	f := begin(ctx, t, c, id, refund.Script(), "Order A-1001 arrived broken; please refund it.")
 	var seen []agent.Status
+	var err error
 	f.call, err = refund.AwaitApproval(ctx, f.run, func(st agentrun.State) { seen = append(seen, st.Status) })
 	if err != nil {
 		t.Fatalf("%v (statuses seen: %v)", err, seen)
@@ -110,6 +96,36 @@ func start(ctx context.Context, t *testing.T, c client.Client, id string) *flow 
 	if n := f.payments.Refunds(); n != 0 {
 		t.Fatalf("%d refunds before the approval; want 0", n)
 	}
+	return f
+}
+
+// begin starts a worker of the example on its own queue, with a model
+// playing script, and SupportWorkflow on request.
+func begin(ctx context.Context, t *testing.T, c client.Client, id string, script llm.Script, request string) *flow {
+	t.Helper()
+	f := &flow{payments: refund.NewPayments(refund.SampleOrders()...), mailer: &refund.Mailer{}, model: &countingModel{Model: llm.NewScripted(script)}}
+	queue := "queue-" + id
+	w, err := refund.Worker(c, queue, refund.Options{Payments: f.payments, Mailer: f.mailer, Journal: t.TempDir(), Model: f.model,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	f.support, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, refund.SupportWorkflow, request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := agentrun.NewClient(c, agentrun.ClientOptions{TaskQueue: queue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := refund.AgentRunID(id), id+"-refunds"; got != want {
+		t.Fatalf("AgentRunID(%q) = %q; want %q, RunAgent's default", id, got, want)
+	}
+	f.run = runs.Run(refund.AgentRunID(id))
 	return f
 }
 
@@ -143,14 +159,35 @@ func TestSupportWorkflow(t *testing.T) {
 		if n := f.payments.Refunds(); n != 1 {
 			t.Errorf("%d refunds; want 1", n)
 		}
-		if !strings.Contains(answer, `"refund_id":"RF-0001"`) {
-			t.Errorf("answer %q; want the refund id RF-0001", answer)
+		if want := "Order A-1001 is refunded (RF-0001); the receipt was emailed as EM-0001."; answer != want {
+			t.Errorf("answer %q; want %q", answer, want)
 		}
 		if n := f.payments.Lookups(); n != 1 {
 			t.Errorf("%d order lookups; want 1", n)
 		}
-		if n := f.model.calls.Load(); n != 3 {
-			t.Errorf("%d model calls; want 3", n)
+		if n := f.mailer.Sent(); n != 1 {
+			t.Errorf("%d emails; want 1, by the team's activity", n)
+		}
+		if n := f.model.calls.Load(); n != 4 {
+			t.Errorf("%d model calls; want 4", n)
+		}
+	})
+
+	t.Run("small", func(t *testing.T) {
+		t.Parallel()
+		// The approval rule lets a refund of $12.50 through: nobody
+		// approves it here, and a write the rule did not let through
+		// would wait for a person until the test's deadline.
+		f := begin(ctx, t, c, "support-small", refund.ScriptFor("A-1002", 1250), "Order A-1002 arrived broken; please refund it.")
+		var answer string
+		if err := f.support.Get(ctx, &answer); err != nil {
+			t.Fatal(err)
+		}
+		if want := "Order A-1002 is refunded (RF-0001); the receipt was emailed as EM-0001."; answer != want {
+			t.Errorf("answer %q; want %q", answer, want)
+		}
+		if r, e, m := f.payments.Refunds(), f.mailer.Sent(), f.model.calls.Load(); r != 1 || e != 1 || m != 4 {
+			t.Errorf("%d refunds, %d emails, %d model calls; want 1, 1 and 4", r, e, m)
 		}
 	})
 
@@ -170,6 +207,9 @@ func TestSupportWorkflow(t *testing.T) {
 		}
 		if !strings.HasPrefix(answer, "Nothing was refunded: ") || !strings.Contains(answer, reason) {
 			t.Errorf("answer %q; want one saying nothing was refunded, with the reason", answer)
+		}
+		if n := f.mailer.Sent(); n != 0 {
+			t.Errorf("%d emails; want 0", n)
 		}
 		if n := f.payments.Lookups(); n != 1 {
 			t.Errorf("%d order lookups; want 1", n)

@@ -51,6 +51,9 @@ func AgentRunID(parentID string) string { return parentID + "-" + AgentName }
 type Options struct {
 	// Payments is the payments service the tools act on. Required.
 	Payments *Payments
+	// Mailer is the mail service of the team's EmailReceipt activity.
+	// Default: a new Mailer, with no outbox.
+	Mailer *Mailer
 	// Journal is a folder the worker keeps the write guard's journal and
 	// the runs' content in (agentrun.Config.Journal). Required.
 	Journal string
@@ -70,6 +73,7 @@ func Worker(c client.Client, taskQueue string, opts Options) (worker.Worker, err
 	}
 	w := worker.New(c, taskQueue, worker.Options{})
 	w.RegisterWorkflow(SupportWorkflow)
+	w.RegisterActivity(opts.mailer().EmailReceipt) // the team's own activity, the agent's email_receipt
 	if err := agentrun.Register(w, cfg); err != nil {
 		return nil, err
 	}
@@ -88,9 +92,18 @@ func Local(opts Options) (*agentrun.Local, error) {
 	return agentrun.NewLocal(cfg)
 }
 
+// mailer is opts.Mailer, set to a new Mailer when it is nil: Worker
+// registers the activity of the Mailer the tool was made with.
+func (opts *Options) mailer() *Mailer {
+	if opts.Mailer == nil {
+		opts.Mailer = &Mailer{}
+	}
+	return opts.Mailer
+}
+
 // config is the agentrun configuration of the refunds agent, for either
 // engine.
-func (opts Options) config() (agentrun.Config, error) {
+func (opts *Options) config() (agentrun.Config, error) {
 	if opts.Payments == nil {
 		return agentrun.Config{}, errors.New("refund.Options: Payments is nil")
 	}
@@ -101,8 +114,12 @@ func (opts Options) config() (agentrun.Config, error) {
 	if err != nil {
 		return agentrun.Config{}, err
 	}
+	email, err := EmailTool(opts.mailer())
+	if err != nil {
+		return agentrun.Config{}, err
+	}
 	return agentrun.Config{
-		Agents:  []agentrun.Agent{{Name: AgentName, Model: opts.Model, System: System, Tools: ts}},
+		Agents:  []agentrun.Agent{{Name: AgentName, Model: opts.Model, System: System, Tools: append(ts, email), Approve: Rule}},
 		Journal: opts.Journal,
 		Logger:  opts.Logger,
 	}, nil

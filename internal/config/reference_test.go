@@ -30,14 +30,16 @@ const reference = "docs/configuration.md"
 // (AGENTRUN_TEMPORAL_CLI, AGENTRUN_TEST_POSTGRES_URL, CI, CHAOS_*). The
 // reference lists what they read too, in its Development section.
 var devReaders = map[string]string{
-	"internal/testkit/devserver":   "finds the temporal CLI tests, bench and chaos start",
-	"internal/testkit/pgtest":      "finds the PostgreSQL server of the tests",
-	"internal/testkit":             "fails instead of skipping under CI (the one place that reads CI)",
-	"internal/testkit/testenv":     "the tests' own settings",
-	"internal/testkit/mcptest":     "the tests' own settings",
-	"internal/testkit/jaegertest":  "finds the Jaeger tests start (AGENTRUN_JAEGER)",
-	"internal/testkit/clustertest": "the tests' own settings",
-	"chaos":                        "the crash campaign's own debug and log switches",
+	"internal/testkit/devserver":    "finds the temporal CLI tests, bench and chaos start",
+	"internal/testkit/pgtest":       "finds the PostgreSQL server of the tests",
+	"internal/testkit":              "fails instead of skipping under CI (the one place that reads CI)",
+	"internal/testkit/testenv":      "the tests' own settings",
+	"internal/testkit/mcptest":      "the tests' own settings",
+	"internal/testkit/jaegertest":   "finds the Jaeger tests start (AGENTRUN_JAEGER)",
+	"internal/testkit/clustertest":  "the tests' own settings",
+	"chaos":                         "the crash campaign's own debug and log switches",
+	"bench/internal/embeddedworker": "the bench's embedded worker, started with the worker program's environment",
+	"bench/internal/plainworker":    "the bench's plain Temporal worker, started with the same environment",
 }
 
 // tableName matches a variable in the first column of a Markdown table row.

@@ -12,6 +12,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"strings"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentrun/agentrun"
@@ -57,12 +59,18 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	c, err := client.Dial(client.Options{HostPort: os.Getenv("TEMPORAL_ADDRESS"), Namespace: os.Getenv("TEMPORAL_NAMESPACE")})
+	// The TEMPORAL_* settings as their standard says (and the worker
+	// program reads them): the sdk's envconfig.
+	opts, err := envconfig.LoadDefaultClientOptions()
+	if err != nil {
+		return err
+	}
+	c, err := client.Dial(opts)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if err := agentrun.EnsureSearchAttributes(context.Background(), c, os.Getenv("TEMPORAL_NAMESPACE")); err != nil {
+	if err := agentrun.EnsureSearchAttributes(context.Background(), c, cmp.Or(opts.Namespace, "default")); err != nil {
 		return err
 	}
 	queue := os.Getenv("AGENTRUN_TASK_QUEUE")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 )
@@ -41,7 +42,13 @@ func Chain(ctx workflow.Context, n int) error {
 func Noop(context.Context) error { return nil }
 
 func run() error {
-	c, err := client.Dial(client.Options{HostPort: os.Getenv("TEMPORAL_ADDRESS"), Namespace: os.Getenv("TEMPORAL_NAMESPACE")})
+	// The TEMPORAL_* settings as their standard says (and the worker
+	// program reads them): the sdk's envconfig.
+	opts, err := envconfig.LoadDefaultClientOptions()
+	if err != nil {
+		return err
+	}
+	c, err := client.Dial(opts)
 	if err != nil {
 		return err
 	}
