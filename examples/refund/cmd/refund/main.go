@@ -45,8 +45,8 @@ func run(ctx context.Context, logger *slog.Logger) error {
 	}
 	defer os.RemoveAll(journal)
 
-	payments := refund.NewPayments(refund.SampleOrders()...)
-	w, err := refund.Worker(c, refund.TaskQueue, refund.Options{Payments: payments, Journal: journal, Logger: logger})
+	payments, mailer := refund.NewPayments(refund.SampleOrders()...), &refund.Mailer{}
+	w, err := refund.Worker(c, refund.TaskQueue, refund.Options{Payments: payments, Mailer: mailer, Journal: journal, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func run(ctx context.Context, logger *slog.Logger) error {
 	if err := support.Get(ctx, &answer); err != nil {
 		return err
 	}
-	fmt.Printf("answer: %s\nrefunds made: %d\n", answer, payments.Refunds())
+	fmt.Printf("answer: %s\nrefunds made: %d\nemails sent: %d\n", answer, payments.Refunds(), mailer.Sent())
 	return nil
 }
 
