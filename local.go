@@ -23,8 +23,10 @@ var ErrUnknownAgent = errors.New("unknown agent")
 // Local runs the agents of a Config on the local engine (package local):
 // in this process, with no Temporal server, over the journal folder
 // Config.Journal, fsynced, in which each run has a journal file
-// (<Journal>/<run id>.jsonl) as the agentrun programs keep them, so the
-// reconcile program finds them under the same AGENTRUN_JOURNAL. A crash
+// (<Journal>/<run id>.jsonl) as the agentrun programs keep them (the
+// reconcile program lists them under the same AGENTRUN_JOURNAL, but shows
+// and operates only runs of the agents its own tools file defines: operate
+// these through LocalRun, in a program that has their agents). A crash
 // loses nothing: a run resumes from its journal without calling a model or
 // a tool twice for one step, and a write whose outcome is unknown waits as
 // Indeterminate for a person ([LocalRun.Done], [LocalRun.Retry]).
