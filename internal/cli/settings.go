@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -13,13 +12,10 @@ import (
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/internal/config"
+	"github.com/agentrun/agentrun/internal/fromenv"
 	"github.com/agentrun/agentrun/journal"
-	"github.com/agentrun/agentrun/llm"
-	"github.com/agentrun/agentrun/llm/providers"
 	"github.com/agentrun/agentrun/postgres"
 	"github.com/agentrun/agentrun/ratelimit"
-	"github.com/agentrun/agentrun/tools"
-	"github.com/agentrun/agentrun/tools/mcp"
 )
 
 // Settings are what the programs run with: their configuration, loaded
@@ -144,68 +140,16 @@ func (s Settings) recordSealer() journal.Sealer {
 	return s.Codec
 }
 
-// Executor builds the model provider, the tools the settings name (the
-// demo tools and the MCP servers of AGENTRUN_TOOLS) and the content store;
-// logger gets the rate limits' warnings (nil: slog.Default()). Close its
-// Tools when done.
+// Executor builds the executor the settings name (fromenv.Executor): the
+// model, the demo tools and the MCP servers of AGENTRUN_TOOLS, over the
+// content store; logger gets the rate limits' warnings (nil:
+// slog.Default()). Close its Tools when done.
 func (s Settings) Executor(ctx context.Context, logger *slog.Logger) (*execute.Executor, error) {
-	lim := limiter{logger: logger}
-	opts, err := lim.options(ctx, s, s.ModelOptions())
-	if err != nil {
-		return nil, err
-	}
-	model, err := providers.New(s.Model, opts)
-	if err != nil { // a missing key: config.Load checked the rest
-		return nil, config.Errorf("AGENTRUN_MODEL: %w", err)
-	}
 	store, err := s.content(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cfg := s.Tools
-	cfg.Connect = mcp.Source
-	set, err := tools.Open(ctx, cfg, s.Demo)
-	if err != nil {
-		return nil, err
-	}
-	var lerr error
-	models, err := execute.BuildModels(set.AgentModels(), func(spec string) (llm.Provider, error) {
-		o, err := lim.options(ctx, s, s.AgentModelOptions(spec))
-		lerr = cmp.Or(lerr, err)
-		return providers.New(spec, o)
-	})
-	if err = cmp.Or(lerr, err); err != nil {
-		_ = set.Close()
-		return nil, config.Errorf("%s: %w", cmp.Or(s.Tools.Path, "AGENTRUN_TOOLS"), err)
-	}
-	var wait time.Duration
-	if lim.l != nil {
-		wait = llm.MaxLimitWait
-	}
-	return &execute.Executor{Model: model, Models: models, Tools: set, Content: store, ContextBudget: s.ContextBudget, ModelTimeout: s.ModelTimeout, LimitWait: wait, FailOnCut: s.FailOnCut, FailOnEmpty: s.FailOnEmpty}, nil
-}
-
-// limiter opens the rate limits' store the first time a model declares
-// limits, and gives every such model the same Limiter.
-type limiter struct {
-	l      *ratelimit.Limiter
-	logger *slog.Logger
-}
-
-// options returns o with the Limiter set when its settings declare limits.
-func (lim *limiter) options(ctx context.Context, s Settings, o llm.Options) (llm.Options, error) {
-	if o.Settings.Limits == nil {
-		return o, nil
-	}
-	if lim.l == nil {
-		store, err := s.LimitStore(ctx)
-		if err != nil {
-			return o, err
-		}
-		lim.l = &ratelimit.Limiter{Store: store, Logger: lim.logger}
-	}
-	o.Limiter = lim.l
-	return o, nil
+	return fromenv.Executor(ctx, s.Config, fromenv.Stores{Content: store, Limits: s.LimitStore}, logger)
 }
 
 // LimitDir is the folder of the rate limits' shared state under the
