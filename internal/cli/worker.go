@@ -12,8 +12,8 @@ import (
 
 	"github.com/agentrun/agentrun"
 	"github.com/agentrun/agentrun/internal/cluster"
-	"github.com/agentrun/agentrun/internal/testhook"
 	"github.com/agentrun/agentrun/internal/fromenv"
+	"github.com/agentrun/agentrun/internal/testhook"
 	"github.com/agentrun/agentrun/metrics"
 	"github.com/agentrun/agentrun/metrics/prometheus"
 	"github.com/agentrun/agentrun/operator"
