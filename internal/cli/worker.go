@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -25,7 +24,7 @@ import (
 // GuardDir is the folder of the write guard's journal under the journal
 // folder: <AGENTRUN_JOURNAL>/temporal. It means nothing when
 // AGENTRUN_JOURNAL is a PostgreSQL URL (see Settings.GuardStore).
-func GuardDir(s Settings) string { return filepath.Join(s.Journal, "temporal") }
+func GuardDir(s Settings) string { return fromenv.GuardDir(s.Config) }
 
 // RunWorker runs one worker of the fleet until ctx is done, then stops
 // gracefully: running steps get StopTimeout to finish. With s.Metrics set
@@ -56,15 +55,7 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 		sdk = ep.SDKHandler(func(err error) { logger.Warn("temporal sdk metric", "err", err) })
 		logger.Info("serving metrics", "addr", ep.Addr, "paths", "/metrics /healthz")
 	}
-	guard, guardAt, err := s.GuardStore(ctx, logger)
-	if err != nil {
-		return err
-	}
-	store, err := s.content(ctx)
-	if err != nil {
-		return err
-	}
-	cfg, closeTools, err := fromenv.Worker(ctx, s.Config, fromenv.Stores{Content: store, Guard: guard, Limits: s.LimitStore}, logger)
+	cfg, guardAt, closeTools, err := fromenv.Worker(ctx, s.Config, logger)
 	if err != nil {
 		return err
 	}

@@ -9,10 +9,12 @@
 // It builds the model providers (llm/providers, with the rate limiter
 // when a model declares limits) and connects to the tools file's MCP
 // servers (tools/mcp), so it links the provider and MCP SDKs that package
-// agentrun leaves out. What is a process's concern, and not the
-// configuration's, stays with the caller (internal/cli): opening the stores
-// (a folder or PostgreSQL), the metrics endpoint, the tracing exporter,
-// dialing Temporal and the worker's options.
+// agentrun leaves out. It opens the stores AGENTRUN_JOURNAL names
+// (stores.go): a folder, or a PostgreSQL database through one pool per
+// database and process, sealed with the codec when one is set. What is a
+// process's concern, and not the configuration's, stays with the caller
+// (internal/cli): the metrics endpoint, the tracing exporter, dialing
+// Temporal and the worker's options.
 //
 // The programs' worker runs one agent, with the tools file's tools and
 // agents; those agents are agent tools that a run's calls start, never a

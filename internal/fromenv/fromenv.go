@@ -8,30 +8,16 @@ import (
 
 	"github.com/agentrun/agentrun"
 	"github.com/agentrun/agentrun/activities"
-	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/internal/frontdoor"
 	"github.com/agentrun/agentrun/internal/testhook/wfchange"
-	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/llm/providers"
 	"github.com/agentrun/agentrun/ratelimit"
 	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/tools/mcp"
 )
-
-// Stores are the stores the caller opened where AGENTRUN_JOURNAL says (a
-// folder or PostgreSQL), sealed with the codec when one is set.
-type Stores struct {
-	// Content keeps large values and conversations. Required.
-	Content content.Store
-	// Guard is the write guard's journal: required by Worker.
-	Guard journal.Store
-	// Limits opens the rate limits' store; it is called once, when the
-	// first model that declares limits is built. Required when one does.
-	Limits func(context.Context) (ratelimit.Store, error)
-}
 
 // AgentName names the programs' one agent in its Config. A run cannot
 // name it at its start (the programs' runs name no agent), so it shows
@@ -40,18 +26,25 @@ const AgentName = "default"
 
 // Worker builds the Config a worker of the programs registers
 // (agentrun.Register): its one agent with the model AGENTRUN_MODEL names,
-// the tools of AGENTRUN_TOOLS and the demo tools, the stores st, and the
-// activities' names of older builds too, so that it takes over the runs
-// such a build started. logger gets the activities' and the rate limits'
-// lines. Call close when the worker has stopped: it stops the MCP servers.
-func Worker(ctx context.Context, c config.Config, st Stores, logger *slog.Logger) (cfg agentrun.Config, close func() error, err error) {
-	exec, err := Executor(ctx, c, st, logger)
+// the tools of AGENTRUN_TOOLS and the demo tools, the stores
+// AGENTRUN_JOURNAL names, and the activities' names of older builds too,
+// so that it takes over the runs such a build started. logger gets the
+// activities' and the rate limits' lines. guardAt says where the write
+// guard's journal is, for logs. Call close when the worker has stopped: it
+// stops the MCP servers.
+func Worker(ctx context.Context, c config.Config, logger *slog.Logger) (cfg agentrun.Config, guardAt string, close func() error, err error) {
+	exec, err := Executor(ctx, c, logger)
 	if err != nil {
-		return agentrun.Config{}, nil, err
+		return agentrun.Config{}, "", nil, err
 	}
 	if err := activities.CheckWriteTimeouts(exec.Tools); err != nil {
 		_ = exec.Tools.Close()
-		return agentrun.Config{}, nil, config.Errorf("AGENTRUN_TOOLS: %w", err)
+		return agentrun.Config{}, "", nil, config.Errorf("AGENTRUN_TOOLS: %w", err)
+	}
+	guard, guardAt, err := GuardStore(ctx, c, logger)
+	if err != nil {
+		_ = exec.Tools.Close()
+		return agentrun.Config{}, "", nil, err
 	}
 	p := &frontdoor.Program{
 		Tools: exec.Tools, Models: exec.Models,
@@ -64,20 +57,20 @@ func Worker(ctx context.Context, c config.Config, st Stores, logger *slog.Logger
 	}
 	cfg = agentrun.Config{
 		Agents:   []agentrun.Agent{{Name: AgentName, Model: exec.Model}},
-		Guard:    st.Guard,
-		Content:  st.Content,
+		Guard:    guard,
+		Content:  exec.Content,
 		Logger:   logger,
 		NoStream: c.NoStream,
 	}
-	return frontdoor.Attach(cfg, p).(agentrun.Config), exec.Tools.Close, nil
+	return frontdoor.Attach(cfg, p).(agentrun.Config), guardAt, exec.Tools.Close, nil
 }
 
 // Executor builds the model provider, the tools the settings name (the
 // demo tools and the MCP servers of AGENTRUN_TOOLS) and the models of the
-// tools file's agents, over st.Content; logger gets the rate limits'
-// warnings (nil: slog.Default()). Close its Tools when done.
-func Executor(ctx context.Context, c config.Config, st Stores, logger *slog.Logger) (*execute.Executor, error) {
-	lim := limiter{logger: logger, open: st.Limits}
+// tools file's agents, over the content store (Content); logger gets the
+// rate limits' warnings (nil: slog.Default()). Close its Tools when done.
+func Executor(ctx context.Context, c config.Config, logger *slog.Logger) (*execute.Executor, error) {
+	lim := limiter{logger: logger, c: c}
 	opts, err := lim.options(ctx, c.ModelOptions())
 	if err != nil {
 		return nil, err
@@ -85,6 +78,10 @@ func Executor(ctx context.Context, c config.Config, st Stores, logger *slog.Logg
 	model, err := providers.New(c.Model, opts)
 	if err != nil { // a missing key: config.Load checked the rest
 		return nil, config.Errorf("AGENTRUN_MODEL: %w", err)
+	}
+	store, err := Content(ctx, c)
+	if err != nil {
+		return nil, err
 	}
 	tc := c.Tools
 	tc.Connect = mcp.Source
@@ -106,7 +103,7 @@ func Executor(ctx context.Context, c config.Config, st Stores, logger *slog.Logg
 	if lim.l != nil {
 		wait = llm.MaxLimitWait
 	}
-	return &execute.Executor{Model: model, Models: models, Tools: set, Content: st.Content, ContextBudget: c.ContextBudget, ModelTimeout: c.ModelTimeout, LimitWait: wait, FailOnCut: c.FailOnCut, FailOnEmpty: c.FailOnEmpty}, nil
+	return &execute.Executor{Model: model, Models: models, Tools: set, Content: store, ContextBudget: c.ContextBudget, ModelTimeout: c.ModelTimeout, LimitWait: wait, FailOnCut: c.FailOnCut, FailOnEmpty: c.FailOnEmpty}, nil
 }
 
 // limiter opens the rate limits' store the first time a model declares
@@ -114,7 +111,7 @@ func Executor(ctx context.Context, c config.Config, st Stores, logger *slog.Logg
 type limiter struct {
 	l      *ratelimit.Limiter
 	logger *slog.Logger
-	open   func(context.Context) (ratelimit.Store, error)
+	c      config.Config // whose LimitStore the Limiter keeps its state in
 }
 
 // options returns o with the Limiter set when its settings declare limits.
@@ -123,7 +120,7 @@ func (lim *limiter) options(ctx context.Context, o llm.Options) (llm.Options, er
 		return o, nil
 	}
 	if lim.l == nil {
-		store, err := lim.open(ctx)
+		store, err := LimitStore(ctx, lim.c)
 		if err != nil {
 			return o, err
 		}

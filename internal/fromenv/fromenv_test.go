@@ -1,8 +1,6 @@
 package fromenv_test
 
 import (
-	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,11 +13,8 @@ import (
 
 	"github.com/agentrun/agentrun"
 	"github.com/agentrun/agentrun/activities"
-	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/internal/fromenv"
-	"github.com/agentrun/agentrun/journal"
-	"github.com/agentrun/agentrun/ratelimit"
 	"github.com/agentrun/agentrun/workflows"
 )
 
@@ -57,21 +52,6 @@ func load(t *testing.T, env map[string]string) config.Config {
 	return c
 }
 
-func stores(t *testing.T, dir string) fromenv.Stores {
-	t.Helper()
-	g, err := journal.NewFileStore(filepath.Join(dir, "temporal"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := content.NewFileStore(filepath.Join(dir, "content"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fromenv.Stores{Guard: g, Content: cs, Limits: func(context.Context) (ratelimit.Store, error) {
-		return nil, errors.New("no model here declares limits")
-	}}
-}
-
 // TestWorkerRegistersThroughTheFrontDoor: the worker's Config, built from
 // the environment, registers through agentrun.Register: AgentRun, the
 // activities under their prefix and the legacy bare names, the tools
@@ -87,11 +67,14 @@ func TestWorkerRegistersThroughTheFrontDoor(t *testing.T) {
 	}
 	c := load(t, map[string]string{"AGENTRUN_JOURNAL": dir, "AGENTRUN_TOOLS": toolsFile, "AGENTRUN_TICKETS": filepath.Join(dir, "tickets.jsonl"),
 		"AGENTRUN_CONTEXT_BUDGET": "5000", "AGENTRUN_FAIL_ON_EMPTY_ANSWER": "1", "AGENTRUN_STREAM": "off"})
-	cfg, closeTools, err := fromenv.Worker(t.Context(), c, stores(t, dir), nil)
+	cfg, guardAt, closeTools, err := fromenv.Worker(t.Context(), c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer closeTools()
+	if want := filepath.Join(dir, "temporal"); guardAt != want {
+		t.Errorf("guard at %q, want %q", guardAt, want)
+	}
 	var r recorder
 	if err := agentrun.Register(&r, cfg); err != nil {
 		t.Fatal(err)
@@ -130,7 +113,7 @@ func TestWorkerTestWorkflowChange(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	c := load(t, map[string]string{"AGENTRUN_JOURNAL": dir, "AGENTRUN_TEST_WORKFLOW_CHANGE": "1", "AGENTRUN_TICKETS": filepath.Join(dir, "tickets.jsonl")})
-	cfg, closeTools, err := fromenv.Worker(t.Context(), c, stores(t, dir), nil)
+	cfg, _, closeTools, err := fromenv.Worker(t.Context(), c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +139,7 @@ func TestWorkerBadToolsFile(t *testing.T) {
 	env := map[string]string{"AGENTRUN_JOURNAL": dir, "AGENTRUN_TOOLS": toolsFile}
 	c, err := config.Load(func(k string) string { return env[k] })
 	if err == nil {
-		_, _, err = fromenv.Worker(t.Context(), c, stores(t, dir), nil)
+		_, _, _, err = fromenv.Worker(t.Context(), c, nil)
 	}
 	if err == nil || !strings.Contains(err.Error(), "nope") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("a tools file naming an unknown tool: %v; want one line naming it", err)
