@@ -103,6 +103,8 @@ type Config struct {
 	// run's stream while the model writes it, whatever the run asks.
 	// Default false: runs that ask stream.
 	NoStream bool
+	// Metrics, Tracer, CaptureContent and NoStream are Register's;
+	// NewLocal does not read them.
 
 	// program is how agentrun's own programs run (frontdoor.Attach): nil
 	// for every other Config.

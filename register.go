@@ -98,7 +98,8 @@ func (cfg Config) executors() (root *execute.Executor, named map[string]*execute
 		store = fs
 	}
 	if p := cfg.program; p != nil {
-		return cfg.programExecutor(p, store, logger), nil, logger, nil
+		root = cfg.programExecutor(p, store, logger)
+		return root, map[string]*execute.Executor{cfg.Agents[0].Name: root}, logger, nil
 	}
 	byName := map[string]Agent{}
 	for _, a := range cfg.Agents {
