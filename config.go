@@ -9,10 +9,14 @@ import (
 	"slices"
 	"strings"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/content"
+	"github.com/agentrun/agentrun/internal/frontdoor"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/metrics"
 	"github.com/agentrun/agentrun/tools"
 )
 
@@ -84,6 +88,35 @@ type Config struct {
 	Content content.Store
 	// Logger gets the activities' lines. Default slog.Default().
 	Logger *slog.Logger
+	// Metrics records the steps, their latency, tokens and approvals
+	// (package metrics, over any OpenTelemetry meter provider). Default
+	// nil: nothing recorded.
+	Metrics *metrics.Recorder
+	// Tracer records a span per step attempt with the OpenTelemetry GenAI
+	// conventions' attributes. Default nil: no spans.
+	Tracer trace.Tracer
+	// CaptureContent puts prompt, completion and tool text on Tracer's
+	// spans. Leave it off when payloads are encrypted (package codec): the
+	// spans would carry the text in the clear. Default false.
+	CaptureContent bool
+	// NoStream keeps the model steps from publishing their text to their
+	// run's stream while the model writes it, whatever the run asks.
+	// Default false: runs that ask stream.
+	NoStream bool
+	// Metrics, Tracer, CaptureContent and NoStream are Register's;
+	// NewLocal does not read them.
+
+	// program is how agentrun's own programs run (frontdoor.Attach): nil
+	// for every other Config.
+	program *frontdoor.Program
+}
+
+func init() {
+	frontdoor.Attach = func(cfg any, p *frontdoor.Program) any {
+		c := cfg.(Config)
+		c.program = p
+		return c
+	}
 }
 
 // maxAgentDepth bounds how deeply agents may call agents: a run that calls
@@ -98,6 +131,11 @@ func (c Config) validate() error {
 	}
 	if c.Journal == "" && (c.Guard == nil || c.Content == nil) {
 		return errors.New("agentrun.Config: Journal is empty; name a folder every worker of the task queue shares, or set both Guard and Content")
+	}
+	if p := c.program; p != nil {
+		if len(c.Agents) != 1 || len(c.Agents[0].Tools) > 0 || len(c.Agents[0].Agents) > 0 || p.Tools == nil {
+			return errors.New("agentrun.Config: a program's Config has one agent, whose tools are the program's own")
+		}
 	}
 	byName := map[string]Agent{}
 	toolNames := map[string]string{} // tool name → the first agent offering it

@@ -12,6 +12,7 @@ import (
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/internal/frontdoor"
 	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
@@ -35,8 +36,15 @@ func Register(r worker.Registry, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	r.RegisterWorkflowWithOptions(workflows.AgentRun, workflows.RegisterOptions)
-	activities.Register(r, acts, false)
+	wf, legacy := workflows.AgentRun, false
+	if p := cfg.program; p != nil {
+		if p.Workflow != nil {
+			wf = p.Workflow
+		}
+		legacy = p.LegacyNames
+	}
+	r.RegisterWorkflowWithOptions(wf, workflows.RegisterOptions)
+	activities.Register(r, acts, legacy)
 	return nil
 }
 
@@ -64,7 +72,10 @@ func (cfg Config) activities() (*activities.Activities, error) {
 		fs.Logger = logger
 		guard = fs
 	}
-	return &activities.Activities{Exec: root, Guard: &journal.Guard{Store: guard, Probe: root.Probe}, Logger: logger}, nil
+	return &activities.Activities{
+		Exec: root, Guard: &journal.Guard{Store: guard, Probe: root.Probe}, Logger: logger,
+		Metrics: cfg.Metrics, Tracer: cfg.Tracer, Capture: cfg.CaptureContent, NoStream: cfg.NoStream,
+	}, nil
 }
 
 // executors checks cfg and builds the executors of its agents: named, by
@@ -85,6 +96,10 @@ func (cfg Config) executors() (root *execute.Executor, named map[string]*execute
 			return nil, nil, nil, fmt.Errorf("agentrun.Config.Journal: %w", err)
 		}
 		store = fs
+	}
+	if p := cfg.program; p != nil {
+		root = cfg.programExecutor(p, store, logger)
+		return root, map[string]*execute.Executor{cfg.Agents[0].Name: root}, logger, nil
 	}
 	byName := map[string]Agent{}
 	for _, a := range cfg.Agents {
@@ -122,4 +137,18 @@ func (cfg Config) executors() (root *execute.Executor, named map[string]*execute
 	}
 	root = &execute.Executor{Model: first.Model, Tools: s, Content: store, System: first.System, Approve: rule(first.Name, first.Approve, logger), Logger: logger, Named: named}
 	return root, named, logger, nil
+}
+
+// programExecutor is the executor of the programs' one agent (p): the
+// default agent's model and system prompt over p's tools, whose agents
+// only a run's calls start (no Named agents: a run names none at its
+// start), with p's settings.
+func (cfg Config) programExecutor(p *frontdoor.Program, store content.Store, logger *slog.Logger) *execute.Executor {
+	a := cfg.Agents[0]
+	return &execute.Executor{
+		Model: a.Model, Models: p.Models, Tools: p.Tools, Content: store, System: a.System,
+		Approve: rule(a.Name, a.Approve, logger), Logger: logger,
+		ContextBudget: p.ContextBudget, ModelTimeout: p.ModelTimeout, LimitWait: p.LimitWait,
+		FailOnCut: p.FailOnCut, FailOnEmpty: p.FailOnEmpty,
+	}
 }

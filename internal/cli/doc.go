@@ -20,7 +20,11 @@
 // Settings (settings.go) are what the programs run with: the configuration
 // their main loaded once (internal/config, the one reader of the
 // environment) and how to name the programs in printed commands; they open
-// the stores and build the executor it names.
+// the stores. The executor and the worker's agentrun.Config are built from
+// the configuration by package fromenv, and the worker (worker.go)
+// registers through agentrun.Register, as a team's worker does; what it
+// adds is the process around it: the metrics endpoint, the tracing
+// exporter, dialing Temporal and the worker's options.
 //
 // Exit codes: 0 Completed (or an operator command that succeeded), 1 an
 // error or a Failed run, 2 a usage error or a setting that cannot be used

@@ -1,25 +1,15 @@
 package cli
 
 import (
-	"cmp"
 	"context"
-	"fmt"
 	"log/slog"
-	"path/filepath"
-	"strings"
-	"sync"
-	"time"
 
 	"github.com/agentrun/agentrun/content"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/internal/config"
+	"github.com/agentrun/agentrun/internal/fromenv"
 	"github.com/agentrun/agentrun/journal"
-	"github.com/agentrun/agentrun/llm"
-	"github.com/agentrun/agentrun/llm/providers"
-	"github.com/agentrun/agentrun/postgres"
 	"github.com/agentrun/agentrun/ratelimit"
-	"github.com/agentrun/agentrun/tools"
-	"github.com/agentrun/agentrun/tools/mcp"
 )
 
 // Settings are what the programs run with: their configuration, loaded
@@ -33,199 +23,48 @@ type Settings struct {
 	Commands Commands
 }
 
+// The stores AGENTRUN_JOURNAL names are package fromenv's: a folder or
+// PostgreSQL, one pool per database and process, sealed with the codec.
+
 // ContentDir is the content store's folder: <AGENTRUN_JOURNAL>/content.
 // It means nothing when AGENTRUN_JOURNAL is a PostgreSQL URL.
-func (s Settings) ContentDir() string { return filepath.Join(s.Journal, "content") }
+func (s Settings) ContentDir() string { return fromenv.ContentDir(s.Config) }
 
 // IsPostgresURL reports whether an AGENTRUN_JOURNAL value names a
 // PostgreSQL database rather than a folder.
-func IsPostgresURL(v string) bool {
-	return strings.HasPrefix(v, "postgres://") || strings.HasPrefix(v, "postgresql://")
-}
+func IsPostgresURL(v string) bool { return fromenv.IsPostgresURL(v) }
 
-// openTimeout bounds connecting to PostgreSQL and migrating its schema when
-// a store is first opened (the migration may wait for another process's).
-const openTimeout = time.Minute
-
-var (
-	dbMu sync.Mutex
-	dbs  = map[string]*postgres.DB{} // by URL: one pool per database and process
-)
-
-// database is the one place that decides between a folder and PostgreSQL:
-// it returns nil when AGENTRUN_JOURNAL is a folder, and otherwise the
-// process's pool for the URL, opened (and the schema migrated) on first
-// use. The pool lives as long as the process: the programs are its only
-// users, and exiting closes its connections.
-func (s Settings) database(ctx context.Context) (*postgres.DB, error) {
-	if !IsPostgresURL(s.Journal) {
-		return nil, nil
-	}
-	dbMu.Lock()
-	defer dbMu.Unlock()
-	if db := dbs[s.Journal]; db != nil {
-		return db, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, openTimeout)
-	defer cancel()
-	db, err := postgres.Open(ctx, s.Journal)
-	if err != nil {
-		return nil, fmt.Errorf("AGENTRUN_JOURNAL: %w", err)
-	}
-	dbs[s.Journal] = db
-	return db, nil
-}
-
-// JournalStore opens the local engine's journal store: the folder, or the
-// database's local journal. With a codec key set (Config.Codec), it keeps
-// records' content encrypted at rest.
+// JournalStore opens the local engine's journal store (fromenv.JournalStore).
 func (s Settings) JournalStore(ctx context.Context) (journal.Store, error) {
-	db, err := s.database(ctx)
-	switch {
-	case err != nil:
-		return nil, err
-	case db != nil:
-		return db.SealedJournal(s.recordSealer()), nil
-	}
-	return journal.NewSealedFileStore(s.Journal, s.recordSealer())
+	return fromenv.JournalStore(ctx, s.Config)
 }
 
-// GuardStore opens the write guard's journal store of a Temporal worker:
-// the folder's "temporal" subfolder (GuardDir), or the database's guard
-// journal, sealed as JournalStore's. It returns where that is, for logs.
+// GuardStore opens the write guard's journal store of a Temporal worker
+// (fromenv.GuardStore) and says where it is, for logs.
 func (s Settings) GuardStore(ctx context.Context, logger *slog.Logger) (journal.Store, string, error) {
-	db, err := s.database(ctx)
-	switch {
-	case err != nil:
-		return nil, "", err
-	case db != nil:
-		return db.SealedGuard(s.recordSealer()), db.String(), nil
-	}
-	store, err := journal.NewSealedFileStore(GuardDir(s), s.recordSealer())
-	if err != nil {
-		return nil, "", err
-	}
-	store.Logger = logger
-	return store, GuardDir(s), nil
+	return fromenv.GuardStore(ctx, s.Config, logger)
 }
 
-// Content opens the content store: the folder's "content" subfolder, or
-// the database's content table. With a codec key set (Config.Codec), it
-// keeps blobs encrypted at rest.
+// Content opens the content store (fromenv.Content).
 func (s Settings) Content() (content.Store, error) {
-	return s.content(context.Background())
+	return fromenv.Content(context.Background(), s.Config)
 }
 
-func (s Settings) content(ctx context.Context) (content.Store, error) {
-	db, err := s.database(ctx)
-	switch {
-	case err != nil:
-		return nil, err
-	case db != nil:
-		return db.SealedContent(s.sealer()), nil
-	}
-	return content.NewSealedFileStore(s.ContentDir(), s.sealer())
-}
-
-// sealer is the content store's Sealer: the codec, or nil (not a nil
-// *codec.Codec in an interface) when none is set.
-func (s Settings) sealer() content.Sealer {
-	if s.Codec == nil {
-		return nil
-	}
-	return s.Codec
-}
-
-// recordSealer is the journal stores' Sealer: the codec, or nil.
-func (s Settings) recordSealer() journal.Sealer {
-	if s.Codec == nil {
-		return nil
-	}
-	return s.Codec
-}
-
-// Executor builds the model provider, the tools the settings name (the
-// demo tools and the MCP servers of AGENTRUN_TOOLS) and the content store;
-// logger gets the rate limits' warnings (nil: slog.Default()). Close its
-// Tools when done.
+// Executor builds the executor the settings name (fromenv.Executor): the
+// model, the demo tools and the MCP servers of AGENTRUN_TOOLS, over the
+// content store; logger gets the rate limits' warnings (nil:
+// slog.Default()). Close its Tools when done.
 func (s Settings) Executor(ctx context.Context, logger *slog.Logger) (*execute.Executor, error) {
-	lim := limiter{logger: logger}
-	opts, err := lim.options(ctx, s, s.ModelOptions())
-	if err != nil {
-		return nil, err
-	}
-	model, err := providers.New(s.Model, opts)
-	if err != nil { // a missing key: config.Load checked the rest
-		return nil, config.Errorf("AGENTRUN_MODEL: %w", err)
-	}
-	store, err := s.content(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cfg := s.Tools
-	cfg.Connect = mcp.Source
-	set, err := tools.Open(ctx, cfg, s.Demo)
-	if err != nil {
-		return nil, err
-	}
-	var lerr error
-	models, err := execute.BuildModels(set.AgentModels(), func(spec string) (llm.Provider, error) {
-		o, err := lim.options(ctx, s, s.AgentModelOptions(spec))
-		lerr = cmp.Or(lerr, err)
-		return providers.New(spec, o)
-	})
-	if err = cmp.Or(lerr, err); err != nil {
-		_ = set.Close()
-		return nil, config.Errorf("%s: %w", cmp.Or(s.Tools.Path, "AGENTRUN_TOOLS"), err)
-	}
-	var wait time.Duration
-	if lim.l != nil {
-		wait = llm.MaxLimitWait
-	}
-	return &execute.Executor{Model: model, Models: models, Tools: set, Content: store, ContextBudget: s.ContextBudget, ModelTimeout: s.ModelTimeout, LimitWait: wait, FailOnCut: s.FailOnCut, FailOnEmpty: s.FailOnEmpty}, nil
-}
-
-// limiter opens the rate limits' store the first time a model declares
-// limits, and gives every such model the same Limiter.
-type limiter struct {
-	l      *ratelimit.Limiter
-	logger *slog.Logger
-}
-
-// options returns o with the Limiter set when its settings declare limits.
-func (lim *limiter) options(ctx context.Context, s Settings, o llm.Options) (llm.Options, error) {
-	if o.Settings.Limits == nil {
-		return o, nil
-	}
-	if lim.l == nil {
-		store, err := s.LimitStore(ctx)
-		if err != nil {
-			return o, err
-		}
-		lim.l = &ratelimit.Limiter{Store: store, Logger: lim.logger}
-	}
-	o.Limiter = lim.l
-	return o, nil
+	return fromenv.Executor(ctx, s.Config, logger)
 }
 
 // LimitDir is the folder of the rate limits' shared state under the
 // journal folder: <AGENTRUN_JOURNAL>/limits.
-func LimitDir(s Settings) string { return filepath.Join(s.Journal, "limits") }
+func LimitDir(s Settings) string { return fromenv.LimitDir(s.Config) }
 
-// LimitStore opens the rate limits' store: the folder's "limits"
-// subfolder (LimitDir), which the workers and local runs of one host
-// share, or the database's agentrun_limits table (through the process's
-// one pool of the URL, as the journals and content), which a fleet on many
-// hosts shares.
+// LimitStore opens the rate limits' store (fromenv.LimitStore).
 func (s Settings) LimitStore(ctx context.Context) (ratelimit.Store, error) {
-	db, err := s.database(ctx)
-	switch {
-	case err != nil:
-		return nil, err
-	case db != nil:
-		return db.Limits(), nil
-	}
-	return ratelimit.NewFileStore(LimitDir(s))
+	return fromenv.LimitStore(ctx, s.Config)
 }
 
 // LocalRetry is the local engine's retry policy of model and read steps:

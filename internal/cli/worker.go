@@ -4,17 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/agentrun/agentrun/activities"
+	"github.com/agentrun/agentrun"
 	"github.com/agentrun/agentrun/internal/cluster"
+	"github.com/agentrun/agentrun/internal/fromenv"
 	"github.com/agentrun/agentrun/internal/testhook"
-	"github.com/agentrun/agentrun/internal/testhook/wfchange"
-	"github.com/agentrun/agentrun/journal"
 	"github.com/agentrun/agentrun/metrics"
 	"github.com/agentrun/agentrun/metrics/prometheus"
 	"github.com/agentrun/agentrun/operator"
@@ -26,7 +24,7 @@ import (
 // GuardDir is the folder of the write guard's journal under the journal
 // folder: <AGENTRUN_JOURNAL>/temporal. It means nothing when
 // AGENTRUN_JOURNAL is a PostgreSQL URL (see Settings.GuardStore).
-func GuardDir(s Settings) string { return filepath.Join(s.Journal, "temporal") }
+func GuardDir(s Settings) string { return fromenv.GuardDir(s.Config) }
 
 // RunWorker runs one worker of the fleet until ctx is done, then stops
 // gracefully: running steps get StopTimeout to finish. With s.Metrics set
@@ -57,19 +55,11 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 		sdk = ep.SDKHandler(func(err error) { logger.Warn("temporal sdk metric", "err", err) })
 		logger.Info("serving metrics", "addr", ep.Addr, "paths", "/metrics /healthz")
 	}
-	exec, err := s.Executor(ctx, logger)
+	cfg, guardAt, closeTools, err := fromenv.Worker(ctx, s.Config, logger)
 	if err != nil {
 		return err
 	}
-	defer exec.Tools.Close()
-	exec.Logger = logger
-	if err := activities.CheckWriteTimeouts(exec.Tools); err != nil {
-		return fmt.Errorf("AGENTRUN_TOOLS: %w", err)
-	}
-	store, guardAt, err := s.GuardStore(ctx, logger)
-	if err != nil {
-		return err
-	}
+	defer closeTools()
 	tr, err := export.Start(ctx, s.Tracing, export.ServiceWorker, operator.Signals(), logger) // nil: off
 	if err != nil {
 		return err
@@ -107,18 +97,14 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 			}
 		},
 	})
-	w.RegisterWorkflowWithOptions(wfchange.Workflow(s.Test.WorkflowChange), workflows.RegisterOptions) // workflows.AgentRun unless a test changes it
-	// With the names of builds before agentrun.-prefixed ones too: this
-	// worker may take over runs such a build started.
-	activities.Register(w, &activities.Activities{
-		Exec:     exec,
-		Guard:    &journal.Guard{Store: store, Probe: exec.Probe},
-		Logger:   logger,
-		Metrics:  recorder,
-		NoStream: s.NoStream,
-		Tracer:   tr.Tracer(),
-		Capture:  tr.Capture(),
-	}, true)
+	// The one registration path of the library and the programs: the
+	// workflow (the test-only changed one when a test asks) and the
+	// activities, under the names of builds before agentrun.-prefixed ones
+	// too, as this worker may take over runs such a build started.
+	cfg.Metrics, cfg.Tracer, cfg.CaptureContent = recorder, tr.Tracer(), tr.Capture()
+	if err := agentrun.Register(w, cfg); err != nil {
+		return err
+	}
 
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("worker: %w", err)
@@ -126,7 +112,7 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	if ep != nil {
 		ep.Ready()
 	}
-	logger.Info("worker started", "task_queue", s.TaskQueue, "namespace", c.Namespace, "model", exec.Model.Name(), "guard", guardAt)
+	logger.Info("worker started", "task_queue", s.TaskQueue, "namespace", c.Namespace, "model", cfg.Agents[0].Model.Name(), "guard", guardAt)
 	if s.Deployment != "" {
 		logger.Info("worker versioning on: tasks arrive once this build is current or ramping",
 			"deployment", s.Deployment, "build_id", s.BuildID,

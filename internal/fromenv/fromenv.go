@@ -1,0 +1,131 @@
+package fromenv
+
+import (
+	"cmp"
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/agentrun/agentrun"
+	"github.com/agentrun/agentrun/activities"
+	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/internal/config"
+	"github.com/agentrun/agentrun/internal/frontdoor"
+	"github.com/agentrun/agentrun/internal/testhook/wfchange"
+	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/llm/providers"
+	"github.com/agentrun/agentrun/ratelimit"
+	"github.com/agentrun/agentrun/tools"
+	"github.com/agentrun/agentrun/tools/mcp"
+)
+
+// AgentName names the programs' one agent in its Config. A run cannot
+// name it at its start (the programs' runs name no agent), so it shows
+// only in the approval rule's and the Config's errors.
+const AgentName = "default"
+
+// Worker builds the Config a worker of the programs registers
+// (agentrun.Register): its one agent with the model AGENTRUN_MODEL names,
+// the tools of AGENTRUN_TOOLS and the demo tools, the stores
+// AGENTRUN_JOURNAL names, and the activities' names of older builds too,
+// so that it takes over the runs such a build started. logger gets the
+// activities' and the rate limits' lines. guardAt says where the write
+// guard's journal is, for logs. Call close when the worker has stopped: it
+// stops the MCP servers.
+func Worker(ctx context.Context, c config.Config, logger *slog.Logger) (cfg agentrun.Config, guardAt string, close func() error, err error) {
+	exec, err := Executor(ctx, c, logger)
+	if err != nil {
+		return agentrun.Config{}, "", nil, err
+	}
+	if err := activities.CheckWriteTimeouts(exec.Tools); err != nil {
+		_ = exec.Tools.Close()
+		return agentrun.Config{}, "", nil, config.Errorf("AGENTRUN_TOOLS: %w", err)
+	}
+	guard, guardAt, err := GuardStore(ctx, c, logger)
+	if err != nil {
+		_ = exec.Tools.Close()
+		return agentrun.Config{}, "", nil, err
+	}
+	p := &frontdoor.Program{
+		Tools: exec.Tools, Models: exec.Models,
+		ContextBudget: exec.ContextBudget, ModelTimeout: exec.ModelTimeout, LimitWait: exec.LimitWait,
+		FailOnCut: exec.FailOnCut, FailOnEmpty: exec.FailOnEmpty,
+		LegacyNames: true,
+	}
+	if c.Test.WorkflowChange { // test-only: a breaking change to the workflow
+		p.Workflow = wfchange.Workflow(true)
+	}
+	cfg = agentrun.Config{
+		Agents:   []agentrun.Agent{{Name: AgentName, Model: exec.Model}},
+		Guard:    guard,
+		Content:  exec.Content,
+		Logger:   logger,
+		NoStream: c.NoStream,
+	}
+	return frontdoor.Attach(cfg, p).(agentrun.Config), guardAt, exec.Tools.Close, nil
+}
+
+// Executor builds the model provider, the tools the settings name (the
+// demo tools and the MCP servers of AGENTRUN_TOOLS) and the models of the
+// tools file's agents, over the content store (Content); logger gets the
+// rate limits' warnings (nil: slog.Default()). Close its Tools when done.
+func Executor(ctx context.Context, c config.Config, logger *slog.Logger) (*execute.Executor, error) {
+	lim := limiter{logger: logger, c: c}
+	opts, err := lim.options(ctx, c.ModelOptions())
+	if err != nil {
+		return nil, err
+	}
+	model, err := providers.New(c.Model, opts)
+	if err != nil { // a missing key: config.Load checked the rest
+		return nil, config.Errorf("AGENTRUN_MODEL: %w", err)
+	}
+	store, err := Content(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	tc := c.Tools
+	tc.Connect = mcp.Source
+	set, err := tools.Open(ctx, tc, c.Demo)
+	if err != nil {
+		return nil, err
+	}
+	var lerr error
+	models, err := execute.BuildModels(set.AgentModels(), func(spec string) (llm.Provider, error) {
+		o, err := lim.options(ctx, c.AgentModelOptions(spec))
+		lerr = cmp.Or(lerr, err)
+		return providers.New(spec, o)
+	})
+	if err = cmp.Or(lerr, err); err != nil {
+		_ = set.Close()
+		return nil, config.Errorf("%s: %w", cmp.Or(c.Tools.Path, "AGENTRUN_TOOLS"), err)
+	}
+	var wait time.Duration
+	if lim.l != nil {
+		wait = llm.MaxLimitWait
+	}
+	return &execute.Executor{Model: model, Models: models, Tools: set, Content: store, ContextBudget: c.ContextBudget, ModelTimeout: c.ModelTimeout, LimitWait: wait, FailOnCut: c.FailOnCut, FailOnEmpty: c.FailOnEmpty}, nil
+}
+
+// limiter opens the rate limits' store the first time a model declares
+// limits, and gives every such model the same Limiter.
+type limiter struct {
+	l      *ratelimit.Limiter
+	logger *slog.Logger
+	c      config.Config // whose LimitStore the Limiter keeps its state in
+}
+
+// options returns o with the Limiter set when its settings declare limits.
+func (lim *limiter) options(ctx context.Context, o llm.Options) (llm.Options, error) {
+	if o.Settings.Limits == nil {
+		return o, nil
+	}
+	if lim.l == nil {
+		store, err := LimitStore(ctx, lim.c)
+		if err != nil {
+			return o, err
+		}
+		lim.l = &ratelimit.Limiter{Store: store, Logger: lim.logger}
+	}
+	o.Limiter = lim.l
+	return o, nil
+}
