@@ -35,14 +35,14 @@ func (m *countModel) Complete(ctx context.Context, req agent.ModelRequest) (agen
 	return m.Model.Complete(ctx, req)
 }
 
-// underTwenty is an approval rule: a refund under $20 goes through, any
-// other call is left to its tool (a write waits for a person).
-func underTwenty(c agentrun.Call) agentrun.Decision {
-	var in refund.RefundInput
-	if c.Tool == "refund" && c.Args(&in) == nil && in.AmountCents < 2000 {
-		return agentrun.Allow
-	}
-	return agentrun.ByTool
+// largeScript refunds order A-1001 (4999 cents) in full, as the example's
+// script does before its email.
+func largeScript() llm.Script {
+	return llm.Script{Turns: []llm.Turn{
+		{ToolCalls: []llm.ScriptedCall{{Name: "order", Args: json.RawMessage(`{"order_id":"A-1001"}`)}}},
+		{ToolCalls: []llm.ScriptedCall{{Name: "refund", Args: json.RawMessage(`{"order_id":"A-1001","amount_cents":4999,"reason":"arrived broken"}`)}}},
+		{Text: "Order A-1001 is refunded in full: " + llm.LastToolResult + ".", TextOnError: "Nothing was refunded: " + llm.LastToolResult + "."},
+	}}
 }
 
 // smallScript refunds order A-1002 (1250 cents) in full.
@@ -55,8 +55,9 @@ func smallScript() llm.Script {
 }
 
 // refundDesk is the refunds agent of examples/refund on the local engine,
-// with the rule underTwenty: "refunds" plays the example's script (a
-// $49.99 refund), "small-refunds" smallScript.
+// with the example's rule (refund.Rule: up to $20 goes through):
+// "refunds" plays largeScript (a $49.99 refund), "small-refunds"
+// smallScript.
 func refundDesk(t *testing.T, dir string) (*agentrun.Local, *refund.Payments, *countModel, *countModel) {
 	t.Helper()
 	payments := refund.NewPayments(refund.SampleOrders()...)
@@ -64,10 +65,10 @@ func refundDesk(t *testing.T, dir string) (*agentrun.Local, *refund.Payments, *c
 	if err != nil {
 		t.Fatal(err)
 	}
-	large, small := &countModel{Model: llm.NewScripted(refund.Script())}, &countModel{Model: llm.NewScripted(smallScript())}
+	large, small := &countModel{Model: llm.NewScripted(largeScript())}, &countModel{Model: llm.NewScripted(smallScript())}
 	l, err := agentrun.NewLocal(agentrun.Config{Journal: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Agents: []agentrun.Agent{
-		{Name: refund.AgentName, Model: large, System: refund.System, Tools: ts, Approve: underTwenty},
-		{Name: "small-refunds", Model: small, System: refund.System, Tools: ts, Approve: underTwenty},
+		{Name: refund.AgentName, Model: large, System: refund.System, Tools: ts, Approve: refund.Rule},
+		{Name: "small-refunds", Model: small, System: refund.System, Tools: ts, Approve: refund.Rule},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -441,7 +442,7 @@ func TestLocalSubAgent(t *testing.T) {
 	}})
 	l, err := agentrun.NewLocal(agentrun.Config{Journal: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Agents: []agentrun.Agent{
 		{Name: "support", Model: desk, Agents: []string{refund.AgentName}},
-		{Name: refund.AgentName, Description: "Refunds orders.", Model: llm.NewScripted(refund.Script()), System: refund.System, Tools: ts},
+		{Name: refund.AgentName, Description: "Refunds orders.", Model: llm.NewScripted(largeScript()), System: refund.System, Tools: ts},
 	}})
 	if err != nil {
 		t.Fatal(err)
