@@ -212,11 +212,10 @@ func TestSubAgentUndecided(t *testing.T) {
 	}
 }
 
-// TestIndeterminate: a write whose outcome is unknown stops the run as
-// Indeterminate; Run ends it with ErrWaiting naming the step, after one
-// call of the tool (a write is never run twice).
-func TestIndeterminate(t *testing.T) {
-	t.Parallel()
+// unknownRefund is a refund whose every call's outcome is unknown, and
+// its count of calls.
+func unknownRefund(t *testing.T) (*agentrun.Tool, *atomic.Int32) {
+	t.Helper()
 	var calls atomic.Int32
 	refund, err := agentrun.NewTool(agentrun.ToolOptions{Name: "refund", Write: true, Approval: agent.ApprovalNever},
 		func(context.Context, refundArgs) (string, error) {
@@ -226,9 +225,18 @@ func TestIndeterminate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return refund, &calls
+}
+
+// TestIndeterminate: a write whose outcome is unknown stops the run as
+// Indeterminate; Run ends it with ErrWaiting naming the step, after one
+// call of the tool (a write is never run twice).
+func TestIndeterminate(t *testing.T) {
+	t.Parallel()
+	refund, calls := unknownRefund(t)
 	model := refundScript()
 	env := agentruntest.New(t, agentrun.Config{Agents: []agentrun.Agent{{Name: "refunds", Model: model, Tools: []tools.Tool{refund}}}})
-	_, err = env.Run("", "refund order 7")
+	_, err := env.Run("", "refund order 7")
 	if !errors.Is(err, agentruntest.ErrWaiting) || !strings.Contains(err.Error(), "status Indeterminate, indeterminate "+refundMarker) {
 		t.Fatalf("Run: %v; want ErrWaiting naming the Indeterminate %s", err, refundMarker)
 	}
@@ -268,15 +276,7 @@ func TestModelRetried(t *testing.T) {
 // tool ran once.
 func TestSettleDone(t *testing.T) {
 	t.Parallel()
-	var calls atomic.Int32
-	refund, err := agentrun.NewTool(agentrun.ToolOptions{Name: "refund", Write: true, Approval: agent.ApprovalNever},
-		func(context.Context, refundArgs) (string, error) {
-			calls.Add(1)
-			return "", agentrun.OutcomeUnknown(errors.New("the payment provider timed out"))
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
+	refund, calls := unknownRefund(t)
 	model := refundScript()
 	env := agentruntest.New(t, agentrun.Config{Agents: []agentrun.Agent{{Name: "refunds", Model: model, Tools: []tools.Tool{refund}}}})
 	env.Done(refundMarker, "R-7")
