@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"strconv"
 	"strings"
 
@@ -30,6 +31,7 @@ type Operator interface {
 	Message(ctx context.Context, text string) (Answer, error)
 	Cancel(ctx context.Context) error
 	Wait(ctx context.Context) (Result, error)
+	Subscribe(ctx context.Context, opts SubscribeOptions) iter.Seq2[Update, error]
 }
 
 var (

@@ -138,7 +138,15 @@ func (j *Engine) child(name, parent string) (*Engine, Agent, error) {
 // that agent's.
 func (j *Engine) of(runID string) (*Engine, error) {
 	recs, err := j.Store.Load(runID)
-	if err != nil || len(recs) == 0 || recs[0].Type != journal.RunStarted || recs[0].Agent == j.Agent {
+	if err != nil {
+		return j, nil // the method's own load reports what is wrong
+	}
+	return j.ofRecords(runID, recs)
+}
+
+// ofRecords is of for the run whose journal starts with recs.
+func (j *Engine) ofRecords(runID string, recs []journal.Record) (*Engine, error) {
+	if len(recs) == 0 || recs[0].Type != journal.RunStarted || recs[0].Agent == j.Agent {
 		return j, nil // the method's own load reports what is wrong
 	}
 	c, _, err := j.child(recs[0].Agent, recs[0].Parent)

@@ -73,16 +73,27 @@ func (j *Engine) Show(runID string) (RunInfo, error) {
 	if err := operator.ValidRunID(runID); err != nil {
 		return RunInfo{}, err
 	}
-	if e, err := j.of(runID); err != nil || e != j {
-		if err != nil {
-			return RunInfo{}, err
-		}
-		return e.Show(runID) // a child run, with its agent's loop
-	}
-	recs, st, err := j.load(runID)
+	recs, err := j.Store.Load(runID)
 	if err != nil {
 		return RunInfo{}, err
 	}
+	return j.ShowRecords(runID, recs)
+}
+
+// ShowRecords is Show of the run runID as the records recs, the first
+// len(recs) of its journal, have it: where it stood when the last of them
+// was written, but for what is read elsewhere as it is now (the time, its
+// child runs' journals). A subscriber (agentrun.LocalRun.Subscribe) reads
+// the run's status after each record with it.
+func (j *Engine) ShowRecords(runID string, recs []journal.Record) (RunInfo, error) {
+	if e, err := j.ofRecords(runID, recs); err != nil || e != j {
+		if err != nil {
+			return RunInfo{}, err
+		}
+		return e.ShowRecords(runID, recs) // a child run, with its agent's loop
+	}
+	st := fold(recs)
+	j.delegations(runID, st)
 	if !st.started {
 		return RunInfo{}, fmt.Errorf("%w %q: no journal for it; see the runs with the list command", operator.ErrUnknownRun, runID)
 	}

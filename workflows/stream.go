@@ -44,8 +44,19 @@ func (r *execution) event(e progress.Event) {
 // statusEvent publishes the run's status when it changed since the last
 // one published.
 func (r *execution) statusEvent() {
-	s := r.state
-	e := progress.Event{Type: progress.EventStatus, Status: s.Status, Step: s.Indeterminate, Reason: s.Reason}
+	e, key := StatusEvent(r.state)
+	if key == r.lastStatus {
+		return
+	}
+	r.lastStatus = key
+	r.event(e)
+}
+
+// StatusEvent is the status event of a run in state s, with its key: a run
+// publishes it when the key differs from the last one's. The local
+// engine's subscribers (agentrun.LocalRun.Subscribe) build theirs with it.
+func StatusEvent(s State) (e progress.Event, key string) {
+	e = progress.Event{Type: progress.EventStatus, Status: s.Status, Step: s.Indeterminate, Reason: s.Reason}
 	switch s.Status {
 	case agent.StatusAwaitingApproval:
 		for _, p := range s.Pending {
@@ -56,15 +67,11 @@ func (r *execution) statusEvent() {
 	case agent.StatusCompleted, agent.StatusIdle:
 		e.Preview = agent.Clip(s.Answer, agent.PreviewLen)
 	}
-	key := string(e.Status) + "\x00" + e.Step + "\x00" + e.Reason + "\x00" + e.Preview
+	key = string(e.Status) + "\x00" + e.Step + "\x00" + e.Reason + "\x00" + e.Preview
 	for _, m := range e.Pending {
 		key += "\x00" + m
 	}
-	if key == r.lastStatus {
-		return
-	}
-	r.lastStatus = key
-	r.event(e)
+	return e, key
 }
 
 // closeStream lets a subscriber catch up with the last items, then ends
