@@ -243,7 +243,7 @@ func parse(e env) (Config, error) {
 	if path := e.get("AGENTRUN_TOOLS"); path != "" {
 		var err error
 		if c.Tools, err = tools.LoadConfig(path); err != nil {
-			return c, err
+			return c, fmt.Errorf("AGENTRUN_TOOLS: %w", err)
 		}
 	}
 	if v := strings.TrimSpace(e.get("AGENTRUN_APPROVAL_TIMEOUT")); v != "" {

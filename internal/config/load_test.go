@@ -171,7 +171,7 @@ func TestToolsSettings(t *testing.T) {
 	for env, want := range map[string]string{
 		"AGENTRUN_DEMO_DELAY=-1s":             `AGENTRUN_DEMO_DELAY="-1s" is not a duration`,
 		"AGENTRUN_APPROVAL_TIMEOUT=soon":      `AGENTRUN_APPROVAL_TIMEOUT="soon" is not a positive duration`,
-		"AGENTRUN_TOOLS=" + path + ".missing": "tools config: open " + path + ".missing",
+		"AGENTRUN_TOOLS=" + path + ".missing": "AGENTRUN_TOOLS: tools config: open " + path + ".missing",
 	} {
 		k, v, _ := strings.Cut(env, "=")
 		if _, err := load(map[string]string{k: v}); err == nil || !strings.HasPrefix(err.Error(), want) {

@@ -25,44 +25,66 @@ import (
 const AgentName = "default"
 
 // Worker builds the Config a worker of the programs registers
-// (agentrun.Register): its one agent with the model AGENTRUN_MODEL names,
-// the tools of AGENTRUN_TOOLS and the demo tools, the stores
-// AGENTRUN_JOURNAL names, and the activities' names of older builds too,
-// so that it takes over the runs such a build started. logger gets the
-// activities' and the rate limits' lines. guardAt says where the write
-// guard's journal is, for logs. Call close when the worker has stopped: it
-// stops the MCP servers.
+// (agentrun.Register): Load's, and the activities' names of older builds
+// too, so that it takes over the runs such a build started (and, in
+// tests, the workflow change AGENTRUN_TEST_WORKFLOW_CHANGE asks for).
+// guardAt says where the write guard's journal is, for logs. Call close
+// when the worker has stopped: it stops the MCP servers.
 func Worker(ctx context.Context, c config.Config, logger *slog.Logger) (cfg agentrun.Config, guardAt string, close func() error, err error) {
-	exec, err := Executor(ctx, c, logger)
+	cfg, p, guardAt, close, err := build(ctx, c, logger)
 	if err != nil {
 		return agentrun.Config{}, "", nil, err
 	}
+	p.LegacyNames = true
+	if c.Test.WorkflowChange { // test-only: a breaking change to the workflow
+		p.Workflow = wfchange.Workflow(true)
+	}
+	return frontdoor.Attach(cfg, p).(agentrun.Config), guardAt, close, nil
+}
+
+// Load builds the Config of the programs' one agent for a worker of
+// another program (package environ): its model (AGENTRUN_MODEL), the
+// tools of AGENTRUN_TOOLS and the demo tools, the stores AGENTRUN_JOURNAL
+// names. Its activities have agentrun's own names only. Call close when
+// the worker has stopped.
+func Load(ctx context.Context, c config.Config, logger *slog.Logger) (cfg agentrun.Config, close func() error, err error) {
+	cfg, p, _, close, err := build(ctx, c, logger)
+	if err != nil {
+		return agentrun.Config{}, nil, err
+	}
+	return frontdoor.Attach(cfg, p).(agentrun.Config), close, nil
+}
+
+// build builds the Config of the programs' one agent and what it runs
+// with (p, to attach); logger gets the activities' and the rate limits'
+// lines.
+func build(ctx context.Context, c config.Config, logger *slog.Logger) (agentrun.Config, *frontdoor.Program, string, func() error, error) {
+	exec, err := Executor(ctx, c, logger)
+	if err != nil {
+		return agentrun.Config{}, nil, "", nil, err
+	}
 	if err := activities.CheckWriteTimeouts(exec.Tools); err != nil {
 		_ = exec.Tools.Close()
-		return agentrun.Config{}, "", nil, config.Errorf("AGENTRUN_TOOLS: %w", err)
+		return agentrun.Config{}, nil, "", nil, config.Errorf("AGENTRUN_TOOLS: %w", err)
 	}
 	guard, guardAt, err := GuardStore(ctx, c, logger)
 	if err != nil {
 		_ = exec.Tools.Close()
-		return agentrun.Config{}, "", nil, err
+		return agentrun.Config{}, nil, "", nil, err
 	}
 	p := &frontdoor.Program{
 		Tools: exec.Tools, Models: exec.Models,
 		ContextBudget: exec.ContextBudget, ModelTimeout: exec.ModelTimeout, LimitWait: exec.LimitWait,
 		FailOnCut: exec.FailOnCut, FailOnEmpty: exec.FailOnEmpty,
-		LegacyNames: true,
 	}
-	if c.Test.WorkflowChange { // test-only: a breaking change to the workflow
-		p.Workflow = wfchange.Workflow(true)
-	}
-	cfg = agentrun.Config{
+	cfg := agentrun.Config{
 		Agents:   []agentrun.Agent{{Name: AgentName, Model: exec.Model}},
 		Guard:    guard,
 		Content:  exec.Content,
 		Logger:   logger,
 		NoStream: c.NoStream,
 	}
-	return frontdoor.Attach(cfg, p).(agentrun.Config), guardAt, exec.Tools.Close, nil
+	return cfg, p, guardAt, exec.Tools.Close, nil
 }
 
 // Executor builds the model provider, the tools the settings name (the
