@@ -51,7 +51,6 @@ func (r *execution) scheduled(s agent.Step, spec agent.ToolSpec, in activities.S
 		if !ordinary {
 			return nil, err
 		}
-		out, err = nil, nil
 		return agent.EncodeToolResult(agent.ToolResult{IsError: true, Content: msg}), nil
 	}
 	res := agent.ToolResult{Content: resultText(out)}
