@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel/trace"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/content"
@@ -103,8 +104,12 @@ type Config struct {
 	// run's stream while the model writes it, whatever the run asks.
 	// Default false: runs that ask stream.
 	NoStream bool
-	// Metrics, Tracer, CaptureContent and NoStream are Register's;
-	// NewLocal does not read them.
+	// DataConverter is the data converter of the worker's Temporal client
+	// (package codec's, when payloads are encrypted): a fork reads its
+	// origin's history with it. Default converter.GetDefaultDataConverter().
+	DataConverter converter.DataConverter
+	// Metrics, Tracer, CaptureContent, NoStream and DataConverter are
+	// Register's; NewLocal does not read them.
 
 	// program is how agentrun's own programs run (frontdoor.Attach): nil
 	// for every other Config.

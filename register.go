@@ -74,7 +74,7 @@ func (cfg Config) activities() (*activities.Activities, error) {
 	}
 	return &activities.Activities{
 		Exec: root, Guard: &journal.Guard{Store: guard, Probe: root.Probe}, Logger: logger,
-		Metrics: cfg.Metrics, Tracer: cfg.Tracer, Capture: cfg.CaptureContent, NoStream: cfg.NoStream,
+		Metrics: cfg.Metrics, Tracer: cfg.Tracer, Capture: cfg.CaptureContent, NoStream: cfg.NoStream, Converter: cfg.DataConverter,
 	}, nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
@@ -80,6 +81,10 @@ type Activities struct {
 	Logger *slog.Logger
 	// HeartbeatEvery is how often a running step heartbeats. Default 1s.
 	HeartbeatEvery time.Duration
+	// Converter is the data converter of the worker's client (a codec's,
+	// when payloads are encrypted): a fork reads its origin's history with
+	// it (ForkPoint). Default converter.GetDefaultDataConverter().
+	Converter converter.DataConverter
 	// Metrics records steps, their latency, tokens and approvals. Nil
 	// records nothing.
 	Metrics *metrics.Recorder

@@ -26,6 +26,10 @@ const (
 	// an activity tool's call (scheduled.go).
 	NamePrepareCall = Prefix + "PrepareCall"
 	NameKeepResult  = Prefix + "KeepResult"
+	// NameForkPoint and NameReplayCall run as local activities of a fork
+	// (fork.go).
+	NameForkPoint  = Prefix + "ForkPoint"
+	NameReplayCall = Prefix + "ReplayCall"
 )
 
 // LegacyNames are the names runs scheduled the activities under before

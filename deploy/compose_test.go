@@ -470,7 +470,7 @@ func TestComposeServerDynamicConfig(t *testing.T) {
 
 func TestComposeSetupCreatesSearchAttributes(t *testing.T) {
 	scripts := mountedScripts(t, loadCompose(t), "temporal-setup")
-	for _, name := range []string{"AgentRunStatus", "AgentRunStep"} {
+	for _, name := range []string{"AgentRunStatus", "AgentRunStep", "AgentRunForkOf"} {
 		found := false
 		for _, text := range scripts {
 			for _, line := range strings.Split(text, "\n") {

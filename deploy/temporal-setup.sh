@@ -3,7 +3,7 @@
 # docker-compose.yml in temporalio/admin-tools once the server runs:
 #   1. wait until the cluster answers a health check;
 #   2. create the namespace (TEMPORAL_NAMESPACE, default "default") if missing;
-#   3. register agentrun's search attributes AgentRunStatus and AgentRunStep
+#   3. register agentrun's search attributes AgentRunStatus, AgentRunStep and AgentRunForkOf
 #      (Keyword). An upsert of an unregistered attribute wedges a run, so they
 #      must exist before the first run starts (the worker also checks at
 #      start-up). Creating an existing attribute of the same type is a no-op.
@@ -54,6 +54,8 @@ retry 30 "search attribute AgentRunStatus" \
   temporal operator search-attribute create --address "$ADDRESS" --namespace "$NAMESPACE" --name AgentRunStatus --type Keyword
 retry 30 "search attribute AgentRunStep" \
   temporal operator search-attribute create --address "$ADDRESS" --namespace "$NAMESPACE" --name AgentRunStep --type Keyword
+retry 30 "search attribute AgentRunForkOf" \
+  temporal operator search-attribute create --address "$ADDRESS" --namespace "$NAMESPACE" --name AgentRunForkOf --type Keyword
 
 temporal operator search-attribute list --address "$ADDRESS" --namespace "$NAMESPACE"
 echo "Temporal is ready for agentrun"

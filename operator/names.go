@@ -33,10 +33,13 @@ const (
 
 // The search attributes (Keyword) a Temporal run keeps current: its
 // agent.Status, and the step it waits on (the pending markers, or the
-// Indeterminate step). A cluster must have them registered.
+// Indeterminate step); and the run a fork goes on from (ForkOfAttribute,
+// set when a fork starts: `AgentRunForkOf = "RUN"` lists RUN's forks). A
+// cluster must have them registered.
 const (
 	StatusAttribute = "AgentRunStatus"
 	StepAttribute   = "AgentRunStep"
+	ForkOfAttribute = "AgentRunForkOf"
 )
 
 // WaitingStatuses are the statuses of a run that waits on a person, in the

@@ -20,7 +20,7 @@ host=${TEMPORAL_ADDRESS%:*}; port=${TEMPORAL_ADDRESS##*:}
 echo "starting the Temporal dev server at $TEMPORAL_ADDRESS (Web UI $AGENTRUN_UI_URL, log $STATE/server.log)"
 nohup bin/temporal server start-dev --ip "$host" --port "$port" --ui-port "$UI_PORT" \
   --db-filename "$STATE/temporal.db" "${codec[@]}" \
-  --search-attribute AgentRunStatus=Keyword --search-attribute AgentRunStep=Keyword \
+  --search-attribute AgentRunStatus=Keyword --search-attribute AgentRunStep=Keyword --search-attribute AgentRunForkOf=Keyword \
   --dynamic-config-value history.transferProcessorMaxPollRPS=1000 \
   --dynamic-config-value system.enableActivityEagerExecution=true \
   --dynamic-config-value matching.wv.VersionDrainageStatusVisibilityGracePeriod=5 \
@@ -29,6 +29,6 @@ nohup bin/temporal server start-dev --ip "$host" --port "$port" --ui-port "$UI_P
 echo $! >"$STATE/server.pid"
 wait_for 60 "the dev server" bin/temporal operator cluster health || { tail -20 "$STATE/server.log" >&2; exit 1; }
 # A database from an older setup may lack them; creating is idempotent.
-for sa in AgentRunStatus AgentRunStep; do
+for sa in AgentRunStatus AgentRunStep AgentRunForkOf; do
   bin/temporal operator search-attribute create --name "$sa" --type Keyword >/dev/null 2>&1 || true
 done

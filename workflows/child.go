@@ -108,7 +108,7 @@ func (r *execution) isAgent(tool string) bool {
 
 // turnsUsed is the model calls the run made, its finished children's
 // included.
-func (r *execution) turnsUsed() int { return r.turn.cp.Turn + r.state.Delegated }
+func (r *execution) turnsUsed() int { return r.turn.cp.Turn - r.forkBase() + r.state.Delegated }
 
 // delegate runs the agent call s as a child run and records its answer (or
 // why it has none) as the call's result.

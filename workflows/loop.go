@@ -17,7 +17,7 @@ func (r *execution) steps() *ending {
 			return end(r.cancelled())
 		}
 		seen := r.inputs.changes
-		d := r.budget.LimitTree(r.loop.Next(r.turn.cp, r.turn.facts), r.state.Delegated, r.state.Usage, r.isAgent)
+		d := r.budget.LimitTree(r.loop.Next(r.turn.cp, r.turn.facts), r.state.Delegated-r.forkBase(), r.state.Usage, r.isAgent)
 		r.advance(d.Checkpoint)
 		var e *ending
 		if d.Step != nil {
@@ -62,7 +62,7 @@ func (r *execution) advance(cp agent.Checkpoint) {
 		return
 	}
 	r.turn.cp = cp
-	r.state.Turns = cp.Turn
+	r.state.Turns = cp.Turn - r.forkBase()
 	r.turn.facts.Forget(cp)
 	clear(r.turn.since)
 	for name := range r.turn.gen {

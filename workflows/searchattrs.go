@@ -20,6 +20,7 @@ import (
 var SearchAttributes = map[string]enumspb.IndexedValueType{
 	operator.StatusAttribute: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	operator.StepAttribute:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	operator.ForkOfAttribute: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 }
 
 // EnsureSearchAttributes registers the run's search attributes in

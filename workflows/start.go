@@ -60,13 +60,25 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 	r.publish()
 	r.names = activityNames(ctx)
 	if in.Continued == nil {
+		name := in.Agent
+		var fork activities.ForkStart
+		if in.Fork != nil {
+			var err error
+			if fork, err = r.readFork(); err != nil {
+				if ctx.Err() != nil {
+					return r, end(r.cancelled())
+				}
+				return r, end(r.fail(err.Error()))
+			}
+			name, atStart = fork.Agent, fork.Agent != ""
+		}
 		var list workflow.Future
 		opts := workflow.WithActivityOptions(ctx, toolsOptions())
 		switch {
-		case in.Agent == "":
+		case name == "":
 			list = workflow.ExecuteActivity(opts, r.names.listTools)
 		case atStart:
-			list = workflow.ExecuteActivity(opts, r.names.listAgentToolsAtStart, in.Agent)
+			list = workflow.ExecuteActivity(opts, r.names.listAgentToolsAtStart, name)
 		default:
 			list = workflow.ExecuteActivity(opts, r.names.listAgentTools, in.Agent)
 		}
@@ -76,7 +88,7 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 			}
 			return r, end(r.fail("list tools: " + err.Error()))
 		}
-		if why := activities.MalformedCatalog(r.cat, in.Agent); why != "" && workflow.GetVersion(ctx, versionCatalogChecked, workflow.DefaultVersion, 1) >= 1 {
+		if why := activities.MalformedCatalog(r.cat, name); why != "" && workflow.GetVersion(ctx, versionCatalogChecked, workflow.DefaultVersion, 1) >= 1 {
 			// Taken only here, so a run that never lists a malformed
 			// catalog records no marker, and one recorded before replays
 			// on.
@@ -93,8 +105,14 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 			msgs = append([]agent.Message{{Role: agent.RoleSystem, Content: r.cat.System}}, msgs...)
 		}
 		r.turn.cp = agent.Start(msgs)
+		if in.Fork != nil {
+			r.startFork(fork)
+		}
 	}
 	r.loop = agent.Loop{Tools: r.cat.Tools, ToolsKey: r.cat.ToolsKey, FailOnCut: r.cat.FailOnCut, FailOnEmpty: r.cat.FailOnEmpty}
+	if r.state.Fork != nil && r.state.Fork.Replay {
+		r.loop.Policy = replayPolicy{}
+	}
 	if r.cat.ToolsKey != "" {
 		// Every step carries it, and runs only on a worker whose own tools
 		// it is (activities/binding.go). A catalog without a tools key was
@@ -164,7 +182,10 @@ func trustedContinued(info *workflow.Info) bool {
 // returns why the run fails, or "".
 func (r *execution) checkInput() string {
 	in := r.in
-	if in.Continued == nil && len(in.Messages) == 0 {
+	if why := r.refuseFork(); why != "" {
+		return why
+	}
+	if in.Continued == nil && in.Fork == nil && len(in.Messages) == 0 {
 		return "the input has no messages"
 	}
 	if why := startRefs(in.Messages, r.delegated); why != "" {

@@ -18,6 +18,9 @@ import (
 
 // execute runs one step as an activity and records its result as a fact.
 func (r *execution) execute(s agent.Step) error {
+	if s.Call != nil && r.state.Fork != nil && r.state.Fork.Replay {
+		return r.replayed(s) // an evaluation runs no tool and no agent
+	}
 	if s.Call != nil && r.isAgent(s.Call.Name) {
 		return r.delegate(s)
 	}

@@ -87,6 +87,11 @@ type Input struct {
 	// lets runs start with (agentrun.Config.Agents): any other fails the
 	// run at its tool listing. "" runs the worker's default agent.
 	Agent string `json:"agent,omitempty"`
+	// Fork makes the run a fork of a run that ended: it starts where
+	// Fork.From began in that run, from what the origin's history recorded
+	// (read by the worker, never from this input), and goes on live. A
+	// fork's input has no messages and no agent (Fork.Agent names it).
+	Fork *agent.Fork `json:"fork,omitempty"`
 }
 
 // ForgedAgent is the reason a run recorded before runs could name their
@@ -352,6 +357,9 @@ type State struct {
 	// Settled are the newest writes (at most MaxSettled) that were
 	// interrupted and settled without a person, oldest first.
 	Settled []SettledStep `json:"settled,omitempty"`
+	// Fork is set on a fork: its origin, its first live step and what it
+	// changed (ForkState).
+	Fork *ForkState `json:"fork,omitempty"`
 }
 
 // Expired is a call denied because its approval timed out.

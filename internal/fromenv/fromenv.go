@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentrun/agentrun"
 	"github.com/agentrun/agentrun/activities"
+	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/internal/frontdoor"
@@ -83,6 +84,9 @@ func build(ctx context.Context, c config.Config, logger *slog.Logger) (agentrun.
 		Content:  exec.Content,
 		Logger:   logger,
 		NoStream: c.NoStream,
+	}
+	if c.Codec != nil {
+		cfg.DataConverter = codec.DataConverter(c.Codec)
 	}
 	return cfg, p, guardAt, exec.Tools.Close, nil
 }

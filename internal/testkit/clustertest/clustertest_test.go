@@ -42,7 +42,7 @@ func TestSharedCluster(t *testing.T) {
 		t.Errorf("cluster describe: want persistence and visibility on postgres12\n%.2000s", desc)
 	}
 	sas := run("operator", "search-attribute", "list")
-	for _, name := range []string{"AgentRunStatus", "AgentRunStep"} {
+	for _, name := range []string{"AgentRunStatus", "AgentRunStep", "AgentRunForkOf"} {
 		if !strings.Contains(sas, name) {
 			t.Errorf("search attribute %s is not registered:\n%s", name, sas)
 		}

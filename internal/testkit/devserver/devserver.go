@@ -47,7 +47,7 @@ var DynamicConfig = []Setting{
 }
 
 // SearchAttributes are agentrun's search attributes, NAME=TYPE.
-var SearchAttributes = []string{operator.StatusAttribute + "=Keyword", operator.StepAttribute + "=Keyword"}
+var SearchAttributes = []string{operator.StatusAttribute + "=Keyword", operator.StepAttribute + "=Keyword", operator.ForkOfAttribute + "=Keyword"}
 
 // Args returns the `temporal server start-dev` flags for SearchAttributes
 // and DynamicConfig.

@@ -1,0 +1,178 @@
+package agentrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/operator"
+	"github.com/agentrun/agentrun/workflows"
+)
+
+// ForkOfKey is the search attribute a fork carries: the run it goes on
+// from. `AgentRunForkOf = "RUN"` lists RUN's forks.
+var ForkOfKey = temporal.NewSearchAttributeKeyKeyword(operator.ForkOfAttribute)
+
+// ErrForkRefused matches the error of a fork that could not start: its
+// origin, step or agent is wrong, or it would make again writes of the
+// origin that nobody acknowledged. Nothing ran.
+var ErrForkRefused = errors.New("fork refused")
+
+// ForkError is a fork that could not start, in the words of the worker
+// that read its origin: one line. It matches ErrForkRefused.
+type ForkError struct {
+	RunID  string
+	Reason string
+}
+
+func (e *ForkError) Error() string { return e.Reason }
+
+// Is makes a ForkError match ErrForkRefused.
+func (e *ForkError) Is(target error) bool { return target == ErrForkRefused }
+
+// input is the fork's start input.
+func (o ForkOptions) fork(origin string) (agent.Fork, error) {
+	f := agent.Fork{Origin: origin, From: o.From, Agent: o.Agent, AckWrites: o.AckWrites, Replay: o.Replay}
+	if o.System != "" {
+		s := o.System
+		f.System = &s
+	}
+	if err := operator.ValidRunID(origin); err != nil {
+		return f, fmt.Errorf("fork: %w", err)
+	}
+	return f, f.Check()
+}
+
+// forkID is the fork's run id: opts.ID, or the origin's id, "-fork-" and
+// the step, e.g. "order-7-fork-llm-2".
+func (o ForkOptions) forkID(origin string) string {
+	if o.ID != "" {
+		return o.ID
+	}
+	suffix := strings.ReplaceAll(o.From, "/", "-")
+	if o.Replay {
+		suffix = "replay-" + suffix
+	}
+	return origin + "-fork-" + suffix
+}
+
+// Fork starts a fork of the run origin, which must have ended: a new run
+// whose steps before opts.From come from origin's record (no model is
+// called and no tool runs for them) and which goes on live from there,
+// on opts.Agent or with opts.System when set. A worker reads the origin's
+// history; Fork returns once the fork has started from it, or with a
+// [*ForkError] (ErrForkRefused) naming why it could not: an unknown run
+// or step, a run still in flight, an unknown agent, or writes the origin
+// made at or after opts.From that the fork may make again (acknowledge
+// them with opts.AckWrites). The fork's budget counts only its own
+// model calls.
+func (c *Client) Fork(ctx context.Context, origin string, opts ForkOptions) (*Run, error) {
+	f, err := opts.fork(origin)
+	if err != nil {
+		return nil, err
+	}
+	id := opts.forkID(origin)
+	if err := operator.ValidRunID(id); err != nil {
+		return nil, fmt.Errorf("fork id: %w", err)
+	}
+	_, err = c.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                                       id,
+		TaskQueue:                                c.opts.TaskQueue,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		StaticSummary:                            workflows.Summary(forkSummary(f)),
+		StaticDetails:                            workflows.StaticDetails(id),
+		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.StatusKey.ValueSet(string(agent.StatusRunning)),
+			ForkOfKey.ValueSet(origin)),
+	}, workflows.WorkflowName, workflows.Input{Fork: &f})
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if errors.As(err, &started) {
+		return nil, fmt.Errorf("fork %s: %w; give another id (ForkOptions.ID), or reach it with Client.Run", id, ErrRunExists)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fork %s: %w", id, err)
+	}
+	run := c.Run(id)
+	return run, run.forked(ctx)
+}
+
+// forked waits until the fork has read its origin: it shows its lineage,
+// or it ended, refused.
+func (r *Run) forked(ctx context.Context) error {
+	for {
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		st, err := r.State(qctx)
+		cancel()
+		switch {
+		case err == nil && st.Fork != nil:
+			return nil
+		case err == nil && st.Status == agent.StatusFailed:
+			return &ForkError{RunID: r.id, Reason: st.Reason}
+		case ctx.Err() != nil:
+			return fmt.Errorf("fork %s: started, not yet past reading its origin: %w", r.id, ctx.Err())
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// forkSummary is the fork's summary in the Web UI.
+func forkSummary(f agent.Fork) string {
+	s := "fork of " + f.Origin + " from " + f.From
+	var changed []string
+	if f.Agent != "" {
+		changed = append(changed, "agent "+f.Agent)
+	}
+	if f.System != nil {
+		changed = append(changed, "a new system prompt")
+	}
+	if f.Replay {
+		changed = append(changed, "replay: no tool runs")
+	}
+	if f.AckWrites {
+		changed = append(changed, "writes acknowledged")
+	}
+	if len(changed) > 0 {
+		s += " (" + strings.Join(changed, ", ") + ")"
+	}
+	return s
+}
+
+// ForkOptions say where a fork departs from its origin and what it
+// changes (see [Client.Fork]).
+type ForkOptions struct {
+	// From is the fork's first live step: "llm/N" runs model call N and
+	// all after it anew; "tool/N/I/NAME" keeps model call N's reply and
+	// runs its calls from I on anew (approvals asked again). Required.
+	From string
+	// ID is the fork's run id. Default: the origin's id, "-fork-" and
+	// From with '/' as '-' ("order-7-fork-llm-2"; "-fork-replay-" for a
+	// replay).
+	ID string
+	// Agent runs the live steps on another of the workers' agents (its
+	// model, tools and system prompt). Default "": the origin's agent.
+	Agent string
+	// System replaces the system prompt of the live steps. Default "":
+	// the agent's.
+	System string
+	// AckWrites acknowledges that the fork may make again the writes the
+	// origin made at or after From. Default false: such a fork is refused,
+	// naming them.
+	AckWrites bool
+	// Replay makes the fork an evaluation: no tool runs; each call the
+	// live model asks for is answered from the origin's record when the
+	// origin made the same call (same tool and arguments), and refused
+	// otherwise. Default false.
+	Replay bool
+}

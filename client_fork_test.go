@@ -1,0 +1,212 @@
+package agentrun_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/agentrun/agentrun"
+	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/tools"
+)
+
+type ticketIn struct {
+	Title string `json:"title"`
+}
+
+type lookupIn struct {
+	Resource string `json:"resource"`
+}
+
+// ticketDesk is the hand example in Go: a lookup (read), then a ticket
+// (a write that waits for approval), then the answer; with counts of
+// what ran.
+type ticketDesk struct {
+	tickets, lookups atomic.Int32
+	lookup, ticket   *agentrun.Tool
+}
+
+func newTicketDesk(t *testing.T) *ticketDesk {
+	d := &ticketDesk{}
+	var err error
+	d.lookup, err = agentrun.NewTool(agentrun.ToolOptions{Name: "lookup", Description: "Look a resource's policy up."},
+		func(_ context.Context, in lookupIn) (string, error) {
+			d.lookups.Add(1)
+			return "policy of " + in.Resource + ": request access with a ticket", nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.ticket, err = agentrun.NewTool(agentrun.ToolOptions{Name: "create_ticket", Description: "File a ticket.", Write: true},
+		func(_ context.Context, in ticketIn) (string, error) {
+			return fmt.Sprintf("TICKET-%d", d.tickets.Add(1)), nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// handTurns is the hand example's script; answer is its last turn.
+func handTurns(ticketTitle, answer string) []llm.Turn {
+	return []llm.Turn{
+		{ToolCalls: []llm.ScriptedCall{{Name: "lookup", Args: json.RawMessage(`{"resource":"orders"}`)}}},
+		{ToolCalls: []llm.ScriptedCall{{Name: "create_ticket", Args: json.RawMessage(`{"title":"` + ticketTitle + `"}`)}}},
+		{Text: answer + " " + llm.LastToolResult},
+	}
+}
+
+// TestForkOnTemporal: the hand example, then forks of it. After its
+// approval onto another agent with its own prompt: no model call before
+// the fork point, no new ticket, the new answer. Before its ticket:
+// refused naming the write; acknowledged, approval asked again and
+// exactly one new ticket. A replay runs no tool. Bad forks are one line.
+func TestForkOnTemporal(t *testing.T) {
+	t.Parallel()
+	c := devClient(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	if err := agentrun.EnsureSearchAttributes(ctx, c, "default"); err != nil {
+		t.Fatal(err)
+	}
+	d := newTicketDesk(t)
+	desk := []tools.Tool{d.lookup, d.ticket}
+	origModel := &countModel{Model: script(handTurns("Read access", "Filed")...)}
+	otherModel := &recordingModel{Model: script(handTurns("Write access", "Different answer:")...)}
+	other := &countModel{Model: otherModel}
+	ac := agentWorker(t, c, "fork-temporal",
+		agentrun.Agent{Name: "desk", Model: origModel, Tools: desk, System: "You file tickets."},
+		agentrun.Agent{Name: "other", Model: other, Tools: desk, System: "You are terse."},
+	)
+	approveAll := func(r *agentrun.Run) {
+		t.Helper()
+		waitStatus(ctx, t, c, r.ID(), agentrun.StatusAwaitingApproval)
+		pend, err := r.Pending(ctx)
+		if err != nil || len(pend) != 1 {
+			t.Fatalf("%s pending %v, %v", r.ID(), pend, err)
+		}
+		if _, err := r.Approve(ctx, pend[0].Marker, pend[0].Digest); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wait := func(r *agentrun.Run, want string) agentrun.Result {
+		t.Helper()
+		res, err := r.Wait(ctx)
+		if err != nil || res.Status != agentrun.StatusCompleted || res.Answer != want {
+			t.Fatalf("%s: %+v, %v; want answer %q", r.ID(), res, err, want)
+		}
+		return res
+	}
+
+	origin, err := ac.Start(ctx, agentrun.StartOptions{ID: "fork-origin", Agent: "desk", Prompt: "I need read access to the orders database."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// In flight: no fork.
+	waitStatus(ctx, t, c, origin.ID(), agentrun.StatusAwaitingApproval)
+	_, err = ac.Fork(ctx, origin.ID(), agentrun.ForkOptions{From: "llm/3", ID: "fork-early"})
+	oneLineContains(t, err, "run fork-origin is still in flight")
+	approveAll(origin)
+	wait(origin, "Filed TICKET-1")
+	if n, tk := origModel.calls.Load(), d.tickets.Load(); n != 3 || tk != 1 {
+		t.Fatalf("origin: %d model calls, %d tickets; want 3 and 1", n, tk)
+	}
+
+	// After the approval, onto the other agent with a prompt of its own.
+	f1, err := ac.Fork(ctx, origin.ID(), agentrun.ForkOptions{From: "llm/3", Agent: "other", System: "Answer in five words."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f1.ID() != "fork-origin-fork-llm-3" {
+		t.Fatalf("fork id %q", f1.ID())
+	}
+	res := wait(f1, "Different answer: TICKET-1")
+	if n, o, tk := origModel.calls.Load(), other.calls.Load(), d.tickets.Load(); n != 3 || o != 1 || tk != 1 {
+		t.Fatalf("fork after approval: %d origin model calls, %d on the other agent, %d tickets; want 3, 1, 1", n, o, tk)
+	}
+	if got := otherModel.systems; len(got) != 1 || got[0] != "Answer in five words." {
+		t.Fatalf("the fork's model saw system prompts %q", got)
+	}
+	st, err := f1.State(ctx)
+	if err != nil || st.Fork == nil || st.Fork.Origin != origin.ID() || st.Fork.From != "llm/3" || st.Fork.Agent != "other" || !st.Fork.System || st.Turns != 1 {
+		t.Fatalf("fork state %+v (fork %+v), %v", st, st.Fork, err)
+	}
+	if res.Steps != 1 {
+		t.Fatalf("the fork ran %d steps; want 1 (llm/3)", res.Steps)
+	}
+
+	// Before the ticket: refused, naming it.
+	_, err = ac.Fork(ctx, origin.ID(), agentrun.ForkOptions{From: "llm/2", ID: "fork-refused"})
+	if !errors.Is(err, agentrun.ErrForkRefused) {
+		t.Fatalf("fork before the ticket: %v; want ErrForkRefused", err)
+	}
+	oneLineContains(t, err, "fork of fork-origin from llm/2: fork-origin made 1 write at or after that step, which the fork may make again: tool/2/0/create_ticket (returned TICKET-1); acknowledge with --ack-writes")
+	// Acknowledged: the approval is asked again, and one new ticket.
+	f2, err := ac.Fork(ctx, origin.ID(), agentrun.ForkOptions{From: "tool/2/0/create_ticket", AckWrites: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	approveAll(f2)
+	wait(f2, "Filed TICKET-2")
+	if n, tk, lk := origModel.calls.Load(), d.tickets.Load(), d.lookups.Load(); n != 4 || tk != 2 || lk != 1 {
+		t.Fatalf("acknowledged fork: %d model calls, %d tickets, %d lookups; want 4 (its llm/3), 2, 1", n, tk, lk)
+	}
+	st, err = f2.State(ctx)
+	if err != nil || st.Fork == nil || len(st.Fork.Acked) != 1 || st.Fork.Acked[0].Step != "tool/2/0/create_ticket" {
+		t.Fatalf("acknowledged fork's lineage %+v, %v", st.Fork, err)
+	}
+
+	// A replay from the start onto the other agent: its lookup is the
+	// origin's, its ticket (other arguments) refused; nothing runs.
+	f3, err := ac.Fork(ctx, origin.ID(), agentrun.ForkOptions{From: "llm/1", Agent: "other", Replay: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(f3, "Different answer: replay: the origin made no call of create_ticket with these arguments; a replay runs no tool")
+	if tk, lk := d.tickets.Load(), d.lookups.Load(); tk != 2 || lk != 1 {
+		t.Fatalf("replay: %d tickets, %d lookups; want 2 and 1 (none ran)", tk, lk)
+	}
+
+	// The search attribute lists the origin's forks: the three that ran,
+	// and the two refused ones, which failed at their start.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		list, err := c.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: "default", Query: `AgentRunForkOf = "fork-origin" AND ExecutionStatus = "Completed"`})
+		if err == nil && list.GetCount() == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("completed forks listed by AgentRunForkOf: %v, %v; want 3", list.GetCount(), err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	for _, tc := range []struct {
+		origin string
+		opts   agentrun.ForkOptions
+		want   string
+	}{
+		{"no-such-run", agentrun.ForkOptions{From: "llm/1", ID: "fork-bad-1"}, "fork: no run no-such-run in this namespace"},
+		{origin.ID(), agentrun.ForkOptions{From: "llm/9", ID: "fork-bad-2"}, "run fork-origin never reached llm/9: its last model step is llm/3"},
+		{origin.ID(), agentrun.ForkOptions{From: "llm/3", ID: "fork-bad-3", Agent: "nobody"}, `fork: no agent "nobody" on this worker; the agents a run may start with are: desk, other`},
+		{origin.ID(), agentrun.ForkOptions{From: "step 3", ID: "fork-bad-4"}, `fork: from "step 3" is not a step name`},
+		{origin.ID(), agentrun.ForkOptions{From: "tool/3/0/lookup", ID: "fork-bad-5"}, "llm/3 asked for no such call (it asked for none)"},
+	} {
+		_, err := ac.Fork(ctx, tc.origin, tc.opts)
+		oneLineContains(t, err, tc.want)
+	}
+}
+
+func oneLineContains(t *testing.T, err error, want string) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("error %v; want one line containing %q", err, want)
+	}
+}
