@@ -74,9 +74,9 @@ func ReadRecorded(ctx context.Context, c client.Client, dc converter.DataConvert
 	info := desc.GetWorkflowExecutionInfo()
 	rec := &Recorded{WorkflowID: workflowID, Status: info.GetStatus(), First: 1,
 		Inputs: map[string]agent.ModelInput{}, Results: map[string]json.RawMessage{}, Calls: map[string]agent.ToolCall{}}
-	kinds := map[string]agent.Kind{}      // tool step → kind, from CallTool's input
-	done := map[string]json.RawMessage{}  // tool step → result
-	scheduled := map[string]bool{}        // tool steps scheduled
+	kinds := map[string]agent.Kind{}     // tool step → kind, from CallTool's input
+	done := map[string]json.RawMessage{} // tool step → result
+	scheduled := map[string]bool{}       // tool steps scheduled
 	runID := info.GetExecution().GetRunId()
 	for runID != "" {
 		r := executionReader{dc: dc, rec: rec, kinds: kinds, done: done, scheduled: scheduled, ids: map[int64]string{}, types: map[int64]string{}}
