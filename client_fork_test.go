@@ -70,7 +70,8 @@ func handTurns(ticketTitle, answer string) []llm.Turn {
 // exactly one new ticket. A replay runs no tool. Bad forks are one line.
 func TestForkOnTemporal(t *testing.T) {
 	t.Parallel()
-	c := devClient(t)
+	srv := devClientServer(t)
+	c := srv.Client
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	if err := agentrun.EnsureSearchAttributes(ctx, c, "default"); err != nil {
@@ -163,6 +164,8 @@ func TestForkOnTemporal(t *testing.T) {
 		t.Fatalf("acknowledged fork's lineage %+v, %v", st.Fork, err)
 	}
 
+	keepHistory(t, srv, f2.ID())
+
 	// A replay from the start onto the other agent: its lookup is the
 	// origin's, its ticket (other arguments) refused; nothing runs.
 	f3, err := ac.Fork(ctx, origin.ID(), agentrun.ForkOptions{From: "llm/1", Agent: "other", Replay: true})
@@ -173,6 +176,8 @@ func TestForkOnTemporal(t *testing.T) {
 	if tk, lk := d.tickets.Load(), d.lookups.Load(); tk != 2 || lk != 1 {
 		t.Fatalf("replay: %d tickets, %d lookups; want 2 and 1 (none ran)", tk, lk)
 	}
+
+	keepHistory(t, srv, f3.ID())
 
 	// The search attribute lists the origin's forks: the three that ran,
 	// and the two refused ones, which failed at their start.

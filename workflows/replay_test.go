@@ -60,6 +60,11 @@ import (
 // approval, its steps carrying the catalog's key and its first model step
 // refused by the worker; and e2e-list-no-tools-key, a listing without a
 // tools key, refused before any step (its versionCatalogChecked marker).
+// From the root package's TestForkOnTemporal: fork-origin-fork-tool-2-0-
+// create_ticket, a fork from a write step with the writes acknowledged
+// (its agentrun.ForkPoint local activity's marker, approval asked again),
+// and fork-origin-fork-replay-llm-1, a replay onto another agent whose
+// calls were answered by agentrun.ReplayCall.
 func TestReplay(t *testing.T) {
 	t.Parallel()
 	files, err := committedHistories()
