@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/agentrun/agentrun"
+	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/tools"
 )
@@ -214,4 +215,86 @@ func oneLineContains(t *testing.T, err error, want string) {
 	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("error %v; want one line containing %q", err, want)
 	}
+}
+
+// firstCallModel records when its first call came.
+type firstCallModel struct {
+	agentrun.Model
+	calls atomic.Int32
+	first atomic.Int64 // unix nanoseconds
+}
+
+func (m *firstCallModel) Complete(ctx context.Context, req agent.ModelRequest) (agent.ModelReply, error) {
+	if m.calls.Add(1) == 1 {
+		m.first.Store(time.Now().UnixNano())
+	}
+	return m.Model.Complete(ctx, req)
+}
+
+// TestForkLongRun: a fork of a 1,000-turn run (which continued as new on
+// the way) at turn 900 makes no model call before its fork point, and its
+// first live step starts within 2 s of the fork.
+func TestForkLongRun(t *testing.T) {
+	t.Parallel()
+	c := devClient(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
+	defer cancel()
+	if err := agentrun.EnsureSearchAttributes(ctx, c, "default"); err != nil {
+		t.Fatal(err)
+	}
+	const turns = 1000
+	d := newTicketDesk(t)
+	long := make([]llm.Turn, 0, turns)
+	for i := 1; i < turns; i++ {
+		long = append(long, llm.Turn{ToolCalls: []llm.ScriptedCall{{Name: "lookup", Args: json.RawMessage(fmt.Sprintf(`{"resource":"db-%d"}`, i))}}})
+	}
+	long = append(long, llm.Turn{Text: "done after " + llm.LastToolResult})
+	origModel := &firstCallModel{Model: script(long...)}
+	alt := make([]llm.Turn, turns)
+	for i := range alt {
+		alt[i] = llm.Turn{Text: fmt.Sprintf("the fork's answer at turn %d", i+1)}
+	}
+	forkModel := &firstCallModel{Model: script(alt...)}
+	ac := agentWorker(t, c, "fork-long",
+		agentrun.Agent{Name: "long", Model: origModel, Tools: []tools.Tool{d.lookup}},
+		agentrun.Agent{Name: "alt", Model: forkModel, Tools: []tools.Tool{d.lookup}},
+	)
+	origin, err := ac.Start(ctx, agentrun.StartOptions{ID: "fork-long-origin", Agent: "long", Prompt: "look everything up", MaxTurns: turns + 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := origin.Wait(ctx); err != nil || res.Status != agentrun.StatusCompleted {
+		t.Fatalf("origin: %+v, %v", res, err)
+	}
+	if n := origModel.calls.Load(); n != turns {
+		t.Fatalf("origin: %d model calls; want %d", n, turns)
+	}
+	desc, err := c.DescribeWorkflowExecution(ctx, origin.ID(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if desc.GetWorkflowExecutionInfo().GetExecution().GetRunId() == desc.GetWorkflowExecutionInfo().GetFirstRunId() {
+		t.Fatalf("the origin never continued as new; the test wants a history of several executions")
+	}
+	began := time.Now()
+	f, err := ac.Fork(ctx, origin.ID(), agentrun.ForkOptions{From: "llm/900", Agent: "alt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.Wait(ctx)
+	if err != nil || res.Answer != "the fork's answer at turn 900" {
+		t.Fatalf("fork: %+v, %v", res, err)
+	}
+	firstLive := time.Unix(0, forkModel.first.Load()).Sub(began)
+	if n, o := forkModel.calls.Load(), origModel.calls.Load(); n != 1 || o != turns {
+		t.Fatalf("fork at turn 900: %d model calls on its agent, %d on the origin's; want 1 and %d", n, o, turns)
+	}
+	if firstLive > 2*time.Second {
+		t.Fatalf("the fork's first live step came %s after the fork; want within 2s", firstLive)
+	}
+	st, err := f.State(ctx)
+	if err != nil || st.Turns != 1 || st.Fork == nil || st.Fork.Base != 899 {
+		t.Fatalf("fork state: turns %d, fork %+v, %v; want 1 model call counted, base 899", st.Turns, st.Fork, err)
+	}
+	t.Logf("first live step %s after the fork of a %d-turn run at turn 900", firstLive.Round(time.Millisecond), turns)
 }
