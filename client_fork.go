@@ -129,22 +129,9 @@ func (r *Run) forked(ctx context.Context) error {
 
 // forkSummary is the fork's summary in the Web UI.
 func forkSummary(f agent.Fork) string {
-	s := "fork of " + f.Origin + " from " + f.From
-	var changed []string
-	if f.Agent != "" {
-		changed = append(changed, "agent "+f.Agent)
-	}
-	if f.System != nil {
-		changed = append(changed, "a new system prompt")
-	}
-	if f.Replay {
-		changed = append(changed, "replay: no tool runs")
-	}
+	s := (&workflows.ForkState{Origin: f.Origin, From: f.From, Agent: f.Agent, System: f.System != nil, Replay: f.Replay}).String()
 	if f.AckWrites {
-		changed = append(changed, "writes acknowledged")
-	}
-	if len(changed) > 0 {
-		s += " (" + strings.Join(changed, ", ") + ")"
+		s += ", its origin's writes after that acknowledged"
 	}
 	return s
 }

@@ -79,6 +79,10 @@ func details(namespace, runID string, s *State) string {
 			fmt.Fprintf(&b, "> %s\n", line)
 		}
 	}
+	if f := s.Fork; f != nil {
+		fmt.Fprintf(&b, "This run is a %s: its steps before %s are %s's record, the rest its own; %s shows the origin.\n\n",
+			text(f.String()), code(f.From), code(f.Origin), code("reconcile show "+shell.Quote(f.Origin)))
+	}
 	if c := s.Child; c != nil && c.waits() {
 		var chain []string
 		for at := c; at != nil; at = at.Child {

@@ -3,6 +3,7 @@ package workflows
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -44,6 +45,33 @@ type ForkState struct {
 	// Used the origin's steps whose answers the replay gave.
 	Table string   `json:"table,omitempty"`
 	Used  []string `json:"used,omitempty"`
+}
+
+// String says the lineage in one line: "fork of order-7 from llm/3 (agent
+// other, a new system prompt; acknowledged writes: tool/2/0/create_ticket)".
+func (f *ForkState) String() string {
+	s := "fork of " + f.Origin + " from " + f.From
+	var changed []string
+	if f.Agent != "" {
+		changed = append(changed, "agent "+f.Agent)
+	}
+	if f.System {
+		changed = append(changed, "a new system prompt")
+	}
+	if f.Replay {
+		changed = append(changed, "replay: no tool runs, the origin answers")
+	}
+	if len(f.Acked) > 0 {
+		steps := make([]string, len(f.Acked))
+		for i, w := range f.Acked {
+			steps[i] = w.Step
+		}
+		changed = append(changed, "acknowledged writes: "+strings.Join(steps, ", "))
+	}
+	if len(changed) > 0 {
+		s += " (" + strings.Join(changed, "; ") + ")"
+	}
+	return s
 }
 
 // forkBase is the model calls the run's record holds from its origin.
