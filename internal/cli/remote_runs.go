@@ -161,6 +161,9 @@ func (r *Remote) show(ctx context.Context, w io.Writer, runID string) error {
 		}
 		v.Steps = append(v.Steps, fmt.Sprintf("%-28s %-5s %s%s", s.Name, s.Kind, s.Preview, note))
 	}
+	if f := st.Fork; f != nil {
+		v.Tail = append(v.Tail, "lineage: "+f.String())
+	}
 	if f := st.Fence; f != nil {
 		// An earlier attempt of a write may still act: what the run waits
 		// for, or until when a retry is refused.
