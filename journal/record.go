@@ -38,15 +38,15 @@ type Record struct {
 	Session time.Duration `json:"session,omitempty"` // run.started
 	// Agent and Parent mark a child run: the agent tool whose call it
 	// runs and the run that called it (absent: a run of its own).
-	Agent  string     `json:"agent,omitempty"`  // run.started
-	Parent string     `json:"parent,omitempty"` // run.started
+	Agent  string `json:"agent,omitempty"`  // run.started
+	Parent string `json:"parent,omitempty"` // run.started
 	// Fork marks a fork (agent.Fork): the run it goes on from, where, what
 	// it changes, and the state the engine read from the origin's record
 	// (absent: a run of its own input). Input is then the origin's input,
 	// for people; the fork starts from Fork.Point.Checkpoint.
-	Fork *Forked `json:"fork,omitempty"` // run.started
-	Step   string     `json:"step,omitempty"`   // step.started, step.completed
-	Kind   agent.Kind `json:"kind,omitempty"`   // step.started, step.completed (absent in older journals)
+	Fork *Forked    `json:"fork,omitempty"` // run.started
+	Step string     `json:"step,omitempty"` // step.started, step.completed
+	Kind agent.Kind `json:"kind,omitempty"` // step.started, step.completed (absent in older journals)
 	// Idempotent marks a write step that is safe to run again.
 	Idempotent bool `json:"idempotent,omitempty"` // step.started, step.completed
 	// Settles marks a write that declares an idempotency key ("key"), a
