@@ -73,7 +73,7 @@ func (j *Engine) StartFork(id string, f agent.Fork, exec agent.Executor) (*Engin
 	if f.Agent != "" {
 		c, a, err := j.child(f.Agent, "")
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("%w fork of %s onto agent %s: %v", operator.ErrInvalid, f.Origin, f.Agent, err)
+			return nil, nil, nil, fmt.Errorf("%w fork of %s onto agent %s: %w", operator.ErrInvalid, f.Origin, f.Agent, err)
 		}
 		fe = c
 		if exec == nil {
