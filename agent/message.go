@@ -87,6 +87,11 @@ type ToolResult struct {
 	// Settled says how a write that was interrupted was settled without a
 	// person; nil for every other result. The model does not see it.
 	Settled *Settled `json:"settled,omitempty"`
+	// Replayed marks the result of a call in a replay fork, where no tool
+	// runs (Replay): the origin's step whose recorded result it is, or
+	// ReplayedNone for a call the origin never made (an error result).
+	// "" for every other result. The model does not see it.
+	Replayed string `json:"replayed,omitempty"`
 }
 
 // Usage counts the tokens of one model call.
@@ -165,6 +170,25 @@ type ModelInput struct {
 	// Tools is the content-store key of the JSON list of tool specs; ""
 	// means the executor's own tools.
 	Tools string `json:"tools,omitempty"`
+	// System, when set, replaces the system prompt of the request (the
+	// first system message of the conversation, or a new first message
+	// when it has none): a fork's live steps on another prompt
+	// (Loop.System). Default nil: the conversation's own.
+	System *string `json:"system,omitempty"`
+}
+
+// WithSystem returns msgs with their first system message's text replaced
+// by system, or with system put first when they have none. msgs is not
+// changed.
+func WithSystem(msgs []Message, system string) []Message {
+	out := make([]Message, 0, len(msgs)+1)
+	for i, m := range msgs {
+		if m.Role == RoleSystem {
+			out = append(append(out, msgs[:i]...), Message{Role: RoleSystem, Content: system})
+			return append(out, msgs[i+1:]...)
+		}
+	}
+	return append(append(out, Message{Role: RoleSystem, Content: system}), msgs...)
 }
 
 // ModelReply is the recorded result of a model step.

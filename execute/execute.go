@@ -228,7 +228,11 @@ func (e *Executor) callModel(ctx context.Context, step agent.Step, text func(str
 	if err != nil {
 		return agent.ModelReply{}, err
 	}
-	msgs, elided := fit(append(past, added...), specs, e.ContextBudget)
+	all := append(past, added...)
+	if in.System != nil {
+		all = agent.WithSystem(all, *in.System) // a fork's prompt, in the request only
+	}
+	msgs, elided := fit(all, specs, e.ContextBudget)
 	req := agent.ModelRequest{Messages: msgs, Tools: specs}
 	var reply agent.ModelReply
 	if s, ok := e.Model.(llm.Streamer); ok && text != nil {

@@ -36,6 +36,15 @@
 // probe-only write whose probe answered unknown is Indeterminate in the
 // fold, like a write that declares nothing; the probe is not asked again.
 //
+// The run.started record of a fork (agent.Fork) carries "fork" ([Forked]):
+// the origin run, the fork point and what the fork changes (agent, model,
+// system prompt, replay), the point the engine read from the origin's record
+// (agent.ForkPoint: the checkpoint the fork starts from, the origin's
+// results it keeps past it, the model calls before it, the origin's writes
+// at or after it and whether a person acknowledged them). Its input is the
+// origin's, for people; the fork's own records hold only its live steps.
+// Journals without it are runs of their own input, as before.
+//
 // A model step's step.completed record may carry the gating of the calls
 // its reply asks for ("gates", by marker: allow, approval or deny; read or
 // write), decided once when the model asked (Guard.RunGated).

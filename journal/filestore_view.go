@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -226,8 +227,37 @@ func cloneRecords(recs []Record) []Record {
 			r.Stopped = &s
 		}
 		r.Gates = maps.Clone(r.Gates)
+		r.Fork = cloneForked(r.Fork)
 	}
 	return out
+}
+
+// cloneForked returns a deep copy of a fork's run.started field.
+func cloneForked(f *Forked) *Forked {
+	if f == nil {
+		return nil
+	}
+	c := *f
+	c.Ask.System, c.System = cloneString(f.Ask.System), cloneString(f.System)
+	cp := &c.Point.Checkpoint
+	cp.Conversation.Tail, cp.Input = cloneMessages(cp.Conversation.Tail), cloneMessages(cp.Input)
+	cp.Calls = cloneMessages([]agent.Message{{ToolCalls: cp.Calls}})[0].ToolCalls
+	if f.Point.Results != nil {
+		c.Point.Results = make(map[string]json.RawMessage, len(f.Point.Results))
+		for k, v := range f.Point.Results {
+			c.Point.Results[k] = bytes.Clone(v)
+		}
+	}
+	c.Point.Hazards = slices.Clone(f.Point.Hazards)
+	return &c
+}
+
+func cloneString(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	return &c
 }
 
 func cloneMessages(msgs []agent.Message) []agent.Message {

@@ -38,10 +38,15 @@ type Record struct {
 	Session time.Duration `json:"session,omitempty"` // run.started
 	// Agent and Parent mark a child run: the agent tool whose call it
 	// runs and the run that called it (absent: a run of its own).
-	Agent  string     `json:"agent,omitempty"`  // run.started
-	Parent string     `json:"parent,omitempty"` // run.started
-	Step   string     `json:"step,omitempty"`   // step.started, step.completed
-	Kind   agent.Kind `json:"kind,omitempty"`   // step.started, step.completed (absent in older journals)
+	Agent  string `json:"agent,omitempty"`  // run.started
+	Parent string `json:"parent,omitempty"` // run.started
+	// Fork marks a fork (agent.Fork): the run it goes on from, where, what
+	// it changes, and the state the engine read from the origin's record
+	// (absent: a run of its own input). Input is then the origin's input,
+	// for people; the fork starts from Fork.Point.Checkpoint.
+	Fork *Forked    `json:"fork,omitempty"` // run.started
+	Step string     `json:"step,omitempty"` // step.started, step.completed
+	Kind agent.Kind `json:"kind,omitempty"` // step.started, step.completed (absent in older journals)
 	// Idempotent marks a write step that is safe to run again.
 	Idempotent bool `json:"idempotent,omitempty"` // step.started, step.completed
 	// Settles marks a write that declares an idempotency key ("key"), a
@@ -69,6 +74,17 @@ type Record struct {
 	// absent in older journals): a call's approval timeout runs from the
 	// step.completed of the model step that asked for it.
 	At time.Time `json:"at,omitzero"`
+}
+
+// Forked is what the run.started record of a fork holds: the fork as it
+// was asked and the point the engine computed from the origin's record
+// (hazards and their acknowledgement included).
+type Forked struct {
+	Ask   agent.Fork      `json:"ask"`
+	Point agent.ForkPoint `json:"point"`
+	// System is the system prompt of the fork's live model steps: Ask's,
+	// or the prompt of the agent Ask names. Nil: the conversation's own.
+	System *string `json:"system,omitempty"`
 }
 
 // Stop is why a driver stopped a run it could not take further: a model or

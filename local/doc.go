@@ -104,6 +104,18 @@
 // and with none for that long after the answer's step.completed, it is
 // Completed with its last answer.
 //
+// # Forks
+//
+// [Engine.Fork] starts a run that goes on from a step of a run that ended
+// (agent.Fork; fork.go): the steps before that step are the origin's
+// record, read from the engine's own Store (no model call, no tool); the
+// fork's run.started records the fork and the point computed from the
+// origin's loop, and the fold starts there, so its budget, usage and steps
+// are its own. A fork point before writes the origin made is refused
+// (agent.HazardError) until acknowledged. A replay fork runs no tool: its
+// calls are answered from the origin's record (agent.Replay), and
+// [Engine.Drift] reports where it departs (agent.CompareRuns).
+//
 // Journals written by older builds (no gates, no budget) are read as
 // docs/compatibility.md says.
 package local

@@ -46,6 +46,9 @@ type state struct {
 	// run's budget.
 	delegated      int
 	delegatedUsage agent.Usage
+	// fork is, for a fork, what its run.started records: it starts from
+	// fork.Point.Checkpoint, with fork.Point.Results as facts (fork.go).
+	fork *journal.Forked
 }
 
 func fold(recs []journal.Record) *state {
@@ -60,6 +63,9 @@ func fold(recs []journal.Record) *state {
 			s.started, s.input, s.session = true, r.Input, r.Session
 			if r.Budget != nil {
 				s.ops.Budget = *r.Budget
+			}
+			if s.fork = r.Fork; s.fork != nil {
+				s.models = s.fork.Point.Base // a message goes to the fork's first live model step
 			}
 		case journal.StepStarted:
 			if n, tool := agent.StepTurn(r.Step); !tool && n > s.models {
@@ -146,6 +152,11 @@ func (s *state) expired(o *agent.Outcome, now time.Time) []operator.Signal {
 // facts turns the fold into the loop's facts.
 func (s *state) facts() *agent.Facts {
 	f := agent.NewFacts()
+	if s.fork != nil {
+		for name, res := range s.fork.Point.Results { // the origin's, kept past the checkpoint
+			f.Results[name] = res
+		}
+	}
 	for name, st := range s.steps {
 		switch {
 		case st.Completed:
@@ -210,7 +221,9 @@ func (s *state) usage() (turns int, u agent.Usage) {
 // answer's record (idleUntil); then it is Completed.
 func (j *Engine) decide(s *state) agent.Decision {
 	_, used := s.usage()
-	d := s.ops.Budget.LimitTree(j.Loop.Next(agent.Start(s.input), s.facts()), s.delegated, used.Add(s.delegatedUsage), j.isAgent)
+	// A fork's budget counts its own model calls: the checkpoint's turn
+	// less the origin's calls before the fork point (its Base).
+	d := s.ops.Budget.LimitTree(j.loopOf(s).Next(s.start(), s.facts()), s.delegated-s.base(), used.Add(s.delegatedUsage), j.isAgent)
 	if o := d.Outcome; o != nil && o.Status == agent.StatusCompleted && s.session > 0 {
 		if until := s.idleUntil(); until.IsZero() || j.now().Before(until) {
 			idle := *o

@@ -23,7 +23,8 @@ import (
 //	expiring        -> deciding
 //	completing      -> waiting | deciding
 //	waiting         -> deciding
-//	preparing       -> running
+//	preparing       -> running | replaying
+//	replaying       -> deciding
 //	running         -> judging
 //	judging         -> deciding | waitingOnChild | retrying | waitingOnFence | waiting | failing
 //	retrying        -> deciding
@@ -54,6 +55,7 @@ type driver struct {
 	failed  bool              // the step ran and returned an error (not the store)
 	child   *childWaitError   // the child run that waits for a person (waitingOnChild)
 	until   time.Time         // when an earlier driver's attempt can no longer act (waitingOnFence)
+	replay  *agent.Replay     // how a replay fork answers its calls, once read (replaying)
 
 	out agent.Outcome // what Drive returns
 	err error
@@ -149,6 +151,9 @@ func (r *driver) waiting(ctx context.Context) driveState {
 // idempotency key (the run, the step, and how often a person said retry),
 // and the executor reads the values the step keeps by reference.
 func (r *driver) preparing(ctx context.Context) driveState {
+	if r.st.replay() && r.step.Call != nil {
+		return r.replaying // a replay fork runs no tool (fork.go)
+	}
 	if r.step.Settle != nil {
 		s := *r.step.Settle
 		s.Key = agent.IdempotencyKey(r.runID, r.step.Name, r.generation())
@@ -214,7 +219,7 @@ func (r *driver) gates() journal.GatesFunc {
 		if err != nil {
 			return nil // the loop reports the bad reply
 		}
-		return r.j.Loop.Gates(n, reply.Message.ToolCalls)
+		return r.j.loopOf(r.st).Gates(n, reply.Message.ToolCalls)
 	}
 }
 

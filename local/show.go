@@ -21,6 +21,10 @@ type StepInfo struct {
 	Result string     `json:"result,omitempty"`
 	// Settled says how an interrupted write was settled without a person.
 	Settled *agent.Settled `json:"settled,omitempty"`
+	// Replayed is, in a replay fork, the origin's step whose result the
+	// call got (agent.ToolResult.Replayed; agent.ReplayedNone for a call
+	// the origin never made): no tool ran.
+	Replayed string `json:"replayed,omitempty"`
 }
 
 // RunInfo is a run as Show reports it.
@@ -56,6 +60,10 @@ type RunInfo struct {
 	// called it.
 	Agent  string `json:"agent,omitempty"`
 	Parent string `json:"parent,omitempty"`
+	// Fork is, for a fork, its lineage: the origin, the fork point, what
+	// it changes, the writes acknowledged (its run.started). Steps and
+	// Turns are its own: those before the fork point are the origin's.
+	Fork *journal.Forked `json:"fork,omitempty"`
 }
 
 // Expired is a call denied because its approval timed out, with the
@@ -101,6 +109,7 @@ func (j *Engine) ShowRecords(runID string, recs []journal.Record) (RunInfo, erro
 	info.Turns, info.Usage = st.usage()
 	info.Turns, info.Usage = info.Turns+st.delegated, info.Usage.Add(st.delegatedUsage)
 	info.Expired = st.expiries
+	info.Fork = st.fork
 	switch {
 	case st.completed:
 		o := j.final(st)
@@ -155,6 +164,11 @@ func (j *Engine) ShowRecords(runID string, recs []journal.Record) (RunInfo, erro
 			if s.Kind == agent.KindWrite {
 				si.Settled = agent.SettledOf(s.Result)
 			}
+			if s.Kind != agent.KindModel && st.replay() {
+				if r, err := agent.DecodeToolResult(s.Result); err == nil {
+					si.Replayed = r.Replayed
+				}
+			}
 		} else if s.Reconcile != nil {
 			si.State = "reconciled " + s.Reconcile.Outcome
 		}
@@ -167,9 +181,9 @@ func (j *Engine) ShowRecords(runID string, recs []journal.Record) (RunInfo, erro
 // to, for its flags: whether the final answer was cut off by the model's
 // length limit (CutOff), whether it has no text (Empty).
 func (j *Engine) final(st *state) agent.Outcome {
-	l := j.Loop
+	l := j.loopOf(st)
 	l.FailOnCut, l.FailOnEmpty = false, false
-	if o := l.Next(agent.Start(st.input), st.facts()).Outcome; o != nil {
+	if o := l.Next(st.start(), st.facts()).Outcome; o != nil {
 		return *o
 	}
 	return agent.Outcome{}
@@ -242,7 +256,7 @@ func (j *Engine) Step(runID, name string) (agent.Step, json.RawMessage, error) {
 		return agent.Step{}, nil, fmt.Errorf("%w %q: no journal for it; see the runs with the list command", operator.ErrUnknownRun, runID)
 	}
 	facts := st.facts()
-	step, ok := j.Loop.Find(agent.Start(st.input), facts, name)
+	step, ok := j.loopOf(st).Find(st.start(), facts, name)
 	if !ok {
 		if c, child := j.current(runID, j.decide(st)); child != nil {
 			return c.Step(child.RunID, name) // a step of the child run the run is at

@@ -27,7 +27,8 @@ const ReconcileUsage = `commands:
                              (each above what it used; 0 keeps a limit)
   message RUN TEXT... [--wait]
                              add a user message before the run's next model call
-                             (wakes an Idle session); --wait prints the answer to it`
+                             (wakes an Idle session); --wait prints the answer to it
+` + ForkUsage
 
 // operatorArgs names the arguments of each operator command.
 var operatorArgs = map[string]string{
@@ -38,7 +39,7 @@ var operatorArgs = map[string]string{
 }
 
 // commandNames are the reconcile tool's commands, for error messages.
-const commandNames = "list, show, approve, deny, done, retry, budget or message"
+const commandNames = "list, show, approve, deny, done, retry, budget, message, fork or eval"
 
 // ParseOperator turns reconcile arguments into a signal, or says in one
 // line what is wrong. It does not handle list and show.
@@ -134,6 +135,9 @@ func CheckOperatorArgs(args []string) error {
 			return err
 		case "cancel":
 			_, err := cancelArgs(args)
+			return err
+		case "fork", "eval":
+			_, err := parseFork(args)
 			return err
 		}
 	}

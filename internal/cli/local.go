@@ -11,8 +11,10 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
+	"github.com/agentrun/agentrun/internal/fromenv"
 	"github.com/agentrun/agentrun/internal/testhook"
 	"github.com/agentrun/agentrun/journal"
+	"github.com/agentrun/agentrun/llm"
 	"github.com/agentrun/agentrun/local"
 	"github.com/agentrun/agentrun/operator"
 )
@@ -29,6 +31,8 @@ type Local struct {
 	Retry execute.Retry
 
 	hooks testhook.Hooks // the test-only hooks, which StartLocal puts in Drive's context
+	// model builds a model spec (fromenv.Model): a fork's --model.
+	model func(ctx context.Context, spec string) (llm.Provider, error)
 }
 
 // OpenLocal builds the local engine from the settings. Close it when done.
@@ -49,6 +53,9 @@ func OpenLocal(ctx context.Context, s Settings) (*Local, error) {
 		Commands: s.Commands,
 		Retry:    s.LocalRetry(),
 		hooks:    s.Test,
+		model: func(ctx context.Context, spec string) (llm.Provider, error) {
+			return fromenv.Model(ctx, s.Config, spec)
+		},
 	}, nil
 }
 
@@ -101,9 +108,13 @@ func (l *Local) StartLocal(ctx context.Context, w io.Writer, runID, prompt strin
 	if limits.Follow {
 		l.Engine.OnWait = l.onWait(w, runID)
 	}
-	var exec agent.Executor = l.Exec
+	base, err := l.resumeExec(ctx, runID) // a fork's own model
+	if err != nil {
+		return err
+	}
+	var exec agent.Executor = base
 	if limits.Stream != nil && *limits.Stream {
-		exec = localText{Executor: l.Exec, w: w}
+		exec = localText{Executor: base, w: w}
 		if agents := l.Engine.Agents; agents != nil {
 			// A child run's text too, labelled with its agent.
 			l.Engine.Agents = func(name string) (local.Agent, error) {

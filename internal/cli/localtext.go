@@ -68,7 +68,15 @@ func printInfo(w io.Writer, op engine, info local.RunInfo) error {
 		if s.Settled != nil {
 			line += " (" + s.Settled.String() + ")"
 		}
+		if s.Replayed == agent.ReplayedNone {
+			line += " (replay: the origin made no such call; no tool ran)"
+		} else if s.Replayed != "" {
+			line += " (replayed from the origin's " + s.Replayed + "; no tool ran)"
+		}
 		v.Steps = append(v.Steps, line)
+	}
+	if info.Fork != nil {
+		v.Tail = append(v.Tail, lineage(info.Fork)...)
 	}
 	if c := info.Child; c != nil {
 		v.Tail = append(v.Tail, fmt.Sprintf("at a call of agent %s: child run %s is %s; see it with %s", c.Agent, c.RunID, c.Status, op.reconcile("show", c.RunID)))

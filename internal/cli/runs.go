@@ -59,6 +59,8 @@ func operate(ctx context.Context, w io.Writer, e runs, args []string) error {
 		case "cancel":
 			runID, _ := cancelArgs(args)
 			return e.cancel(ctx, w, runID)
+		case "fork", "eval":
+			return forkCommand(ctx, w, e, args)
 		}
 	}
 	runID, sig, err := ParseOperator(args)

@@ -3,6 +3,7 @@ package fromenv
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -154,4 +155,20 @@ func (lim *limiter) options(ctx context.Context, o llm.Options) (llm.Options, er
 	}
 	o.Limiter = lim.l
 	return o, nil
+}
+
+// Model builds the model spec names (a spec as AGENTRUN_MODEL takes it),
+// with the settings the models file gives it and its rate limits: the
+// model of a fork's live steps (reconcile fork --model).
+func Model(ctx context.Context, c config.Config, spec string) (llm.Provider, error) {
+	lim := limiter{c: c}
+	o, err := lim.options(ctx, c.AgentModelOptions(spec))
+	if err != nil {
+		return nil, err
+	}
+	p, err := providers.New(spec, o)
+	if err != nil {
+		return nil, fmt.Errorf("model %q: %w", spec, err)
+	}
+	return p, nil
 }
