@@ -1,10 +1,10 @@
 package agentrun
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -38,7 +38,7 @@ func (e *ForkError) Error() string { return e.Reason }
 // Is makes a ForkError match ErrForkRefused.
 func (e *ForkError) Is(target error) bool { return target == ErrForkRefused }
 
-// input is the fork's start input.
+// fork is the fork's start input.
 func (o ForkOptions) fork(origin string) (agent.Fork, error) {
 	f := agent.Fork{Origin: origin, From: o.From, Agent: o.Agent, AckWrites: o.AckWrites, Replay: o.Replay}
 	if o.System != "" {
@@ -49,19 +49,6 @@ func (o ForkOptions) fork(origin string) (agent.Fork, error) {
 		return f, fmt.Errorf("fork: %w", err)
 	}
 	return f, f.Check()
-}
-
-// forkID is the fork's run id: opts.ID, or the origin's id, "-fork-" and
-// the step, e.g. "order-7-fork-llm-2".
-func (o ForkOptions) forkID(origin string) string {
-	if o.ID != "" {
-		return o.ID
-	}
-	suffix := strings.ReplaceAll(o.From, "/", "-")
-	if o.Replay {
-		suffix = "replay-" + suffix
-	}
-	return origin + "-fork-" + suffix
 }
 
 // Fork starts a fork of the run origin, which must have ended: a new run
@@ -79,7 +66,7 @@ func (c *Client) Fork(ctx context.Context, origin string, opts ForkOptions) (*Ru
 	if err != nil {
 		return nil, err
 	}
-	id := opts.forkID(origin)
+	id := cmp.Or(opts.ID, agent.ForkID(f))
 	if err := operator.ValidRunID(id); err != nil {
 		return nil, fmt.Errorf("fork id: %w", err)
 	}
@@ -134,32 +121,4 @@ func forkSummary(f agent.Fork) string {
 		s += ", its origin's writes after that acknowledged"
 	}
 	return s
-}
-
-// ForkOptions say where a fork departs from its origin and what it
-// changes (see [Client.Fork]).
-type ForkOptions struct {
-	// From is the fork's first live step: "llm/N" runs model call N and
-	// all after it anew; "tool/N/I/NAME" keeps model call N's reply and
-	// runs its calls from I on anew (approvals asked again). Required.
-	From string
-	// ID is the fork's run id. Default: the origin's id, "-fork-" and
-	// From with '/' as '-' ("order-7-fork-llm-2"; "-fork-replay-" for a
-	// replay).
-	ID string
-	// Agent runs the live steps on another of the workers' agents (its
-	// model, tools and system prompt). Default "": the origin's agent.
-	Agent string
-	// System replaces the system prompt of the live steps. Default "":
-	// the agent's.
-	System string
-	// AckWrites acknowledges that the fork may make again the writes the
-	// origin made at or after From. Default false: such a fork is refused,
-	// naming them.
-	AckWrites bool
-	// Replay makes the fork an evaluation: no tool runs; each call the
-	// live model asks for is answered from the origin's record when the
-	// origin made the same call (same tool and arguments), and refused
-	// otherwise. Default false.
-	Replay bool
 }

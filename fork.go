@@ -19,7 +19,7 @@ type (
 	Drift = agent.Drift
 )
 
-// ForkOptions are what a fork changes (Local.Fork): a new run that goes
+// ForkOptions are what a fork changes (Client.Fork, Local.Fork): a new run that goes
 // on from a step of a run that ended. The steps before From come from the
 // origin's record (no model is called and no tool runs for them); From and
 // every step after it run live.
@@ -47,7 +47,7 @@ type ForkOptions struct {
 	// model asks for is answered from the origin's record when the origin
 	// made the same call (same tool, same arguments), and refused (an
 	// error result the model reads) otherwise; no call waits for approval.
-	// LocalRun.Drift says where it departs. Default false.
+	// LocalRun.Drift and Client.Drift say where it departs. Default false.
 	Replay bool
 }
 

@@ -102,38 +102,18 @@ func (a *Activities) ForkPoint(ctx context.Context, fork agent.Fork) (ForkStart,
 	return out, nil
 }
 
-// forkSystem puts the fork's system prompt first in its conversation: the
-// fork's own, or the new agent's when it changes agent.
+// forkSystem puts the fork's system prompt in its conversation: the
+// fork's own, or the new agent's when it changes to an agent that has
+// one; otherwise the origin's stays.
 func (a *Activities) forkSystem(ctx context.Context, fork agent.Fork, origin string, out *ForkStart) error {
-	system, change := "", false
-	switch {
-	case fork.System != nil:
-		system, change = *fork.System, true
-	case out.Agent != origin:
-		ex, _ := a.Exec.Agent(out.Agent)
-		system, change = ex.System, true
+	system := fork.System
+	if ex, _ := a.Exec.Agent(out.Agent); system == nil && out.Agent != origin && ex.System != "" {
+		system = &ex.System
 	}
-	if !change {
+	if system == nil {
 		return nil
 	}
-	cp := &out.Point.Checkpoint
-	if cp.Turn == 0 && cp.Conversation.Len() == 0 { // the input is still to be sent
-		msgs := cp.Input
-		if len(msgs) > 0 && msgs[0].Role == agent.RoleSystem {
-			msgs = msgs[1:]
-		}
-		if system != "" {
-			msgs = append([]agent.Message{{Role: agent.RoleSystem, Content: system}}, msgs...)
-		}
-		cp.Input = msgs
-		return nil
-	}
-	conv, err := a.Exec.WithSystem(ctx, cp.Conversation, system)
-	if err != nil {
-		return fmt.Errorf("fork: the conversation with the new system prompt: %w", err)
-	}
-	cp.Conversation = conv
-	return nil
+	return out.Point.SetSystem(ctx, *system, a.Exec.WithSystem)
 }
 
 // keepCalls keeps the origin's tool calls from the step from on in the

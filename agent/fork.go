@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -147,6 +148,25 @@ func ForkAt(from string, in ModelInput, results map[string]json.RawMessage) (For
 	}
 	p.Base = n
 	return p, nil
+}
+
+// SetSystem makes system the system prompt of the conversation the fork
+// starts from (agent.WithSystem): in the run's input when the fork starts
+// at model call 1, else through rewrite, which stores the conversation
+// anew (execute.Executor.WithSystem). The live steps then send it; the
+// origin's record is not changed.
+func (p *ForkPoint) SetSystem(ctx context.Context, system string, rewrite func(context.Context, Conversation, string) (Conversation, error)) error {
+	cp := &p.Checkpoint
+	if cp.Turn == 0 && cp.Conversation.Len() == 0 {
+		cp.Input = WithSystem(cp.Input, system)
+		return nil
+	}
+	conv, err := rewrite(ctx, cp.Conversation, system)
+	if err != nil {
+		return fmt.Errorf("fork: the conversation with the new system prompt: %w", err)
+	}
+	cp.Conversation = conv
+	return nil
 }
 
 // StepBefore reports whether step a comes before step b in a run: by

@@ -258,10 +258,6 @@ type Loop struct {
 	// FailOnEmpty makes a final answer with no text fail the run instead
 	// of completing it with Empty set.
 	FailOnEmpty bool
-	// System, when set, replaces the system prompt of every model step the
-	// loop names (ModelInput.System): a fork's on another prompt. Default
-	// nil: the conversation's own.
-	System *string
 }
 
 // Next replays the run from the checkpoint over the recorded facts and
@@ -317,7 +313,7 @@ func (l Loop) next(cp Checkpoint, f *Facts, stop string) Decision {
 		}
 		raw, ok := f.Results[name]
 		if !ok || name == stop {
-			in := &ModelInput{Conversation: cp.Conversation, New: newMsgs, Tools: l.ToolsKey, System: l.System}
+			in := &ModelInput{Conversation: cp.Conversation, New: newMsgs, Tools: l.ToolsKey}
 			return Decision{Step: &Step{Name: name, Kind: KindModel, Model: in}, Checkpoint: cp}
 		}
 		reply, err := DecodeModelReply(raw)

@@ -170,11 +170,6 @@ type ModelInput struct {
 	// Tools is the content-store key of the JSON list of tool specs; ""
 	// means the executor's own tools.
 	Tools string `json:"tools,omitempty"`
-	// System, when set, replaces the system prompt of the request (the
-	// first system message of the conversation, or a new first message
-	// when it has none): a fork's live steps on another prompt
-	// (Loop.System). Default nil: the conversation's own.
-	System *string `json:"system,omitempty"`
 }
 
 // WithSystem returns msgs with their first system message's text replaced

@@ -229,9 +229,6 @@ func (e *Executor) callModel(ctx context.Context, step agent.Step, text func(str
 		return agent.ModelReply{}, err
 	}
 	all := append(past, added...)
-	if in.System != nil {
-		all = agent.WithSystem(all, *in.System) // a fork's prompt, in the request only
-	}
 	msgs, elided := fit(all, specs, e.ContextBudget)
 	req := agent.ModelRequest{Messages: msgs, Tools: specs}
 	var reply agent.ModelReply

@@ -238,7 +238,7 @@ func cloneForked(f *Forked) *Forked {
 		return nil
 	}
 	c := *f
-	c.Ask.System, c.System = cloneString(f.Ask.System), cloneString(f.System)
+	c.Ask.System = cloneString(f.Ask.System)
 	cp := &c.Point.Checkpoint
 	cp.Conversation.Tail, cp.Input = cloneMessages(cp.Conversation.Tail), cloneMessages(cp.Input)
 	cp.Calls = cloneMessages([]agent.Message{{ToolCalls: cp.Calls}})[0].ToolCalls

@@ -78,13 +78,11 @@ type Record struct {
 
 // Forked is what the run.started record of a fork holds: the fork as it
 // was asked and the point the engine computed from the origin's record
-// (hazards and their acknowledgement included).
+// (hazards and their acknowledgement included; a new system prompt is in
+// its checkpoint's conversation, agent.ForkPoint.SetSystem).
 type Forked struct {
 	Ask   agent.Fork      `json:"ask"`
 	Point agent.ForkPoint `json:"point"`
-	// System is the system prompt of the fork's live model steps: Ask's,
-	// or the prompt of the agent Ask names. Nil: the conversation's own.
-	System *string `json:"system,omitempty"`
 }
 
 // Stop is why a driver stopped a run it could not take further: a model or

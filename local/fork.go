@@ -89,9 +89,20 @@ func (j *Engine) StartFork(id string, f agent.Fork, exec agent.Executor) (*Engin
 	if exec == nil {
 		return nil, nil, nil, fmt.Errorf("fork %s: no executor for its live steps; give one, or name an agent", id)
 	}
+	if system != nil {
+		rw, ok := exec.(interface {
+			WithSystem(context.Context, agent.Conversation, string) (agent.Conversation, error)
+		})
+		if !ok {
+			return nil, nil, nil, fmt.Errorf("fork %s: its executor cannot change the system prompt (it keeps no conversations)", id)
+		}
+		if err := point.SetSystem(context.Background(), *system, rw.WithSystem); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	budget := ost.ops.Budget.WithDefaults()
 	rec := journal.Record{Type: journal.RunStarted, Input: recs[0].Input, Budget: &budget, Agent: fe.Agent,
-		Fork: &journal.Forked{Ask: f, Point: point, System: system}}
+		Fork: &journal.Forked{Ask: f, Point: point}}
 	taken, err := j.Store.Load(id)
 	if err == nil && len(taken) == 0 {
 		err = j.Store.Append(id, 0, rec)
@@ -219,13 +230,12 @@ func toolName(step string) string {
 }
 
 // loopOf returns the loop of the run whose fold is s: the engine's, with
-// a fork's system prompt; in a replay, no call waits for approval.
+// in a replay, where no call waits for approval.
 func (j *Engine) loopOf(s *state) agent.Loop {
 	l := j.Loop
 	if s == nil || s.fork == nil {
 		return l
 	}
-	l.System = s.fork.System
 	if s.fork.Ask.Replay {
 		l.Policy = agent.ReplayPolicy{Inner: l.Policy}
 	}

@@ -427,7 +427,7 @@ func TestForkSystem(t *testing.T) {
 	if fmt.Sprint(model.systems) != "["+sys+"]" {
 		t.Fatalf("system prompts asked: %q", model.systems)
 	}
-	if info, err := f.j.Show("brief"); err != nil || *info.Fork.System != sys {
+	if info, err := f.j.Show("brief"); err != nil || *info.Fork.Ask.System != sys {
 		t.Fatalf("show: %+v, %v", info.Fork, err)
 	}
 }
