@@ -55,9 +55,8 @@ func Load(ctx context.Context, c config.Config, logger *slog.Logger) (cfg agentr
 	return frontdoor.Attach(cfg, p).(agentrun.Config), close, nil
 }
 
-// build builds the Config of the programs' one agent and what it runs
-// with (p, to attach); logger gets the activities' and the rate limits'
-// lines.
+// build builds the Config of the programs' agents and what it runs with
+// (p, to attach); logger gets the activities' and the rate limits' lines.
 func build(ctx context.Context, c config.Config, logger *slog.Logger) (agentrun.Config, *frontdoor.Program, string, func() error, error) {
 	exec, err := Executor(ctx, c, logger)
 	if err != nil {
@@ -73,12 +72,11 @@ func build(ctx context.Context, c config.Config, logger *slog.Logger) (agentrun.
 		return agentrun.Config{}, nil, "", nil, err
 	}
 	p := &frontdoor.Program{
-		Tools: exec.Tools, Models: exec.Models,
 		ContextBudget: exec.ContextBudget, ModelTimeout: exec.ModelTimeout, LimitWait: exec.LimitWait,
-		FailOnCut: exec.FailOnCut, FailOnEmpty: exec.FailOnEmpty,
+		FailOnCut: exec.FailOnCut, FailOnEmpty: exec.FailOnEmpty, AgentDepth: c.Tools.AgentDepth,
 	}
 	cfg := agentrun.Config{
-		Agents:   []agentrun.Agent{{Name: AgentName, Model: exec.Model}},
+		Agents:   Agents(exec, p),
 		Guard:    guard,
 		Content:  exec.Content,
 		Logger:   logger,

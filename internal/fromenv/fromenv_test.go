@@ -55,9 +55,9 @@ func load(t *testing.T, env map[string]string) config.Config {
 // TestWorkerRegistersThroughTheFrontDoor: the worker's Config, built from
 // the environment, registers through agentrun.Register: AgentRun, the
 // activities under their prefix and the legacy bare names, the tools
-// file's agent as an agent tool that a run's calls start (with its own
-// model) but that no run may name at its start, and the environment's
-// executor settings.
+// file's agent as an agent of the Config that a run's calls start (with
+// its own model) but that no run may name at its start, and the
+// environment's executor settings for every agent.
 func TestWorkerRegistersThroughTheFrontDoor(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -86,16 +86,17 @@ func TestWorkerRegistersThroughTheFrontDoor(t *testing.T) {
 		t.Fatalf("activities registered under %v and %d times by bare name; want %q and once (the legacy names)", r.prefixes, r.bare, activities.Prefix)
 	}
 	a := r.acts
-	if !a.NoStream || a.Exec.ContextBudget != 5000 || !a.Exec.FailOnEmpty || a.Exec.FailOnCut || a.Exec.Named != nil {
-		t.Errorf("activities: NoStream %t, ContextBudget %d, FailOnEmpty %t, FailOnCut %t, Named %v; want true, 5000, true, false, none",
+	if !a.NoStream || a.Exec.ContextBudget != 5000 || !a.Exec.FailOnEmpty || a.Exec.FailOnCut || len(a.Exec.Named) != 2 {
+		t.Errorf("activities: NoStream %t, ContextBudget %d, FailOnEmpty %t, FailOnCut %t, Named %v; want true, 5000, true, false, the default agent and researcher",
 			a.NoStream, a.Exec.ContextBudget, a.Exec.FailOnEmpty, a.Exec.FailOnCut, a.Exec.Named)
 	}
 	if _, ok := a.Exec.Tools.Lookup("researcher"); !ok {
 		t.Errorf("the tools file's agent is not among the tools: %v", a.Exec.Tools.Specs())
 	}
 	sub, err := a.Exec.Agent("researcher")
-	if err != nil || sub.Model == nil || sub.Model == a.Exec.Model {
-		t.Errorf("Agent(researcher) = %v, %v; want its own model", sub, err)
+	if err != nil || sub.Model == nil || sub.Model == a.Exec.Model || sub != a.Exec.Named["researcher"] || !sub.NoStart ||
+		sub.ContextBudget != 5000 || !sub.FailOnEmpty || len(sub.Tools.Specs()) != 1 {
+		t.Errorf("Agent(researcher) = %+v, %v; want the Config's agent, with its own model, one tool and the environment's settings", sub, err)
 	}
 	_, err = a.ListAgentToolsAtStart(t.Context(), "researcher")
 	if err == nil || !strings.Contains(err.Error(), "the agents a run may start with are: none") {
