@@ -86,8 +86,9 @@ type Agent struct {
 // keeps what it must not lose. The zero values of the optional fields are
 // the defaults.
 type Config struct {
-	// Agents are the agents runs may name at their start. The first is
-	// the default: the agent of a run that names none. At least one.
+	// Agents are the agents runs may name at their start (but for NoStart
+	// ones) and call. The first is the default: the agent of a run that
+	// names none. At least one.
 	Agents []Agent
 	// Journal is a folder that every worker of the task queue shares (one
 	// host's disk, or a network file system with working fsync): the write

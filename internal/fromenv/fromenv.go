@@ -19,9 +19,9 @@ import (
 	"github.com/agentrun/agentrun/tools/mcp"
 )
 
-// AgentName names the programs' one agent in its Config. A run cannot
-// name it at its start (the programs' runs name no agent), so it shows
-// only in the approval rule's and the Config's errors.
+// AgentName names the programs' default agent in its Config (Agents). A
+// run cannot name it at its start (the programs' runs name no agent), so
+// it shows only in the Config's errors.
 const AgentName = "default"
 
 // Worker builds the Config a worker of the programs registers
@@ -42,7 +42,7 @@ func Worker(ctx context.Context, c config.Config, logger *slog.Logger) (cfg agen
 	return frontdoor.Attach(cfg, p).(agentrun.Config), guardAt, close, nil
 }
 
-// Load builds the Config of the programs' one agent for a worker of
+// Load builds the Config of the programs' agents for a worker of
 // another program (package environ): its model (AGENTRUN_MODEL), the
 // tools of AGENTRUN_TOOLS and the demo tools, the stores AGENTRUN_JOURNAL
 // names. Its activities have agentrun's own names only. Call close when

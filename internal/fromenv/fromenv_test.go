@@ -146,3 +146,32 @@ func TestWorkerBadToolsFile(t *testing.T) {
 		t.Fatalf("a tools file naming an unknown tool: %v; want one line naming it", err)
 	}
 }
+
+// TestWorkerFileAgentNamedDefault: a tools file's agent may be named as
+// the programs' default agent (AgentName), as before it was an agent of
+// the Config: the default agent then takes another name, and a call of
+// the file's agent runs the file's.
+func TestWorkerFileAgentNamedDefault(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	toolsFile := filepath.Join(dir, "tools.json")
+	if err := os.WriteFile(toolsFile, []byte(`{"agents": {"default": {"description": "Answers.", "system": "You answer."}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := load(t, map[string]string{"AGENTRUN_JOURNAL": dir, "AGENTRUN_TOOLS": toolsFile, "AGENTRUN_TICKETS": filepath.Join(dir, "tickets.jsonl")})
+	cfg, _, closeTools, err := fromenv.Worker(t.Context(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeTools()
+	if len(cfg.Agents) != 2 || cfg.Agents[0].Name != fromenv.AgentName+"_" || cfg.Agents[1].Name != fromenv.AgentName {
+		t.Fatalf("agents %q and %q; want %q, then the file's %q", cfg.Agents[0].Name, cfg.Agents[len(cfg.Agents)-1].Name, fromenv.AgentName+"_", fromenv.AgentName)
+	}
+	var r recorder
+	if err := agentrun.Register(&r, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if sub, err := r.acts.Exec.Agent(fromenv.AgentName); err != nil || sub.System != "You answer." {
+		t.Errorf("Agent(%q) = %v, %v; want the file's agent", fromenv.AgentName, sub, err)
+	}
+}
