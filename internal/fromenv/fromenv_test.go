@@ -175,3 +175,25 @@ func TestWorkerFileAgentNamedDefault(t *testing.T) {
 		t.Errorf("Agent(%q) = %v, %v; want the file's agent", fromenv.AgentName, sub, err)
 	}
 }
+
+// TestWorkerFileAgentDepth: the tools file's agent_depth bounds the
+// Config's agents, as it bounded the file's: four levels pass with
+// agent_depth 4 (the library's bound is three).
+func TestWorkerFileAgentDepth(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	toolsFile := filepath.Join(dir, "tools.json")
+	if err := os.WriteFile(toolsFile, []byte(`{"agent_depth": 4, "agents": {"a": {"description": "A.", "tools": ["b"]}, "b": {"description": "B.", "tools": ["c"]},
+	  "c": {"description": "C.", "tools": ["d"]}, "d": {"description": "D."}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := load(t, map[string]string{"AGENTRUN_JOURNAL": dir, "AGENTRUN_TOOLS": toolsFile, "AGENTRUN_TICKETS": filepath.Join(dir, "tickets.jsonl")})
+	cfg, _, closeTools, err := fromenv.Worker(t.Context(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeTools()
+	if err := agentrun.Register(&recorder{}, cfg); err != nil {
+		t.Fatalf("four levels with agent_depth 4: %v", err)
+	}
+}
