@@ -1,6 +1,7 @@
 package agentrun
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -64,14 +65,31 @@ type Agent struct {
 	// tools, within the calling run's budget. At most three levels deep;
 	// no cycles.
 	Agents []string
+	// Parameters is the JSON Schema of a call's arguments when another
+	// agent calls this one (an object schema); the call's arguments are the
+	// child run's task. Default nil: tools.DefaultAgentParameters, one
+	// string "task".
+	Parameters json.RawMessage
+	// ToolApproval overrides, by name, the Approval of this agent's tools
+	// and of the agents it calls (Ask, Allow or Deny), in its runs only:
+	// the tool stays one tool of the worker, and this agent's runs list it
+	// with the override (as a tools file's agent "approval" does). Approve
+	// still decides first; its ByTool is the override. Default nil: each
+	// tool's own Approval.
+	ToolApproval map[string]Decision
+	// NoStart keeps runs from naming this agent at their start: only the
+	// calls of other agents run it (and, for the first agent, the runs that
+	// name none). Default false: a run may name it.
+	NoStart bool
 }
 
 // Config is what Register needs: the agents a worker runs and where it
 // keeps what it must not lose. The zero values of the optional fields are
 // the defaults.
 type Config struct {
-	// Agents are the agents runs may name at their start. The first is
-	// the default: the agent of a run that names none. At least one.
+	// Agents are the agents runs may name at their start (but for NoStart
+	// ones) and call. The first is the default: the agent of a run that
+	// names none. At least one.
 	Agents []Agent
 	// Journal is a folder that every worker of the task queue shares (one
 	// host's disk, or a network file system with working fsync): the write
@@ -125,7 +143,8 @@ func init() {
 }
 
 // maxAgentDepth bounds how deeply agents may call agents: a run that calls
-// an agent is depth 1 (as in the programs' tools file).
+// an agent is depth 1 (as in the programs' tools file, whose agent_depth
+// the programs' Config takes instead: frontdoor.Program.AgentDepth).
 const maxAgentDepth = tools.DefaultAgentDepth
 
 // validate checks the configuration as a whole; each error is one line
@@ -137,10 +156,9 @@ func (c Config) validate() error {
 	if c.Journal == "" && (c.Guard == nil || c.Content == nil) {
 		return errors.New("agentrun.Config: Journal is empty; name a folder every worker of the task queue shares, or set both Guard and Content")
 	}
-	if p := c.program; p != nil {
-		if len(c.Agents) != 1 || len(c.Agents[0].Tools) > 0 || len(c.Agents[0].Agents) > 0 || p.Tools == nil {
-			return errors.New("agentrun.Config: a program's Config has one agent, whose tools are the program's own")
-		}
+	depth := maxAgentDepth
+	if p := c.program; p != nil && p.AgentDepth > 0 {
+		depth = p.AgentDepth
 	}
 	byName := map[string]Agent{}
 	toolNames := map[string]string{} // tool name → the first agent offering it
@@ -171,6 +189,9 @@ func (c Config) validate() error {
 		if err := checkProbes(a); err != nil {
 			return err
 		}
+		if err := checkParameters(a); err != nil {
+			return err
+		}
 	}
 	for _, a := range c.Agents {
 		for _, sub := range a.Agents {
@@ -185,8 +206,40 @@ func (c Config) validate() error {
 				return fmt.Errorf("agentrun.Config: agent %q calls agent %q, and agent %q has a tool of that name; a name is one tool on a worker", a.Name, sub, owner)
 			}
 		}
-		if path := agentPath(byName, a.Name, nil); len(path) > maxAgentDepth+1 || hasCycle(path) {
-			return fmt.Errorf("agentrun.Config: agents call each other too deeply or in a cycle: %s (at most %d levels)", strings.Join(path, " → "), maxAgentDepth)
+		if err := checkToolApproval(a); err != nil {
+			return err
+		}
+		if path := agentPath(byName, a.Name, nil, depth); len(path) > depth+1 || hasCycle(path) {
+			return fmt.Errorf("agentrun.Config: agents call each other too deeply or in a cycle: %s (at most %d levels)", strings.Join(path, " → "), depth)
+		}
+	}
+	return nil
+}
+
+// checkParameters checks that a's Parameters, when set, is an object
+// schema.
+func checkParameters(a Agent) error {
+	if a.Parameters == nil {
+		return nil
+	}
+	var schema map[string]any
+	if json.Unmarshal(a.Parameters, &schema) != nil || schema["type"] != "object" {
+		return fmt.Errorf("agentrun.Config: agent %q: Parameters is not an object schema; want a JSON Schema such as {\"type\":\"object\",\"properties\":{...}}", a.Name)
+	}
+	return nil
+}
+
+// checkToolApproval checks that each of a's ToolApproval names one of its
+// tools or agents and is Ask, Allow or Deny.
+func checkToolApproval(a Agent) error {
+	for _, name := range slices.Sorted(maps.Keys(a.ToolApproval)) {
+		d := a.ToolApproval[name]
+		mine := slices.Contains(a.Agents, name) || slices.ContainsFunc(a.Tools, func(t tools.Tool) bool { return t.Spec().Name == name })
+		switch {
+		case !mine:
+			return fmt.Errorf("agentrun.Config: agent %q: ToolApproval names %q, which is none of its Tools or Agents", a.Name, name)
+		case d != Ask && d != Allow && d != Deny:
+			return fmt.Errorf("agentrun.Config: agent %q: ToolApproval[%q] is %q; want Ask, Allow or Deny", a.Name, name, d)
 		}
 	}
 	return nil
@@ -208,15 +261,15 @@ func checkProbes(a Agent) error {
 }
 
 // agentPath returns the longest chain of calls from agent name (itself
-// first), stopping at the first repeated name.
-func agentPath(byName map[string]Agent, name string, path []string) []string {
+// first), stopping at the first repeated name or past depth levels.
+func agentPath(byName map[string]Agent, name string, path []string, depth int) []string {
 	path = append(slices.Clone(path), name)
-	if slices.Contains(path[:len(path)-1], name) || len(path) > maxAgentDepth+1 {
+	if slices.Contains(path[:len(path)-1], name) || len(path) > depth+1 {
 		return path
 	}
 	longest := path
 	for _, sub := range byName[name].Agents {
-		if p := agentPath(byName, sub, path); len(p) > len(longest) {
+		if p := agentPath(byName, sub, path, depth); len(p) > len(longest) {
 			longest = p
 		}
 	}

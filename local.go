@@ -72,11 +72,11 @@ func NewLocal(cfg Config) (*Local, error) {
 	}
 	store.Logger = logger
 	l := &Local{store: store, agents: map[string]localAgent{}, first: cfg.Agents[0].Name, logger: logger}
-	names := make([]string, len(cfg.Agents))
-	for i, a := range cfg.Agents {
+	var names []string
+	for _, a := range cfg.Agents {
 		e := named[a.Name]
 		l.agents[a.Name] = localAgent{exec: e, loop: agent.Loop{Tools: e.Tools.Specs(), FailOnCut: e.FailOnCut, FailOnEmpty: e.FailOnEmpty}}
-		names[i] = a.Name
+		names = append(names, a.Name)
 	}
 	l.names = strings.Join(names, ", ")
 	return l, nil
@@ -121,8 +121,8 @@ func (l *Local) Start(ctx context.Context, opts StartOptions) (*LocalRun, error)
 	}
 	name := cmp.Or(opts.Agent, l.first)
 	a, ok := l.agents[name]
-	if !ok {
-		return nil, fmt.Errorf("start run %s: %w %q: want one of Config.Agents (%s), or \"\" for the first", opts.ID, ErrUnknownAgent, name, l.names)
+	if !ok || (opts.Agent != "" && a.exec.NoStart) {
+		return nil, fmt.Errorf("start run %s: %w %q: want one of Config.Agents (%s) that runs may name at their start (not NoStart), or \"\" for the first", opts.ID, ErrUnknownAgent, name, l.names)
 	}
 	recs, err := l.store.Load(opts.ID)
 	if err != nil {

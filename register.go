@@ -97,58 +97,76 @@ func (cfg Config) executors() (root *execute.Executor, named map[string]*execute
 		}
 		store = fs
 	}
-	if p := cfg.program; p != nil {
-		root = cfg.programExecutor(p, store, logger)
-		return root, map[string]*execute.Executor{cfg.Agents[0].Name: root}, logger, nil
-	}
 	byName := map[string]Agent{}
 	for _, a := range cfg.Agents {
 		byName[a.Name] = a
 	}
-	// set returns a's tools, its agents' among them. Each executor gets a
-	// set of its own: a set's binding names the agent a run of it runs.
-	set := func(a Agent) (*tools.Set, error) {
-		ts := append([]tools.Tool(nil), a.Tools...)
-		for _, sub := range a.Agents {
-			ts = append(ts, tools.AgentTool(tools.Agent{Name: sub, Description: byName[sub].Description}))
-		}
-		s, err := tools.NewSet(ts...)
+	var p frontdoor.Program // the programs' settings; the zero value for every other Config
+	if cfg.program != nil {
+		p = *cfg.program
+	}
+	// executor returns a's executor over a set of its own (a set's binding
+	// names the agent a run of it runs).
+	executor := func(a Agent) (*execute.Executor, error) {
+		s, err := toolSet(a, byName, p.ToolOrder[a.Name])
 		if err == nil {
 			err = activities.CheckWriteTimeouts(s)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("agentrun.Config: agent %q: %w", a.Name, err)
 		}
-		return s, nil
+		return &execute.Executor{Model: a.Model, Tools: s, Content: store, System: a.System, Approve: rule(a.Name, a.Approve, logger), Logger: logger,
+			NoStart: a.NoStart, ContextBudget: p.ContextBudget, ModelTimeout: p.ModelTimeout, LimitWait: p.LimitWait, FailOnCut: p.FailOnCut, FailOnEmpty: p.FailOnEmpty}, nil
 	}
 	named = make(map[string]*execute.Executor, len(cfg.Agents))
 	for _, a := range cfg.Agents {
-		s, err := set(a)
-		if err != nil {
+		if named[a.Name], err = executor(a); err != nil {
 			return nil, nil, nil, err
 		}
-		named[a.Name] = &execute.Executor{Model: a.Model, Tools: s, Content: store, System: a.System, Approve: rule(a.Name, a.Approve, logger), Logger: logger}
 	}
 	// The default agent's executor: a run that names no agent runs it.
-	first := cfg.Agents[0]
-	s, err := set(first)
-	if err != nil {
+	if root, err = executor(cfg.Agents[0]); err != nil {
 		return nil, nil, nil, err
 	}
-	root = &execute.Executor{Model: first.Model, Tools: s, Content: store, System: first.System, Approve: rule(first.Name, first.Approve, logger), Logger: logger, Named: named}
+	root.Named = named
 	return root, named, logger, nil
 }
 
-// programExecutor is the executor of the programs' one agent (p): the
-// default agent's model and system prompt over p's tools, whose agents
-// only a run's calls start (no Named agents: a run names none at its
-// start), with p's settings.
-func (cfg Config) programExecutor(p *frontdoor.Program, store content.Store, logger *slog.Logger) *execute.Executor {
-	a := cfg.Agents[0]
-	return &execute.Executor{
-		Model: a.Model, Models: p.Models, Tools: p.Tools, Content: store, System: a.System,
-		Approve: rule(a.Name, a.Approve, logger), Logger: logger,
-		ContextBudget: p.ContextBudget, ModelTimeout: p.ModelTimeout, LimitWait: p.LimitWait,
-		FailOnCut: p.FailOnCut, FailOnEmpty: p.FailOnEmpty,
+// toolSet returns a's tools, the agents it calls among them, with its
+// ToolApproval applied: its Tools, then its Agents, or in the order that
+// order names them (frontdoor.Program.ToolOrder).
+func toolSet(a Agent, byName map[string]Agent, order []string) (*tools.Set, error) {
+	ts := append([]tools.Tool(nil), a.Tools...)
+	for _, sub := range a.Agents {
+		s := byName[sub]
+		ts = append(ts, tools.AgentTool(tools.Agent{Name: sub, Description: s.Description, Parameters: s.Parameters}))
 	}
+	if order != nil {
+		at := map[string]tools.Tool{}
+		for _, t := range ts {
+			at[t.Spec().Name] = t
+		}
+		ts = ts[:0]
+		for _, n := range order {
+			if t := at[n]; t != nil {
+				ts, at[n] = append(ts, t), nil
+			}
+		}
+		if len(ts) != len(at) {
+			return nil, fmt.Errorf("the tool order %v does not name each of its tools and agents once", order)
+		}
+	}
+	base, err := tools.NewSet(ts...)
+	if err != nil || len(a.ToolApproval) == 0 {
+		return base, err
+	}
+	for i, t := range ts {
+		name := t.Spec().Name
+		if d, ok := a.ToolApproval[name]; ok {
+			// The tool's timeout stays its own: Apply would forget one
+			// that the tool declares itself.
+			ts[i] = tools.Apply(t, tools.Override{Approval: string(d), Timeout: base.Timeout(name)})
+		}
+	}
+	return tools.NewSet(ts...)
 }

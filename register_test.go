@@ -193,6 +193,9 @@ func TestConfigRefused(t *testing.T) {
 		{"twice", agentrun.Config{Journal: "j", Agents: []agentrun.Agent{ok, ok}}, `agent "a" is defined twice`},
 		{"unknown sub-agent", agentrun.Config{Journal: "j", Agents: []agentrun.Agent{{Name: "a", Model: m, Agents: []string{"b"}}}}, `agent "a" calls agent "b", which is not in Agents (a)`},
 		{"cycle", agentrun.Config{Journal: "j", Agents: []agentrun.Agent{{Name: "a", Description: "A.", Model: m, Agents: []string{"b"}}, {Name: "b", Description: "B.", Model: m, Agents: []string{"a"}}}}, "a → b → a"},
+		{"parameters not an object", agentrun.Config{Journal: "j", Agents: []agentrun.Agent{{Name: "a", Model: m, Parameters: json.RawMessage(`{"type":"string"}`)}}}, `agent "a": Parameters is not an object schema`},
+		{"approval of another tool", agentrun.Config{Journal: "j", Agents: []agentrun.Agent{{Name: "a", Model: m, Tools: []tools.Tool{one}, ToolApproval: map[string]agentrun.Decision{"refund": agentrun.Allow}}}}, `agent "a": ToolApproval names "refund", which is none of its Tools or Agents`},
+		{"approval by tool", agentrun.Config{Journal: "j", Agents: []agentrun.Agent{{Name: "a", Model: m, Tools: []tools.Tool{one}, ToolApproval: map[string]agentrun.Decision{"lookup": agentrun.ByTool}}}}, `ToolApproval["lookup"] is ""; want Ask, Allow or Deny`},
 		{"two tools one name", agentrun.Config{Journal: "j", Agents: []agentrun.Agent{{Name: "a", Model: m, Tools: []tools.Tool{one}}, {Name: "b", Model: m, Tools: []tools.Tool{other}}}}, `different tools named "lookup"`},
 	} {
 		w := &countingRegistry{}

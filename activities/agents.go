@@ -33,22 +33,28 @@ func (a *Activities) forAgent(name, step string) (*Activities, error) {
 
 // ListAgentToolsAtStart is ListAgentTools for a run that names its agent
 // at its start, with no parent run: only an agent the worker lets runs
-// start with (execute.Executor.Named) is listed. Any other is refused: an
-// agent tool's approval overrides are meant for the calls of a run that
-// called it, never for a client's start.
+// start with (execute.Executor.Named, not NoStart) is listed. Any other is
+// refused: an agent that only calls run may have approval overrides meant
+// for the calls of a run that called it, never for a client's start.
 func (a *Activities) ListAgentToolsAtStart(ctx context.Context, name string) (Catalog, error) {
-	if _, ok := a.Exec.Named[name]; !ok {
-		return Catalog{}, refused("the run names agent %q at its start; the agents a run may start with are: %s", name, namedList(a.Exec.Named))
+	if sub, ok := a.Exec.Named[name]; !ok || sub.NoStart {
+		return Catalog{}, refused("the run names agent %q at its start; the agents a run may start with are: %s", name, startable(a.Exec.Named))
 	}
 	return a.ListAgentTools(ctx, name)
 }
 
-// namedList lists the names of the agents a run may start with.
-func namedList(m map[string]*execute.Executor) string {
-	if len(m) == 0 {
-		return "none (this worker runs one agent: start the run without one)"
+// startable lists the names of the agents a run may start with.
+func startable(m map[string]*execute.Executor) string {
+	var names []string
+	for _, n := range slices.Sorted(maps.Keys(m)) {
+		if !m[n].NoStart {
+			names = append(names, n)
+		}
 	}
-	return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
+	if len(names) == 0 {
+		return "none (start the run without one: it runs this worker's default agent)"
+	}
+	return strings.Join(names, ", ")
 }
 
 // ListAgentTools is ListTools for a child run of the named agent tool: its

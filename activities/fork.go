@@ -86,8 +86,8 @@ func (a *Activities) ForkPoint(ctx context.Context, fork agent.Fork) (ForkStart,
 	}
 	out := ForkStart{Point: p, Agent: rec.Agent}
 	if fork.Agent != "" {
-		if _, ok := a.Exec.Named[fork.Agent]; !ok {
-			return ForkStart{}, forkRefused(fmt.Errorf("fork: no agent %q on this worker; the agents a run may start with are: %s", fork.Agent, namedList(a.Exec.Named)))
+		if sub, ok := a.Exec.Named[fork.Agent]; !ok || sub.NoStart {
+			return ForkStart{}, forkRefused(fmt.Errorf("fork: no agent %q on this worker; the agents a run may start with are: %s", fork.Agent, startable(a.Exec.Named)))
 		}
 		out.Agent = fork.Agent
 	}

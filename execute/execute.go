@@ -68,6 +68,9 @@ type Executor struct {
 	// tools and system prompt and this executor's store. Agent finds them
 	// before the agent tools of Tools.
 	Named map[string]*Executor
+	// NoStart says that a run may not name this agent at its start (one
+	// of Named): only another agent's call runs it. Default false.
+	NoStart bool
 
 	once  sync.Once
 	cache *cache

@@ -63,8 +63,22 @@ func Apply(t Tool, o Override) Tool {
 			timeout = prev.timeout
 		}
 	}
-	return &overridden{Tool: t, spec: spec, timeout: timeout}
+	o2 := &overridden{Tool: t, spec: spec, timeout: timeout}
+	if _, ok := t.(Scheduled); ok {
+		return overriddenScheduled{o2} // still scheduled as its activity
+	}
+	return o2
 }
+
+// overriddenScheduled is a Scheduled tool with an Override applied.
+type overriddenScheduled struct{ *overridden }
+
+func (o overriddenScheduled) Input(args json.RawMessage) (json.RawMessage, string) {
+	return o.Tool.(Scheduled).Input(args)
+}
+
+// Timeout is the timeout o gives its calls; 0: DefaultTimeout.
+func (o *overridden) Timeout() time.Duration { return o.timeout }
 
 // overridden is a tool with an Override applied.
 type overridden struct {

@@ -16,10 +16,12 @@
 // (internal/cli): the metrics endpoint, the tracing exporter, dialing
 // Temporal and the worker's options.
 //
-// The programs' worker runs one agent, with the tools file's tools and
-// agents; those agents are agent tools that a run's calls start, never a
-// client at a run's start. What agentrun.Config does not offer a team for
-// that (the tools file's set, its agents' models, the executor's settings,
-// the activities' names of older builds, the test-only workflow change)
-// goes through package frontdoor.
+// The programs' worker runs a default agent with the tools file's tools,
+// and the file's agents (Agents): all are agentrun.Agents of its Config,
+// run as a team's agents are, and none may be named at a run's start
+// (NoStart): a run runs the default agent, and its calls start the
+// others. What agentrun.Config does not offer a team for that (the
+// executor's settings, the file's agent depth and tool order, the
+// activities' names of older builds, the test-only workflow change) goes
+// through package frontdoor.
 package fromenv

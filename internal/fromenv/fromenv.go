@@ -21,9 +21,9 @@ import (
 	"github.com/agentrun/agentrun/tools/mcp"
 )
 
-// AgentName names the programs' one agent in its Config. A run cannot
-// name it at its start (the programs' runs name no agent), so it shows
-// only in the approval rule's and the Config's errors.
+// AgentName names the programs' default agent in its Config (Agents). A
+// run cannot name it at its start (the programs' runs name no agent), so
+// it shows only in the Config's errors.
 const AgentName = "default"
 
 // Worker builds the Config a worker of the programs registers
@@ -44,7 +44,7 @@ func Worker(ctx context.Context, c config.Config, logger *slog.Logger) (cfg agen
 	return frontdoor.Attach(cfg, p).(agentrun.Config), guardAt, close, nil
 }
 
-// Load builds the Config of the programs' one agent for a worker of
+// Load builds the Config of the programs' agents for a worker of
 // another program (package environ): its model (AGENTRUN_MODEL), the
 // tools of AGENTRUN_TOOLS and the demo tools, the stores AGENTRUN_JOURNAL
 // names. Its activities have agentrun's own names only. Call close when
@@ -57,9 +57,8 @@ func Load(ctx context.Context, c config.Config, logger *slog.Logger) (cfg agentr
 	return frontdoor.Attach(cfg, p).(agentrun.Config), close, nil
 }
 
-// build builds the Config of the programs' one agent and what it runs
-// with (p, to attach); logger gets the activities' and the rate limits'
-// lines.
+// build builds the Config of the programs' agents and what it runs with
+// (p, to attach); logger gets the activities' and the rate limits' lines.
 func build(ctx context.Context, c config.Config, logger *slog.Logger) (agentrun.Config, *frontdoor.Program, string, func() error, error) {
 	exec, err := Executor(ctx, c, logger)
 	if err != nil {
@@ -75,12 +74,11 @@ func build(ctx context.Context, c config.Config, logger *slog.Logger) (agentrun.
 		return agentrun.Config{}, nil, "", nil, err
 	}
 	p := &frontdoor.Program{
-		Tools: exec.Tools, Models: exec.Models,
 		ContextBudget: exec.ContextBudget, ModelTimeout: exec.ModelTimeout, LimitWait: exec.LimitWait,
-		FailOnCut: exec.FailOnCut, FailOnEmpty: exec.FailOnEmpty,
+		FailOnCut: exec.FailOnCut, FailOnEmpty: exec.FailOnEmpty, AgentDepth: c.Tools.AgentDepth,
 	}
 	cfg := agentrun.Config{
-		Agents:   []agentrun.Agent{{Name: AgentName, Model: exec.Model}},
+		Agents:   Agents(exec, p),
 		Guard:    guard,
 		Content:  exec.Content,
 		Logger:   logger,

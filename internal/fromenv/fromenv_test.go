@@ -55,9 +55,9 @@ func load(t *testing.T, env map[string]string) config.Config {
 // TestWorkerRegistersThroughTheFrontDoor: the worker's Config, built from
 // the environment, registers through agentrun.Register: AgentRun, the
 // activities under their prefix and the legacy bare names, the tools
-// file's agent as an agent tool that a run's calls start (with its own
-// model) but that no run may name at its start, and the environment's
-// executor settings.
+// file's agent as an agent of the Config that a run's calls start (with
+// its own model) but that no run may name at its start, and the
+// environment's executor settings for every agent.
 func TestWorkerRegistersThroughTheFrontDoor(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -86,16 +86,17 @@ func TestWorkerRegistersThroughTheFrontDoor(t *testing.T) {
 		t.Fatalf("activities registered under %v and %d times by bare name; want %q and once (the legacy names)", r.prefixes, r.bare, activities.Prefix)
 	}
 	a := r.acts
-	if !a.NoStream || a.Exec.ContextBudget != 5000 || !a.Exec.FailOnEmpty || a.Exec.FailOnCut || a.Exec.Named != nil {
-		t.Errorf("activities: NoStream %t, ContextBudget %d, FailOnEmpty %t, FailOnCut %t, Named %v; want true, 5000, true, false, none",
+	if !a.NoStream || a.Exec.ContextBudget != 5000 || !a.Exec.FailOnEmpty || a.Exec.FailOnCut || len(a.Exec.Named) != 2 {
+		t.Errorf("activities: NoStream %t, ContextBudget %d, FailOnEmpty %t, FailOnCut %t, Named %v; want true, 5000, true, false, the default agent and researcher",
 			a.NoStream, a.Exec.ContextBudget, a.Exec.FailOnEmpty, a.Exec.FailOnCut, a.Exec.Named)
 	}
 	if _, ok := a.Exec.Tools.Lookup("researcher"); !ok {
 		t.Errorf("the tools file's agent is not among the tools: %v", a.Exec.Tools.Specs())
 	}
 	sub, err := a.Exec.Agent("researcher")
-	if err != nil || sub.Model == nil || sub.Model == a.Exec.Model {
-		t.Errorf("Agent(researcher) = %v, %v; want its own model", sub, err)
+	if err != nil || sub.Model == nil || sub.Model == a.Exec.Model || sub != a.Exec.Named["researcher"] || !sub.NoStart ||
+		sub.ContextBudget != 5000 || !sub.FailOnEmpty || len(sub.Tools.Specs()) != 1 {
+		t.Errorf("Agent(researcher) = %+v, %v; want the Config's agent, with its own model, one tool and the environment's settings", sub, err)
 	}
 	_, err = a.ListAgentToolsAtStart(t.Context(), "researcher")
 	if err == nil || !strings.Contains(err.Error(), "the agents a run may start with are: none") {
@@ -143,5 +144,56 @@ func TestWorkerBadToolsFile(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "nope") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("a tools file naming an unknown tool: %v; want one line naming it", err)
+	}
+}
+
+// TestWorkerFileAgentNamedDefault: a tools file's agent may be named as
+// the programs' default agent (AgentName), as before it was an agent of
+// the Config: the default agent then takes another name, and a call of
+// the file's agent runs the file's.
+func TestWorkerFileAgentNamedDefault(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	toolsFile := filepath.Join(dir, "tools.json")
+	if err := os.WriteFile(toolsFile, []byte(`{"agents": {"default": {"description": "Answers.", "system": "You answer."}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := load(t, map[string]string{"AGENTRUN_JOURNAL": dir, "AGENTRUN_TOOLS": toolsFile, "AGENTRUN_TICKETS": filepath.Join(dir, "tickets.jsonl")})
+	cfg, _, closeTools, err := fromenv.Worker(t.Context(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeTools()
+	if len(cfg.Agents) != 2 || cfg.Agents[0].Name != fromenv.AgentName+"_" || cfg.Agents[1].Name != fromenv.AgentName {
+		t.Fatalf("agents %q and %q; want %q, then the file's %q", cfg.Agents[0].Name, cfg.Agents[len(cfg.Agents)-1].Name, fromenv.AgentName+"_", fromenv.AgentName)
+	}
+	var r recorder
+	if err := agentrun.Register(&r, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if sub, err := r.acts.Exec.Agent(fromenv.AgentName); err != nil || sub.System != "You answer." {
+		t.Errorf("Agent(%q) = %v, %v; want the file's agent", fromenv.AgentName, sub, err)
+	}
+}
+
+// TestWorkerFileAgentDepth: the tools file's agent_depth bounds the
+// Config's agents, as it bounded the file's: four levels pass with
+// agent_depth 4 (the library's bound is three).
+func TestWorkerFileAgentDepth(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	toolsFile := filepath.Join(dir, "tools.json")
+	if err := os.WriteFile(toolsFile, []byte(`{"agent_depth": 4, "agents": {"a": {"description": "A.", "tools": ["b"]}, "b": {"description": "B.", "tools": ["c"]},
+	  "c": {"description": "C.", "tools": ["d"]}, "d": {"description": "D."}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := load(t, map[string]string{"AGENTRUN_JOURNAL": dir, "AGENTRUN_TOOLS": toolsFile, "AGENTRUN_TICKETS": filepath.Join(dir, "tickets.jsonl")})
+	cfg, _, closeTools, err := fromenv.Worker(t.Context(), c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeTools()
+	if err := agentrun.Register(&recorder{}, cfg); err != nil {
+		t.Fatalf("four levels with agent_depth 4: %v", err)
 	}
 }

@@ -5,28 +5,31 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentrun/agentrun/llm"
-	"github.com/agentrun/agentrun/tools"
 	"github.com/agentrun/agentrun/workflows"
 )
 
-// Program is how the programs' worker runs its one agent, the default of
-// its Config (Config.Agents[0], which names no tools of its own): with the
-// tools of the environment's tools file, whose agents are agent tools that
-// only a run's calls start, never a client (no agent may be named at a
-// run's start), and with the environment's executor settings (execute.Executor
-// documents each).
+// Program is what the programs' worker registers beyond its Config's
+// agents (the tools file's agents are agentrun.Agents of the Config): the
+// environment's executor settings, which every agent of the Config runs
+// with (execute.Executor documents each), and what keeps the runs of
+// older builds going.
 type Program struct {
-	// Tools are the default agent's tools: the demo tools, the MCP
-	// servers' and the tools file's agents (tools.Open). Required.
-	Tools *tools.Set
-	// Models are the models of the tools file's agents that name one.
-	Models map[string]llm.Provider
 	// ContextBudget, ModelTimeout, LimitWait, FailOnCut and FailOnEmpty
-	// are the executor's settings of the same names.
+	// are the executor's settings of the same names, for every agent.
+	// Default 0 and false: the executor's defaults.
 	ContextBudget           int
 	ModelTimeout, LimitWait time.Duration
 	FailOnCut, FailOnEmpty  bool
+	// AgentDepth is how deeply the agents may call each other (the tools
+	// file's agent_depth). Default 0: the library's bound, three levels.
+	AgentDepth int
+	// ToolOrder lists, by agent, the names of its Tools and Agents in the
+	// order its runs' catalogs list them: the tools file's order, which
+	// may put an agent before a tool. A catalog in another order has
+	// another key, and the runs that older builds started would be refused
+	// their steps. Default: an agent not in it lists its Tools, then its
+	// Agents.
+	ToolOrder map[string][]string
 	// LegacyNames registers the activities under the names of builds
 	// before their "agentrun." prefix too (activities.LegacyNames), so the
 	// worker takes over runs such a build started.
