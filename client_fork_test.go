@@ -173,7 +173,7 @@ func TestForkOnTemporal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait(f3, "Different answer: replay: the origin made no call of create_ticket with these arguments; a replay runs no tool")
+	wait(f3, "Different answer: replay: fork-origin made no call of create_ticket with these arguments; a replay runs no tool")
 	if tk, lk := d.tickets.Load(), d.lookups.Load(); tk != 2 || lk != 1 {
 		t.Fatalf("replay: %d tickets, %d lookups; want 2 and 1 (none ran)", tk, lk)
 	}

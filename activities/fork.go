@@ -1,7 +1,6 @@
 package activities
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -34,13 +33,6 @@ type ForkStart struct {
 	// Table is the content key of the origin's tool calls from the fork
 	// point on (replay only).
 	Table string `json:"table,omitempty"`
-}
-
-// recordedCall is one tool call of the origin with its result.
-type recordedCall struct {
-	Step   string          `json:"step"`
-	Call   agent.ToolCall  `json:"call"`
-	Result json.RawMessage `json:"result"`
 }
 
 // converterOf is the data converter that reads histories.
@@ -119,7 +111,7 @@ func (a *Activities) forkSystem(ctx context.Context, fork agent.Fork, origin str
 // keepCalls keeps the origin's tool calls from the step from on in the
 // content store, for ReplayCall.
 func (a *Activities) keepCalls(ctx context.Context, from string, rec *Recorded) (string, error) {
-	calls := []recordedCall{}
+	calls := []agent.OriginCall{}
 	for step, call := range rec.Calls {
 		res, ok := rec.Results[step]
 		if !ok || agent.StepBefore(step, from) {
@@ -129,7 +121,7 @@ func (a *Activities) keepCalls(ctx context.Context, from string, rec *Recorded) 
 		if err != nil {
 			return "", fmt.Errorf("fork: the arguments of %s in %s: %w", step, rec.WorkflowID, err)
 		}
-		calls = append(calls, recordedCall{Step: step, Call: *s.Call, Result: res})
+		calls = append(calls, agent.OriginCall{Step: step, Call: *s.Call, Result: res})
 	}
 	b, err := json.Marshal(calls)
 	if err != nil {
@@ -140,9 +132,10 @@ func (a *Activities) keepCalls(ctx context.Context, from string, rec *Recorded) 
 
 // ReplayInput asks ReplayCall for the origin's answer to a call.
 type ReplayInput struct {
-	Table string         `json:"table"`
-	Step  string         `json:"step"`
-	Call  agent.ToolCall `json:"call"`
+	Origin string         `json:"origin"`
+	Table  string         `json:"table"`
+	Step   string         `json:"step"`
+	Call   agent.ToolCall `json:"call"`
 	// Used are the origin's steps whose answers the replay gave already.
 	Used []string `json:"used,omitempty"`
 }
@@ -156,15 +149,15 @@ type ReplayAnswer struct {
 }
 
 // ReplayCall answers a call of a replay (agent.Fork.Replay) from the
-// origin's record: the result of the origin's call of the same tool with
-// the same arguments (the one at the same step first, then the earliest
-// not yet used), or an error result the model reads. No tool runs.
+// origin's record with agent.Replay, as the local engine does: the
+// origin's result of the same call, or an error result the model reads.
+// No tool runs.
 func (a *Activities) ReplayCall(ctx context.Context, in ReplayInput) (ReplayAnswer, error) {
 	b, err := a.Exec.Content.Get(ctx, in.Table)
 	if err != nil {
 		return ReplayAnswer{}, fmt.Errorf("the replay's table %s: %w", in.Table, err)
 	}
-	var calls []recordedCall
+	var calls []agent.OriginCall
 	if err := json.Unmarshal(b, &calls); err != nil {
 		return ReplayAnswer{}, fmt.Errorf("the replay's table %s: %w", in.Table, err)
 	}
@@ -176,32 +169,16 @@ func (a *Activities) ReplayCall(ctx context.Context, in ReplayInput) (ReplayAnsw
 	for _, s := range in.Used {
 		used[s] = true
 	}
-	var best *recordedCall
-	for i := range calls {
-		c := &calls[i]
-		if used[c.Step] || c.Call.Name != in.Call.Name || !sameArgs(c.Call.Args, want.Call.Args) {
-			continue
-		}
-		if best == nil || c.Step == in.Step || (best.Step != in.Step && agent.StepBefore(c.Step, best.Step)) {
-			best = c
-		}
+	res := agent.Replay{Origin: in.Origin, Calls: calls}.Answer(in.Step, *want.Call, used)
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return ReplayAnswer{}, err
 	}
-	if best == nil {
-		res, _ := json.Marshal(agent.ToolResult{IsError: true, Content: fmt.Sprintf("replay: the origin made no call of %s with these arguments; a replay runs no tool", in.Call.Name)})
-		return ReplayAnswer{Result: res}, nil
+	from := res.Replayed
+	if from == agent.ReplayedNone {
+		from = ""
 	}
-	return ReplayAnswer{Result: best.Result, From: best.Step}, nil
-}
-
-// sameArgs reports whether two arguments are the same JSON value.
-func sameArgs(x, y json.RawMessage) bool {
-	var a, b any
-	if json.Unmarshal(x, &a) != nil || json.Unmarshal(y, &b) != nil {
-		return bytes.Equal(x, y)
-	}
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	return bytes.Equal(ja, jb)
+	return ReplayAnswer{Result: raw, From: from}, nil
 }
 
 // unforkable says why a run cannot be forked, "" when it can.

@@ -139,14 +139,6 @@ func (r *execution) startFork(fs activities.ForkStart) {
 	workflow.GetLogger(r.ctx).Info("forked", "origin", f.Origin, "from", f.From, "agent", fs.Agent, "replay", f.Replay, "acked_writes", len(st.Acked))
 }
 
-// replayPolicy gates no call: a replay runs no tool, so nothing waits for
-// a person.
-type replayPolicy struct{}
-
-func (replayPolicy) Decide(spec agent.ToolSpec, _ agent.ToolCall) agent.Gate {
-	return agent.Gate{Verdict: agent.Allow, Kind: spec.Kind}
-}
-
 // replayed answers tool step s of a replay from the origin's record
 // (activities.ReplayCall) and records the answer as its result.
 func (r *execution) replayed(s agent.Step) error {
@@ -157,7 +149,7 @@ func (r *execution) replayed(s agent.Step) error {
 		RetryPolicy:         retryPolicy(stepAttempts),
 	})
 	var ans activities.ReplayAnswer
-	in := activities.ReplayInput{Table: st.Table, Step: s.Name, Call: *s.Call, Used: st.Used}
+	in := activities.ReplayInput{Origin: st.Origin, Table: st.Table, Step: s.Name, Call: *s.Call, Used: st.Used}
 	if err := workflow.ExecuteLocalActivity(lao, activities.NameReplayCall, in).Get(r.ctx, &ans); err != nil {
 		return err
 	}

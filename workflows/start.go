@@ -111,7 +111,7 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 	}
 	r.loop = agent.Loop{Tools: r.cat.Tools, ToolsKey: r.cat.ToolsKey, FailOnCut: r.cat.FailOnCut, FailOnEmpty: r.cat.FailOnEmpty}
 	if r.state.Fork != nil && r.state.Fork.Replay {
-		r.loop.Policy = replayPolicy{}
+		r.loop.Policy = agent.ReplayPolicy{}
 	}
 	if r.cat.ToolsKey != "" {
 		// Every step carries it, and runs only on a worker whose own tools
