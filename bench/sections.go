@@ -67,6 +67,9 @@ func sections(ctx context.Context, env *benchEnv, cfg config, p params, needWork
 		{"long", fmt.Sprintf("long run (%d turns)", p.long.Turns), rowsOnly(func() ([]row, error) {
 			return longRun(ctx, env, p.long)
 		})},
+		{"fork", fmt.Sprintf("fork: time to the first live step at turn %d and turn %d of a %d-turn run (%d rounds each)", p.fork.Near, p.fork.Far, p.fork.Turns, p.fork.Rounds), rowsOnly(func() ([]row, error) {
+			return forkTimes(ctx, env, p.fork)
+		})},
 		{"streamed", fmt.Sprintf("streamed turns (%d turns of %s, streamed and not)", p.stream.Turns, p.stream.Delay), rowsOnly(func() ([]row, error) {
 			return streamedTurns(ctx, env, p.stream)
 		})},
