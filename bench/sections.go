@@ -76,6 +76,9 @@ func sections(ctx context.Context, env *benchEnv, cfg config, p params, needWork
 		{"tokens", fmt.Sprintf("token latency (%d streamed answers of %s, Go and TypeScript subscribers)", p.tokens.Runs, p.tokens.Delay), rowsOnly(func() ([]row, error) {
 			return tokenLatency(ctx, env, p.tokens)
 		})},
+		{"actions", fmt.Sprintf("Temporal Cloud billable actions per model step (%d turns), streamed turn (%d turns), parked run and delegated step", p.actions.Turns, p.actions.StreamTurns), rowsOnly(func() ([]row, error) {
+			return cloudActions(ctx, env, p.actions)
+		})},
 		{"guard", fmt.Sprintf("guard journal on PostgreSQL (%d write steps each)", p.guard.Steps), rowsOnly(func() ([]row, error) {
 			return guardLatency(ctx, env, p.guard)
 		})},
