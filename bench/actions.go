@@ -67,7 +67,8 @@ func cloudActions(ctx context.Context, env *benchEnv, p actionsParams) ([]row, e
 	defer driver.Close()
 	dial := func() (counted, error) {
 		k := counted{rpcs: newRPCCounter()}
-		k.c, err = env.dial(k.rpcs)
+		c, err := env.dial(k.rpcs)
+		k.c = c
 		return k, err
 	}
 	bare, err := dial()
