@@ -184,7 +184,7 @@ func forkTimes(ctx context.Context, env *benchEnv, p forkParams) ([]row, error) 
 			Measured: ms(median(far)), Baseline: ms(median(near)), Unit: "ms", Goal: forkGoal, GoalNote: "as cheap at the end of a long run as near its start"},
 		{Section: sec, Figure: fmt.Sprintf("ms from Client.Fork to the first live step, fork at turn %d vs at turn %d (mean of rounds)", p.Far, p.Near),
 			Measured: ms(mean(far)), Baseline: ms(mean(near)), Unit: "ms"},
-		{Section: sec, Figure: "executions of the origin (it continued as new on the way) vs one",
+		{Section: sec, Figure: "executions of the origin (each continue-as-new starts one) vs one",
 			Measured: float64(execs), Baseline: 1},
 	}, nil
 }
