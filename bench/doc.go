@@ -143,6 +143,26 @@
 //     kind.
 //   - Long run: 1,000 turns with 4 KiB tool outputs: history bytes per
 //     turn stay flat across continue-as-new, and so does the time per turn.
+//   - Fork (fork.go): the time to a fork's first live step (issue 47).
+//     One in-process worker (worker.New, agentrun.Register) with two
+//     agents: one playing an origin of T model calls (T-1 turns of a Go
+//     read tool made by agentrun.NewTool, then the answer; 1,000, -quick
+//     100), which continues as new on the way at full size, and one whose
+//     scripted model answers at once (it picks its turn by the assistant
+//     messages before it, so a fork at llm/N answers N's). Once the origin
+//     has ended, agentrun.Client.Fork forks it onto the second agent at
+//     llm/10 and llm/900 (-quick llm/90), one fork at a time, each to its
+//     end, alternating which goes first, R rounds each (10; -quick 2)
+//     after a warm-up fork of each. A fork's worker reads the origin's
+//     history (activities.ReadRecorded, the local activity
+//     agentrun.ForkPoint) and goes on live from there. Figure: the time
+//     from the Fork call to the fork agent's first model call (stamped by a
+//     wrapper of its model), median at turn 900 against at turn 10 (goal
+//     1.2: continue-as-new and content by reference keep a late fork as
+//     cheap as an early one), and the mean; as context, the origin's
+//     executions. Each fork must answer its turn's answer after exactly one
+//     model call on its agent, or the section fails. TestForkQuick runs
+//     it alone.
 //   - Streamed turns: what streaming a model's text costs in history. The
 //     same scripted session (8 answers of about 1.5 KB, -quick 2, each
 //     written over 3 s in 3-word pieces; a message sent once the run is
@@ -167,6 +187,55 @@
 //     against 1.5× unstreamed, and the watched runs' with their poll
 //     updates. Without node or the client's packages the TypeScript rows say
 //     "not measured".
+//   - Billable actions (actions.go, actioncount.go, actionsbare.go; issue
+//     48): what Temporal Cloud would bill for AgentRun's runs, in actions,
+//     against bare workflows that make the same calls. countActions counts
+//     them in a history by Temporal Cloud's published list
+//     (https://docs.temporal.io/cloud/actions, the documentation
+//     repository's docs/evaluate/cloud/actions.mdx as stored in 2026):
+//     a workflow started (client start or continue-as-new; a child's start
+//     is billed on its parent: StartChildWorkflowExecutionInitiated is 2
+//     actions, the intent and the start); each activity scheduled, and each
+//     retry (an ActivityTaskStarted's attempt - 1); the markers one workflow
+//     task records as one action, whether local activities' or version
+//     markers' (workflow.GetVersion; the older list billed "version marker
+//     recorded" by name), plus WorkflowTaskCompleted's
+//     metering_metadata.nonfirst_local_activity_execution_attempts; each
+//     UpsertWorkflowSearchAttributes, however many attributes it sets,
+//     except one that sets TemporalChangeVersion alone; each signal
+//     received (WorkflowExecutionSignaled; a signal from another workflow
+//     is billed on the receiver only); each update accepted; each timer
+//     started; each workflow options update; a reset; each Nexus operation
+//     scheduled or cancelled. Start-time search attributes, workflow tasks,
+//     completions and continued-as-new events bill nothing. Activity
+//     heartbeats are billed when they reach the server and are not in a
+//     history: the section adds the RecordActivityTaskHeartbeat(ById)
+//     RPCs a gRPC interceptor counted on the client of the worker that ran
+//     the run. Not counted: queries (billed per query a worker answers;
+//     the runs make none, only the bench's own polls, which a watcher
+//     would make too), rejected updates (not in a history; the runs have
+//     none), signal-with-start (AgentRun does not use it), schedules,
+//     exports and the Fairness and capacity surcharges. The runs, one of
+//     each, as the other sections run them: a run of T lookup turns and
+//     the answer (25; -quick 3), as the step overhead section's, against a
+//     bare chain of as many no-op activities: actions per model step (goal
+//     1.2); the streamed section's session (S answers over 3 s each, 4;
+//     -quick 2) streamed, against a bare session (actionsbare.go) of as
+//     many activities, the same message updates before each turn and, from
+//     each turn's activity, as many signals as the streamed session's
+//     publish signals: actions per streamed turn (goal 1.5); the same
+//     session unstreamed against a bare session without signals (no goal);
+//     the approval section's hand-example run, parked on its write and
+//     approved once by the approve signal, against the bare approval
+//     workflow (it upserts the same status, waits for one signal) running
+//     as many no-op activities; and the delegated section's planner run
+//     whose middle step is an agent tool (parent and child run), against a
+//     bare parent of as many no-op activities and a bare child workflow of
+//     as many as the child ran (no goal for these two). Each row breaks
+//     the counts down by kind. TestActionsQuick runs the section alone;
+//     TestCountActions checks the rules on hand-made histories. The ratios
+//     depend on T: a run's few upserts and markers weigh more over 4 model
+//     steps than over 26.
 //   - Guard journal on PostgreSQL: RunStep of a write step (step.started,
 //     step.completed) and a plain Append of one record against
 //     postgres.DB.Guard() on a private PostgreSQL cluster (started through

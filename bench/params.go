@@ -22,6 +22,8 @@ type params struct {
 	prov     providerParams
 	fleetLim fleetLimitParams
 	satur    saturationParams
+	fork     forkParams
+	actions  actionsParams
 	batch    approvalBatchParams
 	fleet    approvalBatchParams // the approval section at fleet scale
 	// fsyncSamples is how many write+fsync probes the machine's fsync floor
@@ -48,6 +50,8 @@ func paramsFor(quick bool) params {
 			prov:         providerParams{Steps: 50},
 			fleetLim:     fleetLimitParams{Runs: 40, Turns: 3, Workers: 4, RPM: 60, TPM: 40000, Window: 6 * time.Second},
 			satur:        saturationParams{Runs: 20, Turns: 3, Rounds: 1, Parallel: 8},
+			fork:         forkParams{Turns: 100, Near: 10, Far: 90, Rounds: 2},
+			actions:      actionsParams{Turns: 3, StreamTurns: 2, Delay: 3 * time.Second},
 			batch:        approvalBatchParams{Runs: 20, Parallel: 8},
 			fleet:        approvalBatchParams{Runs: 10, Parallel: 8, RSSBudget: 500, Label: "Parked runs at fleet scale"},
 			fsyncSamples: 20,
@@ -70,6 +74,8 @@ func paramsFor(quick bool) params {
 		prov:         providerParams{Steps: 50},
 		fleetLim:     fleetLimitParams{Runs: 200, Turns: 10, Workers: 4, RPM: 60, TPM: 40000, Window: 6 * time.Second},
 		satur:        saturationParams{Runs: 500, Turns: 10, Rounds: 2, Parallel: 16},
+		fork:         forkParams{Turns: 1000, Near: 10, Far: 900, Rounds: 10},
+		actions:      actionsParams{Turns: 25, StreamTurns: 4, Delay: 3 * time.Second},
 		batch:        approvalBatchParams{Runs: 1000, Parallel: 8},
 		fleet:        approvalBatchParams{Runs: 10000, Parallel: 16, RSSBudget: 500, Label: "Parked runs at fleet scale"},
 		fsyncSamples: 200,

@@ -67,11 +67,17 @@ func sections(ctx context.Context, env *benchEnv, cfg config, p params, needWork
 		{"long", fmt.Sprintf("long run (%d turns)", p.long.Turns), rowsOnly(func() ([]row, error) {
 			return longRun(ctx, env, p.long)
 		})},
+		{"fork", fmt.Sprintf("fork: time to the first live step at turn %d and turn %d of a %d-turn run (%d rounds each)", p.fork.Near, p.fork.Far, p.fork.Turns, p.fork.Rounds), rowsOnly(func() ([]row, error) {
+			return forkTimes(ctx, env, p.fork)
+		})},
 		{"streamed", fmt.Sprintf("streamed turns (%d turns of %s, streamed and not)", p.stream.Turns, p.stream.Delay), rowsOnly(func() ([]row, error) {
 			return streamedTurns(ctx, env, p.stream)
 		})},
 		{"tokens", fmt.Sprintf("token latency (%d streamed answers of %s, Go and TypeScript subscribers)", p.tokens.Runs, p.tokens.Delay), rowsOnly(func() ([]row, error) {
 			return tokenLatency(ctx, env, p.tokens)
+		})},
+		{"actions", fmt.Sprintf("Temporal Cloud billable actions per model step (%d turns), streamed turn (%d turns), parked run and delegated step", p.actions.Turns, p.actions.StreamTurns), rowsOnly(func() ([]row, error) {
+			return cloudActions(ctx, env, p.actions)
 		})},
 		{"guard", fmt.Sprintf("guard journal on PostgreSQL (%d write steps each)", p.guard.Steps), rowsOnly(func() ([]row, error) {
 			return guardLatency(ctx, env, p.guard)
