@@ -12,6 +12,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentrun/agentrun/agent"
@@ -65,6 +66,10 @@ type ClientOptions struct {
 	// Default nil: [PendingCall.Args] of such a call returns an error
 	// saying so.
 	Content content.Store
+	// DataConverter decodes the runs' histories for Client.Drift: the
+	// converter of the Temporal client (package codec's, when the workers
+	// encrypt payloads). Default converter.GetDefaultDataConverter().
+	DataConverter converter.DataConverter
 	// UpdateWait bounds how long an operator input waits for the run to
 	// admit and answer it before the client looks why it did not (see
 	// [NotAnsweredError]). Default 10s.

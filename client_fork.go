@@ -10,8 +10,10 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/workflows"
@@ -93,9 +95,10 @@ func (c *Client) Fork(ctx context.Context, origin string, opts ForkOptions) (*Ru
 }
 
 // forked waits until the fork has read its origin: it shows its lineage,
-// or it ended, refused.
+// or it ended, refused. It asks the run's state at 50 ms, then less often
+// (each query is an action a Temporal Cloud bill counts).
 func (r *Run) forked(ctx context.Context) error {
-	for {
+	for every := 50 * time.Millisecond; ; every = min(2*every, time.Second) {
 		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		st, err := r.State(qctx)
 		cancel()
@@ -109,7 +112,7 @@ func (r *Run) forked(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(every):
 		}
 	}
 }
@@ -121,4 +124,28 @@ func forkSummary(f agent.Fork) string {
 		s += ", its origin's writes after that acknowledged"
 	}
 	return s
+}
+
+// Drift returns how the fork forkID departs from its origin: the first
+// live model step whose reply differs, the calls the origin never made,
+// whether the answer changed (agent.CompareRuns, as on the local engine).
+// It reads both runs' histories (ClientOptions.DataConverter decodes
+// them); a run that is no fork is an error.
+func (c *Client) Drift(ctx context.Context, forkID string) (Drift, error) {
+	dc := c.opts.DataConverter
+	if dc == nil {
+		dc = converter.GetDefaultDataConverter()
+	}
+	fork, err := activities.ReadRecorded(ctx, c.c, dc, forkID, 1)
+	if err != nil {
+		return Drift{}, c.wrap("read", forkID, err)
+	}
+	if fork.Fork == nil {
+		return Drift{}, fmt.Errorf("drift of %s: it is no fork", forkID)
+	}
+	origin, err := activities.ReadRecorded(ctx, c.c, dc, fork.Fork.Origin, 1)
+	if err != nil {
+		return Drift{}, c.wrap("read", fork.Fork.Origin, err)
+	}
+	return agent.CompareRuns(fork.Fork.Origin, forkID, fork.Fork.From, origin.Results, fork.Results), nil
 }

@@ -179,6 +179,13 @@ func TestForkOnTemporal(t *testing.T) {
 	}
 
 	keepHistory(t, srv, f3.ID())
+	drift, err := ac.Drift(ctx, f3.ID())
+	if err != nil || drift.Departed != "llm/2" || len(drift.NewCalls) != 1 || !strings.HasPrefix(drift.NewCalls[0], "create_ticket") || !drift.AnswerChanged {
+		t.Fatalf("replay's drift %+v, %v; want departed at llm/2, one new call (create_ticket), answer changed", drift, err)
+	}
+	if d, err := ac.Drift(ctx, origin.ID()); err == nil {
+		t.Fatalf("drift of a run that is no fork: %+v", d)
+	}
 
 	// The search attribute lists the origin's forks: the three that ran,
 	// and the two refused ones, which failed at their start.

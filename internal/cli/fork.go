@@ -20,15 +20,16 @@ import (
 const ForkUsage = `  fork RUN --from STEP [--agent A | --model M] [--system FILE] [--id NEW] [--ack-writes] [--replay]
                              a new run that goes on from STEP of the ended RUN (the steps
                              before it come from RUN's record: no model call, no tool runs),
-                             on another agent, model (a spec as AGENTRUN_MODEL) or system
+                             on another agent, model (--local: a spec as AGENTRUN_MODEL) or system
                              prompt; a fork before writes RUN made is refused until
                              --ack-writes; --replay runs no tool (calls are answered from
                              RUN's record) and prints how the fork departs. Default id:
                              RUN-fork-STEP-HASH (STEP's slashes as dots, 6 hex digits of
                              what the fork asks), the same for the same fork
-  eval --from STEP (--agent A | --model M) RUN...
-                             replay each RUN from STEP onto the agent or model: one drift
-                             line per run, then a summary; runs no tool`
+  eval --from STEP [--agent A | --model M] RUN...
+                             replay each RUN from STEP onto the agent or model (default:
+                             RUN's agent as the workers have it now, say after a model
+                             change): one drift line per run, then a summary; runs no tool`
 
 // forkArgs are the arguments of fork or eval.
 type forkArgs struct {
@@ -39,7 +40,8 @@ type forkArgs struct {
 	ID      string     // --id: the fork's id ("" for agent.ForkID)
 }
 
-// forker is an engine that can fork runs: the local one, for now.
+// forker is an engine that can fork runs: the local one (forklocal.go)
+// and Temporal (forkremote.go).
 type forker interface {
 	fork(ctx context.Context, w io.Writer, a forkArgs) error
 	eval(ctx context.Context, w io.Writer, a forkArgs) error
@@ -53,7 +55,7 @@ func forkCommand(ctx context.Context, w io.Writer, e runs, args []string) error 
 	}
 	f, ok := e.(forker)
 	if !ok {
-		return fmt.Errorf("%s is not yet on Temporal: fork and eval work on the local engine (reconcile --local %s)", args[0], args[0])
+		return fmt.Errorf("%s: this engine cannot fork", args[0])
 	}
 	if a.Eval {
 		return f.eval(ctx, w, a)
@@ -103,8 +105,6 @@ func parseFork(args []string) (forkArgs, error) {
 		return a, usagef("%s: --from %q is not a step name; want %s", cmd, agent.Clip(a.Fork.From, 80), agent.StepFormat)
 	case a.Fork.Agent != "" && a.Fork.Model != "":
 		return a, usagef("%s: --agent and --model are given together; want one (an agent has its own model)", cmd)
-	case a.Eval && a.Fork.Agent == "" && a.Fork.Model == "":
-		return a, usagef("eval: name the candidate with --agent A or --model M")
 	case a.Eval && (a.ID != "" || a.Fork.AckWrites || a.Fork.Replay || a.System != ""):
 		return a, usagef("eval takes --from, --agent or --model and runs; --id, --system, --ack-writes and --replay are fork's (an eval is a replay)")
 	case a.Eval && len(a.Origins) == 0:
@@ -126,7 +126,7 @@ func parseFork(args []string) (forkArgs, error) {
 // forkSpec is the form of fork's or eval's arguments.
 func forkSpec(eval bool) string {
 	if eval {
-		return "eval --from STEP (--agent A | --model M) RUN..."
+		return "eval --from STEP [--agent A | --model M] RUN..."
 	}
 	return "fork RUN --from STEP [--agent A | --model M] [--system FILE] [--id NEW] [--ack-writes] [--replay]"
 }
@@ -174,4 +174,34 @@ func lineage(f *journal.Forked) []string {
 		out = append(out, fmt.Sprintf("origin's write %s: %s", w, what))
 	}
 	return out
+}
+
+// evalSummary counts an eval's runs as they are printed.
+type evalSummary struct {
+	runs, departed, executions int
+	failed                     []error
+}
+
+// add prints one run's drift (or why it was not evaluated) and counts it.
+func (s *evalSummary) add(w io.Writer, origin string, d agent.Drift, executions int, err error) {
+	if err != nil {
+		fmt.Fprintf(w, "%s: not evaluated: %v\n", origin, err)
+		s.failed = append(s.failed, err)
+		return
+	}
+	fmt.Fprintln(w, d.String())
+	s.runs, s.executions = s.runs+1, s.executions+executions
+	if d.Departed != "" {
+		s.departed++
+	}
+}
+
+// print prints the summary table; an error when some of the asked runs
+// were not evaluated.
+func (s *evalSummary) print(w io.Writer, asked int) error {
+	fmt.Fprintf(w, "\nruns  departed  unchanged  tool executions\n%4d  %8d  %9d  %15d\n", s.runs, s.departed, s.runs-s.departed, s.executions)
+	if len(s.failed) > 0 {
+		return fmt.Errorf("%d of %d run(s) not evaluated: %w", len(s.failed), asked, s.failed[0])
+	}
+	return nil
 }

@@ -22,7 +22,7 @@ func TestParseFork(t *testing.T) {
 		{[]string{"fork", "r1", "--from", "x"}, "is not a step name"},
 		{[]string{"fork", "r1", "r2", "--from", "llm/1"}, "fork takes one RUN; got 2"},
 		{[]string{"fork", "r1", "--from", "llm/1", "--agent", "a", "--model", "m"}, "want one"},
-		{[]string{"eval", "--from", "llm/1", "r1"}, "name the candidate"},
+		{[]string{"eval", "--from", "llm/1", "--id", "x", "r1"}, "--id, --system, --ack-writes and --replay are fork's"},
 		{[]string{"eval", "--from", "llm/1", "--model", "m"}, "no run given"},
 		{[]string{"fork", "r1", "--from", "llm/1", "--color"}, "unknown option --color"},
 	} {
@@ -30,9 +30,12 @@ func TestParseFork(t *testing.T) {
 			t.Errorf("%q: %v, want %q", c.args, err, c.want)
 		}
 	}
-	// The remote engine cannot fork yet: one line that says so.
-	err = forkCommand(t.Context(), nil, (*Remote)(nil), []string{"fork", "r1", "--from", "llm/1"})
-	if err == nil || !strings.Contains(err.Error(), "fork is not yet on Temporal") {
-		t.Fatalf("remote: %v", err)
+	// On Temporal a model spec is refused: the workers' agents run forks.
+	a, err = parseFork([]string{"fork", "r1", "--from", "llm/1", "--model", "openai:gpt-4o"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.forkOptions("r1"); err == nil || !strings.Contains(err.Error(), "fork --model is the local engine's (reconcile --local); on Temporal a fork runs one of the workers' agents: --agent A") {
+		t.Fatalf("remote --model: %v", err)
 	}
 }

@@ -51,28 +51,13 @@ func (l *Local) fork(ctx context.Context, w io.Writer, a forkArgs) error {
 // prints its drift, then a summary. A run already replayed so (the fork of
 // the same id asks the same) is reported, not run again.
 func (l *Local) eval(ctx context.Context, w io.Writer, a forkArgs) error {
-	var runs, departed, executions int
-	var failed []error
+	var sum evalSummary
 	for _, origin := range a.Origins {
 		f, _ := a.ask(origin)
-		id := agent.ForkID(f)
-		d, n, err := l.evalOne(ctx, id, f)
-		if err != nil {
-			fmt.Fprintf(w, "%s: not evaluated: %v\n", origin, err)
-			failed = append(failed, err)
-			continue
-		}
-		fmt.Fprintln(w, d.String())
-		runs, executions = runs+1, executions+n
-		if d.Departed != "" {
-			departed++
-		}
+		d, n, err := l.evalOne(ctx, agent.ForkID(f), f)
+		sum.add(w, origin, d, n, err)
 	}
-	fmt.Fprintf(w, "\nruns  departed  unchanged  tool executions\n%4d  %8d  %9d  %15d\n", runs, departed, runs-departed, executions)
-	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d run(s) not evaluated: %w", len(failed), len(a.Origins), failed[0])
-	}
-	return nil
+	return sum.print(w, len(a.Origins))
 }
 
 // evalOne replays one run as the fork id (unless it exists already, asking
