@@ -305,3 +305,120 @@ func TestForkLongRun(t *testing.T) {
 	}
 	t.Logf("first live step %s after the fork of a %d-turn run at turn 900", firstLive.Round(time.Millisecond), turns)
 }
+
+// turnModel answers by its turn (the assistant messages so far, plus one)
+// and the run's first user message.
+type turnModel struct {
+	reply func(turn int, user string) agent.ModelReply
+	calls atomic.Int32
+}
+
+func (m *turnModel) Name() string { return "turns" }
+
+func (m *turnModel) Complete(_ context.Context, req agent.ModelRequest) (agent.ModelReply, error) {
+	m.calls.Add(1)
+	turn, user := 1, ""
+	for _, msg := range req.Messages {
+		switch {
+		case msg.Role == agent.RoleAssistant:
+			turn++
+		case msg.Role == agent.RoleUser && user == "":
+			user = msg.Content
+		}
+	}
+	return m.reply(turn, user), nil
+}
+
+func toolCall(name, args string) agent.ModelReply {
+	return agent.ModelReply{Message: agent.Message{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "c", Name: name, Args: json.RawMessage(args)}}}, FinishReason: agent.FinishToolCalls}
+}
+
+func finalAnswer(text string) agent.ModelReply {
+	return agent.ModelReply{Message: agent.Message{Role: agent.RoleAssistant, Content: text}, FinishReason: agent.FinishStop}
+}
+
+// TestReplayTwentyOnTemporal: 20 recorded runs replayed onto a candidate
+// agent that departs at a known step in 5 of them: the drift reports name
+// exactly those 5 and their steps; no tool runs during the replays.
+func TestReplayTwentyOnTemporal(t *testing.T) {
+	t.Parallel()
+	c := devClient(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	if err := agentrun.EnsureSearchAttributes(ctx, c, "default"); err != nil {
+		t.Fatal(err)
+	}
+	d := newTicketDesk(t)
+	origin := &turnModel{reply: func(turn int, _ string) agent.ModelReply {
+		switch turn {
+		case 1:
+			return toolCall("lookup", `{"resource":"orders"}`)
+		case 2:
+			return toolCall("create_ticket", `{"title":"Read access"}`)
+		}
+		return finalAnswer("done")
+	}}
+	departAt := map[int]string{0: "llm/2", 4: "llm/2", 8: "llm/2", 12: "llm/3", 16: "llm/3"}
+	candidate := &turnModel{reply: func(turn int, user string) agent.ModelReply {
+		var i int
+		fmt.Sscanf(user, "request %d", &i)
+		switch {
+		case turn == 1:
+			return toolCall("lookup", `{ "resource" : "orders" }`) // the same call, written another way
+		case turn == 2 && departAt[i] == "llm/2":
+			return toolCall("lookup", `{"resource":"payments"}`)
+		case turn == 2:
+			return toolCall("create_ticket", `{"title":"Read access"}`)
+		case turn == 3 && departAt[i] == "llm/3":
+			return finalAnswer("done, differently")
+		}
+		return finalAnswer("done")
+	}}
+	allow := func(agentrun.Call) agentrun.Decision { return agentrun.Allow }
+	ac := agentWorker(t, c, "fork-replay-twenty",
+		agentrun.Agent{Name: "desk", Model: origin, Tools: []tools.Tool{d.lookup, d.ticket}, Approve: allow},
+		agentrun.Agent{Name: "candidate", Model: candidate, Tools: []tools.Tool{d.lookup, d.ticket}, Approve: allow},
+	)
+	for i := range 20 {
+		r, err := ac.Start(ctx, agentrun.StartOptions{ID: fmt.Sprint("replay-origin-", i), Agent: "desk", Prompt: fmt.Sprint("request ", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := r.Wait(ctx); err != nil || res.Answer != "done" {
+			t.Fatalf("origin %d: %+v, %v", i, res, err)
+		}
+	}
+	lookups, tickets := d.lookups.Load(), d.tickets.Load()
+	if lookups != 20 || tickets != 20 {
+		t.Fatalf("origins: %d lookups, %d tickets; want 20 and 20", lookups, tickets)
+	}
+	departed := map[int]string{}
+	for i := range 20 {
+		f, err := ac.Fork(ctx, fmt.Sprint("replay-origin-", i), agentrun.ForkOptions{From: "llm/1", Agent: "candidate", Replay: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := f.Wait(ctx); err != nil || res.Status != agentrun.StatusCompleted {
+			t.Fatalf("replay %d: %+v, %v", i, res, err)
+		}
+		drift, err := ac.Drift(ctx, f.ID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if drift.Departed != "" {
+			departed[i] = drift.Departed
+		}
+		if strings.Contains(drift.String(), "\n") || drift.AnswerChanged != (departAt[i] == "llm/3") {
+			t.Errorf("replay %d: %s", i, drift)
+		}
+	}
+	if fmt.Sprint(departed) != fmt.Sprint(departAt) {
+		t.Fatalf("departed %v; want %v", departed, departAt)
+	}
+	if l, tk := d.lookups.Load(), d.tickets.Load(); l != lookups || tk != tickets {
+		t.Fatalf("the replays ran tools: %d lookups, %d tickets (before: %d, %d)", l, tk, lookups, tickets)
+	}
+	if n := candidate.calls.Load(); n != 60 {
+		t.Fatalf("candidate model calls %d; want 60 (3 per replay)", n)
+	}
+}
