@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/agentrun/agentrun"
 	"github.com/agentrun/agentrun/agent"
@@ -201,12 +202,21 @@ func TestForkOnTemporal(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 
+	// A workflow of another type, ended: no agent run to fork.
+	notRun, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "fork-not-agentrun", TaskQueue: "fork-nobody-polls"}, "OtherWorkflow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.TerminateWorkflow(ctx, notRun.GetID(), "", "done"); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		origin string
 		opts   agentrun.ForkOptions
 		want   string
 	}{
 		{"no-such-run", agentrun.ForkOptions{From: "llm/1", ID: "fork-bad-1"}, "fork: no run no-such-run in this namespace"},
+		{"fork-not-agentrun", agentrun.ForkOptions{From: "llm/1", ID: "fork-bad-6"}, "fork: run fork-not-agentrun is no agent run (its workflow type is OtherWorkflow, not AgentRun)"},
 		{origin.ID(), agentrun.ForkOptions{From: "llm/9", ID: "fork-bad-2"}, "run fork-origin never reached llm/9: its last model step is llm/3"},
 		{origin.ID(), agentrun.ForkOptions{From: "llm/3", ID: "fork-bad-3", Agent: "nobody"}, `fork: no agent "nobody" on this worker; the agents a run may start with are: desk, other`},
 		{origin.ID(), agentrun.ForkOptions{From: "step 3", ID: "fork-bad-4"}, `fork: from "step 3" is not a step name`},

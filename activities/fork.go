@@ -183,6 +183,11 @@ func (a *Activities) ReplayCall(ctx context.Context, in ReplayInput) (ReplayAnsw
 
 // unforkable says why a run cannot be forked, "" when it can.
 func unforkable(rec *Recorded) string {
+	if rec.Type != WorkflowType {
+		// Another workflow's history holds no agent run's steps, whatever
+		// its activities are named.
+		return fmt.Sprintf("run %s is no agent run (its workflow type is %s, not %s)", rec.WorkflowID, rec.Type, WorkflowType)
+	}
 	switch rec.Status {
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED,
 		enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED,

@@ -24,8 +24,10 @@ import (
 // Recorded is what a run's history says about its steps from a given turn
 // on.
 type Recorded struct {
-	// WorkflowID names the run; Status is its latest execution's status.
+	// WorkflowID names the run; Type is its workflow type; Status is its
+	// latest execution's status.
 	WorkflowID string
+	Type       string
 	Status     enumspb.WorkflowExecutionStatus
 	// Agent is the agent the run named at its start ("" for the worker's
 	// default); Child is set on a child run an agent tool started.
@@ -63,6 +65,9 @@ type startInput struct {
 	} `json:"continued"`
 }
 
+// WorkflowType is the workflow type of an agent run (workflows.WorkflowName).
+const WorkflowType = "AgentRun"
+
 // ReadRecorded reads the history of the run workflowID from its newest
 // execution back to the one where model call from begins (from >= 1; 1
 // reads them all), with dc, the data converter of the worker's client.
@@ -72,8 +77,11 @@ func ReadRecorded(ctx context.Context, c client.Client, dc converter.DataConvert
 		return nil, fmt.Errorf("run %s: %w", workflowID, err)
 	}
 	info := desc.GetWorkflowExecutionInfo()
-	rec := &Recorded{WorkflowID: workflowID, Status: info.GetStatus(), First: 1,
+	rec := &Recorded{WorkflowID: workflowID, Type: info.GetType().GetName(), Status: info.GetStatus(), First: 1,
 		Inputs: map[string]agent.ModelInput{}, Results: map[string]json.RawMessage{}, Calls: map[string]agent.ToolCall{}}
+	if rec.Type != WorkflowType {
+		return rec, nil // no agent run: its history holds none of its steps
+	}
 	kinds := map[string]agent.Kind{}     // tool step → kind, from CallTool's input
 	done := map[string]json.RawMessage{} // tool step → result
 	scheduled := map[string]bool{}       // tool steps scheduled

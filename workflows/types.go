@@ -18,7 +18,7 @@ import (
 // Names of the workflow and its query: part of the operator contract (the
 // signal and update names are package operator's).
 const (
-	WorkflowName = "AgentRun"
+	WorkflowName = activities.WorkflowType
 	QueryState   = "state"
 	// ErrTypeFailed is the error type of a run that Failed.
 	ErrTypeFailed = "AgentRunFailed"
