@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -86,6 +87,9 @@ func (c *Client) Fork(ctx context.Context, origin string, opts ForkOptions) (*Ru
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		return nil, fmt.Errorf("fork %s: %w; give another id (ForkOptions.ID), or reach it with Client.Run", id, ErrRunExists)
+	}
+	if err != nil && strings.Contains(err.Error(), operator.ForkOfAttribute) {
+		return nil, fmt.Errorf("fork %s: %w; the namespace lacks the search attribute %s: create it with EnsureSearchAttributes, or temporal operator search-attribute create --name %s --type Keyword", id, err, operator.ForkOfAttribute, operator.ForkOfAttribute)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("fork %s: %w", id, err)
