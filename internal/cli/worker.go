@@ -83,6 +83,10 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	// The sdk stops the worker itself after a fatal error (e.g. the
 	// namespace is gone) and calls OnFatalError first.
 	fatal := make(chan error, 1)
+	if s.StickyCache > 0 {
+		// Process-wide, and set before the first worker starts.
+		worker.SetStickyWorkflowCacheSize(s.StickyCache)
+	}
 	w := worker.New(c.Client, s.TaskQueue, worker.Options{
 		WorkerStopTimeout:                  s.StopTimeout,
 		MaxConcurrentActivityExecutionSize: s.MaxActivities,

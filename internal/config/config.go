@@ -167,6 +167,13 @@ type Config struct {
 	// none free asks Temporal for no more. Default 0: the sdk's, 1,000
 	// (AGENTRUN_MAX_ACTIVITIES, a positive integer).
 	MaxActivities int
+	// StickyCache is how many runs a worker process keeps in memory
+	// between their workflow tasks (the sdk's sticky cache,
+	// worker.SetStickyWorkflowCacheSize). A smaller one bounds the memory
+	// of parked runs: an evicted run costs nothing until woken, then
+	// replays its history. Default 0: the sdk's, 10,000
+	// (AGENTRUN_STICKY_CACHE_SIZE, a positive integer).
+	StickyCache int
 	// Metrics is the address where a worker serves Prometheus metrics
 	// (/metrics) and its health (/healthz), HOST:PORT or :PORT, e.g. :9464.
 	// Default "": off (AGENTRUN_METRICS).

@@ -35,7 +35,7 @@ var Names = []string{
 	"AGENTRUN_TOOLS", "AGENTRUN_APPROVAL_TIMEOUT", "AGENTRUN_TICKETS", "AGENTRUN_DEMO_DELAY",
 	"AGENTRUN_MAX_TURNS", "AGENTRUN_MAX_TOKENS_PER_RUN", "AGENTRUN_SESSION_IDLE",
 	"AGENTRUN_LOCAL_ATTEMPTS", "AGENTRUN_LOCAL_RETRY_INTERVAL",
-	"AGENTRUN_STOP_TIMEOUT", "AGENTRUN_MAX_ACTIVITIES", "AGENTRUN_METRICS", "AGENTRUN_STREAM",
+	"AGENTRUN_STOP_TIMEOUT", "AGENTRUN_MAX_ACTIVITIES", "AGENTRUN_STICKY_CACHE_SIZE", "AGENTRUN_METRICS", "AGENTRUN_STREAM",
 	"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
 	"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_SERVICE_NAME",
 	"OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
@@ -212,6 +212,13 @@ func parse(e env) (Config, error) {
 			return c, fmt.Errorf("AGENTRUN_MAX_ACTIVITIES=%q is not a positive integer: want the most steps a worker runs at once, e.g. 100", v)
 		}
 		c.MaxActivities = n
+	}
+	if v := e.get("AGENTRUN_STICKY_CACHE_SIZE"); v != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n <= 0 {
+			return c, fmt.Errorf("AGENTRUN_STICKY_CACHE_SIZE=%q is not a positive integer: want how many runs a worker keeps in memory between their tasks, e.g. 2000 (default the sdk's, 10000)", v)
+		}
+		c.StickyCache = n
 	}
 	if v := e.get("AGENTRUN_STOP_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)

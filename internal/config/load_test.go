@@ -179,3 +179,18 @@ func TestToolsSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestStickyCache: AGENTRUN_STICKY_CACHE_SIZE is a positive integer; a
+// bad one is one line naming it.
+func TestStickyCache(t *testing.T) {
+	t.Parallel()
+	if c, err := load(map[string]string{"AGENTRUN_STICKY_CACHE_SIZE": " 2000 "}); err != nil || c.StickyCache != 2000 {
+		t.Fatalf("2000: %d, %v", c.StickyCache, err)
+	}
+	for _, v := range []string{"0", "-5", "lots"} {
+		_, err := load(map[string]string{"AGENTRUN_STICKY_CACHE_SIZE": v})
+		if err == nil || !strings.HasPrefix(err.Error(), `AGENTRUN_STICKY_CACHE_SIZE="`+v+`" is not a positive integer`) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v", v, err)
+		}
+	}
+}
