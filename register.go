@@ -18,6 +18,9 @@ import (
 	"github.com/agentrun/agentrun/workflows"
 )
 
+// ErrForkAttributeMissing: see [EnsureSearchAttributes].
+var ErrForkAttributeMissing = workflows.ErrForkAttributeMissing
+
 // WorkflowName is the workflow type of an agent run: what a client starts
 // and the Web UI lists.
 const WorkflowName = workflows.WorkflowName
@@ -53,6 +56,10 @@ func Register(r worker.Registry, cfg Config) error {
 // does nothing when they exist. Where the client may not create them (a
 // Temporal Cloud namespace), the error names the missing ones and the
 // command that creates them.
+//
+// When only AgentRunForkOf (which forks carry) is missing and cannot be
+// created, the error matches ErrForkAttributeMissing: runs work, and
+// [Client.Fork] fails until it exists.
 func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
 	return workflows.EnsureSearchAttributes(ctx, c, namespace)
 }

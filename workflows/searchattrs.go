@@ -16,7 +16,15 @@ import (
 	"github.com/agentrun/agentrun/operator"
 )
 
-// SearchAttributes are the attributes AgentRun upserts, with their types.
+// ErrForkAttributeMissing matches the error of EnsureSearchAttributes when
+// only operator.ForkOfAttribute is missing and could not be created: runs
+// work, but a fork fails to start until it exists (a namespace set up
+// before there were forks, on a cluster where this client may not create
+// attributes).
+var ErrForkAttributeMissing = errors.New("only the fork search attribute is missing")
+
+// SearchAttributes are the attributes AgentRun upserts, with their types,
+// and the one a fork starts with (operator.ForkOfAttribute).
 var SearchAttributes = map[string]enumspb.IndexedValueType{
 	operator.StatusAttribute: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 	operator.StepAttribute:   enumspb.INDEXED_VALUE_TYPE_KEYWORD,
@@ -25,7 +33,9 @@ var SearchAttributes = map[string]enumspb.IndexedValueType{
 
 // EnsureSearchAttributes registers the run's search attributes in
 // namespace where they are missing. An attribute registered with another
-// type is an error: runs would fail on every workflow task.
+// type is an error: runs would fail on every workflow task. When only the
+// fork attribute is missing and cannot be created, the error matches
+// ErrForkAttributeMissing: runs work, forks do not start.
 func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
 	list, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
 	if err != nil {
@@ -51,7 +61,11 @@ func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 		for _, name := range keys(missing) {
 			cmd += " --name " + name + " --type " + missing[name].String()
 		}
-		return fmt.Errorf("search attributes %s are missing in namespace %s and this client may not create them (%w); create them with: %s", strings.Join(keys(missing), ", "), namespace, err, cmd)
+		err = fmt.Errorf("search attributes %s are missing in namespace %s and this client may not create them (%w); create them with: %s", strings.Join(keys(missing), ", "), namespace, err, cmd)
+		if _, fork := missing[operator.ForkOfAttribute]; fork && len(missing) == 1 {
+			return fmt.Errorf("%w: %w", ErrForkAttributeMissing, err)
+		}
+		return err
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -77,7 +78,10 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 		return err
 	}
 	defer c.Close()
-	if err := workflows.EnsureSearchAttributes(ctx, c, c.Namespace); err != nil {
+	if err := workflows.EnsureSearchAttributes(ctx, c, c.Namespace); errors.Is(err, workflows.ErrForkAttributeMissing) {
+		// A namespace set up before forks: runs work; forks wait for it.
+		logger.Warn("forks will not start until the search attribute exists", "error", err)
+	} else if err != nil {
 		return err
 	}
 	// The sdk stops the worker itself after a fatal error (e.g. the
