@@ -286,11 +286,11 @@ func TestForkLongRun(t *testing.T) {
 	if n := origModel.calls.Load(); n != turns {
 		t.Fatalf("origin: %d model calls; want %d", n, turns)
 	}
-	desc, err := c.DescribeWorkflowExecution(ctx, origin.ID(), "")
+	desc, err := c.DescribeWorkflow(ctx, origin.ID(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if desc.GetWorkflowExecutionInfo().GetExecution().GetRunId() == desc.GetWorkflowExecutionInfo().GetFirstRunId() {
+	if desc.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId() == desc.RawResponse.GetWorkflowExecutionInfo().GetFirstRunId() {
 		t.Fatalf("the origin never continued as new; the test wants a history of several executions")
 	}
 	began := time.Now()

@@ -72,11 +72,11 @@ const WorkflowType = "AgentRun"
 // execution back to the one where model call from begins (from >= 1; 1
 // reads them all), with dc, the data converter of the worker's client.
 func ReadRecorded(ctx context.Context, c client.Client, dc converter.DataConverter, workflowID string, from int) (*Recorded, error) {
-	desc, err := c.DescribeWorkflowExecution(ctx, workflowID, "")
+	d, err := c.DescribeWorkflow(ctx, workflowID, "")
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", workflowID, err)
 	}
-	info := desc.GetWorkflowExecutionInfo()
+	info := d.RawResponse.GetWorkflowExecutionInfo()
 	rec := &Recorded{WorkflowID: workflowID, Type: info.GetType().GetName(), Status: info.GetStatus(), First: 1,
 		Inputs: map[string]agent.ModelInput{}, Results: map[string]json.RawMessage{}, Calls: map[string]agent.ToolCall{}}
 	if rec.Type != WorkflowType {

@@ -195,11 +195,11 @@ func forkAnswer(n int) string { return fmt.Sprintf("the fork's answer at turn %d
 // executions counts the executions of run id: the latest, and each one it
 // continued, by the first event of each history.
 func executions(ctx context.Context, c client.Client, id string) (int, error) {
-	d, err := c.DescribeWorkflowExecution(ctx, id, "")
+	d, err := c.DescribeWorkflow(ctx, id, "")
 	if err != nil {
 		return 0, err
 	}
-	run, n := d.GetWorkflowExecutionInfo().GetExecution().GetRunId(), 0
+	run, n := d.RawResponse.GetWorkflowExecutionInfo().GetExecution().GetRunId(), 0
 	for run != "" {
 		n++
 		it := c.GetWorkflowHistory(ctx, id, run, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
