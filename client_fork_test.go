@@ -220,6 +220,7 @@ func TestForkOnTemporal(t *testing.T) {
 		{origin.ID(), agentrun.ForkOptions{From: "llm/9", ID: "fork-bad-2"}, "run fork-origin never reached llm/9: its last model step is llm/3"},
 		{origin.ID(), agentrun.ForkOptions{From: "llm/3", ID: "fork-bad-3", Agent: "nobody"}, `fork: no agent "nobody" on this worker; the agents a run may start with are: desk, other`},
 		{origin.ID(), agentrun.ForkOptions{From: "step 3", ID: "fork-bad-4"}, `fork: from "step 3" is not a step name`},
+		{f1.ID(), agentrun.ForkOptions{From: "llm/2", ID: "fork-bad-7"}, "llm/2 is before the fork point of " + f1.ID() + " (a fork of fork-origin from llm/3): fork fork-origin instead"},
 		{origin.ID(), agentrun.ForkOptions{From: "tool/3/0/lookup", ID: "fork-bad-5"}, "llm/3 asked for no such call (it asked for none)"},
 	} {
 		_, err := ac.Fork(ctx, tc.origin, tc.opts)

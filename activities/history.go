@@ -181,6 +181,12 @@ func (r *executionReader) event(e *historypb.HistoryEvent, prev string, start in
 		}
 		r.rec.Agent, r.rec.Fork = in.Agent, in.Fork
 		r.rec.Child = a.GetParentWorkflowExecution() != nil && in.Agent != "" && agent.IsChildRunID(a.GetParentWorkflowExecution().GetWorkflowId(), r.rec.WorkflowID)
+		if in.Fork != nil && in.Continued == nil {
+			// A fork's first execution: its history holds no step before
+			// its fork point.
+			n, _ := agent.StepTurn(in.Fork.From)
+			start = max(n-1, 0)
+		}
 		if c := in.Continued; c != nil {
 			start = c.Checkpoint.Turn
 			cat := c.Catalog
