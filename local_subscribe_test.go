@@ -106,7 +106,13 @@ func TestLocalSubscribe(t *testing.T) {
 		if h, err := store.Holder(ctx, "large-1"); err == nil && h != nil && h.Follows {
 			break
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case err := <-waited:
+			t.Fatalf("Wait returned before it followed the run: %v", err)
+		case <-ctx.Done():
+			t.Fatalf("Wait never followed the run: %v", ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 	var op agentrun.Operator = l.Run("large-1")
 	if _, err := op.Approve(ctx, "tool/2/0/refund", ""); err != nil {

@@ -137,6 +137,15 @@ var _ Locker = (*FileStore)(nil)
 // lockExt ends the name of a run's lock file, beside its journal.
 const lockExt = ".lock"
 
+// probeRetries and probeWait bound how long LockRun tries again when the
+// lock is refused: long enough to outlast a Holder probe's shared lock
+// (microseconds), short enough that a run a driver holds is reported busy
+// at once for people.
+const (
+	probeRetries = 5
+	probeWait    = 10 * time.Millisecond
+)
+
 // LockRun implements Locker with an exclusive flock(2) on <dir>/<run
 // id>.lock, which holds the pid of the process that took it last. The file
 // is never removed: removing a lock file races with a process opening it.
@@ -152,8 +161,15 @@ func (s *FileStore) LockRun(ctx context.Context, runID string) (Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock run %s: %w", runID, err)
 	}
-	for {
+	// A Holder probe holds a shared lock for an instant: a refusal is
+	// tried again for a moment before it means a driver holds the run.
+	for tries := 0; ; {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if errors.Is(err, syscall.EWOULDBLOCK) && tries < probeRetries && ctx.Err() == nil {
+			tries++
+			time.Sleep(probeWait)
+			continue
+		}
 		if !errors.Is(err, syscall.EINTR) {
 			break
 		}
