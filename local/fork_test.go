@@ -384,8 +384,12 @@ func TestFork1000Turns(t *testing.T) {
 	candidate.mu.Lock()
 	first := candidate.first.Sub(start)
 	candidate.mu.Unlock()
-	if first > 2*time.Second {
-		t.Fatalf("first live model call after %s, want < 2s", first)
+	bound := 2 * time.Second // the bound, for a plain build
+	if raceEnabled {
+		bound *= 5
+	}
+	if first > bound {
+		t.Fatalf("first live model call after %s, want < %s", first, bound)
 	}
 	t.Logf("first live model call after %s", first)
 	info, err := f.j.Show("long-900")

@@ -1,0 +1,5 @@
+//go:build !race
+
+package agentrun_test
+
+const raceEnabled = false
