@@ -120,16 +120,26 @@ type Activities struct {
 }
 
 // heartbeating runs fn while heartbeating every HeartbeatEvery, with the
-// step's name as details.
+// step's name as details. The first heartbeat waits for 0.8 of the step's
+// heartbeat timeout, when the SDK would send its second one: a step's
+// start counts as one for the timeout, and each heartbeat that reaches the
+// server is a billable action on Temporal Cloud, so a model call shorter
+// than that (4 s at the 5 s timeout) sends none. A dead or frozen worker
+// is found as soon as before: at the timeout after the start or the last
+// heartbeat.
 func (a *Activities) heartbeating(ctx context.Context, step string, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
 	every := a.HeartbeatEvery
 	if every <= 0 {
 		every = time.Second
 	}
+	first := every
+	if hb := activity.GetInfo(ctx).HeartbeatTimeout * 4 / 5; hb > first {
+		first = hb
+	}
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
-		t := time.NewTicker(every)
+		t := time.NewTimer(first)
 		defer t.Stop()
 		for {
 			select {
@@ -137,6 +147,7 @@ func (a *Activities) heartbeating(ctx context.Context, step string, fn func(cont
 				return
 			case <-t.C:
 				activity.RecordHeartbeat(ctx, step)
+				t.Reset(every)
 			}
 		}
 	}()

@@ -80,8 +80,10 @@ type execution struct {
 	outcome   *agent.Outcome // where the run waits; nil while a step runs
 	state     State
 	inputs    inputs
-	// idle is how long a session waits for a message after an answer.
-	idle time.Duration
+	// idle is how long a session waits for a message after an answer;
+	// idleTimer is the session's idle timer while it runs (idle.go).
+	idle      time.Duration
+	idleTimer workflow.Future
 	// stream is the run's Workflow Streams log (stream.go); lastStatus the
 	// status event it published last.
 	stream     *streams.Host

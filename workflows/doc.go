@@ -154,7 +154,8 @@
 // step.go one step's activity and its result, and the fence's waits;
 // options.go the activity options, a pure function of the step and the
 // catalog; outcome.go where the loop stands when it asks for no step (an
-// answer, a failure, a wait for a person) and how a run ends; operator.go
+// answer, a failure, a wait for a person) and how a run ends; idle.go a
+// session's wait for a message on its idle timer; operator.go
 // the operator's signals and updates (package operator decides them);
 // publish.go the search attributes and current details; stream.go the
 // run's stream; trace.go the waits in the run's trace.

@@ -53,7 +53,7 @@ func (r *execution) answered(o *agent.Outcome, seen int) *ending {
 		r.waiting()
 		r.publish()
 		r.inputs.acted = seen
-		woke, err := workflow.AwaitWithTimeout(r.ctx, r.idle, func() bool { return r.inputs.changes != seen })
+		woke, err := r.idleWait(seen)
 		if err != nil || r.ctx.Err() != nil {
 			return end(r.cancelled())
 		}

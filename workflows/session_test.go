@@ -143,6 +143,38 @@ func TestSessionIdleTimeout(t *testing.T) {
 	}
 }
 
+// TestSessionKeepsIdleTimer: a session answering messages at 1m, 10m and
+// 20m keeps one idle timer across its turns (versionIdleTimer): the first,
+// started at the first answer, fires at 30m, before the last answer's idle
+// time is up, and a second runs the rest, so the run completes at 50m
+// (the last answer's idle time) after 2 timers, not 4.
+func TestSessionKeepsIdleTimer(t *testing.T) {
+	t.Parallel()
+	h := newScriptHarness(t, echoScript(4))
+	var timers []time.Duration
+	h.env.SetOnTimerScheduledListener(func(_ string, d time.Duration) { timers = append(timers, d) })
+	for i, at := range []time.Duration{time.Minute, 10 * time.Minute, 20 * time.Minute} {
+		h.at(at, func() {
+			if s := h.state(t); s.Status != agent.StatusIdle {
+				t.Errorf("at %s: %s, want Idle", at, s.Status)
+			}
+			h.env.SignalWorkflow(operator.SignalMessage, map[string]string{"Content": fmt.Sprintf("message %d", i+1)})
+		})
+	}
+	start := h.env.Now()
+	h.env.ExecuteWorkflow(workflows.AgentRun, workflows.Input{Messages: agent.UserMessages("hello"), Session: true, SessionIdle: "30m"})
+	r := h.result(t)
+	if r.Answer != "answer 4: message 3" || h.modelCalls() != 4 {
+		t.Fatalf("answer %q after %d model calls, want answer 4 to message 3 after 4", r.Answer, h.modelCalls())
+	}
+	if d := h.env.Now().Sub(start); d < 50*time.Minute || d > 51*time.Minute {
+		t.Fatalf("completed after %s, want 50m: the last answer's idle time", d)
+	}
+	if len(timers) != 2 || timers[0] != 30*time.Minute || timers[1] > 20*time.Minute || timers[1] < 19*time.Minute {
+		t.Fatalf("idle timers %v, want 2: 30m from the first answer, then the 20m the last answer had left", timers)
+	}
+}
+
 // TestBadMessage: an empty or blank message, or one with a field of
 // another payload, is refused (the update with an error, the signal
 // recorded as rejected) and changes nothing; a bad session_idle fails the
