@@ -84,6 +84,8 @@ type execution struct {
 	// idleTimer is the session's idle timer while it runs (idle.go).
 	idle      time.Duration
 	idleTimer workflow.Future
+	// fewerActions is versionFewerActions taken.
+	fewerActions bool
 	// stream is the run's Workflow Streams log (stream.go); lastStatus the
 	// status event it published last.
 	stream     *streams.Host

@@ -28,20 +28,67 @@ const MaxAttrValue = 2000
 // client sets at start and the sdk's own (TemporalChangeVersion).
 const MaxAttrTotal = 4096
 
+// versionFewerActions guards three changes that spare a run billable
+// actions on Temporal Cloud (docs/compatibility.md). Version 1: an upsert
+// whose AgentRunStatus and AgentRunStep are what the run has already (set
+// at its start by the client, inherited across continue-as-new, or
+// upserted before) is skipped (upsertAttrs); a first execution whose start
+// set an AgentRunForkOf that is not its own corrects it (checkForkAttr);
+// and a session keeps one idle timer across its turns (idleWait). The
+// default upserted at every change of the state, left the start's
+// attributes as they came, and started a timer at each answer. Taken at
+// every execution's start (checkAttrs), in the workflow task that records
+// the activity names' version marker: Temporal Cloud bills the markers of
+// one task as one action, so the version itself costs none.
+const versionFewerActions = "fewer-actions"
+
 // upsertAttrs upserts AgentRunStatus and AgentRunStep (nil: unset), each
-// value bounded by boundAttrs. It is the only place a run upserts search
-// attributes.
-func upsertAttrs(ctx workflow.Context, status string, step *string) error {
+// value bounded by boundAttrs, unless skipSame and the run has them
+// already. It is the only place a run upserts them.
+func upsertAttrs(ctx workflow.Context, status string, step *string, skipSame bool) error {
 	vals := []string{status}
 	if step != nil {
 		vals = append(vals, *step)
 	}
 	vals = boundAttrs(vals, MaxAttrValue, MaxAttrTotal)
+	if skipSame && hasAttrs(ctx, vals) {
+		return nil
+	}
 	stepUpdate := StepKey.ValueUnset()
 	if step != nil {
 		stepUpdate = StepKey.ValueSet(vals[1])
 	}
 	return workflow.UpsertTypedSearchAttributes(ctx, StatusKey.ValueSet(vals[0]), stepUpdate)
+}
+
+// hasAttrs reports whether the run's search attributes hold vals: the
+// status, and the step (unset when vals holds no step).
+func hasAttrs(ctx workflow.Context, vals []string) bool {
+	sa := workflow.GetTypedSearchAttributes(ctx)
+	if status, ok := sa.GetKeyword(StatusKey); !ok || status != vals[0] {
+		return false
+	}
+	step, ok := sa.GetKeyword(StepKey)
+	if len(vals) == 1 {
+		return !ok
+	}
+	return ok && step == vals[1]
+}
+
+// checkForkAttr makes the run's AgentRunForkOf its own at its start: the
+// origin its input names for a fork, unset for a run that is none. A
+// client sets it at the start, so a start could name any run: one that
+// names another is corrected, one that is missing is left missing (the
+// namespace may lack the attribute).
+func checkForkAttr(ctx workflow.Context, origin string) error {
+	have, ok := workflow.GetTypedSearchAttributes(ctx).GetKeyword(ForkOfKey)
+	switch {
+	case !ok || have == origin:
+		return nil
+	case origin == "":
+		return workflow.UpsertTypedSearchAttributes(ctx, ForkOfKey.ValueUnset())
+	}
+	return workflow.UpsertTypedSearchAttributes(ctx, ForkOfKey.ValueSet(origin))
 }
 
 // boundAttrs cuts vals so that each one's JSON encoding is at most each

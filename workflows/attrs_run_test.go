@@ -6,12 +6,16 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/llm"
+	"github.com/agentrun/agentrun/operator"
 	"github.com/agentrun/agentrun/tools"
+	"github.com/agentrun/agentrun/workflows"
+	"github.com/stretchr/testify/mock"
 )
 
 // longTool is an ungated write with a 3,000-byte name.
@@ -47,5 +51,60 @@ func TestLongToolNameRefusedAtListing(t *testing.T) {
 	}
 	if len(h.ids) != 1 || h.ids[0] != "tools" {
 		t.Fatalf("activities %v; want only the listing", h.ids)
+	}
+}
+
+// TestStartAttrsNotUpsertedAgain: the hand example started with
+// AgentRunStatus Running (as Client.Start sets it) upserts only what
+// changes (versionFewerActions): AwaitingApproval, Running, Completed; 3
+// upserts where a start without the attribute makes 4.
+func TestStartAttrsNotUpsertedAgain(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		start temporal.SearchAttributes
+		want  int
+	}{
+		{"set at the start", temporal.NewSearchAttributes(workflows.StatusKey.ValueSet(string(agent.StatusRunning))), 3},
+		{"none at the start", temporal.NewSearchAttributes(), 4},
+	} {
+		h := newHarness(t)
+		if err := h.env.SetTypedSearchAttributesOnStart(tc.start); err != nil {
+			t.Fatal(err)
+		}
+		u := h.countUpserts()
+		h.at(time.Minute, func() { h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep}) })
+		h.run()
+		if r := h.result(t); !strings.Contains(r.Answer, "TICKET-1") || u.count() != tc.want {
+			t.Fatalf("%s: answer %q after %d upserts, want TICKET-1 after %d", tc.name, r.Answer, u.count(), tc.want)
+		}
+	}
+}
+
+// TestForgedForkAttrCorrected: a run that is no fork, started with
+// AgentRunForkOf naming another run (any client may set it at the start),
+// unsets it in its first workflow task; a start without it upserts none.
+func TestForgedForkAttrCorrected(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	if err := h.env.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(workflows.ForkOfKey.ValueSet("victim-run"))); err != nil {
+		t.Fatal(err)
+	}
+	var forkUpserts, unsets int
+	h.env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		// Every status upsert sets AgentRunStatus; the other one is the
+		// fork attribute's: an unset carries no value to look at.
+		sa, _ := args.Get(0).(temporal.SearchAttributes)
+		if !sa.ContainsKey(workflows.StatusKey) {
+			forkUpserts++
+			if !sa.ContainsKey(workflows.ForkOfKey) {
+				unsets++
+			}
+		}
+	}).Return(nil)
+	h.at(time.Minute, func() { h.env.SignalWorkflow(operator.SignalApprove, map[string]string{"Marker": ticketStep}) })
+	h.run()
+	if r := h.result(t); !strings.Contains(r.Answer, "TICKET-1") || forkUpserts != 1 || unsets != 1 {
+		t.Fatalf("answer %q after %d upserts of AgentRunForkOf (%d unsetting it), want TICKET-1 after 1 unsetting it", r.Answer, forkUpserts, unsets)
 	}
 }

@@ -4,25 +4,19 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// versionIdleTimer guards how a session waits Idle for a message after an
-// answer: version 1 keeps one timer across its turns (idleWait), the
-// default started a timer at each answer and cancelled it when a message
-// came. A timer started is a billable action on Temporal Cloud: one per
-// turn before, about one per idle period now.
-const versionIdleTimer = "session-idle-timer-kept"
-
 // idleWait waits until a message changed the run (true) or r.idle passed
 // since the answer with none (false).
 //
-// The timer outlives the wait: a message wakes the run without cancelling
+// Under versionFewerActions the timer outlives the wait: a message wakes the run without cancelling
 // it, and the next answer waits on the same timer. When it fires before
 // that answer's idle time is up, a new timer runs the rest, so a session
 // answering often starts a timer about once per idle period instead of
 // once per turn. A timer that fires while a turn runs only wakes a
-// workflow task.
+// workflow task. Before, a timer started at each answer and was cancelled
+// by the message: a billable action per turn on Temporal Cloud.
 func (r *execution) idleWait(seen int) (bool, error) {
 	woken := func() bool { return r.inputs.changes != seen }
-	if workflow.GetVersion(r.ctx, versionIdleTimer, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if !r.fewerActions {
 		return workflow.AwaitWithTimeout(r.ctx, r.idle, woken)
 	}
 	deadline := workflow.Now(r.ctx).Add(r.idle)

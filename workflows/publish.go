@@ -28,12 +28,28 @@ func (r *execution) publish() {
 		// CHILD"), which also keeps a query for the marker to the child.
 		set(ChildStepAttr(r.state, c.Deepest().Run))
 	}
-	if err := upsertAttrs(r.ctx, string(r.state.Status), step); err != nil {
+	if err := upsertAttrs(r.ctx, string(r.state.Status), step, r.fewerActions); err != nil {
 		workflow.GetLogger(r.ctx).Warn("upsert search attributes", "error", err)
 	}
 	r.showDetails()
 	r.statusEvent()
 	r.report()
+}
+
+// checkAttrs takes versionFewerActions at the execution's start and, under
+// it, makes a first execution's AgentRunForkOf its own (checkForkAttr).
+func (r *execution) checkAttrs() {
+	r.fewerActions = workflow.GetVersion(r.ctx, versionFewerActions, workflow.DefaultVersion, 1) >= 1
+	if !r.fewerActions || r.in.Continued != nil {
+		return
+	}
+	origin := ""
+	if r.in.Fork != nil {
+		origin = r.in.Fork.Origin
+	}
+	if err := checkForkAttr(r.ctx, origin); err != nil {
+		workflow.GetLogger(r.ctx).Warn("upsert search attributes", "error", err)
+	}
 }
 
 // StepAttr is the AgentRunStep value for pending markers: the markers

@@ -65,6 +65,14 @@ import (
 // (its agentrun.ForkPoint local activity's marker, approval asked again),
 // and fork-origin-fork-replay-llm-1, a replay onto another agent whose
 // calls were answered by agentrun.ReplayCall.
+// From internal/e2e under versionFewerActions (recorded by the build after
+// 19ceda2: they do not replay on 19ceda2 or any build before it):
+// e2e-operator, TestOperatorRoughEdgesOnDevServer's hand example, started
+// with AgentRunStatus Running by the client and so upserting it no more
+// (the version's marker in the first workflow task, with activity-names'),
+// and e2e-session, TestSessionOnDevServer's streamed session of three
+// answers, its blank message refused with no upsert, one idle timer kept
+// across its turns and a second for the rest of the last answer's.
 func TestReplay(t *testing.T) {
 	t.Parallel()
 	files, err := committedHistories()

@@ -144,7 +144,7 @@ func TestSessionIdleTimeout(t *testing.T) {
 }
 
 // TestSessionKeepsIdleTimer: a session answering messages at 1m, 10m and
-// 20m keeps one idle timer across its turns (versionIdleTimer): the first,
+// 20m keeps one idle timer across its turns (versionFewerActions): the first,
 // started at the first answer, fires at 30m, before the last answer's idle
 // time is up, and a second runs the rest, so the run completes at 50m
 // (the last answer's idle time) after 2 timers, not 4.

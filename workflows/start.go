@@ -57,6 +57,7 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 	if reason := r.checkInput(); reason != "" {
 		return r, end(r.fail(reason))
 	}
+	r.checkAttrs()
 	r.publish()
 	r.names = activityNames(ctx)
 	if in.Continued == nil {

@@ -32,6 +32,9 @@ const (
 var (
 	StatusKey = temporal.NewSearchAttributeKeyKeyword(operator.StatusAttribute)
 	StepKey   = temporal.NewSearchAttributeKeyKeyword(operator.StepAttribute)
+	// ForkOfKey is the attribute a fork starts with: the run it goes on
+	// from (operator.ForkOfAttribute).
+	ForkOfKey = temporal.NewSearchAttributeKeyKeyword(operator.ForkOfAttribute)
 )
 
 // WaitingQuery is the visibility query of the runs that wait on a person
