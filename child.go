@@ -35,11 +35,12 @@ func RunAgent(ctx workflow.Context, opts StartOptions) (Result, error) {
 		return Result{}, err
 	}
 	ctx = workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:          opts.ID,
-		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
-		WaitForCancellation: true,
-		StaticSummary:       workflows.Summary(in.Messages[len(in.Messages)-1].Text()),
-		StaticDetails:       workflows.StaticDetails(opts.ID),
+		WorkflowID:            opts.ID,
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		WaitForCancellation:   true,
+		StaticSummary:         workflows.Summary(in.Messages[len(in.Messages)-1].Text()),
+		StaticDetails:         workflows.StaticDetails(opts.ID),
+		TypedSearchAttributes: workflows.StartAttributes(""),
 	})
 	var res workflows.Result
 	err = workflow.ExecuteChildWorkflow(ctx, WorkflowName, in).Get(ctx, &res)

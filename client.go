@@ -196,7 +196,7 @@ func (c *Client) Start(ctx context.Context, opts StartOptions) (*Run, error) {
 		StaticSummary:                            workflows.Summary(summary),
 		StaticDetails:                            workflows.StaticDetails(opts.ID),
 		Memo:                                     map[string]any{workflows.MemoInputHash: workflows.InputHash(in.Messages)},
-		TypedSearchAttributes:                    temporal.NewSearchAttributes(workflows.StatusKey.ValueSet(string(agent.StatusRunning))),
+		TypedSearchAttributes:                    workflows.StartAttributes(""),
 	}, workflows.WorkflowName, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {

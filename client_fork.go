@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentrun/agentrun/activities"
 	"github.com/agentrun/agentrun/agent"
@@ -22,7 +21,7 @@ import (
 
 // ForkOfKey is the search attribute a fork carries: the run it goes on
 // from. `AgentRunForkOf = "RUN"` lists RUN's forks.
-var ForkOfKey = temporal.NewSearchAttributeKeyKeyword(operator.ForkOfAttribute)
+var ForkOfKey = workflows.ForkOfKey
 
 // ErrForkRefused matches the error of a fork that could not start: its
 // origin, step or agent is wrong, or it would make again writes of the
@@ -81,8 +80,7 @@ func (c *Client) Fork(ctx context.Context, origin string, opts ForkOptions) (*Ru
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		StaticSummary:                            workflows.Summary(forkSummary(f)),
 		StaticDetails:                            workflows.StaticDetails(id),
-		TypedSearchAttributes: temporal.NewSearchAttributes(workflows.StatusKey.ValueSet(string(agent.StatusRunning)),
-			ForkOfKey.ValueSet(origin)),
+		TypedSearchAttributes:                    workflows.StartAttributes(origin),
 	}, workflows.WorkflowName, workflows.Input{Fork: &f})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {

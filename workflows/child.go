@@ -127,10 +127,11 @@ func (r *execution) delegate(s agent.Step) error {
 		WorkflowID: id,
 		// A parent that closes before its child (terminated, timed out)
 		// cancels it; a cancelled parent waits until its child is.
-		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
-		WaitForCancellation: true,
-		StaticSummary:       Summary(name + ": " + task.Text()),
-		StaticDetails:       StaticDetails(id),
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		WaitForCancellation:   true,
+		StaticSummary:         Summary(name + ": " + task.Text()),
+		StaticDetails:         StaticDetails(id),
+		TypedSearchAttributes: StartAttributes(""),
 	}
 	r.event(progress.Event{Type: progress.EventStepStarted, Step: s.Name, Kind: s.Kind, Child: id})
 	d := &delegation{run: id, agent: name, step: s.Name, share: left,

@@ -37,6 +37,20 @@ var (
 	ForkOfKey = temporal.NewSearchAttributeKeyKeyword(operator.ForkOfAttribute)
 )
 
+// StartAttributes are the search attributes a run is started with, by a
+// client or a parent run: AgentRunStatus Running and, for a fork,
+// AgentRunForkOf its origin (forkOf; "" for a run that is no fork). A run
+// started with them upserts no status until it changes
+// (versionFewerActions): one billable action fewer on Temporal Cloud,
+// where attributes set at the start cost none.
+func StartAttributes(forkOf string) temporal.SearchAttributes {
+	running := StatusKey.ValueSet(string(agent.StatusRunning))
+	if forkOf == "" {
+		return temporal.NewSearchAttributes(running)
+	}
+	return temporal.NewSearchAttributes(running, ForkOfKey.ValueSet(forkOf))
+}
+
 // WaitingQuery is the visibility query of the runs that wait on a person
 // (operator.WaitingStatuses).
 func WaitingQuery() string {
