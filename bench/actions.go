@@ -124,7 +124,7 @@ func cloudActions(ctx context.Context, env *benchEnv, p actionsParams) ([]row, e
 	id := queue + "-run"
 	calls, err := agentSide.during(func() error {
 		in := workflows.Input{Messages: agent.UserMessages("Which of my policies changed?"), MaxTurns: p.Turns + 1}
-		r, err := driver.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.WorkflowName, in)
+		r, err := driver.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue, TypedSearchAttributes: workflows.StartAttributes("")}, workflows.WorkflowName, in)
 		if err != nil {
 			return err
 		}
@@ -263,7 +263,7 @@ func parkedActions(ctx context.Context, env *benchEnv, driver client.Client, dia
 	}
 	id := queue + "-run"
 	calls, err := k.during(func() error {
-		if _, err := driver.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.WorkflowName, handInput); err != nil {
+		if _, err := driver.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue, TypedSearchAttributes: workflows.StartAttributes("")}, workflows.WorkflowName, handInput); err != nil {
 			return err
 		}
 		return approveBySignal(ctx, driver, queue, id)
@@ -350,7 +350,7 @@ func delegatedActions(ctx context.Context, env *benchEnv, driver client.Client, 
 	id := queue + "-run"
 	childID := agent.ChildRunID(id, "tool/1/0/"+delegateAgent)
 	calls, err := k.during(func() error {
-		r, err := driver.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.WorkflowName,
+		r, err := driver.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue, TypedSearchAttributes: workflows.StartAttributes("")}, workflows.WorkflowName,
 			workflows.Input{Messages: agent.UserMessages(delegatedTask), MaxTurns: 5})
 		if err != nil {
 			return err

@@ -193,7 +193,7 @@ func delegatedStep(ctx context.Context, env *benchEnv, p delegatedParams) ([]row
 			id := fmt.Sprintf("delegated-%s-%s-%d", s.name, stamp, round)
 			in := workflows.Input{Messages: agent.UserMessages(s.task), MaxTurns: 5}
 			start := time.Now()
-			r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.WorkflowName, in)
+			r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue, TypedSearchAttributes: workflows.StartAttributes("")}, workflows.WorkflowName, in)
 			if err != nil {
 				return nil, err
 			}

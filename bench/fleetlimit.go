@@ -225,7 +225,7 @@ func runFleet(ctx context.Context, c client.Client, root, queue string, p fleetL
 			}
 		}
 		id := fmt.Sprintf("%s-%d", queue, i)
-		r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.WorkflowName, in)
+		r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue, TypedSearchAttributes: workflows.StartAttributes("")}, workflows.WorkflowName, in)
 		if err != nil {
 			tick.Stop()
 			cancel()

@@ -64,7 +64,7 @@ func killResume(ctx context.Context, env *benchEnv, workerBin string, p killPara
 		}
 		id := fmt.Sprintf("bench-kill-%s-%d", stamp, trial)
 		input := workflows.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: hand.Prompt}}}
-		if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.WorkflowName, input); err != nil {
+		if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue, TypedSearchAttributes: workflows.StartAttributes("")}, workflows.WorkflowName, input); err != nil {
 			return nil, err
 		}
 		activityID, identity, err := startedCallTool(ctx, c, id)

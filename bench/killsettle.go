@@ -106,7 +106,7 @@ func settleTrial(ctx context.Context, env *benchEnv, c client.Client, workerBin,
 	}
 	defer holder.Stop(0)
 	input := workflows.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: hand.Prompt}}}
-	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: id}, workflows.WorkflowName, input); err != nil {
+	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: id, TypedSearchAttributes: workflows.StartAttributes("")}, workflows.WorkflowName, input); err != nil {
 		return 0, err
 	}
 	defer func() { _ = c.TerminateWorkflow(context.WithoutCancel(ctx), id, "", "bench: done") }() // a no-op once completed

@@ -61,7 +61,7 @@ func longRun(ctx context.Context, env *benchEnv, p longParams) ([]row, error) {
 
 	id := queue
 	in := workflows.Input{Messages: agent.UserMessages("Read all the support notes."), MaxTurns: p.Turns}
-	r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.WorkflowName, in)
+	r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue, TypedSearchAttributes: workflows.StartAttributes("")}, workflows.WorkflowName, in)
 	if err != nil {
 		return nil, err
 	}

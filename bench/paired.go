@@ -50,7 +50,7 @@ func runPaired(ctx context.Context, prefix string, sides [2]*pairSide, in workfl
 		for _, s := range order {
 			id := fmt.Sprintf("%s-%s-%s-%d", prefix, s.name, stamp, round)
 			start := time.Now()
-			r, err := s.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: s.queue}, workflows.WorkflowName, in)
+			r, err := s.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: s.queue, TypedSearchAttributes: workflows.StartAttributes("")}, workflows.WorkflowName, in)
 			if err != nil {
 				return err
 			}

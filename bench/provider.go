@@ -182,7 +182,7 @@ func providerSection(ctx context.Context, env *benchEnv, p providerParams) ([]ro
 		}
 		id := fmt.Sprintf("provider-%s-%s", kind, stamp)
 		in := workflows.Input{Messages: agent.UserMessages("Bench provider: look up the policies and answer."), MaxTurns: p.Steps + 10}
-		r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.WorkflowName, in)
+		r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue, TypedSearchAttributes: workflows.StartAttributes("")}, workflows.WorkflowName, in)
 		if err != nil {
 			stop()
 			return nil, err

@@ -146,7 +146,7 @@ type streamHistory struct {
 func session(ctx context.Context, c client.Client, queue, id string, stream bool, turns int) (streamHistory, error) {
 	in := workflows.Input{Messages: agent.UserMessages("How do I get read access to the orders database?"),
 		Session: true, SessionIdle: "1h", Stream: &stream, MaxTurns: turns}
-	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.WorkflowName, in); err != nil {
+	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue, TypedSearchAttributes: workflows.StartAttributes("")}, workflows.WorkflowName, in); err != nil {
 		return streamHistory{}, err
 	}
 	for n := 1; n <= turns; n++ {

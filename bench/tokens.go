@@ -219,7 +219,7 @@ func watchRun(ctx context.Context, c client.Client, addr, queue, id string, time
 	defer cancel()
 	run := timed.expect(id)
 	in := workflows.Input{Messages: agent.UserMessages("How do I get read access to the orders database?"), Stream: new(true)}
-	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.WorkflowName, in); err != nil {
+	if _, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue, TypedSearchAttributes: workflows.StartAttributes("")}, workflows.WorkflowName, in); err != nil {
 		return watched{}, err
 	}
 	var w watched
@@ -314,7 +314,7 @@ func subscribeTS(ctx context.Context, node, dir, addr, id string, reads *[]token
 // runOnce runs one run of the one-answer script to its end.
 func runOnce(ctx context.Context, c client.Client, queue, id string, stream bool) error {
 	in := workflows.Input{Messages: agent.UserMessages("How do I get read access to the orders database?"), Stream: &stream}
-	r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.WorkflowName, in)
+	r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue, TypedSearchAttributes: workflows.StartAttributes("")}, workflows.WorkflowName, in)
 	if err == nil {
 		err = r.Get(ctx, nil)
 	}
