@@ -315,8 +315,18 @@
 //     activity (getrusage of this process over the round: the worker and
 //     the driver's starts and waits, alike on both sides; goal 1.25), and
 //     activity scheduled → completed and activity scheduled → next
-//     scheduled under that load, p50 and p99 from the histories.
-//     TestSaturationQuick, TestApprovalBatchQuick and TestParkedFleetQuick
+//     scheduled under that load, p50 and p99 from the histories. The
+//     same two sides run again in the same rounds with gRPC compression
+//     off on every client of theirs (client.GrpcCompressionNone on the
+//     driver's and the worker's; the sdk's default is gzip; the order
+//     reverses each round, so each compared pair runs side by side):
+//     wall time and CPU per activity, AgentRun against bare with it off,
+//     and each side's CPU per activity with gzip against off, in this
+//     process and in the dev server's (/proc/PID/stat of the child this
+//     process started; AGENTRUN_GRPC_COMPRESSION=none is the programs'
+//     switch). The section's runs outlast workflows.StepTimeout (10
+//     min) at full size: the first round's activity timers fire during
+//     the last sides of the second. TestSaturationQuick, TestApprovalBatchQuick and TestParkedFleetQuick
 //     run these sections alone, as -quick sizes them.
 //
 // Each row is a figure, its baseline, their ratio and the goal for the
