@@ -36,9 +36,11 @@ func checkFleetRows(t *testing.T, rows []row, want, timed int, goals map[int]flo
 // and the wall time, throughput, CPU per activity and latencies are
 // measured on both sides, with the 1.15 and 1.25 goals; so are the same
 // sides with gRPC compression off, this process's CPU and the dev
-// server's (a child of the test, found by its port).
+// server's (a child of the test, found by its port). Two rounds, each on
+// a server of its own, where -quick runs one.
 func TestSaturationQuick(t *testing.T) {
 	p := paramsFor(true).satur
+	p.Rounds = 2
 	rows, err := saturation(t.Context(), sectionEnv(t), p)
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +51,7 @@ func TestSaturationQuick(t *testing.T) {
 			t.Errorf("row %d is %q, want %q...", i, rows[i].Figure, prefix)
 		}
 	}
-	if !strings.Contains(rows[0].Section, "20 AgentRun runs (T=3") {
+	if !strings.Contains(rows[0].Section, "20 AgentRun runs (T=3") || !strings.Contains(rows[0].Section, "2 rounds alternating, each on a dev server of its own") {
 		t.Errorf("section %q does not name the quick sizes", rows[0].Section)
 	}
 }

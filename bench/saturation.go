@@ -61,50 +61,35 @@ type satSide struct {
 // worker, against Runs bare chains of as many no-op activities at once on
 // one worker of the same options (both built by newAgentWorker and
 // newBareWorker: worker.Options{}, in this process), a round of each side
-// alternating which goes first. Each side's worker runs only during its
-// round, so the process's CPU time over the round (getrusage: the worker
-// and the driver's starts and waits, the same on both sides) is that
-// side's. The same pair runs again with gRPC compression off on every
-// client of both sides (client.GrpcCompressionNone on the driver's and
-// the worker's; the sdk's default is gzip), in the same rounds: what gzip
-// costs each side, in this process and in the dev server's (its CPU time
-// from /proc, when this process started it).
+// alternating which goes first, each round on a dev server of its own
+// (satRound). Each side's worker runs only during its turn, so the
+// process's CPU time over the turn (getrusage: the worker and the driver's
+// starts and waits, the same on both sides) is that side's. The same pair
+// runs again with gRPC compression off on every client of both sides
+// (client.GrpcCompressionNone on the driver's and the worker's; the sdk's
+// default is gzip), in the same rounds: what gzip costs each side, in
+// this process and in the dev server's (its CPU time from /proc, when
+// this process started it).
 func saturation(ctx context.Context, env *benchEnv, p saturationParams) ([]row, error) {
 	began := time.Now()
 	n := activityCount(p.Turns)
 	stamp := runStamp()
-	server := devServerPID(env.hostPort) // 0: not found, no server rows
 
 	bare, agentRun := satSides(env, p, n, stamp, "", nil)
 	bareOff, agentRunOff := satSides(env, p, n, stamp, "-nogzip", func(o *client.Options) {
 		o.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
 	})
-
-	// Round 0 is one run of each side, the warm-up, not counted. The
-	// order reverses each round, so that every side's mean place is the
-	// same, and each compared pair runs next to each other.
-	for round := 0; round <= p.Rounds; round++ {
-		order := []*satSide{bare, agentRun, agentRunOff, bareOff}
-		if round%2 == 0 {
-			slices.Reverse(order)
+	var servers []int // the rounds' dev server pids (0: not found, no server rows)
+	for round := 1; round <= p.Rounds; round++ {
+		pid, err := satRound(ctx, env, p, stamp, round, []*satSide{bare, agentRun, agentRunOff, bareOff})
+		if err != nil {
+			return nil, err
 		}
-		for _, s := range order {
-			runs := p.Runs
-			if round == 0 {
-				runs = 1
-			}
-			ids := make([]string, runs)
-			for i := range ids {
-				ids[i] = fmt.Sprintf("bench-sat-%s-%s-%d-%d", s.name, stamp, round, i)
-			}
-			if err := s.round(ctx, env, server, ids, p.Parallel, round > 0); err != nil {
-				return nil, fmt.Errorf("round %d, %s: %w", round, s.name, err)
-			}
-		}
+		servers = append(servers, pid)
 	}
 
 	total := float64(p.Runs * n)
-	sec := fmt.Sprintf("Saturation: %s AgentRun runs (T=%d lookup turns, %d activities each) at once on one worker vs %s bare chains of %d no-op activities at once on one worker of the same options, %s alternating, with the sdk's gRPC gzip and with it off (the section took %s)",
+	sec := fmt.Sprintf("Saturation: %s AgentRun runs (T=%d lookup turns, %d activities each) at once on one worker vs %s bare chains of %d no-op activities at once on one worker of the same options, %s alternating, each on a dev server of its own, with the sdk's gRPC gzip and with it off (the section took %s)",
 		thousands(p.Runs), p.Turns, n, thousands(p.Runs), n, plural(p.Rounds, "round"), time.Since(began).Round(time.Second))
 	aWall, bWall := median(agentRun.walls), median(bare.walls)
 	perStep := func(cpus []time.Duration) float64 { return ms(median(cpus)) / total }
@@ -139,7 +124,7 @@ func saturation(ctx context.Context, env *benchEnv, p saturationParams) ([]row, 
 	}
 	serverRow := func(figure string, gz, none *satSide) row {
 		r := row{Section: sec, Figure: figure, Measured: perStep(gz.server), Baseline: perStep(none.server), Unit: "ms"}
-		if server == 0 {
+		if slices.Contains(servers, 0) {
 			r.Missing = "not measured: the dev server is not a child process of the bench"
 		}
 		return r
@@ -147,6 +132,46 @@ func saturation(ctx context.Context, env *benchEnv, p saturationParams) ([]row, 
 	return append(rows,
 		serverRow("dev server CPU ms per activity of AgentRun's runs, gzip vs compression off (/proc/PID/stat of the server process over the round)", agentRun, agentRunOff),
 		serverRow("dev server CPU ms per activity of the bare chains, gzip vs compression off", bare, bareOff)), nil
+}
+
+// satRound runs round (1 on) of the saturation section on a dev server
+// of its own, stopped at its end: a warm-up run of each side, not counted,
+// then each side's Runs runs, in the order of sides, reversed in even
+// rounds, so that every side's mean place is the same and each compared
+// pair runs next to each other. It returns the pid of the round's server
+// (0: not found). A server of its own, because a round's activities leave
+// a timer each on the server that fires workflows.StepTimeout (10 min)
+// after the activity started; at full size the next round would meet
+// them, on the same server or on the same cores.
+func satRound(ctx context.Context, env *benchEnv, p saturationParams, stamp string, round int, sides []*satSide) (int, error) {
+	hostPort, stop, err := env.devServer(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("round %d: %w", round, err)
+	}
+	defer stop()
+	renv := *env
+	renv.hostPort = hostPort
+	server := devServerPID(hostPort)
+	order := slices.Clone(sides)
+	if round%2 == 0 {
+		slices.Reverse(order)
+	}
+	for _, warmUp := range []bool{true, false} {
+		for _, s := range order {
+			runs, what := p.Runs, "measured"
+			if warmUp {
+				runs, what = 1, "warm-up"
+			}
+			ids := make([]string, runs)
+			for i := range ids {
+				ids[i] = fmt.Sprintf("bench-sat-%s-%s-%d-%s-%d", s.name, stamp, round, what, i)
+			}
+			if err := s.round(ctx, &renv, server, ids, p.Parallel, !warmUp); err != nil {
+				return 0, fmt.Errorf("round %d, %s, %s: %w", round, s.name, what, err)
+			}
+		}
+	}
+	return server, nil
 }
 
 // satSides are the bare and the AgentRun side of the saturation section,
