@@ -73,6 +73,22 @@ type benchEnv struct {
 	dir      string
 	logger   *slog.Logger
 	sdkLog   tlog.Logger
+	// cli runs the dev servers (config.CLI), whose errors go to progress.
+	cli      string
+	progress io.Writer
+}
+
+// devServer starts a dev server of the bench's (devserver.Start: in
+// memory, tuned) and returns its address and what stops it. An error
+// wraps errDevServer.
+func (e *benchEnv) devServer(ctx context.Context) (hostPort string, stop func(), err error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	dev, err := devserver.Start(ctx, e.cli, e.progress)
+	if err != nil {
+		return "", nil, fmt.Errorf("%w: %v", errDevServer, err)
+	}
+	return dev.FrontendHostPort(), func() { _ = dev.Stop() }, nil
 }
 
 // subdir returns a new folder under the bench's folder.
@@ -128,7 +144,7 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(progress, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	env := &benchEnv{dir: dir, logger: logger, sdkLog: tlog.NewStructuredLogger(logger)}
+	env := &benchEnv{dir: dir, logger: logger, sdkLog: tlog.NewStructuredLogger(logger), cli: cfg.CLI, progress: progress}
 
 	m, err := describeMachine(dir, p.fsyncSamples)
 	if err != nil {
@@ -140,14 +156,8 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	// completed) would fire in the middle of it.
 	fresh := func(name string) (stop func(), err error) {
 		fmt.Fprintf(progress, "bench: starting a dev server for %s (%s)\n", name, cfg.CLI)
-		startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		defer cancel()
-		dev, err := devserver.Start(startCtx, cfg.CLI, progress)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", errDevServer, err)
-		}
-		env.hostPort = dev.FrontendHostPort()
-		return func() { _ = dev.Stop() }, nil
+		env.hostPort, stop, err = env.devServer(ctx)
+		return stop, err
 	}
 
 	var workerBin string

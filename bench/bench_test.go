@@ -355,7 +355,7 @@ func sectionEnv(t *testing.T) *benchEnv {
 	}
 	t.Cleanup(func() { _ = dev.Stop() })
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return &benchEnv{hostPort: dev.FrontendHostPort(), dir: t.TempDir(), logger: logger, sdkLog: tlog.NewStructuredLogger(logger)}
+	return &benchEnv{hostPort: dev.FrontendHostPort(), dir: t.TempDir(), logger: logger, sdkLog: tlog.NewStructuredLogger(logger), cli: cli, progress: &progress}
 }
 
 // TestOnlyNamesSections: -only takes the sections' names, and an unknown

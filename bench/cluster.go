@@ -15,6 +15,7 @@ var clusterFigures = []string{
 	"ms per activity, AgentRun vs bare chain (median of rounds)",
 	"median gap " + phaseCycle,
 	"worker RPCs per activity (polls included)",
+	figOffPair, figAgentRunGzip, figBareGzip,
 }
 
 const clusterPrefix = "cluster: "

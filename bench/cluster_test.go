@@ -10,7 +10,7 @@ import (
 )
 
 // TestClusterStepOverheadAlone runs the cluster's step overhead section
-// alone, as -quick sizes it, on a cluster it starts: its three figures
+// alone, as -quick sizes it, on a cluster it starts: its figures (clusterFigures)
 // are measured (under CI=true a cluster that cannot start fails the test;
 // elsewhere it skips), every one named as the cluster's.
 func TestClusterStepOverheadAlone(t *testing.T) {

@@ -25,15 +25,21 @@
 //     history events of every measured run (activity scheduled → started →
 //     completed → workflow task scheduled → started → completed → next
 //     activity scheduled), both sides, and each worker's RPCs per activity,
-//     counted by a gRPC interceptor on its own client.
+//     counted by a gRPC interceptor on its own client. The same pair runs
+//     in every round again with gRPC compression off on every client of
+//     theirs (client.GrpcCompressionNone on a driver of their own and on
+//     their workers'; the sdk's default is gzip): ms per activity,
+//     AgentRun against bare with it off, and each side with gzip against
+//     off.
 //   - Step overhead on a real cluster (cluster.go): the same comparison, T
 //     and rounds, on a Temporal cluster the section starts and stops
 //     (internal/testkit/clustertest: the server built by make temporal-server on a
 //     private PostgreSQL, 4 history shards, SQL visibility, deploy/'s
 //     configuration and dynamic config, as docker-compose.yml runs it):
 //     ms per activity, the median step cycle and the workers' RPCs per
-//     activity, AgentRun against the bare chain on the same cluster. When
-//     the cluster cannot start, its rows say why (not measured).
+//     activity, AgentRun against the bare chain on the same cluster, and
+//     the three figures of the pair with gRPC compression off. When the
+//     cluster cannot start, its rows say why (not measured).
 //   - Encryption: the same AgentRun runs (25 turns of a read tool with
 //     4 KB outputs, kept by reference) on two workers, one with a payload
 //     key (client, worker and sealed content store) and one without;
@@ -304,20 +310,30 @@
 //   - Parked runs at fleet scale: the same section with 10,000 runs (-quick
 //     10), plus the AgentRun side's VmRSS growth parked against 500 MiB
 //     (goal 1).
-//   - Saturation (saturation.go, last, so that its runs' activity timers
-//     fire after the bench): N AgentRun runs of T lookup turns (500 × 10;
-//     -quick 20 × 3) started at once on one in-process worker, against N
-//     bare chains of as many no-op activities on one worker of the same
-//     options, rounds (2; -quick 1) alternating which side goes first
-//     after one warm-up run of each; each side's worker runs only during
-//     its round. Figures: the wall time from the first start to the last
+//   - Saturation (saturation.go, last): N AgentRun runs of T lookup turns
+//     (500 × 10; -quick 20 × 3) started at once on one in-process worker,
+//     against N bare chains of as many no-op activities on one worker of
+//     the same options, rounds (2; -quick 1) alternating which side goes
+//     first, each round on a dev server of its own, stopped at its end (a
+//     round's activity timers fire 10 min later, when the next round
+//     would meet them), after one warm-up run of each side there; each
+//     side's worker runs only during its turn. Figures: the wall time from the first start to the last
 //     completion (goal 1.15), activities per second over it, CPU per
 //     activity (getrusage of this process over the round: the worker and
 //     the driver's starts and waits, alike on both sides; goal 1.25), and
 //     activity scheduled → completed and activity scheduled → next
-//     scheduled under that load, p50 and p99 from the histories.
-//     TestSaturationQuick, TestApprovalBatchQuick and TestParkedFleetQuick
-//     run these sections alone, as -quick sizes them.
+//     scheduled under that load, p50 and p99 from the histories. The
+//     same two sides run again in the same rounds with gRPC compression
+//     off on every client of theirs (client.GrpcCompressionNone on the
+//     driver's and the worker's; the sdk's default is gzip; the order
+//     reverses each round, so each compared pair runs side by side):
+//     wall time and CPU per activity, AgentRun against bare with it off,
+//     and each side's CPU per activity with gzip against off, in this
+//     process and in the dev server's (/proc/PID/stat of the child this
+//     process started; AGENTRUN_GRPC_COMPRESSION=none is the programs'
+//     switch). TestSaturationQuick, TestApprovalBatchQuick and
+//     TestParkedFleetQuick run these sections alone, as -quick sizes them
+//     (TestSaturationQuick with 2 rounds, so that a second server runs).
 //
 // Each row is a figure, its baseline, their ratio and the goal for the
 // ratio: at most a value (≤), at least one (≥, a share that must be high),

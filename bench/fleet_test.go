@@ -34,15 +34,24 @@ func checkFleetRows(t *testing.T, rows []row, want, timed int, goals map[int]flo
 // TestSaturationQuick runs the saturation section alone, as -quick sizes
 // it: every AgentRun run answers after its turns (the section checks),
 // and the wall time, throughput, CPU per activity and latencies are
-// measured on both sides, with the 1.15 and 1.25 goals.
+// measured on both sides, with the 1.15 and 1.25 goals; so are the same
+// sides with gRPC compression off, this process's CPU and the dev
+// server's (a child of the test, found by its port). Two rounds, each on
+// a server of its own, where -quick runs one.
 func TestSaturationQuick(t *testing.T) {
 	p := paramsFor(true).satur
+	p.Rounds = 2
 	rows, err := saturation(t.Context(), sectionEnv(t), p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFleetRows(t, rows, 7, 7, map[int]float64{0: 1.15, 2: 1.25}, 0.2, 5)
-	if !strings.Contains(rows[0].Section, "20 AgentRun runs (T=3") {
+	checkFleetRows(t, rows, 13, 13, map[int]float64{0: 1.15, 2: 1.25}, 0.2, 5)
+	for i, prefix := range map[int]string{7: "s wall time, gRPC compression off on both sides", 9: "AgentRun's worker CPU ms per activity, gzip", 11: "dev server CPU ms per activity of AgentRun's runs, gzip vs compression off"} {
+		if !strings.HasPrefix(rows[i].Figure, prefix) {
+			t.Errorf("row %d is %q, want %q...", i, rows[i].Figure, prefix)
+		}
+	}
+	if !strings.Contains(rows[0].Section, "20 AgentRun runs (T=3") || !strings.Contains(rows[0].Section, "2 rounds alternating, each on a dev server of its own") {
 		t.Errorf("section %q does not name the quick sizes", rows[0].Section)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -41,6 +40,9 @@ const saturationTimeout = 10 * time.Minute
 type satSide struct {
 	name  string
 	queue string
+	// set changes the options of this side's clients, the worker's and
+	// the driver's (nil: the sdk's defaults, gzip).
+	set func(*client.Options)
 	// worker returns a new worker of this side on c (started by the
 	// caller) and what to release once it has stopped.
 	worker func(c client.Client) (worker.Worker, func() error, error)
@@ -50,6 +52,7 @@ type satSide struct {
 
 	walls  []time.Duration // per round: first start → last completion
 	cpus   []time.Duration // per round: the process's CPU time, user + system
+	server []time.Duration // per round: the dev server's CPU time (none: not found)
 	steps  []time.Duration // activity scheduled → completed, every activity of every round
 	cycles []time.Duration // activity scheduled → next activity scheduled
 }
@@ -58,30 +61,133 @@ type satSide struct {
 // worker, against Runs bare chains of as many no-op activities at once on
 // one worker of the same options (both built by newAgentWorker and
 // newBareWorker: worker.Options{}, in this process), a round of each side
-// alternating which goes first. Each side's worker runs only during its
-// round, so the process's CPU time over the round (getrusage: the worker
-// and the driver's starts and waits, the same on both sides) is that
-// side's.
+// alternating which goes first, each round on a dev server of its own
+// (satRound). Each side's worker runs only during its turn, so the
+// process's CPU time over the turn (getrusage: the worker and the driver's
+// starts and waits, the same on both sides) is that side's. The same pair
+// runs again with gRPC compression off on every client of both sides
+// (client.GrpcCompressionNone on the driver's and the worker's; the sdk's
+// default is gzip), in the same rounds: what gzip costs each side, in
+// this process and in the dev server's (its CPU time from /proc, when
+// this process started it).
 func saturation(ctx context.Context, env *benchEnv, p saturationParams) ([]row, error) {
 	began := time.Now()
 	n := activityCount(p.Turns)
 	stamp := runStamp()
-	c, err := env.dial(nil)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
 
-	bare := &satSide{name: "bare", queue: "bench-sat-bare-" + stamp}
+	bare, agentRun := satSides(env, p, n, stamp, "", nil)
+	bareOff, agentRunOff := satSides(env, p, n, stamp, "-nogzip", func(o *client.Options) {
+		o.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
+	})
+	var servers []int // the rounds' dev server pids (0: not found, no server rows)
+	for round := 1; round <= p.Rounds; round++ {
+		pid, err := satRound(ctx, env, p, stamp, round, []*satSide{bare, agentRun, agentRunOff, bareOff})
+		if err != nil {
+			return nil, err
+		}
+		servers = append(servers, pid)
+	}
+
+	total := float64(p.Runs * n)
+	sec := fmt.Sprintf("Saturation: %s AgentRun runs (T=%d lookup turns, %d activities each) at once on one worker vs %s bare chains of %d no-op activities at once on one worker of the same options, %s alternating, each on a dev server of its own, with the sdk's gRPC gzip and with it off (the section took %s)",
+		thousands(p.Runs), p.Turns, n, thousands(p.Runs), n, plural(p.Rounds, "round"), time.Since(began).Round(time.Second))
+	aWall, bWall := median(agentRun.walls), median(bare.walls)
+	perStep := func(cpus []time.Duration) float64 { return ms(median(cpus)) / total }
+	slices.Sort(agentRun.steps)
+	slices.Sort(bare.steps)
+	slices.Sort(agentRun.cycles)
+	slices.Sort(bare.cycles)
+	const off = "gRPC compression off on both sides (client.GrpcCompressionNone on the driver's and the worker's clients)"
+	rows := []row{
+		{Section: sec, Figure: fmt.Sprintf("s wall time, first start → last completion of all %s runs (median of rounds)", thousands(p.Runs)),
+			Measured: aWall.Seconds(), Baseline: bWall.Seconds(), Unit: "s", Goal: 1.15},
+		{Section: sec, Figure: "activities per second over the wall time",
+			Measured: total / aWall.Seconds(), Baseline: total / bWall.Seconds()},
+		{Section: sec, Figure: "worker CPU ms per activity (the process's user + system time over the round, getrusage)",
+			Measured: perStep(agentRun.cpus), Baseline: perStep(bare.cpus), Unit: "ms", Goal: 1.25},
+		{Section: sec, Figure: "ms activity scheduled → completed under load, p50 (from the histories)",
+			Measured: ms(percentile(agentRun.steps, 50)), Baseline: ms(percentile(bare.steps, 50)), Unit: "ms"},
+		{Section: sec, Figure: "ms activity scheduled → completed under load, p99",
+			Measured: ms(percentile(agentRun.steps, 99)), Baseline: ms(percentile(bare.steps, 99)), Unit: "ms"},
+		{Section: sec, Figure: "ms activity scheduled → next activity scheduled under load, p50",
+			Measured: ms(percentile(agentRun.cycles, 50)), Baseline: ms(percentile(bare.cycles, 50)), Unit: "ms"},
+		{Section: sec, Figure: "ms activity scheduled → next activity scheduled under load, p99",
+			Measured: ms(percentile(agentRun.cycles, 99)), Baseline: ms(percentile(bare.cycles, 99)), Unit: "ms"},
+		{Section: sec, Figure: "s wall time, " + off + ", AgentRun vs bare",
+			Measured: median(agentRunOff.walls).Seconds(), Baseline: median(bareOff.walls).Seconds(), Unit: "s"},
+		{Section: sec, Figure: "worker CPU ms per activity, " + off + ", AgentRun vs bare",
+			Measured: perStep(agentRunOff.cpus), Baseline: perStep(bareOff.cpus), Unit: "ms"},
+		{Section: sec, Figure: "AgentRun's worker CPU ms per activity, gzip (the sdk's default) vs compression off: what gzip costs it",
+			Measured: perStep(agentRun.cpus), Baseline: perStep(agentRunOff.cpus), Unit: "ms"},
+		{Section: sec, Figure: "the bare chains' worker CPU ms per activity, gzip vs compression off",
+			Measured: perStep(bare.cpus), Baseline: perStep(bareOff.cpus), Unit: "ms"},
+	}
+	serverRow := func(figure string, gz, none *satSide) row {
+		r := row{Section: sec, Figure: figure, Measured: perStep(gz.server), Baseline: perStep(none.server), Unit: "ms"}
+		if slices.Contains(servers, 0) {
+			r.Missing = "not measured: the dev server is not a child process of the bench"
+		}
+		return r
+	}
+	return append(rows,
+		serverRow("dev server CPU ms per activity of AgentRun's runs, gzip vs compression off (/proc/PID/stat of the server process over the round)", agentRun, agentRunOff),
+		serverRow("dev server CPU ms per activity of the bare chains, gzip vs compression off", bare, bareOff)), nil
+}
+
+// satRound runs round (1 on) of the saturation section on a dev server
+// of its own, stopped at its end: a warm-up run of each side, not counted,
+// then each side's Runs runs, in the order of sides, reversed in even
+// rounds, so that every side's mean place is the same and each compared
+// pair runs next to each other. It returns the pid of the round's server
+// (0: not found). A server of its own, because a round's activities leave
+// a timer each on the server that fires workflows.StepTimeout (10 min)
+// after the activity started; at full size the next round would meet
+// them, on the same server or on the same cores.
+func satRound(ctx context.Context, env *benchEnv, p saturationParams, stamp string, round int, sides []*satSide) (int, error) {
+	hostPort, stop, err := env.devServer(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("round %d: %w", round, err)
+	}
+	defer stop()
+	renv := *env
+	renv.hostPort = hostPort
+	server := devServerPID(hostPort)
+	order := slices.Clone(sides)
+	if round%2 == 0 {
+		slices.Reverse(order)
+	}
+	for _, warmUp := range []bool{true, false} {
+		for _, s := range order {
+			runs, what := p.Runs, "measured"
+			if warmUp {
+				runs, what = 1, "warm-up"
+			}
+			ids := make([]string, runs)
+			for i := range ids {
+				ids[i] = fmt.Sprintf("bench-sat-%s-%s-%d-%s-%d", s.name, stamp, round, what, i)
+			}
+			if err := s.round(ctx, &renv, server, ids, p.Parallel, !warmUp); err != nil {
+				return 0, fmt.Errorf("round %d, %s, %s: %w", round, s.name, what, err)
+			}
+		}
+	}
+	return server, nil
+}
+
+// satSides are the bare and the AgentRun side of the saturation section,
+// their names and queues ending in suffix, their clients' options changed
+// by set (nil: none).
+func satSides(env *benchEnv, p saturationParams, n int, stamp, suffix string, set func(*client.Options)) (bare, agentRun *satSide) {
+	bare = &satSide{name: "bare" + suffix, queue: "bench-sat-bare" + suffix + "-" + stamp, set: set}
 	bare.worker = func(c client.Client) (worker.Worker, func() error, error) {
 		return newBareWorker(c, bare.queue), func() error { return nil }, nil
 	}
 	bare.start = func(ctx context.Context, c client.Client, id string) (client.WorkflowRun, error) {
 		return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: bare.queue}, bareWorkflowName, n)
 	}
-	agentRun := &satSide{name: "agentrun", queue: "bench-sat-agentrun-" + stamp}
+	agentRun = &satSide{name: "agentrun" + suffix, queue: "bench-sat-agentrun" + suffix + "-" + stamp, set: set}
 	agentRun.worker = func(c client.Client) (worker.Worker, func() error, error) {
-		return newAgentWorker(c, agentRun.queue, agentScript(p.Turns), env.subdir("saturation-agentrun"), nil, env.logger, agentOptions{})
+		return newAgentWorker(c, agentRun.queue, agentScript(p.Turns), env.subdir("saturation-"+agentRun.name), nil, env.logger, agentOptions{})
 	}
 	input := workflows.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: "Which of my policies changed?"}}, MaxTurns: p.Turns + 1}
 	agentRun.start = func(ctx context.Context, c client.Client, id string) (client.WorkflowRun, error) {
@@ -97,59 +203,19 @@ func saturation(ctx context.Context, env *benchEnv, p saturationParams) ([]row, 
 		}
 		return nil
 	}
-
-	// Round 0 is one run of each side, the warm-up, not counted.
-	for round := 0; round <= p.Rounds; round++ {
-		order := []*satSide{bare, agentRun}
-		if round%2 == 0 {
-			order = []*satSide{agentRun, bare}
-		}
-		for _, s := range order {
-			runs := p.Runs
-			if round == 0 {
-				runs = 1
-			}
-			ids := make([]string, runs)
-			for i := range ids {
-				ids[i] = fmt.Sprintf("bench-sat-%s-%s-%d-%d", s.name, stamp, round, i)
-			}
-			if err := s.round(ctx, env, c, ids, p.Parallel, round > 0); err != nil {
-				return nil, fmt.Errorf("round %d, %s: %w", round, s.name, err)
-			}
-		}
-	}
-
-	total := float64(p.Runs * n)
-	sec := fmt.Sprintf("Saturation: %s AgentRun runs (T=%d lookup turns, %d activities each) at once on one worker vs %s bare chains of %d no-op activities at once on one worker of the same options, %s alternating (the section took %s)",
-		thousands(p.Runs), p.Turns, n, thousands(p.Runs), n, plural(p.Rounds, "round"), time.Since(began).Round(time.Second))
-	aWall, bWall := median(agentRun.walls), median(bare.walls)
-	perStep := func(cpus []time.Duration) float64 { return ms(median(cpus)) / total }
-	slices.Sort(agentRun.steps)
-	slices.Sort(bare.steps)
-	slices.Sort(agentRun.cycles)
-	slices.Sort(bare.cycles)
-	return []row{
-		{Section: sec, Figure: fmt.Sprintf("s wall time, first start → last completion of all %s runs (median of rounds)", thousands(p.Runs)),
-			Measured: aWall.Seconds(), Baseline: bWall.Seconds(), Unit: "s", Goal: 1.15},
-		{Section: sec, Figure: "activities per second over the wall time",
-			Measured: total / aWall.Seconds(), Baseline: total / bWall.Seconds()},
-		{Section: sec, Figure: "worker CPU ms per activity (the process's user + system time over the round, getrusage)",
-			Measured: perStep(agentRun.cpus), Baseline: perStep(bare.cpus), Unit: "ms", Goal: 1.25},
-		{Section: sec, Figure: "ms activity scheduled → completed under load, p50 (from the histories)",
-			Measured: ms(percentile(agentRun.steps, 50)), Baseline: ms(percentile(bare.steps, 50)), Unit: "ms"},
-		{Section: sec, Figure: "ms activity scheduled → completed under load, p99",
-			Measured: ms(percentile(agentRun.steps, 99)), Baseline: ms(percentile(bare.steps, 99)), Unit: "ms"},
-		{Section: sec, Figure: "ms activity scheduled → next activity scheduled under load, p50",
-			Measured: ms(percentile(agentRun.cycles, 50)), Baseline: ms(percentile(bare.cycles, 50)), Unit: "ms"},
-		{Section: sec, Figure: "ms activity scheduled → next activity scheduled under load, p99",
-			Measured: ms(percentile(agentRun.cycles, 99)), Baseline: ms(percentile(bare.cycles, 99)), Unit: "ms"},
-	}, nil
+	return bare, agentRun
 }
 
 // round starts the side's worker, starts every run of ids, waits for them
-// all to complete and, when count, records the round's figures.
-func (s *satSide) round(ctx context.Context, env *benchEnv, c client.Client, ids []string, parallel int, count bool) error {
-	wc, err := env.dial(nil)
+// all to complete and, when count, records the round's figures; server is
+// the dev server's pid (0: its CPU time is not read).
+func (s *satSide) round(ctx context.Context, env *benchEnv, server int, ids []string, parallel int, count bool) error {
+	c, err := env.dialWith(nil, s.set) // the driver's: starts, waits, histories
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	wc, err := env.dialWith(nil, s.set)
 	if err != nil {
 		return err
 	}
@@ -167,6 +233,10 @@ func (s *satSide) round(ctx context.Context, env *benchEnv, c client.Client, ids
 	ctx, cancel := context.WithTimeout(ctx, saturationTimeout)
 	defer cancel()
 	cpu0, err := processCPU()
+	if err != nil {
+		return err
+	}
+	srv0, err := pidCPU(server)
 	if err != nil {
 		return err
 	}
@@ -200,6 +270,10 @@ func (s *satSide) round(ctx context.Context, env *benchEnv, c client.Client, ids
 	if err != nil {
 		return err
 	}
+	srv1, err := pidCPU(server)
+	if err != nil {
+		return err
+	}
 	if !count {
 		return nil
 	}
@@ -222,17 +296,8 @@ func (s *satSide) round(ctx context.Context, env *benchEnv, c client.Client, ids
 	}
 	s.walls = append(s.walls, last.Sub(began))
 	s.cpus = append(s.cpus, cpu1-cpu0)
+	s.server = append(s.server, srv1-srv0)
 	return nil
-}
-
-// processCPU returns the user + system CPU time this process has used
-// (getrusage RUSAGE_SELF: every thread, not the dev server, a child).
-func processCPU() (time.Duration, error) {
-	var u syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		return 0, fmt.Errorf("getrusage: %w", err)
-	}
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano()), nil
 }
 
 // runTiming is what one run's history says about its timing.

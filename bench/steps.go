@@ -136,11 +136,21 @@ type contender struct {
 	queue string
 	rpcs  *rpcCounter
 	run   func(ctx context.Context, c client.Client, id string) error
+	// driver starts and waits for its runs; nil: the section's.
+	driver client.Client
 	// per activity, one sample per measured run
 	times []time.Duration
 	ids   []string
 	calls map[string]int64 // RPCs during the measured runs
 }
+
+// The step overhead section's figures of the pair with gRPC compression
+// off, which the cluster section repeats.
+const (
+	figOffPair      = "ms per activity, gRPC compression off on both sides (client.GrpcCompressionNone on the driver's and the workers' clients), AgentRun vs bare chain"
+	figAgentRunGzip = "ms per activity, AgentRun, gzip (the sdk's default) vs compression off"
+	figBareGzip     = "ms per activity, the bare chain, gzip vs compression off"
+)
 
 // stepResult is what the step overhead section found.
 type stepResult struct {
@@ -158,13 +168,7 @@ func stepOverhead(ctx context.Context, env *benchEnv, p stepParams) (stepResult,
 	defer driver.Close()
 
 	bare := &contender{name: "bare", queue: "bench-bare-" + stamp, rpcs: newRPCCounter()}
-	bare.run = func(ctx context.Context, c client.Client, id string) error {
-		r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: bare.queue}, bareWorkflowName, n)
-		if err != nil {
-			return err
-		}
-		return r.Get(ctx, nil)
-	}
+	bare.run = bareRun(bare.queue, n)
 	// The sized chains run on the bare worker's queue once the warm-up
 	// told them AgentRun's bytes: sized without a heartbeat timeout,
 	// beating with one.
@@ -183,47 +187,30 @@ func stepOverhead(ctx context.Context, env *benchEnv, p stepParams) (stepResult,
 	sized := &contender{name: "sized", queue: bare.queue, rpcs: bare.rpcs, run: sizedRun(false)}
 	beating := &contender{name: "beating", queue: bare.queue, rpcs: bare.rpcs, run: sizedRun(true)}
 	agentRun := &contender{name: "agentrun", queue: "bench-agentrun-" + stamp, rpcs: newRPCCounter()}
-	input := workflows.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: "Which of my policies changed?"}}, MaxTurns: p.Turns + 1}
-	agentRun.run = func(ctx context.Context, c client.Client, id string) error {
-		r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: agentRun.queue}, workflows.WorkflowName, input)
-		if err != nil {
-			return err
-		}
-		var res workflows.Result
-		if err := r.Get(ctx, &res); err != nil {
-			return err
-		}
-		if res.Steps != n-1 || !strings.HasPrefix(res.Answer, "Done: ") {
-			return fmt.Errorf("agentrun %s: %d steps, answer %q; want %d steps and the script's answer", id, res.Steps, res.Answer, n-1)
-		}
-		return nil
-	}
-
-	bareClient, err := env.dial(bare.rpcs)
+	agentRun.run = agentRunRun(agentRun.queue, p.Turns, n)
+	stop, err := startStepWorkers(env, p, bare, agentRun, nil)
 	if err != nil {
 		return stepResult{}, err
 	}
-	defer bareClient.Close()
-	bw := newBareWorker(bareClient, bare.queue)
-	if err := bw.Start(); err != nil {
-		return stepResult{}, fmt.Errorf("bare worker: %w", err)
-	}
-	defer bw.Stop()
+	defer stop()
 
-	agentClient, err := env.dial(agentRun.rpcs)
+	// The same pair with gRPC compression off on every client of theirs,
+	// the driver's and the workers' (the sdk's default is gzip).
+	noGzip := func(o *client.Options) { o.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{} }
+	offDriver, err := env.dialWith(nil, noGzip)
 	if err != nil {
 		return stepResult{}, err
 	}
-	defer agentClient.Close()
-	aw, closeTools, err := newAgentWorker(agentClient, agentRun.queue, agentScript(p.Turns), env.subdir("agentrun"), nil, env.logger, agentOptions{})
+	defer offDriver.Close()
+	bareOff := &contender{name: "bare-nogzip", queue: "bench-bare-nogzip-" + stamp, rpcs: newRPCCounter(), driver: offDriver}
+	bareOff.run = bareRun(bareOff.queue, n)
+	agentRunOff := &contender{name: "agentrun-nogzip", queue: "bench-agentrun-nogzip-" + stamp, rpcs: newRPCCounter(), driver: offDriver}
+	agentRunOff.run = agentRunRun(agentRunOff.queue, p.Turns, n)
+	stopOff, err := startStepWorkers(env, p, bareOff, agentRunOff, noGzip)
 	if err != nil {
-		return stepResult{}, fmt.Errorf("agentrun worker: %w", err)
+		return stepResult{}, err
 	}
-	defer closeTools()
-	if err := aw.Start(); err != nil {
-		return stepResult{}, fmt.Errorf("agentrun worker: %w", err)
-	}
-	defer aw.Stop()
+	defer stopOff()
 
 	// Alternate, so that both sides see the same server and machine state;
 	// round 0 of each is the warm-up and is not counted. The sized chain
@@ -240,14 +227,14 @@ func stepOverhead(ctx context.Context, env *benchEnv, p stepParams) (stepResult,
 				}
 			}
 		}
-		for _, c := range []*contender{bare, sized, beating, agentRun} {
+		for _, c := range []*contender{bare, sized, beating, agentRun, bareOff, agentRunOff} {
 			if (c == sized || c == beating) && round == 0 {
 				continue
 			}
 			id := fmt.Sprintf("%s-%s-%d", c.name, stamp, round)
 			before := c.rpcs.snapshot()
 			start := time.Now()
-			if err := c.run(ctx, driver, id); err != nil {
+			if err := c.run(ctx, cmp.Or(c.driver, driver), id); err != nil {
 				return stepResult{}, fmt.Errorf("round %d, %s: %w", round, c.name, err)
 			}
 			elapsed := time.Since(start)
@@ -275,7 +262,10 @@ func stepOverhead(ctx context.Context, env *benchEnv, p stepParams) (stepResult,
 		row{Section: sec, Figure: fmt.Sprintf("ms per activity, that chain with AgentRun's %s heartbeat timeout vs without: what the heartbeat timeout costs", workflows.HeartbeatTimeout),
 			Measured: ms(median(beating.times)), Baseline: ms(median(sized.times)), Unit: "ms"},
 		row{Section: sec, Figure: "ms per activity, AgentRun vs that chain (its bytes, retry policy and heartbeat timeout): what AgentRun's code costs (its workflow, its activities, the content store)",
-			Measured: ms(median(agentRun.times)), Baseline: ms(median(beating.times)), Unit: "ms"})
+			Measured: ms(median(agentRun.times)), Baseline: ms(median(beating.times)), Unit: "ms"},
+		row{Section: sec, Figure: figOffPair, Measured: ms(median(agentRunOff.times)), Baseline: ms(median(bareOff.times)), Unit: "ms"},
+		row{Section: sec, Figure: figAgentRunGzip, Measured: ms(median(agentRun.times)), Baseline: ms(median(agentRunOff.times)), Unit: "ms"},
+		row{Section: sec, Figure: figBareGzip, Measured: ms(median(bare.times)), Baseline: ms(median(bareOff.times)), Unit: "ms"})
 
 	// Where the time goes: the gaps between the events of every measured
 	// run's history, AgentRun against the bare chain.
@@ -336,6 +326,79 @@ func stepOverhead(ctx context.Context, env *benchEnv, p stepParams) (stepResult,
 				"therefore sits on every step's critical path (in \"%s\" above).", hb, phaseActRun))
 	}
 	return res, nil
+}
+
+// bareRun runs a bare chain of n no-op activities on queue.
+func bareRun(queue string, n int) func(ctx context.Context, c client.Client, id string) error {
+	return func(ctx context.Context, c client.Client, id string) error {
+		r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, bareWorkflowName, n)
+		if err != nil {
+			return err
+		}
+		return r.Get(ctx, nil)
+	}
+}
+
+// agentRunRun runs an AgentRun run of turns lookup turns (n activities)
+// on queue and checks its answer.
+func agentRunRun(queue string, turns, n int) func(ctx context.Context, c client.Client, id string) error {
+	input := workflows.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: "Which of my policies changed?"}}, MaxTurns: turns + 1}
+	return func(ctx context.Context, c client.Client, id string) error {
+		r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.WorkflowName, input)
+		if err != nil {
+			return err
+		}
+		var res workflows.Result
+		if err := r.Get(ctx, &res); err != nil {
+			return err
+		}
+		if res.Steps != n-1 || !strings.HasPrefix(res.Answer, "Done: ") {
+			return fmt.Errorf("agentrun %s: %d steps, answer %q; want %d steps and the script's answer", id, res.Steps, res.Answer, n-1)
+		}
+		return nil
+	}
+}
+
+// startStepWorkers starts bare's and agentRun's workers, each on a client
+// of its own whose RPCs its contender counts and whose options set changes
+// (nil: none), and returns what stops them.
+func startStepWorkers(env *benchEnv, p stepParams, bare, agentRun *contender, set func(*client.Options)) (stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for _, f := range slices.Backward(stops) {
+			f()
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	bareClient, err := env.dialWith(bare.rpcs, set)
+	if err != nil {
+		return nil, err
+	}
+	stops = append(stops, bareClient.Close)
+	bw := newBareWorker(bareClient, bare.queue)
+	if err := bw.Start(); err != nil {
+		return nil, fmt.Errorf("%s worker: %w", bare.name, err)
+	}
+	stops = append(stops, bw.Stop)
+	agentClient, err := env.dialWith(agentRun.rpcs, set)
+	if err != nil {
+		return nil, err
+	}
+	stops = append(stops, agentClient.Close)
+	aw, closeTools, err := newAgentWorker(agentClient, agentRun.queue, agentScript(p.Turns), env.subdir(agentRun.name), nil, env.logger, agentOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("%s worker: %w", agentRun.name, err)
+	}
+	stops = append(stops, func() { _ = closeTools() })
+	if err := aw.Start(); err != nil {
+		return nil, fmt.Errorf("%s worker: %w", agentRun.name, err)
+	}
+	stops = append(stops, aw.Stop)
+	return stop, nil
 }
 
 // carried returns the mean bytes an activity of the AgentRun run id (of n

@@ -42,8 +42,10 @@ func TestStepOverheadAlone(t *testing.T) {
 		t.Errorf("goals %v and %v, want 1.05 and 1.5", time.Goal, hist.Goal)
 	}
 	// The chains that carry AgentRun's bytes ran, carrying what its
-	// warm-up run's activities carried.
-	for _, prefix := range []string{"ms per activity, a bare chain carrying AgentRun's bytes (", "ms per activity, that chain with AgentRun's ", "ms per activity, AgentRun vs that chain"} {
+	// warm-up run's activities carried, and so did the pair with gRPC
+	// compression off.
+	for _, prefix := range []string{"ms per activity, a bare chain carrying AgentRun's bytes (", "ms per activity, that chain with AgentRun's ", "ms per activity, AgentRun vs that chain",
+		figOffPair, figAgentRunGzip, figBareGzip} {
 		var found *row
 		for i, r := range res.rows {
 			if strings.HasPrefix(r.Figure, prefix) {

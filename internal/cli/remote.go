@@ -50,7 +50,7 @@ func DialRemote(ctx context.Context, s Settings, service string, verbose bool) (
 	if err != nil {
 		return nil, err
 	}
-	conn, err := cluster.Dial(ctx, logger, nil, s.Config.Codec, tr.ClientInterceptors()...)
+	conn, err := cluster.Dial(ctx, logger, nil, s.Config.Codec, s.Config.GRPCCompression, tr.ClientInterceptors()...)
 	if err != nil {
 		_ = tr.Shutdown(ctx)
 		return nil, err

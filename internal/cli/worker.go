@@ -73,7 +73,7 @@ func RunWorker(ctx context.Context, s Settings, logger *slog.Logger) error {
 	if tr != nil {
 		logger.Info("tracing on", "endpoint", s.Tracing.Endpoint, "sampler", s.Tracing.Sampler, "capture_content", s.Tracing.CaptureContent)
 	}
-	c, err := cluster.Dial(ctx, logger, sdk, s.Codec, tr.ClientInterceptors()...)
+	c, err := cluster.Dial(ctx, logger, sdk, s.Codec, s.GRPCCompression, tr.ClientInterceptors()...)
 	if err != nil {
 		return err
 	}

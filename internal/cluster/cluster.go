@@ -92,23 +92,37 @@ func WithCodec(opts *client.Options, cdc *codec.Codec) {
 // nil, receives the sdk's metrics (requests, polls, task latencies). cdc,
 // when not nil, encrypts every payload and failure the client and its
 // workers send, and decrypts what they receive (config.Config's Codec).
+// compression is the client's gRPC compression (config.Config's
+// GRPCCompression): nil, the sdk's default, gzip.
 //
 // interceptors go on the client and on every worker built from it: the
 // tracing interceptor (plumbing/tracing/export's Provider.ClientInterceptors),
 // none when tracing is off.
-func Dial(ctx context.Context, logger *slog.Logger, metrics client.MetricsHandler, cdc *codec.Codec, interceptors ...interceptor.ClientInterceptor) (*Conn, error) {
-	opts, err := Options(logger)
+func Dial(ctx context.Context, logger *slog.Logger, metrics client.MetricsHandler, cdc *codec.Codec, compression client.GrpcCompression, interceptors ...interceptor.ClientInterceptor) (*Conn, error) {
+	opts, err := dialOptions(logger, metrics, cdc, compression, interceptors)
 	if err != nil {
 		return nil, err
 	}
-	if metrics != nil {
-		opts.MetricsHandler = metrics
-	}
-	WithCodec(&opts, cdc)
-	opts.Interceptors = append(opts.Interceptors, interceptors...)
 	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s (namespace %s): %w; is the server running? (make dev-server, or set TEMPORAL_ADDRESS)", opts.HostPort, opts.Namespace, err)
 	}
 	return &Conn{Client: c, Namespace: opts.Namespace, HostPort: opts.HostPort, DataConverter: codec.DataConverter(cdc)}, nil
+}
+
+// dialOptions are the options Dial dials with: Options and Dial's arguments.
+func dialOptions(logger *slog.Logger, metrics client.MetricsHandler, cdc *codec.Codec, compression client.GrpcCompression, interceptors []interceptor.ClientInterceptor) (client.Options, error) {
+	opts, err := Options(logger)
+	if err != nil {
+		return client.Options{}, err
+	}
+	if metrics != nil {
+		opts.MetricsHandler = metrics
+	}
+	WithCodec(&opts, cdc)
+	if compression != nil {
+		opts.ConnectionOptions.GrpcCompression = compression
+	}
+	opts.Interceptors = append(opts.Interceptors, interceptors...)
+	return opts, nil
 }

@@ -11,6 +11,10 @@
 // the sdk's default, as before. Code that reads payloads from a history
 // or a description by hand decodes them with Conn.Converter.
 //
+// Dial's client gzips its gRPC calls, the sdk's default, unless
+// config.Config's GRPCCompression (AGENTRUN_GRPC_COMPRESSION=none) turns
+// that off.
+//
 // With tracing on (config.Config's Tracing), the programs pass the sdk's
 // tracing interceptor to Dial: the client carries a run's trace context in
 // the headers of what it starts and signals, and the workers built from it

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/codec"
 	"github.com/agentrun/agentrun/internal/testhook"
@@ -41,6 +43,13 @@ type Config struct {
 	// Deployment is set: DefaultBuildID (the git revision the binary was
 	// built from). Setting it without Deployment is an error.
 	BuildID string
+	// GRPCCompression is how the programs' Temporal clients (worker,
+	// starter, reconcile) compress their gRPC calls: nil, the sdk's
+	// default, gzips every request and its reply; &client.GrpcCompressionNone{}
+	// (AGENTRUN_GRPC_COMPRESSION=none) sends them as they are, which saves
+	// CPU on the worker and on the server and costs bytes on the wire.
+	// Default nil (AGENTRUN_GRPC_COMPRESSION unset or gzip).
+	GRPCCompression client.GrpcCompression
 
 	// --- Durable state ---
 

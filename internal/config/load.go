@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/execute"
 	"github.com/agentrun/agentrun/internal/testhook"
@@ -25,7 +27,7 @@ import (
 // Names are the environment variables the programs read: every one that
 // Load asks getenv for, in the order of Config's sections.
 var Names = []string{
-	"AGENTRUN_TASK_QUEUE", "AGENTRUN_UI_URL", "AGENTRUN_DEPLOYMENT", "AGENTRUN_BUILD_ID",
+	"AGENTRUN_TASK_QUEUE", "AGENTRUN_UI_URL", "AGENTRUN_DEPLOYMENT", "AGENTRUN_BUILD_ID", "AGENTRUN_GRPC_COMPRESSION",
 	"AGENTRUN_JOURNAL",
 	"AGENTRUN_CODEC_KEYS", "AGENTRUN_CODEC_KEY_FILE",
 	"AGENTRUN_CODEC_ADDR", "AGENTRUN_CODEC_ORIGINS", "AGENTRUN_CODEC_HOSTS", "AGENTRUN_CODEC_TOKEN",
@@ -163,6 +165,13 @@ func parse(e env) (Config, error) {
 			return c, fmt.Errorf("AGENTRUN_FAIL_ON_EMPTY_ANSWER=%q is not a boolean: want 1 (fail runs whose final answer has no text) or 0", v)
 		}
 		c.FailOnEmpty = b
+	}
+	switch v := e.get("AGENTRUN_GRPC_COMPRESSION"); strings.ToLower(strings.TrimSpace(v)) {
+	case "", "gzip":
+	case "none":
+		c.GRPCCompression = &client.GrpcCompressionNone{}
+	default:
+		return c, fmt.Errorf("AGENTRUN_GRPC_COMPRESSION=%q is not gzip or none: want none (calls to Temporal travel uncompressed: less CPU, more bytes) or gzip (the default, the sdk's)", v)
 	}
 	switch v := strings.ToLower(strings.TrimSpace(e.get("AGENTRUN_STREAM"))); v {
 	case "", "on", "1", "true":

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/agentrun/agentrun/internal/config"
 	"github.com/agentrun/agentrun/internal/testhook"
 	"github.com/agentrun/agentrun/llm"
@@ -191,6 +193,31 @@ func TestStickyCache(t *testing.T) {
 		_, err := load(map[string]string{"AGENTRUN_STICKY_CACHE_SIZE": v})
 		if err == nil || !strings.HasPrefix(err.Error(), `AGENTRUN_STICKY_CACHE_SIZE="`+v+`" is not a positive integer`) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: %v", v, err)
+		}
+	}
+}
+
+// TestGRPCCompression: AGENTRUN_GRPC_COMPRESSION is gzip (the sdk's
+// default, left nil) or none; anything else is one line naming both.
+func TestGRPCCompression(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"", "gzip", " GZIP "} {
+		if c, err := load(map[string]string{"AGENTRUN_GRPC_COMPRESSION": v}); err != nil || c.GRPCCompression != nil {
+			t.Errorf("%q: %T, %v; want nil (the sdk's gzip)", v, c.GRPCCompression, err)
+		}
+	}
+	for _, v := range []string{"none", " None "} {
+		if c, err := load(map[string]string{"AGENTRUN_GRPC_COMPRESSION": v}); err != nil {
+			t.Errorf("%q: %v", v, err)
+		} else if _, ok := c.GRPCCompression.(*client.GrpcCompressionNone); !ok {
+			t.Errorf("%q: %T, want *client.GrpcCompressionNone", v, c.GRPCCompression)
+		}
+	}
+	for _, v := range []string{"zstd", "off", "0"} {
+		_, err := load(map[string]string{"AGENTRUN_GRPC_COMPRESSION": v})
+		want := `AGENTRUN_GRPC_COMPRESSION="` + v + `" is not gzip or none: want none (`
+		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "or gzip (the default") || strings.Contains(err.Error(), "\n") || !errors.As(err, new(*config.Error)) {
+			t.Errorf("%q: %v; want the *config.Error %q...", v, err, want)
 		}
 	}
 }
