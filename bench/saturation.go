@@ -191,7 +191,7 @@ func satSides(env *benchEnv, p saturationParams, n int, stamp, suffix string, se
 	}
 	input := workflows.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: "Which of my policies changed?"}}, MaxTurns: p.Turns + 1}
 	agentRun.start = func(ctx context.Context, c client.Client, id string) (client.WorkflowRun, error) {
-		return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: agentRun.queue}, workflows.WorkflowName, input)
+		return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: agentRun.queue, TypedSearchAttributes: workflows.StartAttributes("")}, workflows.WorkflowName, input)
 	}
 	agentRun.check = func(ctx context.Context, r client.WorkflowRun) error {
 		var res workflows.Result

@@ -344,7 +344,7 @@ func bareRun(queue string, n int) func(ctx context.Context, c client.Client, id 
 func agentRunRun(queue string, turns, n int) func(ctx context.Context, c client.Client, id string) error {
 	input := workflows.Input{Messages: []agent.Message{{Role: agent.RoleUser, Content: "Which of my policies changed?"}}, MaxTurns: turns + 1}
 	return func(ctx context.Context, c client.Client, id string) error {
-		r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue}, workflows.WorkflowName, input)
+		r, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue, TypedSearchAttributes: workflows.StartAttributes("")}, workflows.WorkflowName, input)
 		if err != nil {
 			return err
 		}
