@@ -118,10 +118,11 @@ type apSide struct {
 	batchToLast time.Duration   // the batch's start → the last run's completion
 	spread      time.Duration   // the first run's signal → the last run's
 	perRun      []time.Duration // per run: signaled → completed, sorted
-	// This process's VmRSS before the side's runs started (after a
-	// collection that returned the free memory), with all of them parked,
-	// and once all completed.
-	rssBefore, rssParked, rssAfter float64
+	// This process's memory before the side's runs started (after a
+	// collection that returned the free memory) and with all of them
+	// parked; its VmRSS once all completed.
+	before, parked memory
+	rssAfter       float64
 }
 
 // approvalBatch parks Runs hand-example runs (AgentRun playing
@@ -245,15 +246,33 @@ func approvalBatch(ctx context.Context, env *benchEnv, p approvalBatchParams) ([
 		{Section: sec, Figure: "ms the batch took to signal every run (first signal → last, the server's batcher and its worker.batcherRPS)",
 			Measured: ms(agentRun.spread), Baseline: ms(bare.spread), Unit: "ms"},
 		{Section: sec, Figure: fmt.Sprintf("worker VmRSS growth with %s runs parked (this process: parked − before the runs started)", n),
-			Measured: mib(agentRun.rssParked - agentRun.rssBefore), Baseline: mib(bare.rssParked - bare.rssBefore), Unit: "MiB"},
+			Measured: mib(agentRun.parked.rss - agentRun.before.rss), Baseline: mib(bare.parked.rss - bare.before.rss), Unit: "MiB"},
+		{Section: sec, Figure: "KB of Go heap in use per parked run (runtime.MemStats.HeapInuse after a collection: parked − before, over the runs)",
+			Measured: agentRun.perRunKB(func(m memory) float64 { return m.heap }, p.Runs), Baseline: bare.perRunKB(func(m memory) float64 { return m.heap }, p.Runs), Unit: "KB"},
+		{Section: sec, Figure: "KB of live Go heap objects per parked run (runtime.MemStats.HeapAlloc after a collection: parked − before, over the runs)",
+			Measured: agentRun.perRunKB(func(m memory) float64 { return m.live }, p.Runs), Baseline: bare.perRunKB(func(m memory) float64 { return m.live }, p.Runs), Unit: "KB"},
+		{Section: sec, Figure: "KB of goroutine stacks in use per parked run (runtime.MemStats.StackInuse: parked − before, over the runs)",
+			Measured: agentRun.perRunKB(func(m memory) float64 { return m.stacks }, p.Runs), Baseline: bare.perRunKB(func(m memory) float64 { return m.stacks }, p.Runs), Unit: "KB"},
+		{Section: sec, Figure: "goroutines per parked run (runtime.NumGoroutine: parked − before, over the runs; a workflow coroutine is one)",
+			Measured: agentRun.growth(func(m memory) float64 { return m.goroutines }, p.Runs), Baseline: bare.growth(func(m memory) float64 { return m.goroutines }, p.Runs), Unit: "goroutines"},
 		{Section: sec, Figure: fmt.Sprintf("worker VmRSS growth once %s runs completed (after − before)", n),
-			Measured: mib(agentRun.rssAfter - agentRun.rssBefore), Baseline: mib(bare.rssAfter - bare.rssBefore), Unit: "MiB"},
+			Measured: mib(agentRun.rssAfter - agentRun.before.rss), Baseline: mib(bare.rssAfter - bare.before.rss), Unit: "MiB"},
 	}
 	if p.RSSBudget > 0 {
 		rows = append(rows, row{Section: sec, Figure: fmt.Sprintf("worker VmRSS growth with %s AgentRun runs parked vs the budget", n),
-			Measured: mib(agentRun.rssParked - agentRun.rssBefore), Baseline: p.RSSBudget, Unit: "MiB", Goal: 1})
+			Measured: mib(agentRun.parked.rss - agentRun.before.rss), Baseline: p.RSSBudget, Unit: "MiB", Goal: 1})
 	}
 	return rows, nil
+}
+
+// growth is how much of the side's memory grew with its runs parked, per
+// run; perRunKB is that in KB (1,000 bytes).
+func (s *apSide) growth(of func(memory) float64, runs int) float64 {
+	return (of(s.parked) - of(s.before)) / float64(max(runs, 1))
+}
+
+func (s *apSide) perRunKB(of func(memory) float64, runs int) float64 {
+	return s.growth(of, runs) / 1000
 }
 
 // measure parks Runs runs of the side on a new worker, wakes them with one
@@ -280,7 +299,7 @@ func (s *apSide) measure(ctx context.Context, env *benchEnv, c client.Client, ne
 	}
 	runtime.GC()
 	debug.FreeOSMemory()
-	if s.rssBefore, err = selfRSS(); err != nil {
+	if s.before, err = measureMemory(""); err != nil {
 		return err
 	}
 	if err := forEach(ctx, ids, p.Parallel, func(id string) error { return s.start(ctx, c, id) }); err != nil {
@@ -292,7 +311,7 @@ func (s *apSide) measure(ctx context.Context, env *benchEnv, c client.Client, ne
 	if err := waitCount(ctx, c, query, p.Runs, fleetTimeout(p.Runs)); err != nil {
 		return err
 	}
-	if s.rssParked, err = selfRSS(); err != nil {
+	if s.parked, err = measureMemory(env.heapProfile(fmt.Sprintf("%d-%s", p.Runs, s.name))); err != nil {
 		return err
 	}
 	batchBegan := time.Now()
@@ -368,9 +387,6 @@ func waitCount(ctx context.Context, c client.Client, query string, n int, timeou
 	}
 	return fmt.Errorf("%d of %d runs match %s after %v", have, n, query, timeout)
 }
-
-// selfRSS returns this process's resident set (VmRSS) in bytes.
-func selfRSS() (float64, error) { return vmRSS("/proc/self/status") }
 
 // batchSignal starts one batch operation that sends the approve signal,
 // with the payload operator.ApprovePayload(marker) (no digest: accepted),

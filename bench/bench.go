@@ -43,6 +43,12 @@ type config struct {
 	// (its in-process workers and the driver) over the sections measured
 	// goes; with Only, of those sections alone. Default none.
 	CPUProfile string
+	// MemProfile, when set, is the prefix of the profiles the approval
+	// sections write with their runs parked, one per side: the heap,
+	// PREFIX-RUNS-SIDE.pprof (e.g. heap-1000-agentrun.pprof), sampled
+	// finer than the runtime's default (heapProfileRate), and the
+	// goroutines, PREFIX-RUNS-SIDE.goroutines.txt. Default none.
+	MemProfile string
 	// Only, when set, names the sections measured (sectionNames); a run of
 	// some sections prints its table and writes Out only when Out is set
 	// explicitly. Default: every section.
@@ -76,6 +82,8 @@ type benchEnv struct {
 	// cli runs the dev servers (config.CLI), whose errors go to progress.
 	cli      string
 	progress io.Writer
+	// memProfile is config.MemProfile.
+	memProfile string
 }
 
 // devServer starts a dev server of the bench's (devserver.Start: in
@@ -89,6 +97,15 @@ func (e *benchEnv) devServer(ctx context.Context) (hostPort string, stop func(),
 		return "", nil, fmt.Errorf("%w: %v", errDevServer, err)
 	}
 	return dev.FrontendHostPort(), func() { _ = dev.Stop() }, nil
+}
+
+// heapProfile is the path, less its suffix, of the profiles named name
+// with -memprofile (measureMemory); "" for none.
+func (e *benchEnv) heapProfile(name string) string {
+	if e.memProfile == "" {
+		return ""
+	}
+	return e.memProfile + "-" + name
 }
 
 // subdir returns a new folder under the bench's folder.
@@ -144,7 +161,7 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(progress, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	env := &benchEnv{dir: dir, logger: logger, sdkLog: tlog.NewStructuredLogger(logger), cli: cfg.CLI, progress: progress}
+	env := &benchEnv{dir: dir, logger: logger, sdkLog: tlog.NewStructuredLogger(logger), cli: cfg.CLI, progress: progress, memProfile: cfg.MemProfile}
 
 	m, err := describeMachine(dir, p.fsyncSamples)
 	if err != nil {

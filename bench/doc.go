@@ -306,7 +306,9 @@
 //     1,000 runs and more the spread is most of the batch-to-last time on
 //     both sides); and this process's VmRSS growth
 //     with the runs parked and after, from a collection before the runs
-//     started.
+//     started, and per parked run the Go heap in use, the live heap
+//     objects and the goroutine stacks in use (runtime.MemStats after a
+//     collection) and the goroutines (a workflow coroutine is one).
 //   - Parked runs at fleet scale: the same section with 10,000 runs (-quick
 //     10), plus the AgentRun side's VmRSS growth parked against 500 MiB
 //     (goal 1).
@@ -346,7 +348,9 @@
 // temporary folder), -only NAME,... (measure these sections alone and print
 // their table; BENCHMARKS.md is written only by a full run or an explicit
 // -out), -cpuprofile FILE (the in-process workers' and the driver's CPU
-// over the sections measured, for go tool pprof).
+// over the sections measured, for go tool pprof), -memprofile PREFIX (the
+// approval sections' heap, sampled every 4 KiB, and goroutines with their
+// runs parked, per side: PREFIX-RUNS-SIDE.pprof and .goroutines.txt).
 //
 // newAgentWorker is the one place that builds AgentRun's worker: adapt it
 // when the workflow or activities APIs change.

@@ -66,9 +66,9 @@ func TestApprovalBatchQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The batch's own spread and the RSS rows of 20 runs are within the
+	// The batch's own spread and the memory rows of 20 runs are within the
 	// batcher's and the collector's noise: present, not judged.
-	checkFleetRows(t, rows, 6, 3, map[int]float64{0: 1.2}, 0.2, 5)
+	checkFleetRows(t, rows, 10, 3, map[int]float64{0: 1.2}, 0.2, 5)
 	t.Log(rows[0].Section)
 }
 
@@ -81,8 +81,8 @@ func TestParkedFleetQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFleetRows(t, rows, 7, 3, map[int]float64{0: 1.2, 6: 1}, 0.2, 5)
-	if r := rows[6]; r.Baseline != 500 || r.Missing != "" {
+	checkFleetRows(t, rows, 11, 3, map[int]float64{0: 1.2, 10: 1}, 0.2, 5)
+	if r := rows[10]; r.Baseline != 500 || r.Missing != "" {
 		t.Errorf("budget row %+v; want against 500 MiB", r)
 	}
 	if !strings.HasPrefix(rows[0].Section, "Parked runs at fleet scale: 10 hand-example runs") {

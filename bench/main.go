@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 )
 
@@ -16,8 +17,14 @@ func main() {
 	flag.StringVar(&cfg.Out, "out", "", "the Markdown file the table is written to (replaced, keeping make chaos's crash campaign section); - for none (default BENCHMARKS.md, or none with -only)")
 	flag.StringVar(&cfg.Dir, "dir", "", "folder for the journals and fsync probes (default: a temporary folder)")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the bench process over the sections measured to this file")
+	flag.StringVar(&cfg.MemProfile, "memprofile", "", "write heap and goroutine profiles of the approval sections' workers with their runs parked to PREFIX-RUNS-SIDE.pprof and .goroutines.txt")
 	only := flag.String("only", "", "measure only these sections, comma-separated: "+strings.Join(sectionNames(), ", "))
 	flag.Parse()
+	if cfg.MemProfile != "" {
+		// As early as can be: a sample's size is scaled by the rate at
+		// the time the profile is written.
+		runtime.MemProfileRate = heapProfileRate
+	}
 	var err error
 	if cfg.Only, err = parseOnly(*only); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
