@@ -29,11 +29,11 @@ func FuzzDecodePublish(f *testing.F) {
 			t.Fatalf("%d entries for %d items", len(entries), len(in.Items))
 		}
 		for i, e := range entries {
-			pl, err := DecodePayload(e.data)
+			pl, err := DecodePayload(e.wire())
 			if err != nil {
 				t.Fatalf("entry %d kept undecodable data: %v", i, err)
 			}
-			if again, _ := EncodePayload(pl); again != e.data {
+			if again, _ := EncodePayload(pl); again != e.wire() {
 				t.Fatalf("entry %d is not canonical", i)
 			}
 		}

@@ -2,6 +2,7 @@ package streams
 
 import (
 	"cmp"
+	"encoding/base64"
 	"fmt"
 	"maps"
 	"time"
@@ -81,11 +82,20 @@ func (c HostConfig) validate() error {
 	return nil
 }
 
-// entry is one item of the log: its topic and the wire form of its payload.
+// entry is one item of the log: its topic and its payload's deterministic
+// serialization (marshalPayload). Its wire form, the base64 of data, is
+// made when a poll or a State carries it: kept as base64 the log took a
+// third more, for as long as the run stays in a worker's cache.
 type entry struct {
 	topic string
-	data  string
+	data  []byte
 }
+
+// wire is the entry's payload in its wire form (EncodePayload).
+func (e entry) wire() string { return base64.StdEncoding.EncodeToString(e.data) }
+
+// size is the entry's itemSize.
+func (e entry) size() int { return itemSize(base64.StdEncoding.EncodedLen(len(e.data)), e.topic) }
 
 // Host serves a stream from inside a workflow: the publish signal, the poll
 // update and the offset query. Its methods are called from workflow code.
@@ -169,7 +179,7 @@ func (h *Host) restore(s *State) error {
 		if err != nil {
 			return fmt.Errorf("log item %d: %w", i, err)
 		}
-		data, err := EncodePayload(p)
+		data, err := marshalPayload(p)
 		if err != nil {
 			return fmt.Errorf("log item %d: %w", i, err)
 		}
@@ -214,12 +224,12 @@ func (h *Host) Publish(topic string, value any) error {
 			return fmt.Errorf("publish to %q: %w", topic, err)
 		}
 	}
-	data, err := EncodePayload(p)
+	data, err := marshalPayload(p)
 	if err != nil {
 		return fmt.Errorf("publish to %q: %w", topic, err)
 	}
-	if len(data) > MaxItemBytes {
-		return fmt.Errorf("publish to %q: item of %d encoded bytes is above MaxItemBytes (%d)", topic, len(data), MaxItemBytes)
+	if n := base64.StdEncoding.EncodedLen(len(data)); n > MaxItemBytes {
+		return fmt.Errorf("publish to %q: item of %d encoded bytes is above MaxItemBytes (%d)", topic, n, MaxItemBytes)
 	}
 	h.receivePending()
 	h.log = append(h.log, entry{topic: topic, data: data})
@@ -301,7 +311,7 @@ func (h *Host) State() State {
 	}
 	keep, size := 0, 0
 	for i := len(h.log) - 1; i >= 0 && keep < h.cfg.MaxStateItems; i-- {
-		size += itemSize(h.log[i].data, h.log[i].topic)
+		size += h.log[i].size()
 		if size > h.cfg.MaxStateBytes {
 			break
 		}
@@ -311,7 +321,7 @@ func (h *Host) State() State {
 	for _, e := range h.log {
 		// The protocol leaves offsets at 0 in a State: they are base_offset
 		// plus the index.
-		s.Log = append(s.Log, WireItem{Topic: e.topic, Data: e.data})
+		s.Log = append(s.Log, WireItem{Topic: e.topic, Data: e.wire()})
 	}
 	s.BaseOffset = h.base
 	return s

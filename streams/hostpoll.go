@@ -72,14 +72,14 @@ func (h *Host) poll(ctx workflow.Context, in PollInput) (PollResult, error) {
 		if want != nil && !want[e.topic] {
 			continue
 		}
-		n := itemSize(e.data, e.topic)
+		n := e.size()
 		if size+n > maxPollResponseBytes && len(res.Items) > 0 {
 			res.NextOffset = h.base + i
 			res.MoreReady = true
 			break
 		}
 		size += n
-		res.Items = append(res.Items, WireItem{Topic: e.topic, Data: e.data, Offset: h.base + i})
+		res.Items = append(res.Items, WireItem{Topic: e.topic, Data: e.wire(), Offset: h.base + i})
 	}
 	h.read = max(h.read, res.NextOffset)
 	return res, nil

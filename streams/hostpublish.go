@@ -99,9 +99,9 @@ func decodePublish(p *commonpb.Payload) (PublishInput, []entry, error) {
 		if err != nil {
 			return in, nil, fmt.Errorf("item %d (topic %q): %w", i, it.Topic, err)
 		}
-		// Kept in canonical form: padded base64 of the deterministic
-		// serialization, which every language's decoder reads.
-		data, err := EncodePayload(pl)
+		// Kept in canonical form: the deterministic serialization, whose
+		// padded base64 every language's decoder reads.
+		data, err := marshalPayload(pl)
 		if err != nil {
 			return in, nil, fmt.Errorf("item %d (topic %q): %w", i, it.Topic, err)
 		}

@@ -204,7 +204,7 @@ func (p *Publisher) Publish(topic string, value any) error {
 	// a batch on the wire.
 	lead := p.cfg.SendFirstAtOnce && len(p.buf) == 0 && p.pending == nil && time.Since(p.taken) >= p.cfg.BatchInterval
 	p.buf = append(p.buf, PublishEntry{Topic: topic, Data: data})
-	p.bufSize += itemSize(data, topic)
+	p.bufSize += itemSize(len(data), topic)
 	if lead || len(p.buf) >= p.cfg.MaxBatchItems || p.bufSize >= p.cfg.MaxBatchBytes {
 		select {
 		case p.kick <- struct{}{}:

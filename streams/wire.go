@@ -126,11 +126,21 @@ type State struct {
 // encoding of its protobuf serialization (deterministic, so the same payload
 // always encodes the same).
 func EncodePayload(p *commonpb.Payload) (string, error) {
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+	b, err := marshalPayload(p)
 	if err != nil {
-		return "", fmt.Errorf("marshal payload: %w", err)
+		return "", err
 	}
 	return base64.StdEncoding.EncodeToString(b), nil
+}
+
+// marshalPayload is the deterministic protobuf serialization of a payload:
+// what the host keeps of an item (entry), whose wire form is its base64.
+func marshalPayload(p *commonpb.Payload) ([]byte, error) {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("marshal payload: %w", err)
+	}
+	return b, nil
 }
 
 // errNoEncoding: a payload without encoding metadata cannot be decoded by
@@ -158,5 +168,6 @@ func DecodePayload(s string) (*commonpb.Payload, error) {
 	return p, nil
 }
 
-// itemSize is the protocol's estimate of an item's share of a poll answer.
-func itemSize(encoded, topic string) int { return len(encoded) + len(topic) }
+// itemSize is the protocol's estimate of an item's share of a poll answer:
+// the length of its wire form (encodedLen) and of its topic.
+func itemSize(encodedLen int, topic string) int { return encodedLen + len(topic) }
