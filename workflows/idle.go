@@ -7,8 +7,9 @@ import (
 // idleWait waits until a message changed the run (true) or r.idle passed
 // since the answer with none (false).
 //
-// Under versionFewerActions the timer outlives the wait: a message wakes the run without cancelling
-// it, and the next answer waits on the same timer. When it fires before
+// Under versionFewerActions the timer outlives the wait: a message wakes
+// the run without cancelling it, and the next answer waits on the same
+// timer. When it fires before
 // that answer's idle time is up, a new timer runs the rest, so a session
 // answering often starts a timer about once per idle period instead of
 // once per turn. A timer that fires while a turn runs only wakes a
