@@ -64,9 +64,12 @@ type StepInput struct {
 	// it is the key of its own (binding.go). "" in steps scheduled before
 	// it was carried, and in runs whose catalog has no tools key.
 	Catalog string `json:"catalog,omitempty"`
-	// Spec is the called tool's spec as the run's catalog has it (a tool
-	// step): the worker runs the step only when it is its own spec of the
-	// tool. Nil in steps scheduled before it was carried.
+	// Spec is the called tool's spec as the run's catalog has it: the
+	// worker runs the step only when it is its own spec of the tool. A run
+	// sends it only where Catalog does not cover it (a run with no catalog
+	// key) and in an activity tool's step, which PrepareCall prepares from
+	// it; builds from 2406366 to ae41eb7 sent it in every tool step. Nil
+	// otherwise.
 	Spec *agent.ToolSpec `json:"spec,omitempty"`
 }
 

@@ -15,9 +15,10 @@ import (
 // (temporal activity complete) may hand a run a catalog of their own: a
 // write that needs no approval, a read that is a write. So every step
 // carries the content address of what the catalog says about the tools
-// (Binding.Key, StepInput.Catalog), and a tool step the called tool's spec
-// as the run has it (StepInput.Spec); the worker runs the step only when
-// both are its own (checkBinding, checkSpec). Activities are not run again
+// (Binding.Key, StepInput.Catalog), which covers every field of every
+// tool, and a tool step the called tool's spec (StepInput.Spec) where the
+// key does not cover it; the worker runs the step only when both are its
+// own (checkBinding, checkSpec). Activities are not run again
 // on replay, so the check changes nothing for steps recorded before.
 
 // Binding is what a run's catalog says about its tools, which must be the

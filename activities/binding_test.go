@@ -42,7 +42,8 @@ func edited(cat activities.Catalog, name string, edit func(*agent.ToolSpec)) act
 }
 
 // TestStepsBoundToTheWorkersCatalog: a model step and a tool step carry
-// the key of the run's catalog (and a tool step the called tool's spec);
+// the key of the run's catalog (and a tool step of builds before this one
+// the called tool's spec);
 // the worker runs them when they are its own, and refuses with the
 // non-retryable StepRefused, naming the tool and the field, when the run's
 // list says a write needs no approval, or anything else differs. A model
@@ -138,6 +139,23 @@ func TestStepsBoundToTheWorkersCatalog(t *testing.T) {
 	}
 	if n := testenv.TicketCount(t, tickets); n != 1 {
 		t.Fatalf("%d tickets after the refusals, want still 1", n)
+	}
+
+	// The form a run schedules now: the catalog's key and no spec, which
+	// the key covers (every field of every tool).
+	for _, tc := range []activities.Catalog{never, edited(own, "create_ticket", func(s *agent.ToolSpec) { s.Kind = agent.KindRead })} {
+		in := ticket(tc)
+		in.Spec = nil
+		_, err := env.ExecuteActivity(acts.CallTool, in)
+		refusal(t, err, "step tool/1/0/create_ticket runs with a tool list that is not this worker's (key "+tc.Binding().Key())
+	}
+	in := ticket(own)
+	in.Step.Name, in.Spec = "tool/2/0/create_ticket", nil // a new step: tool/1/0's result is journalled
+	if _, err := env.ExecuteActivity(acts.CallTool, in); err != nil {
+		t.Fatalf("tool step of the worker's own catalog, no spec: %v", err)
+	}
+	if n := testenv.TicketCount(t, tickets); n != 2 {
+		t.Fatalf("%d tickets, want 2: the refused steps filed none", n)
 	}
 }
 

@@ -27,10 +27,15 @@ func (r *execution) execute(s agent.Step) error {
 	r.waitBegan = time.Time{} // a step runs: no wait for a person
 	in := stepInput(s, workflow.GetInfo(r.ctx).FirstRunID)
 	in.Agent, in.Catalog = r.cat.Agent, r.catKey
+	var spec agent.ToolSpec
 	if s.Call != nil {
-		// The spec the run's policy decided the call by: the worker runs
-		// the step only when it is its own.
-		if spec, ok := r.catalogSpec(s.Call.Name); ok {
+		spec, _ = r.catalogSpec(s.Call.Name)
+		// The spec the run's policy decided the call by, which the worker
+		// runs only as its own. The catalog's key covers it (every field
+		// of every tool: activities.Binding): a step carries it only when
+		// the run has no key, and an activity tool's step, whose local
+		// activity prepares the call from it.
+		if spec.Name != "" && (r.catKey == "" || spec.Activity != nil) {
 			in.Spec = &spec
 		}
 	}
@@ -55,8 +60,8 @@ func (r *execution) execute(s agent.Step) error {
 	r.running, r.runningPolicy, r.stepBegan = s.Name, opts.RetryPolicy, workflow.Now(r.ctx)
 	var res json.RawMessage
 	var err error
-	if in.Spec != nil && in.Spec.Activity != nil {
-		res, err = r.scheduled(s, *in.Spec, in) // an activity tool: its own activity
+	if spec.Activity != nil {
+		res, err = r.scheduled(s, spec, in) // an activity tool: its own activity
 	} else {
 		res, err = r.call(opts, fn, in)
 	}
