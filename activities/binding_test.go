@@ -1,9 +1,11 @@
 package activities_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/internal/testkit/hand"
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
+	"github.com/agentrun/agentrun/llm"
 )
 
 // listed is the catalog acts list, through the activity.
@@ -57,6 +60,8 @@ func TestStepsBoundToTheWorkersCatalog(t *testing.T) {
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(acts)
 	own := listed(t, env, acts)
+	rec := &offeredTools{Provider: acts.Exec.Model}
+	acts.Exec.Model = rec
 	model := func(cat activities.Catalog) activities.StepInput {
 		return activities.StepInput{Step: agent.Step{Name: "llm/1", Kind: agent.KindModel,
 			Model: &agent.ModelInput{New: agent.UserMessages(hand.Prompt), Tools: cat.ToolsKey}}, Catalog: cat.Binding().Key()}
@@ -109,11 +114,21 @@ func TestStepsBoundToTheWorkersCatalog(t *testing.T) {
 	_, err = env.ExecuteActivity(acts.CallTool, ticket(never))
 	refusal(t, err, `step tool/1/0/create_ticket calls tool create_ticket with a spec that is not this worker's: approval "never" in the run's list, "" in this worker's`)
 
-	// A model step of a bound catalog names its tools key.
+	// A model step of a bound catalog may leave its tools key out (the
+	// catalog's key covers it): the worker's own catalog runs, offering
+	// the model the worker's own specs; another is refused all the same.
 	noKey := model(own)
 	noKey.Step.Model.Tools = ""
+	if _, err := env.ExecuteActivity(acts.CallModel, noKey); err != nil {
+		t.Fatalf("model step of the worker's own catalog without its tools key: %v", err)
+	}
+	if got := rec.offered(); len(got) != 3 || !slices.Equal(got[2], got[0]) || len(got[0]) != len(own.Tools) {
+		t.Fatalf("tools offered to the model, by request: %q; want the worker's %d in each", got, len(own.Tools))
+	}
+	noKey = model(never)
+	noKey.Step.Model.Tools = ""
 	_, err = env.ExecuteActivity(acts.CallModel, noKey)
-	refusal(t, err, "step llm/1 names no tool specs to offer the model")
+	refusal(t, err, "step llm/1 runs with a tool list that is not this worker's (key "+never.Binding().Key())
 
 	// Each field of a spec, and the list as a whole.
 	for _, tc := range []struct {
@@ -237,4 +252,29 @@ func TestMalformedCatalog(t *testing.T) {
 			t.Errorf("MalformedCatalog = %q, want %q", why, tc.want)
 		}
 	}
+}
+
+// offeredTools records the names of the tools each request offers the
+// model.
+type offeredTools struct {
+	llm.Provider
+	mu    sync.Mutex
+	names [][]string
+}
+
+func (o *offeredTools) Complete(ctx context.Context, req agent.ModelRequest) (agent.ModelReply, error) {
+	var names []string
+	for _, s := range req.Tools {
+		names = append(names, s.Name)
+	}
+	o.mu.Lock()
+	o.names = append(o.names, names)
+	o.mu.Unlock()
+	return o.Provider.Complete(ctx, req)
+}
+
+func (o *offeredTools) offered() [][]string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.names)
 }

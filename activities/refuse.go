@@ -92,24 +92,25 @@ func (a *Activities) offered() string {
 
 // checkModel checks the tool-spec key a model step names against the key
 // of the tools this worker lists (cached per tool set): the model is
-// offered only the worker's own tools. "" names the worker's own tools,
-// taken only in a step that carries no catalog key (StepInput.Catalog):
-// one scheduled before catalogs were bound, by a run listed before tools
-// keys.
+// offered only the worker's own tools. "" names the worker's own tools:
+// in a step that carries no catalog key (scheduled before catalogs were
+// bound, by a run listed before tools keys), and in one that carries it,
+// since the catalog's key covers the tools key (Binding.ToolsKey) and
+// checkBinding refuses a catalog that is not the worker's own. Builds up
+// to this one name the key in every bound step, and their workers refuse
+// a bound step without it: a later build may leave it out (about 80 B of
+// history a model step) once no worker of those builds polls the queue.
 func (a *Activities) checkModel(in StepInput) error {
 	s := in.Step
 	key := s.Model.Tools
-	if key == "" && in.Catalog == "" {
-		return nil // a step of a run listed before tools keys, or before bound catalogs
+	if key == "" {
+		return nil
 	}
 	own, err := a.Exec.ToolsKey()
 	if err != nil {
 		return fmt.Errorf("step %s: the key of this worker's tools: %w", s.Name, err)
 	}
 	if key != own {
-		if key == "" {
-			return refused("step %s names no tool specs to offer the model; a run's model step names its catalog's tools key, and this worker lists %s", s.Name, own)
-		}
 		return refused("step %s offers the model tool specs %s; this worker lists %s (its tools file or MCP servers differ from the ones the run started with)", s.Name, shownKey(key), own)
 	}
 	return nil
