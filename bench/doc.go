@@ -25,7 +25,10 @@
 //     history events of every measured run (activity scheduled → started →
 //     completed → workflow task scheduled → started → completed → next
 //     activity scheduled), both sides, and each worker's RPCs per activity,
-//     counted by a gRPC interceptor on its own client. The same pair runs
+//     counted by a gRPC interceptor on its own client; the history bytes
+//     per activity by part of the events (proto sizes), and AgentRun's
+//     activity inputs by JSON field (inputFields: catalog,
+//     step.model.conversation, step.model.tools, ...). The same pair runs
 //     in every round again with gRPC compression off on every client of
 //     theirs (client.GrpcCompressionNone on a driver of their own and on
 //     their workers'; the sdk's default is gzip): ms per activity,

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -43,10 +44,12 @@ const (
 
 var byteParts = []string{partInputs, partResults, partSummary, partRetry, partFraming}
 
-// historyBytes is the size of histories: in all, and by part.
+// historyBytes is the size of histories: in all, and by part; and the
+// activity inputs' JSON bytes by field (inputFields).
 type historyBytes struct {
-	total int
-	parts map[string]int
+	total  int
+	parts  map[string]int
+	fields map[string]int
 }
 
 // add counts event e.
@@ -58,6 +61,12 @@ func (h *historyBytes) add(e *historypb.HistoryEvent) {
 	retry := 0
 	if a := e.GetActivityTaskScheduledEventAttributes(); a != nil {
 		in, retry = proto.Size(a.GetInput()), proto.Size(a.GetRetryPolicy())
+		if h.fields == nil {
+			h.fields = map[string]int{}
+		}
+		for _, p := range a.GetInput().GetPayloads() {
+			inputFields(p.GetData(), "", h.fields)
+		}
 	}
 	if a := e.GetActivityTaskCompletedEventAttributes(); a != nil {
 		res = proto.Size(a.GetResult())
@@ -196,4 +205,51 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// inputFields adds the bytes of each field of an activity input's JSON
+// object data to fields, by path: "catalog", "step.name",
+// "step.model.tools" (a step's and a model input's fields are counted one
+// by one). A field counts its name, its value and the quotes, colon and
+// comma around them; the braces, and data that is not a JSON object,
+// count as the object's framing ("(framing)", "step (framing)").
+func inputFields(data []byte, prefix string, fields map[string]int) {
+	framing := "(framing)"
+	if prefix != "" {
+		framing = strings.TrimSuffix(prefix, ".") + " (framing)"
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(data, &obj) != nil {
+		fields[framing] += len(data)
+		return
+	}
+	used := 0
+	for k, v := range obj {
+		n := len(k) + 4 + len(v)
+		used += n
+		if path := prefix + k; path == "step" || path == "step.model" {
+			fields[path+" (framing)"] += n - len(v)
+			inputFields(v, path+".", fields)
+			continue
+		}
+		fields[prefix+k] += n
+	}
+	fields[framing] += len(data) - used
+}
+
+// fieldsShown lists fields per activity (bytes over per), largest first,
+// those of at least 1 B.
+func fieldsShown(fields map[string]int, per float64) string {
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(cmp.Compare(fields[b], fields[a]), cmp.Compare(a, b)) })
+	var out []string
+	for _, k := range keys {
+		if b := float64(fields[k]) / per; b >= 1 {
+			out = append(out, fmt.Sprintf("%s %.0f B", k, b))
+		}
+	}
+	return orNone(strings.Join(out, ", "))
 }

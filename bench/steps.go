@@ -319,6 +319,7 @@ func stepOverhead(ctx context.Context, env *benchEnv, p stepParams) (stepResult,
 		bytesBy = append(bytesBy, fmt.Sprintf("%s %.0f B vs %.0f B", part, perAct(aBytes.parts[part]), perAct(bBytes.parts[part])))
 	}
 	res.findings = append(res.findings, fmt.Sprintf("History bytes per activity, AgentRun vs bare chain, by part of the events (proto size): %s.", strings.Join(bytesBy, ", ")))
+	res.findings = append(res.findings, fmt.Sprintf("AgentRun's activity inputs per activity by JSON field (the payloads' data; the rest of an input is its payload's metadata and framing): %s.", fieldsShown(aBytes.fields, runs*float64(n))))
 	if hb := aCalls["RecordActivityTaskHeartbeat"] - bCalls["RecordActivityTaskHeartbeat"]; hb >= 0.5 {
 		res.findings = append(res.findings, fmt.Sprintf(
 			"AgentRun's activities send %.2f heartbeats per activity more than the bare chain's. The SDK sends an activity's first heartbeat "+

@@ -91,6 +91,41 @@ func TestHistoryBytesParts(t *testing.T) {
 	}
 }
 
+// TestInputFields: an input's JSON bytes by field add up to its data, a
+// step's and a model input's fields counted one by one.
+func TestInputFields(t *testing.T) {
+	t.Parallel()
+	data := `{"step":{"name":"llm/1","kind":"model","model":{"new":[{"role":"user","content":"hi"}],"tools":"sha256:ab"}},"catalog":"sha256:cd"}`
+	fields := map[string]int{}
+	inputFields([]byte(data), "", fields)
+	inputFields([]byte(`"not an object"`), "", fields)
+	want := map[string]int{
+		"catalog":          len(`"catalog":"sha256:cd",`),
+		"step.name":        len(`"name":"llm/1",`),
+		"step.kind":        len(`"kind":"model",`),
+		"step.model.tools": len(`"tools":"sha256:ab",`),
+		"step.model.new":   len(`"new":[{"role":"user","content":"hi"}],`),
+	}
+	sum := 0
+	for k, n := range fields {
+		sum += n
+		if w, ok := want[k]; ok && n != w {
+			t.Errorf("field %s: %d B, want %d", k, n, w)
+		}
+	}
+	for k := range want {
+		if _, ok := fields[k]; !ok {
+			t.Errorf("field %s not counted: %v", k, fields)
+		}
+	}
+	if all := len(data) + len(`"not an object"`); sum != all {
+		t.Fatalf("fields %v add up to %d B, want the data's %d", fields, sum, all)
+	}
+	if got := fieldsShown(map[string]int{"catalog": 166, "step.name": 20, "spec": 1}, 2); got != "catalog 83 B, step.name 10 B" {
+		t.Fatalf("fieldsShown = %q", got)
+	}
+}
+
 // sampleEvents are an activity's scheduled event (input, summary, retry
 // policy) and its completed event (result).
 func sampleEvents() []*historypb.HistoryEvent {
