@@ -46,10 +46,10 @@ func edited(cat activities.Catalog, name string, edit func(*agent.ToolSpec)) act
 
 // TestStepsBoundToTheWorkersCatalog: a model step and a tool step carry
 // the key of the run's catalog (and a tool step of builds before this one
-// the called tool's spec);
-// the worker runs them when they are its own, and refuses with the
-// non-retryable StepRefused, naming the tool and the field, when the run's
-// list says a write needs no approval, or anything else differs. A model
+// the called tool's spec); the worker runs them when they are its own, and
+// refuses with the non-retryable StepRefused, naming the tool and the
+// field, when the run's list says a write needs no approval, or anything
+// else differs. A model
 // step's refusal carries the worker's own binding, from which the run
 // names the difference. Steps that carry none (scheduled before) run as
 // before.

@@ -29,13 +29,14 @@ func (r *execution) execute(s agent.Step) error {
 	in.Agent, in.Catalog = r.cat.Agent, r.catKey
 	var spec agent.ToolSpec
 	if s.Call != nil {
-		spec, _ = r.catalogSpec(s.Call.Name)
+		var listed bool
+		spec, listed = r.catalogSpec(s.Call.Name)
 		// The spec the run's policy decided the call by, which the worker
 		// runs only as its own. The catalog's key covers it (every field
 		// of every tool: activities.Binding): a step carries it only when
 		// the run has no key, and an activity tool's step, whose local
 		// activity prepares the call from it.
-		if spec.Name != "" && (r.catKey == "" || spec.Activity != nil) {
+		if listed && (r.catKey == "" || spec.Activity != nil) {
 			in.Spec = &spec
 		}
 	}
