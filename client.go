@@ -187,17 +187,7 @@ func (c *Client) Start(ctx context.Context, opts StartOptions) (*Run, error) {
 	if summary == "" {
 		summary = in.Messages[len(in.Messages)-1].Content
 	}
-	_, err = c.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                                       opts.ID,
-		TaskQueue:                                c.opts.TaskQueue,
-		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		StaticSummary:                            workflows.Summary(summary),
-		StaticDetails:                            workflows.StaticDetails(opts.ID),
-		Memo:                                     map[string]any{workflows.MemoInputHash: workflows.InputHash(in.Messages)},
-		TypedSearchAttributes:                    workflows.StartAttributes(""),
-	}, workflows.WorkflowName, in)
+	err = c.startRun(ctx, opts.ID, summary, "", in, map[string]any{workflows.MemoInputHash: workflows.InputHash(in.Messages)})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		return nil, fmt.Errorf("start run %s: %w; choose another id, or reach it with Client.Run", opts.ID, ErrRunExists)
@@ -206,6 +196,25 @@ func (c *Client) Start(ctx context.Context, opts StartOptions) (*Run, error) {
 		return nil, fmt.Errorf("start run %s: %w", opts.ID, err)
 	}
 	return c.Run(opts.ID), nil
+}
+
+// startRun starts the workflow of the run id with input in, shown with
+// summary and, for a fork, its origin (AgentRunForkOf): the one way this
+// client starts a run. A run id is used once: a closed run's id is refused
+// as an open one's is (serviceerror.WorkflowExecutionAlreadyStarted).
+func (c *Client) startRun(ctx context.Context, id, summary, origin string, in workflows.Input, memo map[string]any) error {
+	_, err := c.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                                       id,
+		TaskQueue:                                c.opts.TaskQueue,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		StaticSummary:                            workflows.Summary(summary),
+		StaticDetails:                            workflows.StaticDetails(id),
+		Memo:                                     memo,
+		TypedSearchAttributes:                    workflows.StartAttributes(origin),
+	}, workflows.WorkflowName, in)
+	return err
 }
 
 // Run is a handle on the run runID, started by anyone. It checks nothing:

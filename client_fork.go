@@ -8,9 +8,7 @@ import (
 	"strings"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/agentrun/agentrun/activities"
@@ -72,16 +70,7 @@ func (c *Client) Fork(ctx context.Context, origin string, opts ForkOptions) (*Ru
 	if err := operator.ValidRunID(id); err != nil {
 		return nil, fmt.Errorf("fork id: %w", err)
 	}
-	_, err = c.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                                       id,
-		TaskQueue:                                c.opts.TaskQueue,
-		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		StaticSummary:                            workflows.Summary(forkSummary(f)),
-		StaticDetails:                            workflows.StaticDetails(id),
-		TypedSearchAttributes:                    workflows.StartAttributes(origin),
-	}, workflows.WorkflowName, workflows.Input{Fork: &f})
+	err = c.startRun(ctx, id, forkSummary(f), origin, workflows.Input{Fork: &f}, nil)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		return nil, fmt.Errorf("fork %s: %w; give another id (ForkOptions.ID), or reach it with Client.Run", id, ErrRunExists)
