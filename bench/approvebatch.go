@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -118,6 +119,14 @@ type apSide struct {
 	batchToLast time.Duration   // the batch's start → the last run's completion
 	spread      time.Duration   // the first run's signal → the last run's
 	perRun      []time.Duration // per run: signaled → completed, sorted
+	// CPU time of the dev server and of this process (the side's worker
+	// and the bench's reads of each run's result and history) from the
+	// batch's start until every run completed and was read.
+	serverCPU, selfCPU, cpuWall time.Duration
+	// The workflow tasks after the approval: their waits (scheduled →
+	// started, sorted) and how many timed out, over all the runs.
+	wftWaits    []time.Duration
+	wftTimeouts int
 	// This process's memory before the side's runs started (after a
 	// collection that returned the free memory) and with all of them
 	// parked; its VmRSS once all completed.
@@ -245,6 +254,18 @@ func approvalBatch(ctx context.Context, env *benchEnv, p approvalBatchParams) ([
 			Measured: ms(percentile(agentRun.perRun, 99)), Baseline: ms(percentile(bare.perRun, 99)), Unit: "ms"},
 		{Section: sec, Figure: "ms the batch took to signal every run (first signal → last, the server's batcher and its worker.batcherRPS)",
 			Measured: ms(agentRun.spread), Baseline: ms(bare.spread), Unit: "ms"},
+		{Section: sec, Figure: "ms a workflow task after the approval waited for the worker (scheduled → started), p50",
+			Measured: ms(percentile(agentRun.wftWaits, 50)), Baseline: ms(percentile(bare.wftWaits, 50)), Unit: "ms"},
+		{Section: sec, Figure: "workflow tasks after the approval per run (timed out ones included)",
+			Measured: float64(len(agentRun.wftWaits)) / float64(p.Runs), Baseline: float64(len(bare.wftWaits)) / float64(p.Runs), Unit: "tasks"},
+		{Section: sec, Figure: "workflow tasks after the approval that timed out on the worker's sticky queue (its 5s StickyScheduleToStartTimeout) and went to the task queue, where a worker replays the run's history, per run",
+			Measured: float64(agentRun.wftTimeouts) / float64(p.Runs), Baseline: float64(bare.wftTimeouts) / float64(p.Runs), Unit: "tasks"},
+		{Section: sec, Figure: "ms of the dev server's CPU per approved run (user + system, from the batch's start until every run completed and was read)",
+			Measured: ms(agentRun.serverCPU) / float64(p.Runs), Baseline: ms(bare.serverCPU) / float64(p.Runs), Unit: "ms"},
+		{Section: sec, Figure: "ms of this process's CPU per approved run (its worker, and the bench reading each run's result and history), over the same time",
+			Measured: ms(agentRun.selfCPU) / float64(p.Runs), Baseline: ms(bare.selfCPU) / float64(p.Runs), Unit: "ms"},
+		{Section: sec, Figure: "cores the dev server kept busy over the same time (its CPU time over that time; the machine has " + strconv.Itoa(runtime.NumCPU()) + ")",
+			Measured: agentRun.serverCPU.Seconds() / agentRun.cpuWall.Seconds(), Baseline: bare.serverCPU.Seconds() / bare.cpuWall.Seconds(), Unit: "cores"},
 		{Section: sec, Figure: fmt.Sprintf("worker VmRSS growth with %s runs parked (this process: parked − before the runs started)", n),
 			Measured: mib(agentRun.parked.rss - agentRun.before.rss), Baseline: mib(bare.parked.rss - bare.before.rss), Unit: "MiB"},
 		{Section: sec, Figure: "KB of Go heap in use per parked run (runtime.MemStats.HeapInuse after a collection: parked − before, over the runs)",
@@ -314,6 +335,15 @@ func (s *apSide) measure(ctx context.Context, env *benchEnv, c client.Client, ne
 	if s.parked, err = measureMemory(env.heapProfile(fmt.Sprintf("%d-%s", p.Runs, s.name))); err != nil {
 		return err
 	}
+	server := devServerPID(env.hostPort)
+	srv0, err := pidCPU(server)
+	if err != nil {
+		return err
+	}
+	self0, err := processCPU()
+	if err != nil {
+		return err
+	}
 	batchBegan := time.Now()
 	if err := batchSignal(ctx, c, query, "bench-apb-"+s.name+"-"+stamp, marker); err != nil {
 		return err
@@ -350,11 +380,23 @@ func (s *apSide) measure(ctx context.Context, env *benchEnv, c client.Client, ne
 			lastSig = t.signaled
 		}
 		s.perRun = append(s.perRun, t.completed.Sub(t.signaled))
+		s.wftWaits = append(s.wftWaits, t.wftWaits...)
+		s.wftTimeouts += t.wftTimeouts
 		return nil
 	}); err != nil {
 		return err
 	}
+	srv1, err := pidCPU(server)
+	if err != nil {
+		return err
+	}
+	self1, err := processCPU()
+	if err != nil {
+		return err
+	}
+	s.serverCPU, s.selfCPU, s.cpuWall = srv1-srv0, self1-self0, time.Since(batchBegan)
 	slices.Sort(s.perRun)
+	slices.Sort(s.wftWaits)
 	s.batchToLast, s.spread = last.Sub(batchBegan), lastSig.Sub(firstSig)
 	s.rssAfter, err = selfRSS()
 	return err

@@ -142,6 +142,8 @@ var (
 		"ms approve signal → run completed, p50",
 		"ms approve signal → run completed, p99",
 		"ms the batch took to signal every run",
+		"ms of the dev server's CPU per approved run",
+		"cores the dev server kept busy",
 		"ms from the batch's start to the last of 10 runs completed",
 		"s wall time, first start → last completion of all 20 runs",
 		"activities per second over the wall time",

@@ -308,6 +308,12 @@ type runTiming struct {
 	completed time.Time       // the run's completion (zero: not completed)
 	// afterSignal counts the activities scheduled after the first signal.
 	afterSignal int
+	// wftWaits are the waits of the workflow tasks after the first signal,
+	// scheduled → started; wftTimeouts counts those that timed out
+	// (waiting on a worker's sticky queue past the worker's
+	// StickyScheduleToStartTimeout, then scheduled on the task queue).
+	wftWaits    []time.Duration
+	wftTimeouts int
 }
 
 // runTimes reads the history of the run id.
@@ -332,6 +338,16 @@ func runTimes(ctx context.Context, c client.Client, id string) (runTiming, error
 func (t *runTiming) add(e *historypb.HistoryEvent, scheduled map[int64]time.Time, lastSched *time.Time) {
 	at := e.GetEventTime().AsTime()
 	switch e.GetEventType() {
+	case enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+		scheduled[e.GetEventId()] = at
+	case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+		if s, ok := scheduled[e.GetWorkflowTaskStartedEventAttributes().GetScheduledEventId()]; ok && !t.signaled.IsZero() {
+			t.wftWaits = append(t.wftWaits, at.Sub(s))
+		}
+	case enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
+		if !t.signaled.IsZero() {
+			t.wftTimeouts++
+		}
 	case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 		scheduled[e.GetEventId()] = at
 		if !lastSched.IsZero() {
