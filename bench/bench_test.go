@@ -144,6 +144,8 @@ var (
 		"ms the batch took to signal every run",
 		"ms of the dev server's CPU per approved run",
 		"cores the dev server kept busy",
+		"ms from the batch's start to the last of 20 runs completed, bare workflows that also upsert",
+		"ms from the batch's start to the last run completed, AgentRun vs the bare workflows that also upsert",
 		"ms from the batch's start to the last of 10 runs completed",
 		"s wall time, first start → last completion of all 20 runs",
 		"activities per second over the wall time",

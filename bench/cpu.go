@@ -24,6 +24,16 @@ func processCPU() (time.Duration, error) {
 	return time.Duration(u.Utime.Nano() + u.Stime.Nano()), nil
 }
 
+// cpuTimes returns the CPU time this process has used (processCPU) and
+// the process server has (pidCPU: 0 for pid 0).
+func cpuTimes(server int) (self, srv time.Duration, err error) {
+	if self, err = processCPU(); err != nil {
+		return 0, 0, err
+	}
+	srv, err = pidCPU(server)
+	return self, srv, err
+}
+
 // clockTick is the unit of /proc/PID/stat's CPU times, USER_HZ: 100 a
 // second on every Linux the bench runs on (sysconf(_SC_CLK_TCK)).
 const clockTick = 10 * time.Millisecond

@@ -307,7 +307,14 @@
 //     batch's own spread (first signal → last: the server's batcher, at
 //     worker.batcherRPS, 50 a second by default, the dev server's; at
 //     1,000 runs and more the spread is most of the batch-to-last time on
-//     both sides); and this process's VmRSS growth
+//     both sides); the waits of the workflow tasks after the approval
+//     (scheduled → started, p50), those tasks per run, and those that
+//     timed out on the worker's sticky queue and were replayed on the
+//     task queue; the dev server's and this process's CPU per approved
+//     run and the cores the server kept busy, from the batch's start
+//     until the bench had read every run's result (the histories are
+//     read after, so that their reads load no server the runs need); and
+//     this process's VmRSS growth
 //     with the runs parked and after, from a collection before the runs
 //     started, and per parked run the Go heap in use, the live heap
 //     objects and the goroutine stacks in use (runtime.MemStats after a

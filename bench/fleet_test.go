@@ -68,7 +68,22 @@ func TestApprovalBatchQuick(t *testing.T) {
 	}
 	// The batch's own spread and the memory rows of 20 runs are within the
 	// batcher's and the collector's noise: present, not judged.
-	checkFleetRows(t, rows, 10, 3, map[int]float64{0: 1.2}, 0.2, 5)
+	checkFleetRows(t, rows, 20, 3, map[int]float64{0: 1.2}, 0.2, 5)
+	// The CPU each side cost the dev server is measured (its pid found by
+	// its port), and so is the third side's, the bare workflows that
+	// upsert as an approved run does.
+	cpu := 0
+	for _, r := range rows {
+		if strings.Contains(r.Figure, "dev server's CPU per approved run") {
+			cpu++
+			if r.Measured <= 0 || r.Baseline <= 0 {
+				t.Errorf("%s: %v vs %v; want both measured", r.Figure, r.Measured, r.Baseline)
+			}
+		}
+	}
+	if cpu != 2 {
+		t.Errorf("%d rows of the dev server's CPU, want 2 (AgentRun vs bare, upserting vs bare)", cpu)
+	}
 	t.Log(rows[0].Section)
 }
 
@@ -81,8 +96,8 @@ func TestParkedFleetQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFleetRows(t, rows, 11, 3, map[int]float64{0: 1.2, 10: 1}, 0.2, 5)
-	if r := rows[10]; r.Baseline != 500 || r.Missing != "" {
+	checkFleetRows(t, rows, 17, 3, map[int]float64{0: 1.2, 16: 1}, 0.2, 5)
+	if r := rows[16]; r.Baseline != 500 || r.Missing != "" {
 		t.Errorf("budget row %+v; want against 500 MiB", r)
 	}
 	if !strings.HasPrefix(rows[0].Section, "Parked runs at fleet scale: 10 hand-example runs") {

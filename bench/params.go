@@ -52,7 +52,7 @@ func paramsFor(quick bool) params {
 			satur:        saturationParams{Runs: 20, Turns: 3, Rounds: 1, Parallel: 8},
 			fork:         forkParams{Turns: 100, Near: 10, Far: 90, Rounds: 2},
 			actions:      actionsParams{Turns: 3, StreamTurns: 2, Delay: 3 * time.Second},
-			batch:        approvalBatchParams{Runs: 20, Parallel: 8},
+			batch:        approvalBatchParams{Runs: 20, Parallel: 8, Upserts: true},
 			fleet:        approvalBatchParams{Runs: 10, Parallel: 8, RSSBudget: 500, Label: "Parked runs at fleet scale"},
 			fsyncSamples: 20,
 		}
@@ -76,7 +76,7 @@ func paramsFor(quick bool) params {
 		satur:        saturationParams{Runs: 500, Turns: 10, Rounds: 2, Parallel: 16},
 		fork:         forkParams{Turns: 1000, Near: 10, Far: 900, Rounds: 10},
 		actions:      actionsParams{Turns: 25, StreamTurns: 4, Delay: 3 * time.Second},
-		batch:        approvalBatchParams{Runs: 1000, Parallel: 8},
+		batch:        approvalBatchParams{Runs: 1000, Parallel: 8, Upserts: true},
 		fleet:        approvalBatchParams{Runs: 10000, Parallel: 16, RSSBudget: 500, Label: "Parked runs at fleet scale"},
 		fsyncSamples: 200,
 	}

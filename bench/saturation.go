@@ -232,11 +232,7 @@ func (s *satSide) round(ctx context.Context, env *benchEnv, server int, ids []st
 
 	ctx, cancel := context.WithTimeout(ctx, saturationTimeout)
 	defer cancel()
-	cpu0, err := processCPU()
-	if err != nil {
-		return err
-	}
-	srv0, err := pidCPU(server)
+	cpu0, srv0, err := cpuTimes(server)
 	if err != nil {
 		return err
 	}
@@ -266,11 +262,7 @@ func (s *satSide) round(ctx context.Context, env *benchEnv, server int, ids []st
 	}); err != nil {
 		return err
 	}
-	cpu1, err := processCPU()
-	if err != nil {
-		return err
-	}
-	srv1, err := pidCPU(server)
+	cpu1, srv1, err := cpuTimes(server)
 	if err != nil {
 		return err
 	}
