@@ -302,6 +302,11 @@
 //     approve signal and then run as many no-op activities as the run
 //     alone ran after its approval, woken by one batch signal of the same
 //     query; bare first, each side's worker running only during its turn.
+//     At 1,000 runs (Upserts) a third side runs between them: the bare
+//     workflows that also upsert AgentRunStatus as an approved run does
+//     (Running at the approval, Completed at the end), which splits the
+//     ratio into what those two upserts cost and what the rest of
+//     AgentRun does.
 //     Figures: the batch's start → the last run's completion (goal 1.2);
 //     signal → completion per run from the histories, p50 and p99; the
 //     batch's own spread (first signal → last: the server's batcher, at
