@@ -56,6 +56,11 @@ type StepInput struct {
 	// Stream asks a model step to publish its text to the run's stream
 	// while the model writes it (when the provider streams).
 	Stream bool `json:"stream,omitempty"`
+	// TextInStream says the run takes a streamed final answer's text back
+	// from its stream: the step may record the answer by reference
+	// (agent.ModelReply.Streamed), the text put in the store. Workers
+	// before it was sent ignore it and record the text inline.
+	TextInStream bool `json:"text_in_stream,omitempty"`
 	// Agent is the agent tool whose child run the step belongs to: the
 	// step runs with that agent's model and tools. "" for a top-level run.
 	Agent string `json:"agent,omitempty"`

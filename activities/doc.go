@@ -60,7 +60,15 @@
 // recorded reply says which attempt streamed
 // (agent.ModelReply.Streamed). The stream is for people watching: a piece
 // that cannot be published is logged and dropped, never failing the step;
-// NoStream (AGENTRUN_STREAM=off) turns it off on a worker.
+// NoStream (AGENTRUN_STREAM=off) turns it off on a worker. When the input
+// also says the run takes its text back from its stream
+// (StepInput.TextInStream) and every piece reached the stream, a final
+// answer longer than 256 bytes is recorded by reference: the text is put
+// in the content store and the reply carries its key, size and preview,
+// so that the run's history holds it once, in the stream's publish
+// signals. The workflow rebuilds it from its stream and believes it only
+// when it is the text the key names; otherwise it reads it from the store
+// (ReadAnswer, a local activity).
 //
 // Values by reference: ListTools keeps the tools' full specs in the content
 // store and records their key; CallModel's input refers to the conversation

@@ -54,9 +54,13 @@ func (a *Activities) CallModel(ctx context.Context, in StepInput) (json.RawMessa
 	ctx = ratelimit.WithWaits(ctx, func(w ratelimit.Wait) { a.limitWaited(ctx, in.Step.Name, w) })
 	ctx, span := a.startChat(ctx, in)
 	start := time.Now()
+	whole := false // the run's stream got all of the reply's text
 	res, err := a.heartbeating(ctx, in.Step.Name, func(ctx context.Context) (json.RawMessage, error) {
 		if in.Stream {
-			return a.streamModel(ctx, in.Step)
+			var res json.RawMessage
+			var err error
+			res, whole, err = a.streamModel(ctx, in.Step)
+			return res, err
 		}
 		return a.Exec.Execute(ctx, in.Step)
 	})
@@ -73,6 +77,9 @@ func (a *Activities) CallModel(ctx context.Context, in StepInput) (json.RawMessa
 		if reply, err := agent.DecodeModelReply(res); err == nil {
 			a.Metrics.Tokens(ctx, cmp.Or(reply.Model, a.Exec.Model.Name()), reply.Usage)
 		}
+	}
+	if in.TextInStream && whole {
+		res = a.answerInStream(ctx, in.Step.Name, res)
 	}
 	return res, nil
 }

@@ -30,6 +30,9 @@ const (
 	// (fork.go).
 	NameForkPoint  = Prefix + "ForkPoint"
 	NameReplayCall = Prefix + "ReplayCall"
+	// NameReadAnswer runs as a local activity when a run's stream does not
+	// hold a streamed answer that its step recorded by reference.
+	NameReadAnswer = Prefix + "ReadAnswer"
 )
 
 // LegacyNames are the names runs scheduled the activities under before

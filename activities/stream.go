@@ -36,10 +36,12 @@ const flushWait = 5 * time.Second
 // or at once when the joined text reaches joinLimit: the first words at
 // once, then a steady flow. The stream is for people watching: a text that
 // cannot be published is logged and dropped, and never fails the step. The
-// recorded reply says which attempt streamed.
-func (a *Activities) streamModel(ctx context.Context, step agent.Step) (json.RawMessage, error) {
+// recorded reply says which attempt streamed; whole reports that every
+// piece reached the stream (the server took every batch).
+func (a *Activities) streamModel(ctx context.Context, step agent.Step) (res json.RawMessage, whole bool, err error) {
 	if _, ok := a.Exec.Model.(llm.Streamer); !ok || a.NoStream {
-		return a.Exec.Execute(ctx, step)
+		res, err = a.Exec.Execute(ctx, step)
+		return res, false, err
 	}
 	info := activity.GetInfo(ctx)
 	every := cmp.Or(a.StreamEvery, streams.DefaultBatchInterval)
@@ -48,7 +50,8 @@ func (a *Activities) streamModel(ctx context.Context, step agent.Step) (json.Raw
 	pub, err := streams.NewActivityPublisher(ctx, streams.PublisherConfig{BatchInterval: sendEvery, SendFirstAtOnce: true})
 	if err != nil {
 		a.log(ctx).Warn("stream the model's text: no publisher; the reply is recorded all the same", "run_id", info.WorkflowExecution.ID, "step", step.Name, "error", err)
-		return a.Exec.Execute(ctx, step)
+		res, err = a.Exec.Execute(ctx, step)
+		return res, false, err
 	}
 	failed := false
 	j := newJoiner(every, joinLimit, func(text string) {
@@ -58,23 +61,67 @@ func (a *Activities) streamModel(ctx context.Context, step agent.Step) (json.Raw
 			a.log(ctx).Warn("stream the model's text", "run_id", info.WorkflowExecution.ID, "step", step.Name, "error", perr)
 		}
 	})
-	res, err := a.Exec.Stream(ctx, step, j.piece)
+	res, err = a.Exec.Stream(ctx, step, j.piece)
 	j.flush()
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushWait)
 	defer cancel()
-	if cerr := pub.Close(cctx); cerr != nil {
+	cerr := pub.Close(cctx)
+	if cerr != nil {
 		a.log(ctx).Warn("stream the model's text: the last pieces may be missing", "run_id", info.WorkflowExecution.ID, "step", step.Name, "error", cerr)
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	reply, derr := agent.DecodeModelReply(res)
 	if derr != nil {
-		return res, nil
+		return res, false, nil
 	}
 	reply.Streamed = int(info.Attempt)
-	return agent.EncodeModelReply(reply)
+	res, err = agent.EncodeModelReply(reply)
+	return res, err == nil && cerr == nil && !failed, err
 }
+
+// answerInStream returns a streamed final answer's reply res with its
+// text by reference (agent.ModelReply.Streamed): the text, which the run's
+// stream holds, is put in the store, and the reply carries its key, size
+// and preview instead of repeating it in the run's history. An answer of
+// at most byRefAbove bytes, whose reference would be about as long, stays
+// inline, and so does one the store cannot take (logged).
+func (a *Activities) answerInStream(ctx context.Context, step string, res json.RawMessage) json.RawMessage {
+	reply, err := agent.DecodeModelReply(res)
+	if err != nil || reply.Streamed == 0 || len(reply.Message.ToolCalls) > 0 || reply.Message.ContentRef != nil || len(reply.Message.Content) <= byRefAbove {
+		return res
+	}
+	ref, err := a.Exec.KeepText(ctx, reply.Message.Content)
+	if err != nil {
+		a.log(ctx).Warn("keep a streamed answer by reference: it stays inline", "run_id", activity.GetInfo(ctx).WorkflowExecution.ID, "step", step, "error", err)
+		return res
+	}
+	reply.Message.Content, reply.Message.ContentRef = "", ref
+	out, err := agent.EncodeModelReply(reply)
+	if err != nil {
+		return res
+	}
+	return out
+}
+
+// ReadAnswer returns the text of a streamed answer that step recorded by
+// reference (answerInStream), from the store: the run reads it so when its
+// stream does not hold the text as the worker streamed it (a batch lost,
+// or publish signals that were not the worker's). Missing or damaged
+// content fails it for good (ErrTypeContent).
+func (a *Activities) ReadAnswer(ctx context.Context, step string, ref agent.Ref) (string, error) {
+	b, err := a.Exec.Value(ctx, step, &ref)
+	if cerr := contentError(ctx, err); cerr != nil {
+		return "", cerr
+	}
+	return string(b), err
+}
+
+// byRefAbove is the shortest streamed answer recorded by reference, plus
+// one: a reference takes about 200 bytes (key, size, a preview of up to
+// agent.PreviewLen bytes).
+const byRefAbove = 256
 
 // joiner joins a model's pieces of text and hands them to publish: the
 // first at once, the ones after it joined, every after the last publish

@@ -75,12 +75,12 @@ func CompareRuns(origin, fork, from string, originResults, forkResults map[strin
 				}
 			}
 		}
-		if d.Departed == "" && replyText(or) != replyText(fr) {
+		if d.Departed == "" && replyID(or) != replyID(fr) {
 			d.Departed, d.OriginSaid, d.ForkSaid = ModelStep(t), replyText(or), replyText(fr)
 		}
 	}
 	d.OriginAnswer, d.ForkAnswer = finalAnswer(o), finalAnswer(f)
-	d.AnswerChanged = d.OriginAnswer != d.ForkAnswer
+	d.AnswerChanged = answerID(o) != answerID(f)
 	return d
 }
 
@@ -108,6 +108,24 @@ func finalAnswer(rs []ModelReply) string {
 		return ""
 	}
 	return rs[len(rs)-1].Message.Text()
+}
+
+// answerID is the identity of the final answer of rs (Message.TextKey):
+// the same answer whether a run recorded it inline or by reference.
+func answerID(rs []ModelReply) string {
+	if len(rs) == 0 || len(rs[len(rs)-1].Message.ToolCalls) > 0 {
+		return ""
+	}
+	return rs[len(rs)-1].Message.TextKey()
+}
+
+// replyID is what a reply said, for comparing: replyText, with an answer's
+// text by its key (Message.TextKey), which a preview of it is not.
+func replyID(r *ModelReply) string {
+	if r == nil || len(r.Message.ToolCalls) > 0 {
+		return replyText(r)
+	}
+	return "answers " + r.Message.TextKey()
 }
 
 // callText is a call for a drift report: "NAME ARGS" (CanonicalArgs).

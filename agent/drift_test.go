@@ -71,3 +71,51 @@ func TestReplayAnswer(t *testing.T) {
 		t.Fatalf("WithSystem: %+v", msgs)
 	}
 }
+
+// TestCompareRunsAnswerByReference: an answer recorded by reference (a
+// streamed answer: its key, size and preview, no text) is the same answer
+// as the same text inline, and another answer with the same start is not.
+func TestCompareRunsAnswerByReference(t *testing.T) {
+	long := strings.Repeat("a long answer ", 40)
+	other := strings.Repeat("a long answer ", 39) + "with another end"
+	byRef := func(text string) json.RawMessage {
+		m := agent.Message{Role: agent.RoleAssistant, Content: text}
+		ref := &agent.Ref{Key: m.TextKey(), Size: len(text), Preview: text[:agent.PreviewLen]}
+		raw, err := agent.EncodeModelReply(agent.ModelReply{Message: agent.Message{Role: agent.RoleAssistant, ContentRef: ref}, Streamed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	origin := map[string]json.RawMessage{"llm/1": byRef(long)}
+	d := agent.CompareRuns("o", "f", "llm/1", origin, map[string]json.RawMessage{"llm/1": replyRaw(t, long)})
+	if d.Departed != "" || d.AnswerChanged {
+		t.Fatalf("the same answer by reference and inline: %+v", d)
+	}
+	d = agent.CompareRuns("o", "f", "llm/1", origin, map[string]json.RawMessage{"llm/1": byRef(other)})
+	if d.Departed != "llm/1" || !d.AnswerChanged {
+		t.Fatalf("another answer with the same start, both by reference: %+v", d)
+	}
+}
+
+// TestMessageRecorded: a message holding its text both inline and by
+// reference (a streamed answer the run took back) is recorded with the
+// reference alone; its text key is the reference's, and the reply is not
+// empty.
+func TestMessageRecorded(t *testing.T) {
+	text := "the answer"
+	key := agent.Message{Content: text}.TextKey()
+	if !strings.HasPrefix(key, "sha256:") || len(key) != len("sha256:")+64 {
+		t.Fatalf("text key %q, want sha256: and 64 hex digits", key)
+	}
+	both := agent.Message{Role: agent.RoleAssistant, Content: text, ContentRef: &agent.Ref{Key: key, Size: len(text)}}
+	if r := both.Recorded(); r.Content != "" || r.ContentRef == nil || both.Content != text {
+		t.Fatalf("recorded %+v (from %+v); want the reference alone, the original untouched", r, both)
+	}
+	if both.Text() != text || both.TextKey() != key {
+		t.Fatalf("text %q, key %q", both.Text(), both.TextKey())
+	}
+	if (agent.ModelReply{Message: both.Recorded()}).Empty() {
+		t.Fatal("a reply whose answer is by reference is empty")
+	}
+}

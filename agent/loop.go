@@ -335,7 +335,7 @@ func (l Loop) next(cp Checkpoint, f *Facts, stop string) Decision {
 			// The conversation stayed inline (or the reply was recorded
 			// before conversations were kept by reference): the input's,
 			// with its new messages and the reply appended.
-			conv.Tail = append(append(append([]Message(nil), conv.Tail...), newMsgs...), reply.Message)
+			conv.Tail = append(append(append([]Message(nil), conv.Tail...), newMsgs...), reply.Message.Recorded())
 		}
 		cp = Checkpoint{Turn: n + 1, Conversation: conv, Calls: calls}
 		if len(calls) == 0 && len(f.Messages[ModelStep(n+2)]) == 0 {

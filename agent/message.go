@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -41,10 +43,33 @@ type Message struct {
 // Text returns the message's content when it is inline, else the preview
 // of its reference.
 func (m Message) Text() string {
-	if m.ContentRef != nil {
+	if m.Content == "" && m.ContentRef != nil {
 		return m.ContentRef.Preview
 	}
 	return m.Content
+}
+
+// TextKey is the identity of the message's text: its reference's key, or
+// the key the content store would give its inline text ("sha256:" and
+// the hex of its SHA-256), so that the same text compares equal whether it
+// is carried inline or by reference.
+func (m Message) TextKey() string {
+	if m.ContentRef != nil {
+		return m.ContentRef.Key
+	}
+	sum := sha256.Sum256([]byte(m.Content))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Recorded is the message as a conversation records it: a text kept by
+// reference is not repeated inline. A model step's reply whose streamed
+// answer the workflow took back from its stream holds both (see
+// ModelReply.Message); the conversation carries only the reference.
+func (m Message) Recorded() Message {
+	if m.ContentRef != nil {
+		m.Content = ""
+	}
+	return m
 }
 
 // Ref points at a value kept in the content store instead of inline: its
@@ -209,6 +234,11 @@ type ModelReply struct {
 	Settings *ModelSettings `json:"settings,omitempty"`
 	// Streamed is the attempt of the step whose text was streamed as this
 	// reply (the engine's attempt number); 0 when it was not streamed.
+	// A streamed final answer whose step was asked for it
+	// (activities.StepInput.TextInStream) is recorded by reference: its
+	// text went to the run's stream and the store, and Message holds only
+	// its ContentRef; the workflow takes the text back from its stream (or,
+	// when that does not hold it, from the store) and keeps both.
 	Streamed int `json:"streamed,omitempty"`
 }
 
@@ -221,7 +251,7 @@ func (r ModelReply) CutOff() bool {
 // Empty reports whether the reply is a final answer with no text: no tool
 // calls and nothing but white space (or nothing) in its content.
 func (r ModelReply) Empty() bool {
-	return len(r.Message.ToolCalls) == 0 && strings.TrimSpace(r.Message.Content) == ""
+	return len(r.Message.ToolCalls) == 0 && r.Message.ContentRef == nil && strings.TrimSpace(r.Message.Content) == ""
 }
 
 // ModelSettings are the settings of a model request besides the

@@ -138,6 +138,9 @@ type streamHistory struct {
 	// polls counts the subscribers' poll updates (accepted), pollBytes
 	// their accepted and completed events' bytes.
 	polls, pollBytes int
+	// replyBytes counts the bytes of the model steps' completed events,
+	// which carry their replies.
+	replyBytes int
 }
 
 // session starts a session run (streamed or not) that answers its prompt
@@ -202,7 +205,8 @@ func awaitAnswer(ctx context.Context, c client.Client, id string, n int) error {
 func readStreamHistory(ctx context.Context, c client.Client, id string, turns int) (streamHistory, error) {
 	var h streamHistory
 	models, started := 0, false
-	polls := map[string]bool{} // the poll updates' ids
+	polls := map[string]bool{}   // the poll updates' ids
+	modelIDs := map[int64]bool{} // the model steps' scheduled event ids
 	it := c.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		e, err := it.Next()
@@ -212,6 +216,7 @@ func readStreamHistory(ctx context.Context, c client.Client, id string, turns in
 		if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && activities.Method(a.GetActivityType().GetName()) == "CallModel" {
 			models++
 			started = true
+			modelIDs[e.GetEventId()] = true
 		}
 		if !started {
 			continue
@@ -219,6 +224,9 @@ func readStreamHistory(ctx context.Context, c client.Client, id string, turns in
 		size := proto.Size(e)
 		h.bytes += size
 		h.events++
+		if a := e.GetActivityTaskCompletedEventAttributes(); a != nil && modelIDs[a.GetScheduledEventId()] {
+			h.replyBytes += size
+		}
 		if a := e.GetWorkflowExecutionUpdateAcceptedEventAttributes(); a != nil && a.GetAcceptedRequest().GetInput().GetName() == streams.PollUpdate {
 			h.polls++
 			h.pollBytes += size

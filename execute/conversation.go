@@ -171,11 +171,22 @@ func (e *Executor) stash(ctx context.Context, text string) (string, *agent.Ref, 
 	if len(text) <= agent.InlineLimit {
 		return text, nil, nil
 	}
-	key, err := e.put(ctx, []byte(text))
+	ref, err := e.KeepText(ctx, text)
 	if err != nil {
 		return "", nil, err
 	}
-	return "", &agent.Ref{Key: key, Size: len(text), Preview: preview(text)}, nil
+	return "", ref, nil
+}
+
+// KeepText puts text in the store, whatever its size, and returns its
+// reference (a streamed answer the run takes back from its stream: the
+// store holds it for when the stream does not).
+func (e *Executor) KeepText(ctx context.Context, text string) (*agent.Ref, error) {
+	key, err := e.put(ctx, []byte(text))
+	if err != nil {
+		return nil, err
+	}
+	return &agent.Ref{Key: key, Size: len(text), Preview: preview(text)}, nil
 }
 
 // put stores b and remembers it in the blob cache.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/base64"
 	"fmt"
+	"iter"
 	"maps"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/proto"
 )
 
 // HostConfig configures a Host. The zero value takes every default.
@@ -204,6 +206,29 @@ func (h *Host) Receive() { h.receivePending() }
 // Offset returns the offset the next item will get: the base offset plus the
 // number of items kept.
 func (h *Host) Offset() int64 { return h.base + int64(len(h.log)) }
+
+// Items yields the items kept from offset from on (all of them when from is
+// below the base offset) on topic ("" for every topic), in offset order: the
+// workflow reads back what was published to it. Call Receive first for the
+// items of publish signals delivered and not yet taken in. An item whose
+// kept bytes do not parse (none does: the host parsed each) is skipped.
+func (h *Host) Items(from int64, topic string) iter.Seq[Item] {
+	return func(yield func(Item) bool) {
+		for i := max(from-h.base, 0); i < int64(len(h.log)); i++ {
+			e := h.log[i]
+			if topic != "" && e.topic != topic {
+				continue
+			}
+			p := &commonpb.Payload{}
+			if proto.Unmarshal(e.data, p) != nil {
+				continue
+			}
+			if !yield(Item{Topic: e.topic, Offset: h.base + i, Payload: p}) {
+				return
+			}
+		}
+	}
+}
 
 // BaseOffset returns the offset of the oldest item kept.
 func (h *Host) BaseOffset() int64 { return h.base }

@@ -164,7 +164,8 @@ func appType(err error) string {
 
 // TestPublishBySignalAndFromWorkflow: items from signals and from workflow
 // code share one log with global offsets, in arrival order; a topic filter
-// keeps the global offsets; the offset query counts them.
+// keeps the global offsets; the offset query counts them; the workflow
+// reads back the items of a topic from an offset (Host.Items).
 func TestPublishBySignalAndFromWorkflow(t *testing.T) {
 	t.Parallel()
 	s := newSuite(t)
@@ -195,6 +196,7 @@ func TestPublishBySignalAndFromWorkflow(t *testing.T) {
 	if v.Offset != 3 || v.Rejects != 0 {
 		t.Errorf("host %+v, want offset 3, no rejects", v)
 	}
+	want(t, "the workflow's tokens from 1", v.Tokens, []string{"1 b"})
 }
 
 // TestOwnReceiver: with HostConfig.OwnReceiver the host starts no

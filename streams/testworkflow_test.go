@@ -2,6 +2,7 @@ package streams_test
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -50,6 +51,9 @@ type hostView struct {
 	Duplicates int
 	Truncate   string // the last truncate error
 	Callbacks  int    // OnReject calls
+	// Tokens are the items on topic "tokens" from offset 1 on
+	// (Host.Items), as "OFFSET VALUE".
+	Tokens []string
 }
 
 // publishOrder is what publishActivity publishes: each batch, then a flush.
@@ -81,6 +85,11 @@ func streamWorkflow(ctx workflow.Context, in hostInput) (hostView, error) {
 		v := view
 		v.Offset, v.Base = host.Offset(), host.BaseOffset()
 		v.Rejects, v.Rejected, v.Duplicates = host.Rejects(), host.Rejected(), host.Duplicates()
+		for it := range host.Items(1, "tokens") {
+			var s string
+			_ = it.Decode(&s)
+			v.Tokens = append(v.Tokens, fmt.Sprintf("%d %s", it.Offset, s))
+		}
 		return v
 	}
 	if err := workflow.SetQueryHandler(ctx, queryHost, func() (hostView, error) { return snapshot(), nil }); err != nil {

@@ -79,6 +79,13 @@ import (
 // are not compared on replay, so both replay on either build, and a worker
 // of either runs the other's steps: ae41eb7's checks a spec only where a
 // step carries one.
+// From internal/e2e's stream tests, recorded by the build that asks for
+// streamed answers by reference (text_in_stream; a build before it reads
+// their answers as empty): e2e-stream-kill, TestStreamWorkerKilledMidModel's
+// run, whose llm/2 ran twice and whose answer the run took from attempt
+// 2's tokens; e2e-stream-forged, TestStreamAnswerForgedTokens's, whose
+// stream held a forged token, so that the run read the answer from the
+// store (its agentrun.ReadAnswer local activity's marker).
 func TestReplay(t *testing.T) {
 	t.Parallel()
 	files, err := committedHistories()

@@ -48,6 +48,7 @@ func (r *execution) execute(s agent.Step) error {
 	if s.Kind == agent.KindModel {
 		fn = r.names.callModel
 		in.Stream = r.streaming()
+		in.TextInStream = in.Stream
 	}
 	if s.Settle != nil {
 		// The idempotency key of this execution: the same on every attempt
@@ -57,6 +58,7 @@ func (r *execution) execute(s agent.Step) error {
 		in.Step.Settle = &settle
 	}
 	r.event(progress.Event{Type: progress.EventStepStarted, Step: s.Name, Kind: s.Kind})
+	streamFrom := r.stream.Offset() // the step's text follows
 	opts := stepOptions(s, r.cat, in.Generation)
 	r.running, r.runningPolicy, r.stepBegan = s.Name, opts.RetryPolicy, workflow.Now(r.ctx)
 	var res json.RawMessage
@@ -68,6 +70,9 @@ func (r *execution) execute(s agent.Step) error {
 	}
 	r.running = ""
 	defer func() { r.state.Retry, r.state.LimitWait = nil, nil }()
+	if err == nil && in.TextInStream {
+		res, err = r.answerFromStream(s, streamFrom, res)
+	}
 	if err != nil {
 		return r.failed(s, err)
 	}

@@ -296,17 +296,19 @@ func modelReplies(t *testing.T, srv *testenv.Server, runID string) map[string]ag
 }
 
 // TestStreamWorkerKilledMidModel: the worker running a streaming model
-// step (60 words over 6 s) is SIGKILLed after the subscriber read some of
+// step (100 words over 6 s) is SIGKILLed after the subscriber read some of
 // its text; a second worker runs the step again. The stream holds the text
 // of both attempts, each marked with its attempt: attempt 1's a proper
 // start of the answer, attempt 2's the whole answer, all before llm/2's
-// step.completed, which names attempt 2, the attempt the recorded reply says streamed it. llm/2
-// ran twice, every other step once.
+// step.completed, which names attempt 2, the attempt the recorded reply
+// says streamed it. The reply records the answer by reference, and the run
+// takes its text from attempt 2's tokens alone (no read from the store).
+// llm/2 ran twice, every other step once.
 func TestStreamWorkerKilledMidModel(t *testing.T) {
 	t.Parallel()
 	srv := testenv.DevServer(t)
 	f := newFleet(t, srv)
-	answer := words(60)
+	answer := words(100)
 	env := f.scripted(t, `{"turns":[{"tool_calls":[{"name":"lookup","args":{"topic":"vpn"}}]},{"delay":"6s","text":"`+answer+`"}]}`)
 	w1 := testenv.Start(t, env, testenv.Program(t, "worker"))
 	const run = "e2e-stream-kill"
@@ -351,8 +353,12 @@ func TestStreamWorkerKilledMidModel(t *testing.T) {
 	if len(completed) != 1 || completed[0].Attempt != 2 || replies["llm/2"].Streamed != 2 {
 		t.Fatalf("llm/2's step.completed %+v, recorded reply streamed by attempt %d; want one event naming attempt 2, and 2", completed, replies["llm/2"].Streamed)
 	}
-	if replies["llm/2"].Message.Content != answer || replies["llm/1"].Streamed != 1 {
+	if replies["llm/1"].Streamed != 1 {
 		t.Fatalf("recorded replies %+v", replies)
+	}
+	checkByRef(t, "llm/2", replies["llm/2"], answer)
+	if n := answerReads(t, srv, run); n != 0 {
+		t.Fatalf("answers read from the store: %d, want 0 (the stream holds attempt 2's text)", n)
 	}
 	h := history(t, srv, run)
 	if want := map[string]int32{"tools": 1, "llm/1": 1, "tool/1/0/lookup": 1, "llm/2": 2}; !reflect.DeepEqual(h.attempts, want) {
@@ -361,6 +367,7 @@ func TestStreamWorkerKilledMidModel(t *testing.T) {
 	if n := modelCalls(t, srv, run); n != 3 {
 		t.Fatalf("model calls: %d, want 3", n)
 	}
+	replayHistory(t, f, run)
 }
 
 // TestStarterWaitPrintsTokens: starter --wait on a run whose answer takes
