@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // checkFleetRows fails t unless rows are want rows, the first timed of
@@ -102,5 +103,27 @@ func TestParkedFleetQuick(t *testing.T) {
 	}
 	if !strings.HasPrefix(rows[0].Section, "Parked runs at fleet scale: 10 hand-example runs") {
 		t.Errorf("section %q", rows[0].Section)
+	}
+}
+
+// TestSatStall: a round in which one side of a compared pair took more
+// than stallRatio times the other is a stall, named with both walls; the
+// sides' figures of that round are dropped by reset, and a round within
+// the ratio is none.
+func TestSatStall(t *testing.T) {
+	bare := &satSide{name: "bare-nogzip", walls: []time.Duration{2 * time.Second}, steps: []time.Duration{1}}
+	agentRun := &satSide{name: "agentrun-nogzip", walls: []time.Duration{2100 * time.Millisecond}, steps: []time.Duration{1}}
+	if got := satStall([2]*satSide{bare, agentRun}); got != "" {
+		t.Fatalf("a round of 2.0 s against 2.1 s: stall %q, want none", got)
+	}
+	m := bare.mark()
+	bare.walls, bare.steps = append(bare.walls, 64*time.Second), append(bare.steps, 2, 3)
+	agentRun.walls = append(agentRun.walls, 2100*time.Millisecond)
+	if got, want := satStall([2]*satSide{bare, agentRun}), "bare-nogzip 64.0 s against agentrun-nogzip 2.1 s"; got != want {
+		t.Fatalf("stall %q, want %q", got, want)
+	}
+	bare.reset(m)
+	if len(bare.walls) != 1 || len(bare.steps) != 1 {
+		t.Fatalf("after reset: walls %v, steps %v; want the first round's alone", bare.walls, bare.steps)
 	}
 }
