@@ -68,7 +68,11 @@
 // so that the run's history holds it once, in the stream's publish
 // signals. The workflow rebuilds it from its stream and believes it only
 // when it is the text the key names; otherwise it reads it from the store
-// (ReadAnswer, a local activity).
+// (ReadAnswer, a local activity). Such a step also keeps back the text
+// joined since its last publish when the model is done (the reply's
+// StreamTail, or the end of its inline text), which the workflow publishes
+// when it records the reply: one publish signal, and the workflow task it
+// wakes, fewer a turn.
 //
 // Values by reference: ListTools keeps the tools' full specs in the content
 // store and records their key; CallModel's input refers to the conversation

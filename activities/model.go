@@ -54,12 +54,12 @@ func (a *Activities) CallModel(ctx context.Context, in StepInput) (json.RawMessa
 	ctx = ratelimit.WithWaits(ctx, func(w ratelimit.Wait) { a.limitWaited(ctx, in.Step.Name, w) })
 	ctx, span := a.startChat(ctx, in)
 	start := time.Now()
-	whole := false // the run's stream got all of the reply's text
+	var st streamed // what the run's stream got of the reply's text
 	res, err := a.heartbeating(ctx, in.Step.Name, func(ctx context.Context) (json.RawMessage, error) {
 		if in.Stream {
 			var res json.RawMessage
 			var err error
-			res, whole, err = a.streamModel(ctx, in.Step)
+			res, st, err = a.streamModel(ctx, in.Step, in.TextInStream)
 			return res, err
 		}
 		return a.Exec.Execute(ctx, in.Step)
@@ -78,8 +78,8 @@ func (a *Activities) CallModel(ctx context.Context, in StepInput) (json.RawMessa
 			a.Metrics.Tokens(ctx, cmp.Or(reply.Model, a.Exec.Model.Name()), reply.Usage)
 		}
 	}
-	if in.TextInStream && whole {
-		res = a.answerInStream(ctx, in.Step.Name, res)
+	if in.TextInStream && st.whole {
+		res = a.answerInStream(ctx, in.Step.Name, res, st.tail)
 	}
 	return res, nil
 }

@@ -36,12 +36,17 @@ const flushWait = 5 * time.Second
 // or at once when the joined text reaches joinLimit: the first words at
 // once, then a steady flow. The stream is for people watching: a text that
 // cannot be published is logged and dropped, and never fails the step. The
-// recorded reply says which attempt streamed; whole reports that every
-// piece reached the stream (the server took every batch).
-func (a *Activities) streamModel(ctx context.Context, step agent.Step) (res json.RawMessage, whole bool, err error) {
+// recorded reply says which attempt streamed. With keepTail (the run takes
+// the text back from its stream: StepInput.TextInStream), the text joined
+// since the last publish when the model is done is not sent: the run
+// publishes it itself when it records the reply, which saves a publish
+// signal and the workflow task it wakes; st.tail is that text, and
+// st.whole reports that every piece before it reached the stream (the
+// server took every batch).
+func (a *Activities) streamModel(ctx context.Context, step agent.Step, keepTail bool) (res json.RawMessage, st streamed, err error) {
 	if _, ok := a.Exec.Model.(llm.Streamer); !ok || a.NoStream {
 		res, err = a.Exec.Execute(ctx, step)
-		return res, false, err
+		return res, st, err
 	}
 	info := activity.GetInfo(ctx)
 	every := cmp.Or(a.StreamEvery, streams.DefaultBatchInterval)
@@ -51,7 +56,7 @@ func (a *Activities) streamModel(ctx context.Context, step agent.Step) (res json
 	if err != nil {
 		a.log(ctx).Warn("stream the model's text: no publisher; the reply is recorded all the same", "run_id", info.WorkflowExecution.ID, "step", step.Name, "error", err)
 		res, err = a.Exec.Execute(ctx, step)
-		return res, false, err
+		return res, st, err
 	}
 	failed := false
 	j := newJoiner(every, joinLimit, func(text string) {
@@ -62,7 +67,11 @@ func (a *Activities) streamModel(ctx context.Context, step agent.Step) (res json
 		}
 	})
 	res, err = a.Exec.Stream(ctx, step, j.piece)
-	j.flush()
+	if err == nil && keepTail {
+		st.tail = j.take()
+	} else {
+		j.flush()
+	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushWait)
 	defer cancel()
 	cerr := pub.Close(cctx)
@@ -70,34 +79,54 @@ func (a *Activities) streamModel(ctx context.Context, step agent.Step) (res json
 		a.log(ctx).Warn("stream the model's text: the last pieces may be missing", "run_id", info.WorkflowExecution.ID, "step", step.Name, "error", cerr)
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, st, err
 	}
 	reply, derr := agent.DecodeModelReply(res)
 	if derr != nil {
-		return res, false, nil
+		return res, st, nil
 	}
 	reply.Streamed = int(info.Attempt)
 	res, err = agent.EncodeModelReply(reply)
-	return res, err == nil && cerr == nil && !failed, err
+	st.whole = err == nil && cerr == nil && !failed
+	return res, st, err
+}
+
+// streamed is what streamModel says of the text it streamed.
+type streamed struct {
+	whole bool   // every piece published reached the run's stream
+	tail  string // the text it kept back for the run to publish
 }
 
 // answerInStream returns a streamed final answer's reply res with its
 // text by reference (agent.ModelReply.Streamed): the text, which the run's
-// stream holds, is put in the store, and the reply carries its key, size
-// and preview instead of repeating it in the run's history. An answer of
-// at most byRefAbove bytes, whose reference would be about as long, stays
-// inline, and so does one the store cannot take (logged).
-func (a *Activities) answerInStream(ctx context.Context, step string, res json.RawMessage) json.RawMessage {
+// stream holds but for its tail (kept back by streamModel, carried in the
+// reply's StreamTail), is put in the store, and the reply carries its
+// key, size and preview instead of repeating it in the run's history. An
+// answer of at most byRefAbove bytes, whose reference would be about as
+// long, stays inline, and so does one the store cannot take (logged): the
+// run takes the tail from its text. A reply that asks for calls and whose
+// text the executor put in the store carries its tail too.
+func (a *Activities) answerInStream(ctx context.Context, step string, res json.RawMessage, tail string) json.RawMessage {
 	reply, err := agent.DecodeModelReply(res)
-	if err != nil || reply.Streamed == 0 || len(reply.Message.ToolCalls) > 0 || reply.Message.ContentRef != nil || len(reply.Message.Content) <= byRefAbove {
+	if err != nil || reply.Streamed == 0 {
 		return res
 	}
-	ref, err := a.Exec.KeepText(ctx, reply.Message.Content)
-	if err != nil {
-		a.log(ctx).Warn("keep a streamed answer by reference: it stays inline", "run_id", activity.GetInfo(ctx).WorkflowExecution.ID, "step", step, "error", err)
-		return res
+	switch {
+	case reply.Message.ContentRef != nil: // a reply asking for calls, its text in the store
+		if tail == "" {
+			return res
+		}
+	case len(reply.Message.ToolCalls) == 0 && len(reply.Message.Content) > byRefAbove:
+		ref, err := a.Exec.KeepText(ctx, reply.Message.Content)
+		if err != nil {
+			a.log(ctx).Warn("keep a streamed answer by reference: it stays inline", "run_id", activity.GetInfo(ctx).WorkflowExecution.ID, "step", step, "error", err)
+			return res
+		}
+		reply.Message.Content, reply.Message.ContentRef = "", ref
+	default:
+		return res // inline: the run takes the tail from the text
 	}
-	reply.Message.Content, reply.Message.ContentRef = "", ref
+	reply.StreamTail = tail
 	out, err := agent.EncodeModelReply(reply)
 	if err != nil {
 		return res
@@ -163,6 +192,20 @@ func (j *joiner) piece(delta string) {
 		})
 		j.timer = t
 	}
+}
+
+// take returns what is waiting now, unpublished (the model is done, and
+// the run publishes the rest itself).
+func (j *joiner) take() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.timer != nil {
+		j.timer.Stop()
+		j.timer = nil
+	}
+	text := j.text.String()
+	j.text.Reset()
+	return text
 }
 
 // flush publishes what is waiting now (the model is done).

@@ -240,6 +240,11 @@ type ModelReply struct {
 	// its ContentRef; the workflow takes the text back from its stream (or,
 	// when that does not hold it, from the store) and keeps both.
 	Streamed int `json:"streamed,omitempty"`
+	// StreamTail is the end of a streamed answer recorded by reference
+	// that the step did not publish (it kept it back for the run, which
+	// publishes it when it records the reply, saving a publish signal);
+	// "" otherwise.
+	StreamTail string `json:"stream_tail,omitempty"`
 }
 
 // CutOff reports whether the reply is a final answer the model's length

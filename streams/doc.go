@@ -163,7 +163,9 @@
 // interval after it: a watcher gets the first words of a model's answer at
 // once, then a steady flow, for one signal per interval as before.
 // agentrun's CallModel publishes that way (package activities): a turn's
-// first piece at once, then a joined Token about every second.
+// first piece at once, then a joined Token about every second; the text
+// after the last of them goes with the step's result, and the run publishes
+// it from workflow code (Host.Publish).
 //
 // # Truncation and continue-as-new
 //

@@ -16,36 +16,61 @@ import (
 // from the store.
 const readAnswerTimeout = 30 * time.Second
 
-// answerFromStream returns model step s's result res with its streamed
-// answer's text inline again, when the step recorded it by reference
-// (activities.StepInput.TextInStream): the text is taken from the items
-// the run's stream holds since offset from, the step's tokens of the
-// attempt that streamed, and believed only when it is the text the
+// answerFromStream completes the streamed text of model step s, whose
+// step was asked to leave it to the run (activities.StepInput.TextInStream),
+// and returns the step's result res for the loop.
+//
+// A streamed final answer recorded by reference gets its text inline
+// again: the step's tokens of the attempt that streamed, which the run's
+// stream holds since offset from, and the tail the step kept back
+// (agent.ModelReply.StreamTail), believed only when they are the text the
 // reference names (its size and its key, the SHA-256 of the text). A
 // stream that does not hold it so (a batch lost, or publish signals that
 // were not the worker's: anyone with namespace rights can send them) makes
 // the run read the text from the store instead, in a local activity, which
 // only the worker writes. The fact keeps both the text, which the run
 // answers with, and the reference, which its conversation carries
-// (agent.Message.Recorded). Any other result is res.
+// (agent.Message.Recorded).
+//
+// Whatever the reply, the end of its text that the stream does not hold
+// yet (the tail the step kept back, so that no publish signal and no
+// workflow task carry it) is published as the attempt's last token,
+// before the step's step.completed event, when what the stream holds is
+// the start of the text.
 func (r *execution) answerFromStream(s agent.Step, from int64, res json.RawMessage) (json.RawMessage, error) {
 	reply, err := agent.DecodeModelReply(res)
-	if err != nil || reply.Streamed == 0 || len(reply.Message.ToolCalls) > 0 || reply.Message.Content != "" || reply.Message.ContentRef == nil {
+	if err != nil || reply.Streamed == 0 {
 		return res, nil
 	}
-	ref := *reply.Message.ContentRef
-	text := r.streamedText(s.Name, reply.Streamed, from)
-	if len(text) != ref.Size || (agent.Message{Content: text}).TextKey() != ref.Key {
+	streamed := r.streamedText(s.Name, reply.Streamed, from)
+	text := reply.Message.Content
+	stored := text == "" && reply.Message.ContentRef != nil
+	answer := stored && len(reply.Message.ToolCalls) == 0
+	if stored {
+		text = streamed + reply.StreamTail
+	}
+	if ref := reply.Message.ContentRef; answer && (len(text) != ref.Size || (agent.Message{Content: text}).TextKey() != ref.Key) {
 		workflow.GetLogger(r.ctx).Info("the stream does not hold the streamed answer as its step recorded it; reading it from the store", "step", s.Name, "size", ref.Size, "streamed", len(text))
 		lao := workflow.WithLocalActivityOptions(r.ctx, workflow.LocalActivityOptions{
 			StartToCloseTimeout: readAnswerTimeout,
 			RetryPolicy:         retryPolicy(stepAttempts),
 		})
-		if err := workflow.ExecuteLocalActivity(lao, activities.NameReadAnswer, s.Name, ref).Get(r.ctx, &text); err != nil {
+		if err := workflow.ExecuteLocalActivity(lao, activities.NameReadAnswer, s.Name, *ref).Get(r.ctx, &text); err != nil {
 			return nil, err
 		}
 	}
-	reply.Message.Content = text
+	if rest, ok := strings.CutPrefix(text, streamed); ok && rest != "" {
+		if err := r.stream.Publish(progress.TopicTokens, progress.Token{Step: s.Name, Attempt: reply.Streamed, Text: rest}); err != nil {
+			workflow.GetLogger(r.ctx).Warn("publish the end of a streamed text", "step", s.Name, "error", err)
+		}
+	}
+	if !answer && reply.StreamTail == "" {
+		return res, nil
+	}
+	if answer {
+		reply.Message.Content = text
+	}
+	reply.StreamTail = ""
 	return agent.EncodeModelReply(reply)
 }
 

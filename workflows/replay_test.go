@@ -83,7 +83,8 @@ import (
 // streamed answers by reference (text_in_stream; a build before it reads
 // their answers as empty): e2e-stream-kill, TestStreamWorkerKilledMidModel's
 // run, whose llm/2 ran twice and whose answer the run took from attempt
-// 2's tokens; e2e-stream-forged, TestStreamAnswerForgedTokens's, whose
+// 2's tokens and the tail the step kept back (stream_tail), which the run
+// published itself; e2e-stream-forged, TestStreamAnswerForgedTokens's, whose
 // stream held a forged token, so that the run read the answer from the
 // store (its agentrun.ReadAnswer local activity's marker).
 func TestReplay(t *testing.T) {
