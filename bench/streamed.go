@@ -9,6 +9,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentrun/agentrun/activities"
@@ -107,7 +108,7 @@ func streamedTurns(ctx context.Context, env *benchEnv, p streamParams) ([]row, e
 	}
 	interval := streams.DefaultBatchInterval
 	sec := fmt.Sprintf("Streamed turns: a session of %d answers of about %d bytes, each written by the scripted model in %d-word pieces over %s, "+
-		"streamed to the run's stream (Input.Stream; CallModel publishes the first piece at once, then a batch by signal every %s) vs the same session unstreamed, both at once on one worker; "+
+		"streamed to the run's stream (Input.Stream; CallModel publishes the first piece at once, then a batch by signal every %s, and leaves the text after its last batch to the run, which publishes it on recording the reply; an answer over 256 B is recorded by reference) vs the same session unstreamed, both at once on one worker; "+
 		"history from the first model step to the end (the section took %s)",
 		p.Turns, text/p.Turns, llm.StreamWords, p.Delay, interval, time.Since(began).Round(time.Second))
 	extraBytes := per(streamed.h.bytes - plain.h.bytes)
@@ -117,8 +118,8 @@ func streamedTurns(ctx context.Context, env *benchEnv, p streamParams) ([]row, e
 		{Section: sec, Figure: "history bytes per turn, streamed vs unstreamed", Measured: per(streamed.h.bytes), Baseline: per(plain.h.bytes), Unit: "B"},
 		{Section: sec, Figure: fmt.Sprintf("extra history bytes per streamed turn vs the text's bytes per turn (%.1f token items in %.1f signals per turn)", per(streamed.h.items), signals),
 			Measured: extraBytes, Baseline: per(text), Unit: "B"},
-		{Section: sec, Figure: fmt.Sprintf("bytes of the publish signal events per streamed turn vs the text's bytes per turn (the envelope: %.0f B of signal per token item of %.0f B of text)",
-			float64(streamed.h.signalBytes)/float64(streamed.h.items), float64(text)/float64(streamed.h.items)),
+		{Section: sec, Figure: fmt.Sprintf("bytes of the publish signal events per streamed turn vs the text's bytes per turn (the envelope: %.0f B of signal per token item of %.0f B of text; %.0f B of a turn's text went with its result)",
+			float64(streamed.h.signalBytes)/float64(max(streamed.h.items, 1)), float64(streamed.h.itemText)/float64(max(streamed.h.items, 1)), per(text-streamed.h.itemText)),
 			Measured: per(streamed.h.signalBytes), Baseline: per(text), Unit: "B"},
 		{Section: sec, Figure: "history events per turn, streamed vs unstreamed", Measured: per(streamed.h.events), Baseline: per(plain.h.events)},
 		{Section: sec, Figure: fmt.Sprintf("extra history events per streamed turn (%.1f) vs publish signals per turn (each wakes a workflow task)", extraEvents),
@@ -135,6 +136,9 @@ type streamHistory struct {
 	// signals counts the publish signals, signalBytes their events' bytes,
 	// items the token items they carried.
 	signals, signalBytes, items int
+	// itemText counts the bytes of text the token items carried (a
+	// step's text after its last batch goes with its result instead).
+	itemText int
 	// polls counts the subscribers' poll updates (accepted), pollBytes
 	// their accepted and completed events' bytes.
 	polls, pollBytes int
@@ -246,6 +250,15 @@ func readStreamHistory(ctx context.Context, c client.Client, id string, turns in
 				for _, item := range batch.Items {
 					if item.Topic == progress.TopicTokens {
 						h.items++
+						var tok progress.Token
+						p, err := streams.DecodePayload(item.Data)
+						if err == nil {
+							err = converter.GetDefaultDataConverter().FromPayload(p, &tok)
+						}
+						if err != nil {
+							return h, fmt.Errorf("history of %s: publish signal %d: a token item: %w", id, e.GetEventId(), err)
+						}
+						h.itemText += len(tok.Text)
 					}
 				}
 			}

@@ -178,6 +178,7 @@ func addHistory(a, b streamHistory) streamHistory {
 	a.polls += b.polls
 	a.pollBytes += b.pollBytes
 	a.replyBytes += b.replyBytes
+	a.itemText += b.itemText
 	return a
 }
 
