@@ -151,16 +151,16 @@ func ledgerLines(t *testing.T, path string) []string {
 
 // killRig starts a payments worker process holding as cfg says (its
 // address, queue and ledger set here) and an agentrun worker in this
-// process whose agent calls the team's IssueRefundToLedger on it, with a
-// 3s timeout; it starts a run refunding order and returns once the
-// payments worker holds inside the refund.
-func killRig(ctx context.Context, t *testing.T, srv *testenv.Server, queue, order string, cfg paymentsConfig) (*paymentsProcess, *agentrun.Run, paymentsConfig) {
+// process whose agent calls the team's IssueRefundToLedger on it, with
+// timeout as its start-to-close timeout; it starts a run refunding order
+// and returns once the payments worker holds inside the refund.
+func killRig(ctx context.Context, t *testing.T, srv *testenv.Server, queue, order string, cfg paymentsConfig, timeout time.Duration) (*paymentsProcess, *agentrun.Run, paymentsConfig) {
 	t.Helper()
 	cfg.HostPort, cfg.Queue, cfg.Ledger = srv.HostPort, queue+"-payments", filepath.Join(t.TempDir(), "ledger")
 	pay := startPayments(t, cfg)
 	pay.waitFor(ctx, t, "payments worker started")
 	tool, err := agentrun.ActivityTool(agentrun.ToolOptions{Name: "refund", Description: "Refund an order.", Write: true, Approval: "never"},
-		IssueRefundToLedger, agentrun.ActivityOptions{TaskQueue: cfg.Queue, StartToCloseTimeout: 3 * time.Second})
+		IssueRefundToLedger, agentrun.ActivityOptions{TaskQueue: cfg.Queue, StartToCloseTimeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestActivityToolKilledAfterRefund(t *testing.T) {
 	srv := devClientServer(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	pay, run, cfg := killRig(ctx, t, srv, "activity-tool-kill", "9", paymentsConfig{Hold: "after"})
+	pay, run, cfg := killRig(ctx, t, srv, "activity-tool-kill", "9", paymentsConfig{Hold: "after"}, 3*time.Second)
 	ledger := cfg.Ledger
 	if err := pay.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -218,7 +218,11 @@ func TestActivityToolFrozenBeforeRefund(t *testing.T) {
 	srv := devClientServer(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	frozen, run, cfg := killRig(ctx, t, srv, "activity-tool-freeze", "11", paymentsConfig{Hold: "before", HoldFor: 2 * time.Second})
+	// An 8s timeout: the fence (the timeout and fence.Grace after the
+	// failure) leaves the test 10s to see the run Indeterminate, read its
+	// state and ask for the retry, which a loaded -race run needs (3s
+	// left too little once).
+	frozen, run, cfg := killRig(ctx, t, srv, "activity-tool-freeze", "11", paymentsConfig{Hold: "before", HoldFor: 2 * time.Second}, 8*time.Second)
 	ledger := cfg.Ledger
 	if err := frozen.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -231,7 +235,7 @@ func TestActivityToolFrozenBeforeRefund(t *testing.T) {
 	// A retry before the fence passes is refused, naming it.
 	var refused *agentrun.RefusedError
 	if _, err := run.Retry(ctx, st.Indeterminate); !errors.As(err, &refused) {
-		t.Fatalf("a retry within the fence: %v; want a refusal", err)
+		t.Fatalf("a retry within the fence (until %s, now %s): %v; want a refusal", st.Fence.Until.Format(time.TimeOnly), time.Now().Format(time.TimeOnly), err)
 	}
 	cfg.Hold = ""
 	second := startPayments(t, cfg)
