@@ -73,6 +73,15 @@ func TestTemporalKill(t *testing.T) {
 // ready holds, if given), then SIGKILLs that worker.
 func killRunning(t *testing.T, srv *testenv.Server, workers map[int]*testenv.Proc, runID, id string, ready func() bool) {
 	t.Helper()
+	w := runningOn(t, srv, workers, runID, id, ready)
+	w.Kill(t)
+	t.Logf("SIGKILLed worker %d while it ran %s", w.Cmd.Process.Pid, id)
+}
+
+// runningOn waits until activity id runs on one of the workers (and ready
+// holds, if given), and returns that worker.
+func runningOn(t *testing.T, srv *testenv.Server, workers map[int]*testenv.Proc, runID, id string, ready func() bool) *testenv.Proc {
+	t.Helper()
 	pid := 0
 	testenv.WaitFor(t, 2*time.Minute, id+" to run on a worker", func() bool {
 		desc, err := srv.Describe(t, runID)
@@ -91,8 +100,7 @@ func killRunning(t *testing.T, srv *testenv.Server, workers map[int]*testenv.Pro
 		}
 		return pid != 0 && (ready == nil || ready())
 	})
-	workers[pid].Kill(t)
-	t.Logf("SIGKILLed worker %d while it ran %s", pid, id)
+	return workers[pid]
 }
 
 // TestKillHoldingToolList: the worker holding the run's first activity

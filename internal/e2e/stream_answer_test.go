@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"bytes"
+	"reflect"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -100,6 +103,94 @@ func TestStreamAnswerForgedTokens(t *testing.T) {
 	}
 	if n := modelCalls(t, srv, run); n != 1 {
 		t.Fatalf("model calls: %d, want 1", n)
+	}
+	replayHistory(t, f, run)
+}
+
+// TestStreamWorkerFrozenMidModel: the worker streaming a final answer of
+// 100 words (6 s) is frozen (SIGSTOP) after its first words; Temporal
+// times the attempt out (heartbeat) and a second worker streams attempt
+// 2. The frozen worker is resumed (SIGCONT) while attempt 2 streams: what
+// attempt 1 still publishes then (its heartbeat soon tells it the attempt
+// is gone, and it drops its last pieces) can only add its own tokens. The
+// run answers with attempt 2's text, taken from its own tokens (no store
+// read), records it by reference, and shows one step.completed, attempt
+// 2's. Three model calls: llm/1 and llm/2's two attempts.
+func TestStreamWorkerFrozenMidModel(t *testing.T) {
+	t.Parallel()
+	srv := testenv.DevServer(t)
+	f := newFleet(t, srv)
+	answer := words(100)
+	env := f.scripted(t, `{"turns":[{"tool_calls":[{"name":"lookup","args":{"topic":"vpn"}}]},{"delay":"6s","text":"`+answer+`"}]}`)
+	// One activity at a time: frozen inside llm/2, it has no poll open that
+	// would take Temporal's retry of it.
+	w1 := testenv.Start(t, append(env, "AGENTRUN_MAX_ACTIVITIES=1"), testenv.Program(t, "worker"))
+	const run = "e2e-stream-frozen"
+	on := true
+	startRun(t, f, run, workflows.Input{Messages: agent.UserMessages("Check the VPN policy."), Stream: &on})
+	fl := follow(t, srv, run, 0, 0)
+	runningOn(t, srv, map[int]*testenv.Proc{w1.Pid(): w1}, run, "llm/2", func() bool {
+		return text(fl.updates(), "llm/2", 1) != ""
+	})
+	if err := w1.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			if err := w1.Signal(syscall.SIGCONT); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Cleanup(resume)
+	w2 := testenv.Start(t, env, testenv.Program(t, "worker"))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("frozen worker:\n%s\nsecond worker:\n%s\nstream: %q", w1.Tail(), w2.Tail(), lines(fl.updates()))
+		}
+	})
+	testenv.WaitFor(t, time.Minute, "attempt 2 of llm/2 to stream", func() bool { return text(fl.updates(), "llm/2", 2) != "" })
+	resume()
+	var res workflows.Result
+	if err := srv.Client.GetWorkflow(t.Context(), run, "").Get(t.Context(), &res); err != nil {
+		t.Fatalf("run result: %v", err)
+	}
+	if res.Answer != answer {
+		t.Fatalf("answer %q, want %q", res.Answer, answer)
+	}
+	us := fl.wait(t, time.Minute)
+	one, two := text(us, "llm/2", 1), text(us, "llm/2", 2)
+	if one == "" || !strings.HasPrefix(answer, one) || two != answer {
+		t.Fatalf("attempt 1's text %q (want a start of the answer), attempt 2's %q (want the answer)", one, two)
+	}
+	began, late := false, 0 // late: attempt 1's tokens after attempt 2's first
+	var completed []int
+	for _, u := range us {
+		switch {
+		case u.Token != nil && u.Token.Attempt == 2:
+			began = true
+		case u.Token != nil && u.Token.Attempt == 1 && began:
+			late++
+		case u.Event != nil && u.Event.Type == progress.EventStepCompleted && u.Event.Step == "llm/2":
+			completed = append(completed, u.Event.Attempt)
+		}
+	}
+	t.Logf("attempt 1's tokens after attempt 2's first: %d; attempt 1 streamed %d of %d bytes", late, len(one), len(answer))
+	if !reflect.DeepEqual(completed, []int{2}) {
+		t.Fatalf("llm/2's step.completed events name attempts %v, want [2]", completed)
+	}
+	replies := modelReplies(t, srv, run)
+	if replies["llm/2"].Streamed != 2 {
+		t.Fatalf("llm/2's recorded reply streamed by attempt %d, want 2", replies["llm/2"].Streamed)
+	}
+	checkByRef(t, "llm/2", replies["llm/2"], answer)
+	if n := answerReads(t, srv, run); n != 0 {
+		t.Fatalf("answers read from the store: %d, want 0 (the stream holds attempt 2's text)", n)
+	}
+	if n := modelCalls(t, srv, run); n != 3 {
+		t.Fatalf("model calls: %d, want 3", n)
 	}
 	replayHistory(t, f, run)
 }
