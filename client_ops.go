@@ -20,7 +20,10 @@ import (
 type Answer struct {
 	// State is where the run stands once it acted on the input: for a
 	// message, State.MessageStep is the model step it goes to. Zero when
-	// Signalled.
+	// Signalled. It is the state's [State.Brief]: no steps, no
+	// refused inputs and no answer text (StepCount, Rejects and AnswerTurn
+	// stay), since the run's history records every answer; [Run.State]
+	// returns them whole.
 	State State
 	// Digest is the arguments digest an approve or a deny was pinned to.
 	Digest string

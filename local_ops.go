@@ -231,7 +231,7 @@ func (r *LocalRun) send(ctx context.Context, sig operator.Signal) (Answer, error
 	}
 	ans := Answer{Digest: sig.Digest}
 	if info, err := e.Show(r.id); err == nil {
-		ans.State = stateOf(info)
+		ans.State = stateOf(info).Brief()
 	}
 	return ans, nil
 }

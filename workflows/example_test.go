@@ -28,3 +28,19 @@ func ExampleStartAttributes() {
 	// Running false
 	// refund-42
 }
+
+// An operator update answers with the state's Brief: where the run stands,
+// its steps counted but not listed again in the history.
+func ExampleState_Brief() {
+	st := workflows.State{
+		Status:      "AwaitingApproval",
+		MessageStep: "llm/3",
+		Steps:       []workflows.StepRecord{{Name: "llm/1", Kind: "model", Preview: "looking up order A-1001"}},
+		StepCount:   1,
+		Answer:      "an earlier answer",
+	}
+	b := st.Brief()
+	fmt.Println(b.Status, b.MessageStep, b.StepCount, len(b.Steps), b.Answer == "")
+	// Output:
+	// AwaitingApproval llm/3 1 0 true
+}

@@ -40,7 +40,7 @@ var (
 	operatorSignals    = operator.Signals()
 	signalDescriptions = describe(operatorSignals, func(name string) string { return "payload " + operator.Format(name) })
 	updateDescriptions = describe(operatorSignals, func(name string) string {
-		return "the " + name + " operator signal, answered with the state once the run acted on it"
+		return "the " + name + " operator signal, answered with the state once the run acted on it (its steps, refusals and answer: the state query)"
 	})
 )
 
@@ -68,7 +68,7 @@ func (r *execution) setHandlers() error {
 			func(ctx workflow.Context, raw converter.RawValue) (State, error) {
 				sig, err := r.validate(name, raw)
 				if err != nil {
-					return r.state, err // the validator already refused it; unreachable in practice
+					return r.state.Brief(), err // the validator already refused it; unreachable in practice
 				}
 				waiting := r.outcome != nil
 				if r.forwardTo(sig) != nil {
@@ -81,7 +81,7 @@ func (r *execution) setHandlers() error {
 							return r.childReports > reports || r.delegating == nil || r.inputs.closing
 						})
 					}
-					return r.state, nil
+					return r.state.Brief(), nil
 				}
 				r.traceAnswer(sig, tracing.ByUpdate)
 				r.apply(sig)
@@ -93,7 +93,7 @@ func (r *execution) setHandlers() error {
 					mine := r.inputs.changes
 					_ = workflow.Await(ctx, func() bool { return r.inputs.acted >= mine || r.inputs.closing })
 				}
-				return r.state, nil
+				return r.state.Brief(), nil
 			},
 			workflow.UpdateHandlerOptions{
 				Validator: func(ctx workflow.Context, raw converter.RawValue) error {

@@ -64,6 +64,11 @@ func TestMessageToWaitingRun(t *testing.T) {
 	if answered.Status != agent.StatusAwaitingApproval || answered.MessageStep != "llm/3" {
 		t.Fatalf("the update answered %s for %q, want AwaitingApproval for llm/3", answered.Status, answered.MessageStep)
 	}
+	// The answer, which the history records, leaves the lists to the
+	// state query: no steps, only their count.
+	if len(answered.Steps) != 0 || answered.StepCount < 3 || answered.Answer != "" {
+		t.Fatalf("the update answered %d steps of %d and answer %q; want none of them listed, their count, no answer", len(answered.Steps), answered.StepCount, answered.Answer)
+	}
 }
 
 // TestSessionAcrossContinueAsNew: a session answers its prompt and three

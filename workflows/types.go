@@ -379,6 +379,18 @@ type State struct {
 	Fork *ForkState `json:"fork,omitempty"`
 }
 
+// Brief is the state an operator update answers with: s without the lists
+// the state query returns (the newest steps, the inputs it refused) and
+// without its answer's text. The history records every update's answer;
+// whole, each operator input (a session's every message) would record
+// the newest MaxSteps steps' previews, the newest MaxRejected refusals and
+// the last answer again. The counts (StepCount, Rejects) and AnswerTurn
+// stay.
+func (s State) Brief() State {
+	s.Steps, s.Rejected, s.Answer = nil, nil, ""
+	return s
+}
+
 // Expired is a call denied because its approval timed out.
 type Expired struct {
 	Marker string `json:"marker"`
