@@ -20,20 +20,29 @@ import (
 // returns a limited OpenAI model on it whose limits are declared as
 // declared requests per minute.
 func limitedPair(t *testing.T, rpm int, declared int64, store ratelimit.Store) (*providerfake.Server, llm.Provider) {
-	return limitedPairOf(t, rpm, declared, store, false)
+	return limitedPairOf(t, rpm, declared, store, nil)
 }
 
-// limitedPairOf is limitedPair; with bare, the fake's answers come without
-// rate-limit headers, as many OpenAI-compatible servers' do.
-func limitedPairOf(t *testing.T, rpm int, declared int64, store ratelimit.Store, bare bool) (*providerfake.Server, llm.Provider) {
+// limitedPairOf is limitedPair, with rewrite (if not nil) changing the
+// headers of the fake's answers, each with its index from 0, before they
+// are sent.
+func limitedPairOf(t *testing.T, rpm int, declared int64, store ratelimit.Store, rewrite func(n int, h http.Header)) (*providerfake.Server, llm.Provider) {
 	t.Helper()
 	fake, err := providerfake.New(providerfake.Config{RPM: rpm, TPM: 1 << 30, Window: time.Second, Turns: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var h http.Handler = fake
-	if bare {
-		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fake.ServeHTTP(bareWriter{w}, r) })
+	if rewrite != nil {
+		var mu sync.Mutex
+		answers := 0
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			n := answers
+			answers++
+			mu.Unlock()
+			fake.ServeHTTP(headerWriter{w, func(h http.Header) { rewrite(n, h) }}, r)
+		})
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -49,16 +58,25 @@ func limitedPairOf(t *testing.T, rpm int, declared int64, store ratelimit.Store,
 	return fake, p
 }
 
-// bareWriter drops the rate-limit headers of an answer.
-type bareWriter struct{ http.ResponseWriter }
+// headerWriter changes an answer's headers (rewrite) before it is sent.
+type headerWriter struct {
+	http.ResponseWriter
+	rewrite func(http.Header)
+}
 
-func (b bareWriter) WriteHeader(code int) {
-	for k := range b.Header() {
+func (w headerWriter) WriteHeader(code int) {
+	w.rewrite(w.Header())
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// bare drops the rate-limit headers of every answer, as many
+// OpenAI-compatible servers send none.
+func bare(_ int, h http.Header) {
+	for k := range h {
 		if strings.HasPrefix(strings.ToLower(k), "x-ratelimit-") {
-			b.Header().Del(k)
+			h.Del(k)
 		}
 	}
-	b.ResponseWriter.WriteHeader(code)
 }
 
 // calls makes n calls of p at once and returns their errors.
@@ -109,7 +127,7 @@ func TestLimitedSharesThePool(t *testing.T) {
 // and every call still succeeds, none failing for the rate limit.
 func TestLimited429PausesThePool(t *testing.T) {
 	t.Parallel()
-	fake, p := limitedPairOf(t, 10, 6000, &ratelimit.MemStore{}, true) // declared 100 a second, allowed 10; no headers
+	fake, p := limitedPairOf(t, 10, 6000, &ratelimit.MemStore{}, bare) // declared 100 a second, allowed 10; no headers
 	for _, err := range calls(t, p, 40) {
 		if err != nil {
 			t.Fatalf("a call failed: %v", err)
@@ -147,6 +165,51 @@ func TestLimitedNoSlotBeforeDeadline(t *testing.T) {
 	}
 }
 
+// A provider that answers every call but says, in its first answer's
+// headers, that its one request a window is used and back in 1.5 s (a
+// reset is when the whole limit is back): the pool waits that long
+// before the next call, with no 429 to tell it. Without the headers the
+// next call goes at once. So the headers alone pause the pool.
+func TestLimitedHeadersAlonePauseThePool(t *testing.T) {
+	t.Parallel()
+	const reset = 1500 * time.Millisecond
+	for _, tc := range []struct {
+		name    string
+		rewrite func(int, http.Header)
+		paused  bool
+	}{
+		{"nothing left", func(n int, h http.Header) {
+			if n == 0 {
+				h.Set("x-ratelimit-limit-requests", "1")
+				h.Set("x-ratelimit-remaining-requests", "0")
+				h.Set("x-ratelimit-reset-requests", reset.String())
+			}
+		}, true},
+		{"no headers", bare, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fake, p := limitedPairOf(t, 600, 6000, &ratelimit.MemStore{}, tc.rewrite) // allowed and declared 100 a second
+			req := agent.ModelRequest{Messages: []agent.Message{{Role: agent.RoleUser, Content: "hi"}}}
+			if _, err := p.Complete(t.Context(), req); err != nil {
+				t.Fatal(err)
+			}
+			answered := time.Now()
+			if _, err := p.Complete(t.Context(), req); err != nil {
+				t.Fatal(err)
+			}
+			waited := time.Since(answered)
+			st := fake.Stats().Providers[providerfake.OpenAI]
+			if st.Requests != 2 || st.RateLimited != 0 {
+				t.Fatalf("fake answered %d and refused %d, want 2 and 0", st.Requests, st.RateLimited)
+			}
+			if paused := waited >= reset-200*time.Millisecond; paused != tc.paused || waited > reset+5*time.Second {
+				t.Fatalf("the second call took %v after the first answer; want a pause of about %v: %v", waited, reset, tc.paused)
+			}
+		})
+	}
+}
+
 // The provider's own headers, at a limit it keeps below the declared one
 // (another user of the account): "nothing left" pauses the pool before a
 // 429 would, so far fewer calls are refused than without them.
@@ -163,7 +226,8 @@ func TestLimitedReadsRateLimitHeaders(t *testing.T) {
 	// already sent when it came back may still be refused; under -race on
 	// a loaded machine that window has held up to 17 (CI, 2026-12-07).
 	// This bound does not tell the headers from the 429 pause alone
-	// (TestLimited429PausesThePool sees 3 or 4 refused here, unloaded).
+	// (TestLimited429PausesThePool sees 3 or 4 refused here, unloaded);
+	// TestLimitedHeadersAlonePauseThePool does.
 	if st.Requests != 40 || st.RateLimited > 20 {
 		t.Fatalf("fake answered %d and refused %d; want 40, and the headers to keep the refusals down", st.Requests, st.RateLimited)
 	}
