@@ -310,7 +310,7 @@ func (h *Host) Linger(ctx workflow.Context, d time.Duration) (bool, error) {
 	if caughtUp() {
 		return true, nil
 	}
-	return workflow.AwaitWithTimeout(ctx, d, caughtUp)
+	return workflow.AwaitWithOptions(ctx, workflow.AwaitOptions{Timeout: d, TimerOptions: workflow.TimerOptions{Summary: "stream: a subscriber reads to its end"}}, caughtUp)
 }
 
 // State returns the stream to pass to NewHost in the next run. It first

@@ -80,7 +80,7 @@ func (b *bell) serve(ctx workflow.Context, what string, read func(ctx workflow.C
 			if try == readRetries {
 				break
 			}
-			if _, err := workflow.AwaitWithTimeout(ctx, readBackoff<<try, func() bool { return b.rung }); err != nil {
+			if _, err := awaitFor(ctx, readBackoff<<try, "read "+what+" again", func() bool { return b.rung }); err != nil {
 				return
 			}
 		}

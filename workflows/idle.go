@@ -18,12 +18,12 @@ import (
 func (r *execution) idleWait(seen int) (bool, error) {
 	woken := func() bool { return r.inputs.changes != seen }
 	if !r.fewerActions {
-		return workflow.AwaitWithTimeout(r.ctx, r.idle, woken)
+		return awaitFor(r.ctx, r.idle, r.idleSummary(), woken)
 	}
 	deadline := workflow.Now(r.ctx).Add(r.idle)
 	for {
 		if r.idleTimer == nil {
-			r.idleTimer = workflow.NewTimer(r.ctx, deadline.Sub(workflow.Now(r.ctx)))
+			r.idleTimer = timerFor(r.ctx, deadline.Sub(workflow.Now(r.ctx)), r.idleSummary())
 		}
 		timer := r.idleTimer
 		if err := workflow.Await(r.ctx, func() bool { return woken() || timer.IsReady() }); err != nil {
@@ -40,4 +40,9 @@ func (r *execution) idleWait(seen int) (bool, error) {
 			return false, nil
 		}
 	}
+}
+
+// idleSummary is the idle timer's summary in the Web UI.
+func (r *execution) idleSummary() string {
+	return "session ends after " + r.idle.String() + " idle"
 }

@@ -77,7 +77,7 @@ func (r *execution) setHandlers() error {
 					reports := r.childReports
 					r.apply(sig)
 					if workflow.GetVersion(ctx, versionForwardAnswer, workflow.DefaultVersion, 1) >= 1 {
-						_, _ = workflow.AwaitWithTimeout(ctx, forwardWait, func() bool {
+						_, _ = awaitFor(ctx, forwardWait, "forwarded to the child run: waits for its report", func() bool {
 							return r.childReports > reports || r.delegating == nil || r.inputs.closing
 						})
 					}

@@ -86,7 +86,7 @@ func (r *execution) wait(seen int) error {
 		if first.IsZero() {
 			err = workflow.Await(r.ctx, woke)
 		} else if left := first.Sub(workflow.Now(r.ctx)); left > 0 {
-			ok, err = workflow.AwaitWithTimeout(r.ctx, left, woke)
+			ok, err = awaitFor(r.ctx, left, "approval timeout: deny the waiting call", woke)
 		} else {
 			ok = false
 		}

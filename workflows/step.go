@@ -205,7 +205,7 @@ func (r *execution) waitFence(step string, holder fence.Attempt) {
 	r.showDetails()
 	r.event(progress.Event{Type: progress.EventFenceWait, Step: step, Reason: r.state.Fence.String()})
 	if left := holder.Until().Add(time.Second).Sub(workflow.Now(r.ctx)); left > 0 {
-		_ = workflow.Sleep(r.ctx, left)
+		_ = timerFor(r.ctx, left, "fence: "+step+" waits for an earlier attempt's deadline").Get(r.ctx, nil)
 	}
 }
 

@@ -1,11 +1,15 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
@@ -85,5 +89,36 @@ func TestSessionOnDevServer(t *testing.T) {
 	if s := statusAttr(t, srv, run); s != "Completed" {
 		t.Fatalf("AgentRunStatus %s, want Completed", s)
 	}
+	// The Web UI shows each timer by its summary: the idle timer says
+	// what it waits for; none keeps the sdk's "AwaitWithTimeout".
+	sums := timerSummaries(t, srv, run)
+	if !slices.Contains(sums, "session ends after 45s idle") || slices.Contains(sums, "AwaitWithTimeout") {
+		t.Fatalf("timer summaries %q: want the idle timer's, and no sdk default", sums)
+	}
 	replayHistory(t, f, run)
+}
+
+// timerSummaries returns the summaries of runID's timers, in the order
+// they started.
+func timerSummaries(t *testing.T, srv *testenv.Server, runID string) []string {
+	t.Helper()
+	var out []string
+	it := srv.Client.GetWorkflowHistory(t.Context(), runID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.GetEventType() != enumspb.EVENT_TYPE_TIMER_STARTED {
+			continue
+		}
+		var s string
+		if p := e.GetUserMetadata().GetSummary(); p != nil {
+			if err := json.Unmarshal(p.GetData(), &s); err != nil {
+				t.Fatalf("timer summary %q: %v", p.GetData(), err)
+			}
+		}
+		out = append(out, s)
+	}
+	return out
 }
