@@ -57,6 +57,7 @@ const versionCatalogChecked = "catalog-checked"
 // continues as new goes on in the next).
 type execution struct {
 	ctx workflow.Context
+	v   versions // the changes it takes
 	id  string
 	in  Input
 	// cat is the catalog the run's tools came from, loop the agent loop

@@ -135,7 +135,7 @@ func (r *execution) delegate(s agent.Step) error {
 	}
 	r.event(progress.Event{Type: progress.EventStepStarted, Step: s.Name, Kind: s.Kind, Child: id})
 	d := &delegation{run: id, agent: name, step: s.Name, share: left,
-		read: workflow.GetVersion(r.ctx, versionChildRead, workflow.DefaultVersion, 1) >= 1}
+		read: r.v.of(r.ctx, versionChildRead) >= 1}
 	r.delegating = d
 	var res Result
 	fut := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(r.ctx, opts), WorkflowName, in)

@@ -26,7 +26,7 @@ type sharing struct{ bell bell }
 // runs before any handler takes an input.
 func (r *execution) startSharing() {
 	p := workflow.GetInfo(r.ctx).ParentWorkflowExecution
-	if !r.delegated || workflow.GetVersion(r.ctx, versionChildShare, workflow.DefaultVersion, 1) < 1 {
+	if !r.delegated || r.v.of(r.ctx, versionChildShare) < 1 {
 		return
 	}
 	s := &sharing{}

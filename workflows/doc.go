@@ -134,7 +134,10 @@
 // Replay guard: TestReplay replays the committed histories in testdata,
 // captured from real runs of the current build (temporal workflow show -w
 // RUN --output json). A change that fails them is a change of command
-// order: guard it with workflow.GetVersion, or make it deliberately:
+// order: guard it with a version (a change id of its own, taken with
+// execution.v.of and listed in impliedBy under the next version of
+// versionChanges, so that a new execution records no marker for it), or
+// make it deliberately:
 // replace the histories it breaks with histories captured from the new
 // build, and say in the commit message which build's runs it breaks (the
 // last commit whose code replays them), so that operators keep that build

@@ -76,7 +76,7 @@ func (r *execution) setHandlers() error {
 					// where it goes (or ended), within forwardWait.
 					reports := r.childReports
 					r.apply(sig)
-					if workflow.GetVersion(ctx, versionForwardAnswer, workflow.DefaultVersion, 1) >= 1 {
+					if r.v.of(ctx, versionForwardAnswer) >= 1 {
 						_, _ = awaitFor(ctx, forwardWait, "forwarded to the child run: waits for its report", func() bool {
 							return r.childReports > reports || r.delegating == nil || r.inputs.closing
 						})
@@ -87,7 +87,7 @@ func (r *execution) setHandlers() error {
 				r.apply(sig)
 				// Runs recorded before answers waited answered at once: the
 				// version keeps their command order on replay.
-				if waiting && workflow.GetVersion(ctx, versionUpdateAnswer, workflow.DefaultVersion, 1) >= 1 {
+				if waiting && r.v.of(ctx, versionUpdateAnswer) >= 1 {
 					// The run waits on a person: answer with where it goes
 					// once the loop has acted on this input.
 					mine := r.inputs.changes
@@ -233,7 +233,7 @@ func (r *execution) rejected(name, payload, reason string) (quiet bool) {
 	r.state.Rejects++
 	r.state.RejectStreak++
 	quiet = r.state.RejectStreak > QuietRejects &&
-		workflow.GetVersion(r.ctx, versionQuietRejects, workflow.DefaultVersion, 1) >= 1
+		r.v.of(r.ctx, versionQuietRejects) >= 1
 	if quiet {
 		return true // counted in State.Rejects, not logged one by one
 	}

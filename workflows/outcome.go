@@ -101,7 +101,7 @@ func (r *execution) wait(seen int) error {
 		}
 		// Woken to continue as new. Histories recorded before a wait could
 		// continue as new replay as they were: they wait on.
-		if workflow.GetVersion(r.ctx, versionParkedContinue, workflow.DefaultVersion, 1) >= 1 {
+		if r.v.of(r.ctx, versionParkedContinue) >= 1 {
 			return errContinue
 		}
 		parked = false
@@ -120,7 +120,7 @@ func (r *execution) startClocks() {
 			continue
 		}
 		start := workflow.Now(r.ctx)
-		if !r.turn.asked.IsZero() && workflow.GetVersion(r.ctx, versionExpiryClock, workflow.DefaultVersion, 1) >= 1 {
+		if !r.turn.asked.IsZero() && r.v.of(r.ctx, versionExpiryClock) >= 1 {
 			start = r.turn.asked
 		}
 		r.turn.since[p.Marker] = start

@@ -39,7 +39,7 @@ func (r *execution) publish() {
 // checkAttrs takes versionFewerActions at the execution's start and, under
 // it, makes a first execution's AgentRunForkOf its own (checkForkAttr).
 func (r *execution) checkAttrs() {
-	r.fewerActions = workflow.GetVersion(r.ctx, versionFewerActions, workflow.DefaultVersion, 1) >= 1
+	r.fewerActions = r.v.of(r.ctx, versionFewerActions) >= 1
 	if !r.fewerActions || r.in.Continued != nil {
 		return
 	}

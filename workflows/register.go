@@ -29,8 +29,8 @@ type names struct{ listTools, listAgentTools, listAgentToolsAtStart, callModel, 
 
 // activityNames returns the names this execution schedules (see
 // versionActivityNames).
-func activityNames(ctx workflow.Context) names {
-	if workflow.GetVersion(ctx, versionActivityNames, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+func activityNames(ctx workflow.Context, v versions) names {
+	if v.of(ctx, versionActivityNames) == workflow.DefaultVersion {
 		// No run of such a build names its agent at its start.
 		return names{"ListTools", "ListAgentTools", "", "CallModel", "CallTool"}
 	}

@@ -87,6 +87,13 @@ import (
 // published itself; e2e-stream-forged, TestStreamAnswerForgedTokens's, whose
 // stream held a forged token, so that the run read the answer from the
 // store (its agentrun.ReadAnswer local activity's marker).
+// e2e-operator, e2e-session and the e2e-forged-child pair are recorded by
+// the build that takes versionChanges (one marker at each execution's
+// start implying every change before it; they do not replay on a build
+// before it); testdata/own-markers holds the same runs from the build
+// before, each change taken by its own marker, which must replay on.
+// Their operator updates answer with State.Brief and their timers carry
+// summaries: neither is compared on replay.
 func TestReplay(t *testing.T) {
 	t.Parallel()
 	files, err := committedHistories()
@@ -189,7 +196,7 @@ func committedHistories() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, dir := range []string{"answered-at-once", "spec-in-tool-steps"} {
+	for _, dir := range []string{"answered-at-once", "spec-in-tool-steps", "own-markers"} {
 		older, err := filepath.Glob(filepath.Join("testdata", dir, "*.json"))
 		if err != nil {
 			return nil, err

@@ -19,19 +19,21 @@ import (
 func start(ctx workflow.Context, in Input) (*execution, *ending) {
 	// continued is the run's own checkpoint: its tool kinds and queued
 	// calls are never taken from a client (trustedContinued).
-	refusal := refuseStart(ctx, in)
+	v := takeVersions(ctx) // first: before anything the execution records
+	refusal := refuseStart(ctx, in, v)
 	if refusal != "" {
 		in.Continued = nil
 	}
 	r := &execution{
 		ctx:    ctx,
+		v:      v,
 		id:     workflow.GetInfo(ctx).WorkflowExecution.ID,
 		in:     in,
 		turn:   turn{facts: agent.NewFacts(), gen: map[string]int{}, since: map[string]time.Time{}},
 		state:  State{Status: agent.StatusRunning, Steps: []StepRecord{}},
 		budget: agent.Budget{MaxTurns: in.MaxTurns, MaxTokens: in.MaxTokens, MaxCost: in.MaxCost},
 	}
-	r.delegated = delegatedRun(ctx, in, r.id)
+	r.delegated = delegatedRun(ctx, in, r.id, v)
 	if c := in.Continued; c != nil {
 		r.restore(c)
 	}
@@ -51,7 +53,7 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 	}
 	atStart := in.Agent != "" && !r.delegated // the run names its agent at its start
 	if atStart && workflow.GetInfo(ctx).ParentWorkflowExecution == nil &&
-		workflow.GetVersion(ctx, versionStartAgent, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		r.v.of(ctx, versionStartAgent) == workflow.DefaultVersion {
 		return r, end(r.fail(ForgedAgent))
 	}
 	if reason := r.checkInput(); reason != "" {
@@ -59,7 +61,7 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 	}
 	r.checkAttrs()
 	r.publish()
-	r.names = activityNames(ctx)
+	r.names = activityNames(ctx, r.v)
 	if in.Continued == nil {
 		name := in.Agent
 		var fork activities.ForkStart
@@ -89,7 +91,7 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 			}
 			return r, end(r.fail("list tools: " + err.Error()))
 		}
-		if why := activities.MalformedCatalog(r.cat, name); why != "" && workflow.GetVersion(ctx, versionCatalogChecked, workflow.DefaultVersion, 1) >= 1 {
+		if why := activities.MalformedCatalog(r.cat, name); why != "" && r.v.of(ctx, versionCatalogChecked) >= 1 {
 			// Taken only here, so a run that never lists a malformed
 			// catalog records no marker, and one recorded before replays
 			// on.
@@ -130,7 +132,7 @@ func start(ctx workflow.Context, in Input) (*execution, *ending) {
 // continued honoured in a cron run or a workflow retry), it takes
 // versionTrustedContinued, so a history recorded before replays on; a run
 // that starts as it always did records no marker.
-func refuseStart(ctx workflow.Context, in Input) string {
+func refuseStart(ctx workflow.Context, in Input, v versions) string {
 	info := workflow.GetInfo(ctx)
 	before := "" // what the build before refused
 	if in.Continued != nil && info.ContinuedExecutionRunID == "" {
@@ -146,7 +148,7 @@ func refuseStart(ctx workflow.Context, in Input) string {
 			now = fmt.Sprintf(RetriedContinued, info.Attempt)
 		}
 	}
-	if now != before && workflow.GetVersion(ctx, versionTrustedContinued, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if now != before && v.of(ctx, versionTrustedContinued) == workflow.DefaultVersion {
 		return before
 	}
 	return now
@@ -239,7 +241,7 @@ func (r *execution) restore(c *Continued) {
 // that another workflow (a team's own) started with an agent names its
 // agent at its start (version 1 of versionStartAgent); recorded before,
 // it was a child run like any.
-func delegatedRun(ctx workflow.Context, in Input, id string) bool {
+func delegatedRun(ctx workflow.Context, in Input, id string, v versions) bool {
 	p := workflow.GetInfo(ctx).ParentWorkflowExecution
 	if in.Agent == "" || p == nil {
 		return false
@@ -247,5 +249,5 @@ func delegatedRun(ctx workflow.Context, in Input, id string) bool {
 	if agent.IsChildRunID(p.ID, id) {
 		return true
 	}
-	return workflow.GetVersion(ctx, versionStartAgent, workflow.DefaultVersion, 1) == workflow.DefaultVersion
+	return v.of(ctx, versionStartAgent) == workflow.DefaultVersion
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 
 	"github.com/agentrun/agentrun/internal/testkit/testenv"
 )
@@ -95,6 +96,17 @@ func TestSessionOnDevServer(t *testing.T) {
 	if !slices.Contains(sums, "session ends after 45s idle") || slices.Contains(sums, "AwaitWithTimeout") {
 		t.Fatalf("timer summaries %q: want the idle timer's, and no sdk default", sums)
 	}
+	// One version marker, at the start (versionChanges), though the run
+	// answered updates while it waited and kept an idle timer.
+	versions := 0
+	for _, e := range historyEvents(t, srv, run, enumspb.EVENT_TYPE_MARKER_RECORDED) {
+		if e.GetMarkerRecordedEventAttributes().GetMarkerName() == "Version" {
+			versions++
+		}
+	}
+	if versions != 1 {
+		t.Fatalf("version markers: %d, want 1", versions)
+	}
 	replayHistory(t, f, run)
 }
 
@@ -103,15 +115,7 @@ func TestSessionOnDevServer(t *testing.T) {
 func timerSummaries(t *testing.T, srv *testenv.Server, runID string) []string {
 	t.Helper()
 	var out []string
-	it := srv.Client.GetWorkflowHistory(t.Context(), runID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		e, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.GetEventType() != enumspb.EVENT_TYPE_TIMER_STARTED {
-			continue
-		}
+	for _, e := range historyEvents(t, srv, runID, enumspb.EVENT_TYPE_TIMER_STARTED) {
 		var s string
 		if p := e.GetUserMetadata().GetSummary(); p != nil {
 			if err := json.Unmarshal(p.GetData(), &s); err != nil {
@@ -119,6 +123,23 @@ func timerSummaries(t *testing.T, srv *testenv.Server, runID string) []string {
 			}
 		}
 		out = append(out, s)
+	}
+	return out
+}
+
+// historyEvents returns runID's history events of type typ.
+func historyEvents(t *testing.T, srv *testenv.Server, runID string, typ enumspb.EventType) []*historypb.HistoryEvent {
+	t.Helper()
+	var out []*historypb.HistoryEvent
+	it := srv.Client.GetWorkflowHistory(t.Context(), runID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.GetEventType() == typ {
+			out = append(out, e)
+		}
 	}
 	return out
 }
