@@ -23,14 +23,9 @@ import (
 func answerReads(t *testing.T, srv *testenv.Server, runID string) int {
 	t.Helper()
 	n := 0
-	it := srv.Client.GetWorkflowHistory(t.Context(), runID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		e, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, e := range historyEvents(t, srv, runID, enumspb.EVENT_TYPE_MARKER_RECORDED) {
 		a := e.GetMarkerRecordedEventAttributes()
-		if a == nil || a.GetMarkerName() != "LocalActivity" {
+		if a.GetMarkerName() != "LocalActivity" {
 			continue
 		}
 		for _, p := range a.GetDetails()["data"].GetPayloads() {
